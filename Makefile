@@ -1,0 +1,78 @@
+# coconet: a source-to-source translator for CUDA C + NCCL.
+# The two commands a newcomer needs:  make demo   and   make test
+# Each layer keeps its rules in its own fragment (*/NAME.mk), included below.
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+BUILD    ?= build
+# SANITIZE=1 builds everything with clang 16 under ASan + UBSan into build/asan.
+SANITIZE ?=
+
+LLVM_CONFIG ?= $(firstword $(wildcard /usr/lib/llvm-16/bin/llvm-config) llvm-config-16 llvm-config)
+LLVM_PREFIX := $(shell $(LLVM_CONFIG) --prefix 2>/dev/null || echo /usr/lib/llvm-16)
+LLVM_BIN    := $(LLVM_PREFIX)/bin
+FILECHECK   ?= $(LLVM_BIN)/FileCheck
+LIT         ?= python3 $(LLVM_PREFIX)/build/utils/lit/lit.py
+
+# CUDA: CUDA_HOME, else nvcc on PATH, else /usr/local/cuda.
+NVCC_ON_PATH := $(shell command -v nvcc 2>/dev/null)
+CUDA_HOME ?= $(if $(NVCC_ON_PATH),$(patsubst %/bin/nvcc,%,$(realpath $(NVCC_ON_PATH))),/usr/local/cuda)
+NVCC      := $(CUDA_HOME)/bin/nvcc
+
+ifeq ($(SANITIZE),1)
+  BUILD    := build/asan
+  CC       := $(LLVM_BIN)/clang
+  CXX      := $(LLVM_BIN)/clang++
+  SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
+  export ASAN_OPTIONS := detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS := print_stacktrace=1
+else
+  CC       := cc
+  CXX      := c++
+  SANFLAGS :=
+endif
+
+WARN     := -Wall -Wextra -Werror
+CFLAGS   := -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE $(SANFLAGS)
+CXXFLAGS := -std=c++17 -O2 -g $(WARN) $(SANFLAGS)
+LDFLAGS  := $(SANFLAGS)
+
+BIN := $(BUILD)/bin
+LIB := $(BUILD)/lib
+OBJ := $(BUILD)/obj
+
+# Test levels register their targets here (see tests/tests.mk).
+TEST_TARGETS :=
+
+.PHONY: all deps check-cuda test test-quick sanitize demo bench install clean
+all:
+
+# Each layer's rules: mk/deps.mk, pragmas/pragmas.mk, translator/translator.mk,
+# runtime/**.mk, examples/examples.mk, tests/*/*.mk (one owner each).
+include $(sort $(wildcard mk/*.mk */*.mk runtime/*/*.mk tests/*/*.mk))
+
+$(BUILD)/%/:
+	@mkdir -p $@
+
+# `make test` builds and runs every level, then the sanitizer run.
+test: deps
+	@$(MAKE) --no-print-directory test-quick
+	@$(MAKE) --no-print-directory sanitize
+
+# Every test target runs through tests/record.sh, which logs PASS/FAIL lines to
+# $(RESULTS); the summary ends with the plain 'N passed, N failed' line.
+RESULTS := $(BUILD)/test-results.txt
+export COCONET_TEST_RESULTS = $(abspath $(RESULTS))
+RECORD := tests/record.sh
+
+test-quick: all
+	@mkdir -p $(BUILD); rm -f $(RESULTS); touch $(RESULTS)
+	@$(MAKE) --no-print-directory -k $(TEST_TARGETS); \
+	  tests/summary.sh $(RESULTS)
+
+sanitize: deps
+	@$(MAKE) --no-print-directory SANITIZE=1 test-quick
+
+clean:
+	rm -rf build

@@ -1,0 +1,28 @@
+# lit configuration for coconet's golden tests: each input file carries its
+# `// RUN:` lines and its `// CHECK:` expectations (FileCheck).
+import os
+import lit.formats
+
+config.name = "coconet-golden"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".cu", ".cuh", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+
+root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+build = lit_config.params.get("build", os.path.join(root, "build"))
+llvm_bin = lit_config.params.get("llvm_bin", "/usr/lib/llvm-16/bin")
+config.test_exec_root = os.path.join(build, "golden")
+
+config.substitutions.append(("%coconet-cc", os.path.join(build, "bin", "coconet-cc")))
+config.substitutions.append(("%coconet", os.path.join(build, "bin", "coconet")))
+config.substitutions.append(("%FileCheck", os.path.join(llvm_bin, "FileCheck")))
+config.substitutions.append(("%not", os.path.join(llvm_bin, "not")))
+config.substitutions.append(("%expect", os.path.join(root, "tests", "golden", "expect-exit.sh")))
+config.substitutions.append(("%inputs", os.path.join(root, "tests", "golden", "Inputs")))
+config.substitutions.append(("%root", root))
+
+for var in ("PATH", "CUDA_HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "HOME"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+config.environment["COCONET_COLOR"] = "0"

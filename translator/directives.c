@@ -1,0 +1,441 @@
+// directives.c: every `#pragma coconet` of the main file.
+//
+// A pragma is not an AST node: it is found in the file's tokens (`#` first on
+// its line, then `pragma`, then `coconet`), its text is parsed by pragmas/, and
+// it is attached to the outermost statement (or, for `pointwise`, the
+// function definition) that starts at the first token after its line.
+// Pragmas in #if branches the preprocessor skipped are ignored.
+#include "translator.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// An AST node that a directive can attach to, by its first byte.
+typedef struct Anchor {
+  unsigned offset;
+  CXCursor cursor;
+  CXCursor function;  // the enclosing function definition (null at file scope)
+  bool is_decl;       // a function definition rather than a statement
+} Anchor;
+
+typedef struct Anchors {
+  const Frontend *fe;
+  Anchor *v;
+  size_t n, cap;
+  CXCursor function;
+} Anchors;
+
+static void anchor_add(Anchors *a, CXCursor c, bool is_decl) {
+  SrcRange r = fe_range(a->fe, clang_getCursorExtent(c));
+  if (!r.begin.file) return;
+  if (a->n == a->cap) {
+    a->cap = a->cap ? 2 * a->cap : 256;
+    a->v = realloc(a->v, a->cap * sizeof *a->v);
+    if (!a->v) COCONET_BUG("out of memory");
+  }
+  a->v[a->n++] = (Anchor){r.begin.offset, c, a->function, is_decl};
+}
+
+static bool is_function(enum CXCursorKind k) {
+  return k == CXCursor_FunctionDecl || k == CXCursor_FunctionTemplate ||
+         k == CXCursor_CXXMethod || k == CXCursor_Constructor || k == CXCursor_Destructor ||
+         k == CXCursor_LambdaExpr;
+}
+
+// Pre-order walk: statements directly inside a block, and function definitions.
+static enum CXChildVisitResult collect_anchors(CXCursor c, CXCursor parent, CXClientData data) {
+  Anchors *a = data;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  if (!fe_in_main_file(a->fe, clang_getCursorLocation(c)) && k != CXCursor_Namespace &&
+      k != CXCursor_LinkageSpec)
+    return CXChildVisit_Continue;
+  if (clang_getCursorKind(parent) == CXCursor_CompoundStmt) anchor_add(a, c, false);
+  if (is_function(k) && clang_isCursorDefinition(c)) {
+    if (k != CXCursor_LambdaExpr) anchor_add(a, c, true);
+    CXCursor saved = a->function;
+    a->function = c;
+    clang_visitChildren(c, collect_anchors, a);
+    a->function = saved;
+    return CXChildVisit_Continue;
+  }
+  return CXChildVisit_Recurse;
+}
+
+static const Anchor *anchor_at(const Anchors *a, unsigned offset, bool want_decl) {
+  for (size_t i = 0; i < a->n; i++)
+    if (a->v[i].offset == offset && a->v[i].is_decl == want_decl) return &a->v[i];
+  return NULL;
+}
+
+// One pragma occurrence in the file.
+typedef struct Found {
+  unsigned hash;       // offset of '#'
+  unsigned text;       // offset of 'coconet'
+  unsigned line_end;   // offset of the newline ending the logical line
+  unsigned next_tok;   // offset of the first token after it (or file length)
+} Found;
+
+static unsigned logical_line_end(const SourceFile *src, unsigned i) {
+  while (i < src->len && src->buf[i] != '\n') {
+    if (src->buf[i] == '\\' && i + 1 < src->len && src->buf[i + 1] == '\n') i += 2;
+    else if (src->buf[i] == '\\' && i + 2 < src->len && src->buf[i + 1] == '\r' && src->buf[i + 2] == '\n') i += 3;
+    else i++;
+  }
+  return i;
+}
+
+// The pragma's text with comments blanked (same length, so offsets hold).
+static char *pragma_text(const SourceFile *src, const Found *f) {
+  size_t n = f->line_end - f->text;
+  char *s = malloc(n + 1);
+  if (!s) COCONET_BUG("out of memory");
+  memcpy(s, src->buf + f->text, n);
+  s[n] = '\0';
+  char quote = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (quote) {
+      if (s[i] == '\\') i++;
+      else if (s[i] == quote) quote = 0;
+    } else if (s[i] == '"' || s[i] == '\'') {
+      quote = s[i];
+    } else if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') {
+      memset(s + i, ' ', n - i);
+      break;
+    } else if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') {
+      char *end = strstr(s + i + 2, "*/");
+      size_t stop = end ? (size_t)(end - s) + 2 : n;
+      for (size_t j = i; j < stop; j++)
+        if (s[j] != '\n' && s[j] != '\r') s[j] = ' ';
+      i = stop - 1;
+    }
+  }
+  return s;
+}
+
+static bool in_skipped(const Frontend *fe, CXSourceRangeList *skipped, unsigned offset) {
+  for (unsigned i = 0; skipped && i < skipped->count; i++) {
+    SrcRange r = fe_range(fe, skipped->ranges[i]);
+    if (offset >= r.begin.offset && offset < r.end.offset) return true;
+  }
+  return false;
+}
+
+static char *spelling(CXTranslationUnit tu, CXToken t) {
+  CXString s = clang_getTokenSpelling(tu, t);
+  char *out = strdup(clang_getCString(s));
+  clang_disposeString(s);
+  return out;
+}
+
+static bool spelled(CXTranslationUnit tu, CXToken t, const char *want) {
+  char *s = spelling(tu, t);
+  bool eq = strcmp(s, want) == 0;
+  free(s);
+  return eq;
+}
+
+// `_Pragma("coconet ...")`: produced by a macro or written inline, it has no
+// line of its own to rewrite.
+static void report_operator_pragma(const Frontend *fe, CXToken *t, unsigned n, unsigned i) {
+  if (i + 2 >= n || !spelled(fe->tu, t[i + 1], "(")) return;
+  char *str = spelling(fe->tu, t[i + 2]);
+  const char *p = str;
+  while (*p && strchr("uUL8R\"( \t", *p)) p++;
+  if (strncmp(p, "coconet", 7) == 0) {
+    SrcLoc loc = fe_loc(fe, clang_getTokenLocation(fe->tu, t[i]));
+    diag_error(&loc,
+               "'_Pragma(\"coconet ...\")' is not supported: a coconet directive must be written "
+               "as '#pragma coconet' on its own line, outside macros");
+  }
+  free(str);
+}
+
+static Found *find_pragmas(const Frontend *fe, size_t *count) {
+  CXSourceLocation b = clang_getLocationForOffset(fe->tu, fe->file, 0);
+  CXSourceLocation e = clang_getLocationForOffset(fe->tu, fe->file, (unsigned)fe->src.len);
+  CXToken *t;
+  unsigned n;
+  clang_tokenize(fe->tu, clang_getRange(b, e), &t, &n);
+  CXSourceRangeList *skipped = clang_getSkippedRanges(fe->tu, fe->file);
+  Found *out = calloc(n + 1, sizeof *out);
+  if (!out) COCONET_BUG("out of memory");
+  *count = 0;
+  unsigned prev_line = 0;
+  for (unsigned i = 0; i < n; i++) {
+    SrcLoc loc = fe_loc(fe, clang_getTokenLocation(fe->tu, t[i]));
+    bool first_on_line = i == 0 || loc.line != prev_line;
+    prev_line = fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(fe->tu, t[i]))).line;
+    if (in_skipped(fe, skipped, loc.offset)) continue;
+    if (clang_getTokenKind(t[i]) == CXToken_Identifier && spelled(fe->tu, t[i], "_Pragma"))
+      report_operator_pragma(fe, t, n, i);
+    if (!first_on_line || i + 2 >= n || !spelled(fe->tu, t[i], "#") ||
+        !spelled(fe->tu, t[i + 1], "pragma") || !spelled(fe->tu, t[i + 2], "coconet"))
+      continue;
+    Found *f = &out[(*count)++];
+    f->hash = loc.offset;
+    f->text = fe_loc(fe, clang_getTokenLocation(fe->tu, t[i + 2])).offset;
+    f->line_end = logical_line_end(&fe->src, f->text);
+    f->next_tok = (unsigned)fe->src.len;
+    for (unsigned j = i + 3; j < n; j++) {
+      unsigned off = fe_loc(fe, clang_getTokenLocation(fe->tu, t[j])).offset;
+      if (off > f->line_end) {
+        f->next_tok = off;
+        break;
+      }
+    }
+  }
+  clang_disposeSourceRangeList(skipped);
+  clang_disposeTokens(fe->tu, t, n);
+  return out;
+}
+
+static SrcLoc at(const Frontend *fe, unsigned offset) { return source_loc(&fe->src, offset); }
+
+static char *function_name(CXCursor fn) {
+  if (clang_Cursor_isNull(fn)) return strdup("file");
+  return fe_spelling(fn);
+}
+
+// Whitespace-free copy, for comparing expression texts.
+static char *squeeze(const char *s) {
+  char *out = malloc(strlen(s) + 1), *o = out;
+  if (!out) COCONET_BUG("out of memory");
+  for (; *s; s++)
+    if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r' && *s != '\\') *o++ = *s;
+  *o = '\0';
+  return out;
+}
+
+static bool ident_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
+
+// Does the region's text use the buffer expression `buf` (as a whole token run)?
+static bool region_uses(const char *region_text, const char *buf) {
+  char *hay = squeeze(region_text), *needle = squeeze(buf);
+  size_t n = strlen(needle);
+  bool found = false;
+  for (const char *p = hay; n && (p = strstr(p, needle)); p++) {
+    bool left = p == hay || !ident_char(p[-1]) || !ident_char(needle[0]);
+    bool right = !ident_char(p[n]) || !ident_char(needle[n - 1]);
+    if (left && right && (p == hay || p[-1] != '.') && (p < hay + 2 || p[-1] != '>' || p[-2] != '-')) {
+      found = true;
+      break;
+    }
+  }
+  free(hay);
+  free(needle);
+  return found;
+}
+
+static int check_buffers(const Frontend *fe, const Region *r, unsigned text_off) {
+  static const char *const buffer_clauses[] = {"shard", "scratch", "split"};
+  char *body = fe_text(fe, r->range);
+  int bad = 0;
+  for (const PragmaClause *c = r->pragma->clauses; c; c = c->next) {
+    bool takes_buffers = false;
+    for (size_t i = 0; i < 3; i++) takes_buffers |= strcmp(c->name, buffer_clauses[i]) == 0;
+    for (const PragmaArg *a = c->args; takes_buffers && a; a = a->next) {
+      if (a->key || region_uses(body, a->text)) continue;
+      SrcLoc loc = at(fe, text_off + a->offset);
+      diag_error(&loc, "'%s(%s)': the region never uses '%s'", c->name, a->text, a->text);
+      bad = -1;
+    }
+  }
+  free(body);
+  return bad;
+}
+
+typedef struct StmtSink {
+  const Frontend *fe;
+  Region *region;
+  Stmt **tail;
+} StmtSink;
+
+static enum CXChildVisitResult collect_stmts(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  StmtSink *sink = data;
+  Stmt *s = classify_stmt(sink->fe, c);
+  *sink->tail = s;
+  sink->tail = &s->next;
+  sink->region->nstmts++;
+  return CXChildVisit_Continue;
+}
+
+static void region_stmts(const Frontend *fe, Region *r) {
+  StmtSink sink = {fe, r, &r->stmts};
+  if (clang_getCursorKind(r->cursor) == CXCursor_CompoundStmt)
+    clang_visitChildren(r->cursor, collect_stmts, &sink);
+  else
+    collect_stmts(r->cursor, r->cursor, &sink);
+}
+
+static char *default_name(const Frontend *fe, CXCursor fn, unsigned offset) {
+  char *f = function_name(fn);
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s_%u", f, at(fe, offset).line);
+  free(f);
+  return strdup(buf);
+}
+
+static void report_parse_error(const Frontend *fe, const Found *f, const PragmaError *err) {
+  SrcLoc loc = at(fe, f->text + err->offset);
+  diag_error(&loc, "%s", err->message);
+}
+
+static const char *directive_word(const Pragma *p) { return pragma_directive_name(p->directive); }
+
+static int add_region(const Frontend *fe, Program *prog, Region ***tail, Pragma *p, const Found *f,
+                      const Anchor *a) {
+  Region *r = calloc(1, sizeof *r);
+  if (!r) COCONET_BUG("out of memory");
+  r->pragma = p;
+  r->cursor = a->cursor;
+  r->pragma_range = (SrcRange){at(fe, f->hash), at(fe, f->line_end)};
+  r->range = fe_range(fe, clang_getCursorExtent(a->cursor));
+  if (clang_getCursorKind(a->cursor) != CXCursor_CompoundStmt) {
+    Stmt *probe = classify_stmt(fe, a->cursor);
+    r->range = probe->range;
+    stmt_free(probe);
+  }
+  r->function = function_name(a->function);
+  r->function_start = fe_range(fe, clang_getCursorExtent(a->function)).begin;
+  const PragmaClause *name = pragma_find_clause(p, "name");
+  r->name = name && name->args ? strdup(name->args->text) : default_name(fe, a->function, f->hash);
+  region_stmts(fe, r);
+  **tail = r;
+  *tail = &r->next;
+  prog->nregions++;
+  return check_buffers(fe, r, f->text);
+}
+
+static bool ends_before(SrcRange outer, unsigned offset) { return offset >= outer.end.offset; }
+
+// A region inside another region's statement is an error.
+static int check_nesting(const Frontend *fe, const Program *prog, const Found *f) {
+  for (const Region *r = prog->regions; r; r = r->next) {
+    if (f->hash > r->range.begin.offset && !ends_before(r->range, f->hash)) {
+      SrcLoc loc = at(fe, f->hash);
+      diag_error(&loc, "nested '#pragma coconet region': regions cannot contain regions");
+      diag_note(&r->pragma_range.begin, "the enclosing region '%s' starts here", r->name);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+// `symmetric` applies to `cudaMalloc(&p, bytes)`, bare or wrapped.
+static char *symmetric_target(const Frontend *fe, const Anchor *a) {
+  Stmt *s = classify_stmt(fe, a->cursor);
+  char *target = NULL;
+  char *text = fe_text(fe, s->range);
+  char *call = strstr(text, "cudaMalloc");
+  if (call && (call[10] == '(' || call[10] == ' ')) {
+    char *amp = strchr(call, '&');
+    char *comma = amp ? strchr(amp, ',') : NULL;
+    if (amp && comma) {
+      while (comma > amp && (comma[-1] == ' ' || comma[-1] == ')')) comma--;
+      target = strndup(amp + 1, (size_t)(comma - amp - 1));
+    }
+  }
+  free(text);
+  stmt_free(s);
+  return target;
+}
+
+static int add_annotation(const Frontend *fe, Program *prog, Pragma *p, const Found *f,
+                          const Anchor *a) {
+  Annotation *an = calloc(1, sizeof *an);
+  if (!an) COCONET_BUG("out of memory");
+  an->pragma = p;
+  an->pragma_range = (SrcRange){at(fe, f->hash), at(fe, f->line_end)};
+  an->range = fe_range(fe, clang_getCursorExtent(a->cursor));
+  Annotation **list = p->directive == PRAGMA_SYMMETRIC ? &prog->symmetric : &prog->pointwise;
+  an->target = p->directive == PRAGMA_SYMMETRIC ? symmetric_target(fe, a) : fe_spelling(a->cursor);
+  an->next = NULL;
+  while (*list) list = &(*list)->next;
+  *list = an;
+  return an->target ? 0 : -1;
+}
+
+static int attach(const Frontend *fe, Program *prog, Region ***tail, const Anchors *anchors,
+                  const Found *f, Pragma *p) {
+  SrcLoc loc = at(fe, f->hash);
+  bool decl = p->directive == PRAGMA_POINTWISE;
+  const Anchor *a = f->next_tok < fe->src.len ? anchor_at(anchors, f->next_tok, decl) : NULL;
+  if (decl && (!a || !cursor_is_kernel(a->cursor))) {
+    diag_error(&loc, "'#pragma coconet pointwise' must be followed by a __global__ function definition");
+    pragma_free(p);
+    return -1;
+  }
+  if (!a) {
+    diag_error(&loc, "'#pragma coconet %s' must be followed by a statement%s", directive_word(p),
+               p->directive == PRAGMA_REGION ? " (normally a { ... } block)" : "");
+    pragma_free(p);
+    return -1;
+  }
+  if (p->directive == PRAGMA_REGION) {
+    if (check_nesting(fe, prog, f)) {
+      pragma_free(p);
+      return -1;
+    }
+    return add_region(fe, prog, tail, p, f, a);
+  }
+  if (add_annotation(fe, prog, p, f, a)) {
+    diag_error(&loc, "'#pragma coconet symmetric' must be followed by a cudaMalloc(&ptr, bytes) call");
+    return -1;
+  }
+  return 0;
+}
+
+int directives_collect(const Frontend *fe, Program *prog) {
+  memset(prog, 0, sizeof *prog);
+  Anchors anchors = {fe, NULL, 0, 0, clang_getNullCursor()};
+  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), collect_anchors, &anchors);
+  size_t n;
+  Found *found = find_pragmas(fe, &n);
+  Region **tail = &prog->regions;
+  int status = diag_error_count() ? -1 : 0;
+  for (size_t i = 0; i < n; i++) {
+    char *text = pragma_text(&fe->src, &found[i]);
+    Pragma *p = NULL;
+    PragmaError err;
+    if (pragma_parse(text, strlen(text), &p, &err) != 0) {
+      report_parse_error(fe, &found[i], &err);
+      status = -1;
+    } else if (attach(fe, prog, &tail, &anchors, &found[i], p)) {
+      status = -1;
+    }
+    free(text);
+  }
+  free(found);
+  free(anchors.v);
+  return status;
+}
+
+static void annotations_free(Annotation *a) {
+  while (a) {
+    Annotation *next = a->next;
+    pragma_free(a->pragma);
+    free(a->target);
+    free(a);
+    a = next;
+  }
+}
+
+void program_free(Program *prog) {
+  for (Region *r = prog->regions; r;) {
+    Region *next = r->next;
+    for (Stmt *s = r->stmts; s;) {
+      Stmt *sn = s->next;
+      stmt_free(s);
+      s = sn;
+    }
+    pragma_free(r->pragma);
+    free(r->name);
+    free(r->function);
+    free(r);
+    r = next;
+  }
+  annotations_free(prog->symmetric);
+  annotations_free(prog->pointwise);
+  memset(prog, 0, sizeof *prog);
+}

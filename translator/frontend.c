@@ -1,0 +1,292 @@
+// frontend.c: parse CUDA 13 with libclang 16.
+//
+// The flag set (found to work with CUDA 13 headers and clang 16):
+//   -x cuda -std=c++17 --cuda-host-only --cuda-path=$CUDA_HOME
+//   -isystem $CUDA_HOME/include/cccl -isystem TMP (an empty texture_fetch_functions.h)
+//   -Xclang -fcuda-allow-variadic-functions -Wno-unknown-cuda-version
+//   -include TMP/coconet_prelude.h
+// then the flags from -p DIR (compile_commands.json, only -I/-D/-U/-isystem/
+// -iquote/-include: nvcc's own flags mean nothing to clang), then the user's
+// flags after `--`.
+#include "translator.h"
+
+#include <clang-c/CXCompilationDatabase.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+// Device intrinsics that CUDA 13's headers declare only for device passes;
+// kernels are parsed in the host pass, so they are declared here.
+static const char PRELUDE[] =
+    "// coconet: parsing prelude (host-side view of device code)\n"
+    "#undef __CUDACC__\n"
+    "#define __CUDACC__ 1\n";
+
+const char *frontend_cuda_home(void) {
+  static char found[4096];
+  const char *env = getenv("CUDA_HOME");
+  if (env && *env) return env;
+  if (found[0]) return found;
+  const char *path = getenv("PATH");
+  for (const char *p = path; p && *p;) {
+    const char *colon = strchr(p, ':');
+    size_t n = colon ? (size_t)(colon - p) : strlen(p);
+    char cand[4096];
+    snprintf(cand, sizeof cand, "%.*s/nvcc", (int)n, p);
+    char real[4096];
+    if (n && access(cand, X_OK) == 0 && realpath(cand, real)) {
+      char *slash = strrchr(real, '/');
+      if (slash) *slash = '\0';           // .../bin
+      slash = strrchr(real, '/');
+      if (slash) *slash = '\0';           // the toolkit
+      snprintf(found, sizeof found, "%s", real);
+      return found;
+    }
+    p = colon ? colon + 1 : p + n;
+  }
+  snprintf(found, sizeof found, "/usr/local/cuda");
+  return found;
+}
+
+static int write_file(const char *dir, const char *name, const char *text) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  bool ok = fputs(text, f) >= 0;
+  return (fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+static char *make_tmpdir(void) {
+  const char *base = getenv("TMPDIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/coconet.XXXXXX", base && *base ? base : "/tmp");
+  if (!mkdtemp(path)) return NULL;
+  char *dir = strdup(path);
+  if (write_file(dir, "texture_fetch_functions.h", "") || write_file(dir, "coconet_prelude.h", PRELUDE)) {
+    fprintf(stderr, "coconet: error: cannot write to '%s': %s\n", dir, strerror(errno));
+    free(dir);
+    return NULL;
+  }
+  return dir;
+}
+
+static void remove_tmpdir(char *dir) {
+  if (!dir) return;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/texture_fetch_functions.h", dir);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/coconet_prelude.h", dir);
+  unlink(path);
+  rmdir(dir);
+  free(dir);
+}
+
+typedef struct Args {
+  char **v;
+  int n, cap;
+} Args;
+
+static void args_add(Args *a, const char *s) {
+  if (a->n == a->cap) {
+    a->cap = a->cap ? a->cap * 2 : 32;
+    a->v = realloc(a->v, sizeof *a->v * (size_t)a->cap);
+    if (!a->v) COCONET_BUG("out of memory");
+  }
+  a->v[a->n++] = strdup(s);
+}
+
+static void args_addf(Args *a, const char *fmt, const char *x) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, fmt, x);
+  args_add(a, buf);
+}
+
+static void args_free(Args *a) {
+  for (int i = 0; i < a->n; i++) free(a->v[i]);
+  free(a->v);
+}
+
+// Flags of compile_commands.json that mean the same to clang; the rest
+// (nvcc's -arch, -Xcompiler, optimisation, output) are dropped.
+static bool keep_flag(const char *f, bool *takes_value) {
+  static const char *const with_value[] = {"-I", "-D", "-U", "-isystem", "-iquote", "-include"};
+  for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++) {
+    size_t n = strlen(with_value[i]);
+    if (strncmp(f, with_value[i], n) == 0) {
+      *takes_value = f[n] == '\0';
+      return true;
+    }
+  }
+  return false;
+}
+
+static int add_compdb_flags(const Options *opts, Args *a) {
+  CXCompilationDatabase_Error err;
+  CXCompilationDatabase db = clang_CompilationDatabase_fromDirectory(opts->compdb_dir, &err);
+  if (err != CXCompilationDatabase_NoError) {
+    fprintf(stderr, "coconet: error: cannot load '%s/compile_commands.json'\n", opts->compdb_dir);
+    return -1;
+  }
+  char real[4096];
+  const char *file = realpath(opts->input, real) ? real : opts->input;
+  CXCompileCommands cmds = clang_CompilationDatabase_getCompileCommands(db, file);
+  unsigned n = clang_CompileCommands_getSize(cmds);
+  if (n == 0) {
+    fprintf(stderr, "coconet: warning: '%s' has no entry in '%s/compile_commands.json'\n",
+            opts->input, opts->compdb_dir);
+  } else {
+    CXCompileCommand cmd = clang_CompileCommands_getCommand(cmds, 0);
+    CXString dir = clang_CompileCommand_getDirectory(cmd);
+    unsigned nargs = clang_CompileCommand_getNumArgs(cmd);
+    for (unsigned i = 1; i < nargs; i++) {
+      CXString s = clang_CompileCommand_getArg(cmd, i);
+      const char *arg = clang_getCString(s);
+      bool takes_value;
+      if (keep_flag(arg, &takes_value)) {
+        bool rel_path = (strncmp(arg, "-I", 2) == 0 && arg[2] && arg[2] != '/');
+        if (rel_path) {
+          char buf[8192];
+          snprintf(buf, sizeof buf, "-I%s/%s", clang_getCString(dir), arg + 2);
+          args_add(a, buf);
+        } else {
+          args_add(a, arg);
+        }
+        if (takes_value && i + 1 < nargs) {
+          CXString v = clang_CompileCommand_getArg(cmd, ++i);
+          args_add(a, clang_getCString(v));
+          clang_disposeString(v);
+        }
+      }
+      clang_disposeString(s);
+    }
+    clang_disposeString(dir);
+  }
+  clang_CompileCommands_dispose(cmds);
+  clang_CompilationDatabase_dispose(db);
+  return 0;
+}
+
+static void build_args(const Options *opts, const char *tmpdir, Args *a) {
+  const char *cuda = frontend_cuda_home();
+  args_add(a, "-x");
+  args_add(a, "cuda");
+  args_add(a, "-std=c++17");
+  args_add(a, "--cuda-host-only");
+  args_addf(a, "--cuda-path=%s", cuda);
+  args_add(a, "-isystem");
+  args_addf(a, "%s/include/cccl", cuda);
+  args_add(a, "-isystem");
+  args_add(a, tmpdir);
+  args_add(a, "-Xclang");
+  args_add(a, "-fcuda-allow-variadic-functions");
+  args_add(a, "-Wno-unknown-cuda-version");
+  args_add(a, "-Wno-unknown-pragmas");
+  args_add(a, "-include");
+  args_addf(a, "%s/coconet_prelude.h", tmpdir);
+  for (int i = 0; i < opts->nclang_args; i++) args_add(a, opts->clang_args[i]);
+}
+
+// Print errors (and fatal errors) as clang does: the formatted line, then the
+// source line with a caret.
+static int report_clang_errors(Frontend *fe) {
+  int errors = 0;
+  unsigned n = clang_getNumDiagnostics(fe->tu);
+  for (unsigned i = 0; i < n; i++) {
+    CXDiagnostic d = clang_getDiagnostic(fe->tu, i);
+    enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(d);
+    if (sev >= CXDiagnostic_Error) {
+      errors++;
+      CXString s = clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation |
+                                                 CXDiagnostic_DisplayColumn |
+                                                 CXDiagnostic_DisplayOption);
+      fprintf(stderr, "%s\n", clang_getCString(s));
+      clang_disposeString(s);
+      CXFile file;
+      unsigned line, col;
+      clang_getFileLocation(clang_getDiagnosticLocation(d), &file, &line, &col, NULL);
+      if (file && clang_File_isEqual(file, fe->file)) {
+        SrcLoc loc = {fe->src.path, line, col, 0};
+        diag_print_source(&loc);
+      }
+    }
+    clang_disposeDiagnostic(d);
+  }
+  return errors;
+}
+
+int frontend_parse(const Options *opts, SourceFile src, Frontend *fe) {
+  memset(fe, 0, sizeof *fe);
+  fe->src = src;
+  fe->tmpdir = make_tmpdir();
+  if (!fe->tmpdir) return -1;
+  Args a = {0};
+  if (opts->compdb_dir && add_compdb_flags(opts, &a)) {
+    args_free(&a);
+    return -1;
+  }
+  Args all = {0};
+  build_args(opts, fe->tmpdir, &all);
+  for (int i = 0; i < a.n; i++) args_add(&all, a.v[i]);
+  args_free(&a);
+  fe->index = clang_createIndex(0, 0);
+  struct CXUnsavedFile unsaved = {src.path, src.buf, (unsigned long)src.len};
+  enum CXErrorCode err = clang_parseTranslationUnit2(
+      fe->index, src.path, (const char *const *)all.v, all.n, &unsaved, 1,
+      CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_KeepGoing, &fe->tu);
+  args_free(&all);
+  if (err != CXError_Success || !fe->tu) {
+    fprintf(stderr, "coconet: error: libclang could not parse '%s' (error %d)\n", src.path, err);
+    return -1;
+  }
+  fe->file = clang_getFile(fe->tu, src.path);
+  return report_clang_errors(fe) ? -1 : 0;
+}
+
+void frontend_dispose(Frontend *fe) {
+  if (fe->tu) clang_disposeTranslationUnit(fe->tu);
+  if (fe->index) clang_disposeIndex(fe->index);
+  remove_tmpdir(fe->tmpdir);
+  fe->tu = NULL;
+  fe->index = NULL;
+  fe->tmpdir = NULL;
+}
+
+bool fe_in_main_file(const Frontend *fe, CXSourceLocation loc) {
+  CXFile file;
+  clang_getFileLocation(loc, &file, NULL, NULL, NULL);
+  return file && clang_File_isEqual(file, fe->file);
+}
+
+SrcLoc fe_loc(const Frontend *fe, CXSourceLocation loc) {
+  CXFile file;
+  unsigned line, col, offset;
+  clang_getFileLocation(loc, &file, &line, &col, &offset);
+  SrcLoc r = {NULL, line, col, offset};
+  if (file && clang_File_isEqual(file, fe->file)) r.file = fe->src.path;
+  return r;
+}
+
+SrcRange fe_range(const Frontend *fe, CXSourceRange r) {
+  SrcRange out = {fe_loc(fe, clang_getRangeStart(r)), fe_loc(fe, clang_getRangeEnd(r))};
+  return out;
+}
+
+char *fe_text(const Frontend *fe, SrcRange r) {
+  unsigned b = r.begin.offset, e = r.end.offset;
+  if (e < b || e > fe->src.len) e = b;
+  char *s = malloc(e - b + 1);
+  if (!s) COCONET_BUG("out of memory");
+  memcpy(s, fe->src.buf + b, e - b);
+  s[e - b] = '\0';
+  return s;
+}
+
+char *fe_spelling(CXCursor c) {
+  CXString s = clang_getCursorSpelling(c);
+  char *out = strdup(clang_getCString(s));
+  clang_disposeString(s);
+  return out;
+}

@@ -1,0 +1,227 @@
+// translator.h: the map of coconet's front end and driver.
+//
+//   main.c       command line (options, exit codes) and the driver's steps
+//   source.c     reading files; the lexical scan that lets pragma-free files
+//                pass through byte for byte without libclang
+//   frontend.c   libclang: the flag set for CUDA 13, user flags, clang's errors
+//   directives.c every `#pragma coconet` found by tokens, parsed (pragmas/),
+//                attached to the statement that follows, validated
+//   classify.c   each statement of a region: NCCL call, kernel launch, cuBLAS
+//                GEMM, async CUDA call, or opaque; exact source ranges for all
+//   json.c       --dump=json (schema: docs/dump-json.md)
+//
+// The middle and back of the translator (IR, transformations, interpreter,
+// code generation) are mapped in ir.h. Diagnostics go through diag.h.
+#ifndef COCONET_TRANSLATOR_H
+#define COCONET_TRANSLATOR_H
+
+#include <clang-c/Index.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "diag.h"
+#include "pragma.h"
+
+#define COCONET_VERSION "0.1.0"
+
+//
+// main.c
+//
+
+typedef enum { TARGET_CUDA, TARGET_HOST } Target;
+typedef enum { DUMP_NONE, DUMP_IR, DUMP_JSON } DumpKind;
+
+typedef struct Options {
+  const char *input;           // the .cu file
+  const char *output;          // -o FILE; NULL or "-" = stdout
+  bool in_place;               // -i
+  bool diff;                   // --diff
+  bool check;                  // --check: analyze, write nothing
+  Target target;               // --target=cuda|host
+  DumpKind dump;               // --dump=ir|json
+  const char *dot_file;        // --emit-dot=FILE
+  bool explain;                // --explain
+  int verify_ranks;            // --verify[=N]; 0 = off
+  bool schedule_none;          // --schedule=none
+  const char *model_file;      // --model=FILE (cost model parameters)
+  const char *compdb_dir;      // -p DIR
+  const char *depfile;         // -MF FILE (with -MD)
+  bool make_depfile;           // -MD
+  bool line_directives;        // --line-directives
+  const char *const *clang_args;  // everything after `--`
+  int nclang_args;
+} Options;
+
+//
+// source.c
+//
+
+typedef struct SourceFile {
+  char *path;
+  char *buf;   // contents, NUL-terminated (the NUL is not counted in len)
+  size_t len;
+} SourceFile;
+
+// Read a whole file; on failure prints "coconet: cannot read ..." and returns -1.
+int source_read(const char *path, SourceFile *out);
+void source_free(SourceFile *f);
+
+// True when the text holds a `#pragma coconet` directive or a `_Pragma`
+// operator outside comments, string, character and raw string literals:
+// only then does the file need libclang. Conservative: a `_Pragma` anywhere in
+// code counts, so that one producing `coconet` is diagnosed rather than missed.
+bool source_needs_translation(const char *buf, size_t len);
+
+// Line and column (1-based) of a byte offset.
+SrcLoc source_loc(const SourceFile *f, unsigned offset);
+
+// Write len bytes to path ("-" or NULL = stdout), atomically through a
+// temporary file and rename when path is a file. Returns 0 or -1 (reported).
+int source_write(const char *path, const char *buf, size_t len);
+
+//
+// frontend.c
+//
+
+typedef struct Frontend {
+  CXIndex index;
+  CXTranslationUnit tu;
+  CXFile file;        // the main file inside the TU
+  SourceFile src;     // the main file's bytes (offsets index into src.buf)
+  char *tmpdir;       // prelude and texture_fetch_functions.h stub
+} Frontend;
+
+// Parse opts->input with the CUDA 13 flag set (see frontend.c) plus flags from
+// -p DIR and after `--`. Clang's errors are printed as clang formats them;
+// returns -1 when there are any (or the parse failed), else 0.
+int frontend_parse(const Options *opts, SourceFile src, Frontend *fe);
+void frontend_dispose(Frontend *fe);
+
+// The CUDA installation used for parsing (CUDA_HOME, nvcc on PATH, /usr/local/cuda).
+const char *frontend_cuda_home(void);
+
+// Locations and text of cursors in the main file. Macro arguments map to
+// where they are spelled, macro bodies to the expansion.
+SrcLoc fe_loc(const Frontend *fe, CXSourceLocation loc);
+SrcRange fe_range(const Frontend *fe, CXSourceRange r);
+bool fe_in_main_file(const Frontend *fe, CXSourceLocation loc);
+char *fe_text(const Frontend *fe, SrcRange r);  // malloc'd copy of the bytes
+char *fe_spelling(CXCursor c);                    // malloc'd cursor spelling
+
+//
+// classify.c
+//
+
+typedef enum {
+  STMT_NCCL,      // ncclAllReduce ... ncclGroupEnd
+  STMT_LAUNCH,    // kernel<<<grid, block, shmem, stream>>>(args)
+  STMT_GEMM,      // cublasSgemm, cublasHgemm, cublasGemmEx
+  STMT_CUDA,      // cudaMemcpyAsync, cudaMemsetAsync, cudaEventRecord, cudaStreamWaitEvent
+  STMT_OPAQUE,    // anything else: kept in place, an ordering barrier
+} StmtKind;
+
+typedef enum { WRAP_NONE, WRAP_MACRO, WRAP_FUNCTION } WrapKind;
+
+// A piece of source text: an argument, a launch configuration expression.
+typedef struct Piece {
+  char *text;      // the bytes as written
+  SrcRange range;
+} Piece;
+
+typedef struct Param {
+  char *name;
+  char *type;      // as clang spells it ("const float *")
+} Param;
+
+// The __global__ definition a launch calls.
+typedef struct KernelDef {
+  char *name;
+  CXCursor cursor;     // the definition (a template pattern for templates)
+  SrcRange range;      // the whole definition
+  SrcRange body;       // its { ... }
+  Param *params;
+  int nparams;
+  bool is_template;
+} KernelDef;
+
+typedef struct Launch {
+  char *kernel;          // name as written, without template arguments
+  char *template_args;   // "float, 4" or NULL
+  Piece grid, block;
+  Piece shmem, stream;   // text NULL when not written
+  Piece *args;
+  int nargs;
+  KernelDef *def;        // NULL when the definition is not in this file
+} Launch;
+
+typedef struct Stmt {
+  StmtKind kind;
+  SrcRange range;        // the whole statement, including its ';'
+  CXCursor cursor;
+  char *callee;          // "ncclAllReduce", "cublasGemmEx", kernel name; NULL if opaque
+  WrapKind wrap;         // the error-check wrapper around the call
+  char *wrapper;         // its name ("NCCLCHECK", "ncclCheck") or NULL
+  SrcRange call_range;   // the call itself, inside the wrapper
+  Piece *args;           // call arguments (launch arguments for launches)
+  int nargs;
+  Launch *launch;        // for STMT_LAUNCH
+  struct Stmt *next;
+} Stmt;
+
+const char *stmt_kind_name(StmtKind k);
+const char *wrap_kind_name(WrapKind k);
+
+// A __global__ function (or function template) declaration.
+bool cursor_is_kernel(CXCursor decl);
+
+// Classify one statement of a region. Never fails: unknown forms are opaque.
+Stmt *classify_stmt(const Frontend *fe, CXCursor stmt);
+void stmt_free(Stmt *s);
+
+//
+// directives.c
+//
+
+typedef struct Region {
+  Pragma *pragma;        // the parsed directive
+  char *name;            // name(ID) or FUNCTION_LINE
+  char *function;        // the enclosing function
+  SrcRange pragma_range; // from '#' to the end of the pragma's last line
+  SrcRange range;        // the statement the pragma applies to
+  SrcLoc function_start; // where the enclosing function's definition begins
+  CXCursor cursor;
+  Stmt *stmts;           // the statements inside (the block's children)
+  int nstmts;
+  struct Region *next;
+} Region;
+
+// `#pragma coconet symmetric` on a cudaMalloc, `pointwise` on a __global__.
+typedef struct Annotation {
+  Pragma *pragma;
+  SrcRange pragma_range;
+  SrcRange range;        // the statement or definition it applies to
+  char *target;          // symmetric: the allocated pointer's text; pointwise: the kernel
+  struct Annotation *next;
+} Annotation;
+
+typedef struct Program {
+  Region *regions;
+  Annotation *symmetric;
+  Annotation *pointwise;
+  int nregions;
+} Program;
+
+// Find, parse, attach and validate every directive of the main file. Errors
+// are reported through diag; returns -1 when there were any.
+int directives_collect(const Frontend *fe, Program *prog);
+void program_free(Program *prog);
+
+//
+// json.c
+//
+
+// Write --dump=json for the program (schema in docs/dump-json.md).
+int json_dump(FILE *out, const Frontend *fe, const Program *prog);
+
+#endif
