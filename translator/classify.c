@@ -51,12 +51,40 @@ static void *xcalloc(size_t n, size_t size) {
   return p;
 }
 
+static enum CXChildVisitResult first_child(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  *(CXCursor *)data = c;
+  return CXChildVisit_Break;
+}
+
+static enum CXChildVisitResult find_overload_set(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) != CXCursor_OverloadedDeclRef) return CXChildVisit_Recurse;
+  *(CXCursor *)data = c;
+  return CXChildVisit_Break;
+}
+
+// The function a call calls. In a template, a call with dependent arguments
+// names an overload set (clang resolves it per instantiation): its first
+// declaration stands for it.
+static CXCursor callee_decl(CXCursor call) {
+  CXCursor ref = clang_getCursorReferenced(call);
+  if (!clang_Cursor_isNull(ref) && clang_getCursorKind(ref) != CXCursor_OverloadedDeclRef) return ref;
+  CXCursor callee = clang_getNullCursor(), set = clang_getNullCursor();
+  clang_visitChildren(call, first_child, &callee);
+  if (clang_Cursor_isNull(callee)) return callee;
+  if (clang_getCursorKind(callee) == CXCursor_OverloadedDeclRef) set = callee;
+  else clang_visitChildren(callee, find_overload_set, &set);
+  if (clang_Cursor_isNull(set) || clang_getNumOverloadedDecls(set) == 0) return clang_getNullCursor();
+  return clang_getOverloadedDecl(set, 0);
+}
+
 // The API a call names: cuBLAS's `_v2` entry points are reported by the
 // names users write (cublas_v2.h maps cublasSgemm to cublasSgemm_v2).
 static char *callee_name(CXCursor call) {
-  CXCursor ref = clang_getCursorReferenced(call);
-  if (clang_Cursor_isNull(ref)) return NULL;
-  char *name = fe_spelling(ref);
+  CXCursor decl = callee_decl(call);
+  if (clang_Cursor_isNull(decl)) return NULL;
+  char *name = fe_spelling(decl);
   size_t n = strlen(name);
   if (n > 3 && strcmp(name + n - 3, "_v2") == 0) name[n - 3] = '\0';
   return name;
@@ -80,7 +108,7 @@ bool cursor_is_kernel(CXCursor decl) {
 // A launch is a CallExpr whose callee is __global__ (its second child is the
 // launch configuration call).
 static bool is_launch(CXCursor call) {
-  CXCursor ref = clang_getCursorReferenced(call);
+  CXCursor ref = callee_decl(call);
   if (clang_Cursor_isNull(ref)) return false;
   if (cursor_is_kernel(ref)) return true;
   CXCursor tmpl = clang_getSpecializedCursorTemplate(ref);
@@ -221,27 +249,42 @@ static Piece *call_args(const Frontend *fe, CXCursor call, int *n) {
   return out;
 }
 
+static enum CXChildVisitResult collect_params(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) != CXCursor_ParmDecl) return CXChildVisit_Continue;
+  KernelDef *k = data;
+  Param *p = &k->params[k->nparams++];
+  p->name = fe_spelling(c);
+  CXString ts = clang_getTypeSpelling(clang_getCursorType(c));
+  p->type = strdup(clang_getCString(ts));
+  clang_disposeString(ts);
+  return CXChildVisit_Continue;
+}
+
+static enum CXChildVisitResult count_params(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) == CXCursor_ParmDecl) ++*(int *)data;
+  return CXChildVisit_Continue;
+}
+
+// The kernel's definition (for a template, the pattern: parameters read `T *`).
 static KernelDef *kernel_def(const Frontend *fe, CXCursor call) {
-  CXCursor ref = clang_getCursorReferenced(call);
-  CXCursor tmpl = clang_getSpecializedCursorTemplate(ref);
+  CXCursor decl = callee_decl(call);
+  CXCursor tmpl = clang_getCursorKind(decl) == CXCursor_FunctionTemplate
+                      ? decl
+                      : clang_getSpecializedCursorTemplate(decl);
   bool is_template = !clang_Cursor_isNull(tmpl);
-  CXCursor def = clang_getCursorDefinition(is_template ? tmpl : ref);
+  CXCursor def = clang_getCursorDefinition(is_template ? tmpl : decl);
   if (clang_Cursor_isNull(def) || !fe_in_main_file(fe, clang_getCursorLocation(def))) return NULL;
   KernelDef *k = xcalloc(1, sizeof *k);
   k->name = fe_spelling(def);
   k->cursor = def;
   k->is_template = is_template;
   k->range = fe_range(fe, clang_getCursorExtent(def));
-  int np = clang_Cursor_getNumArguments(ref);
-  k->params = xcalloc((size_t)(np > 0 ? np : 0) + 1, sizeof *k->params);
-  for (int i = 0; i < np; i++) {
-    CXCursor p = clang_Cursor_getArgument(is_template ? ref : def, (unsigned)i);
-    k->params[i].name = fe_spelling(p);
-    CXString ts = clang_getTypeSpelling(clang_getCursorType(p));
-    k->params[i].type = strdup(clang_getCString(ts));
-    clang_disposeString(ts);
-  }
-  k->nparams = np > 0 ? np : 0;
+  int np = 0;
+  clang_visitChildren(def, count_params, &np);
+  k->params = xcalloc((size_t)np + 1, sizeof *k->params);
+  clang_visitChildren(def, collect_params, k);
   return k;
 }
 

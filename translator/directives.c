@@ -150,6 +150,28 @@ static void report_operator_pragma(const Frontend *fe, CXToken *t, unsigned n, u
   free(str);
 }
 
+static bool first_on_its_line(const Frontend *fe, CXToken *t, unsigned i) {
+  if (i == 0) return true;
+  unsigned prev = fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(fe->tu, t[i - 1]))).line;
+  return fe_loc(fe, clang_getTokenLocation(fe->tu, t[i])).line != prev;
+}
+
+// The first token after offset `after` that is code: not in a preprocessor
+// directive line, not in a skipped #if branch. The file length if none.
+static unsigned next_code_token(const Frontend *fe, CXToken *t, unsigned n, unsigned j,
+                                unsigned after, CXSourceRangeList *skipped) {
+  for (; j < n; j++) {
+    unsigned off = fe_loc(fe, clang_getTokenLocation(fe->tu, t[j])).offset;
+    if (off <= after || in_skipped(fe, skipped, off)) continue;
+    if (spelled(fe->tu, t[j], "#") && first_on_its_line(fe, t, j)) {
+      after = logical_line_end(&fe->src, off);
+      continue;
+    }
+    return off;
+  }
+  return (unsigned)fe->src.len;
+}
+
 static Found *find_pragmas(const Frontend *fe, size_t *count) {
   CXSourceLocation b = clang_getLocationForOffset(fe->tu, fe->file, 0);
   CXSourceLocation e = clang_getLocationForOffset(fe->tu, fe->file, (unsigned)fe->src.len);
@@ -160,29 +182,19 @@ static Found *find_pragmas(const Frontend *fe, size_t *count) {
   Found *out = calloc(n + 1, sizeof *out);
   if (!out) COCONET_BUG("out of memory");
   *count = 0;
-  unsigned prev_line = 0;
   for (unsigned i = 0; i < n; i++) {
     SrcLoc loc = fe_loc(fe, clang_getTokenLocation(fe->tu, t[i]));
-    bool first_on_line = i == 0 || loc.line != prev_line;
-    prev_line = fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(fe->tu, t[i]))).line;
     if (in_skipped(fe, skipped, loc.offset)) continue;
     if (clang_getTokenKind(t[i]) == CXToken_Identifier && spelled(fe->tu, t[i], "_Pragma"))
       report_operator_pragma(fe, t, n, i);
-    if (!first_on_line || i + 2 >= n || !spelled(fe->tu, t[i], "#") ||
+    if (i + 2 >= n || !first_on_its_line(fe, t, i) || !spelled(fe->tu, t[i], "#") ||
         !spelled(fe->tu, t[i + 1], "pragma") || !spelled(fe->tu, t[i + 2], "coconet"))
       continue;
     Found *f = &out[(*count)++];
     f->hash = loc.offset;
     f->text = fe_loc(fe, clang_getTokenLocation(fe->tu, t[i + 2])).offset;
     f->line_end = logical_line_end(&fe->src, f->text);
-    f->next_tok = (unsigned)fe->src.len;
-    for (unsigned j = i + 3; j < n; j++) {
-      unsigned off = fe_loc(fe, clang_getTokenLocation(fe->tu, t[j])).offset;
-      if (off > f->line_end) {
-        f->next_tok = off;
-        break;
-      }
-    }
+    f->next_tok = next_code_token(fe, t, n, i + 3, f->line_end, skipped);
   }
   clang_disposeSourceRangeList(skipped);
   clang_disposeTokens(fe->tu, t, n);

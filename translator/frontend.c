@@ -124,6 +124,12 @@ static bool keep_flag(const char *f, bool *takes_value) {
 }
 
 static int add_compdb_flags(const Options *opts, Args *a) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/compile_commands.json", opts->compdb_dir);
+  if (access(path, R_OK) != 0) {
+    fprintf(stderr, "coconet: error: cannot read '%s': %s\n", path, strerror(errno));
+    return -1;
+  }
   CXCompilationDatabase_Error err;
   CXCompilationDatabase db = clang_CompilationDatabase_fromDirectory(opts->compdb_dir, &err);
   if (err != CXCompilationDatabase_NoError) {

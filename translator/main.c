@@ -136,7 +136,7 @@ static Options parse_args(int argc, char **argv) {
   }
   int c;
   opterr = 0;
-  while ((c = getopt_long_only(end, argv, "+o:ip:", LONG_OPTIONS, NULL)) != -1) {
+  while ((c = getopt_long_only(end, argv, "o:ip:", LONG_OPTIONS, NULL)) != -1) {
     if (c == '?') usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
     parse_option(&o, c, optarg);
   }
@@ -150,15 +150,32 @@ static Options parse_args(int argc, char **argv) {
 }
 
 // The depfile: `TARGET: INPUT HEADER...`, as make and ninja read it.
+static void dep_word(FILE *f, const char *path) {
+  char real[4096];
+  const char *p = realpath(path, real) ? real : path;
+  for (; *p; p++) {
+    if (*p == ' ' || *p == '#' || *p == '\\') fputc('\\', f);
+    if (*p == '$') fputc('$', f);
+    fputc(*p, f);
+  }
+}
+
 typedef struct DepSink {
   FILE *out;
+  const char *skip_dir;  // the front end's temporary files are not dependencies
 } DepSink;
 
 static void dep_inclusion(CXFile file, CXSourceLocation *stack, unsigned depth, CXClientData data) {
   (void)stack;
+  DepSink *sink = data;
   if (depth == 0) return;  // the main file is written first
   CXString name = clang_getFileName(file);
-  fprintf(((DepSink *)data)->out, " \\\n  %s", clang_getCString(name));
+  const char *path = clang_getCString(name);
+  size_t skip = strlen(sink->skip_dir);
+  if (!(skip && strncmp(path, sink->skip_dir, skip) == 0 && path[skip] == '/')) {
+    fputs(" \\\n  ", sink->out);
+    dep_word(sink->out, path);
+  }
   clang_disposeString(name);
 }
 
@@ -169,8 +186,10 @@ static int write_depfile(const Options *o, const Frontend *fe) {
     return -1;
   }
   const char *target = o->in_place ? o->input : (o->output && strcmp(o->output, "-") ? o->output : o->input);
-  fprintf(f, "%s: %s", target, o->input);
-  DepSink sink = {f};
+  fputs(target, f);
+  fputs(": ", f);
+  dep_word(f, o->input);
+  DepSink sink = {f, fe && fe->tmpdir ? fe->tmpdir : ""};
   if (fe) clang_getInclusions(fe->tu, dep_inclusion, &sink);
   fputc('\n', f);
   return fclose(f) == 0 ? 0 : -1;

@@ -25,4 +25,5 @@ config.substitutions.append(("%root", root))
 for var in ("PATH", "CUDA_HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "HOME"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+config.environment["PATH"] = llvm_bin + os.pathsep + os.environ.get("PATH", "")
 config.environment["COCONET_COLOR"] = "0"
