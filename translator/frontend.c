@@ -241,7 +241,7 @@ int frontend_parse(const Options *opts, SourceFile src, Frontend *fe) {
   struct CXUnsavedFile unsaved = {src.path, src.buf, (unsigned long)src.len};
   enum CXErrorCode err = clang_parseTranslationUnit2(
       fe->index, src.path, (const char *const *)all.v, all.n, &unsaved, 1,
-      CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_KeepGoing, &fe->tu);
+      CXTranslationUnit_DetailedPreprocessingRecord, &fe->tu);
   args_free(&all);
   if (err != CXError_Success || !fe->tu) {
     fprintf(stderr, "coconet: error: libclang could not parse '%s' (error %d)\n", src.path, err);

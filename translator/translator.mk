@@ -12,7 +12,7 @@ TRANSLATOR_LIB  := $(LIB)/libcoconet_translator.a
 TRANSLATOR_LIBS := $(TRANSLATOR_LIB) $(PRAGMAS_LIB) $(LIBCLANG_LIBS) $(CJSON_LIBS) -lm
 
 $(OBJ)/translator/%.o: translator/%.c | $(OBJ)/translator/
-	$(CC) $(CFLAGS) -MMD -MP $(LIBCLANG_CFLAGS) $(CJSON_CFLAGS) -Ipragmas -DCOCONET_SOURCE_DIR='"$(CURDIR)"' -c $< -o $@
+	$(CC) $(CFLAGS) -MMD -MP $(LIBCLANG_CFLAGS) $(CJSON_CFLAGS) -Ipragmas -c $< -o $@
 
 $(TRANSLATOR_LIB): $(TRANSLATOR_OBJS) | $(LIB)/
 	rm -f $@ && ar rcs $@ $^

@@ -27,3 +27,11 @@ for var in ("PATH", "CUDA_HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "HOM
         config.environment[var] = os.environ[var]
 config.environment["PATH"] = llvm_bin + os.pathsep + os.environ.get("PATH", "")
 config.environment["COCONET_COLOR"] = "0"
+
+# MPI's include flags, for inputs (the examples) that include <mpi.h>.
+import subprocess
+try:
+    mpi = subprocess.run(["mpicxx", "--showme:compile"], capture_output=True, text=True).stdout.strip()
+except OSError:
+    mpi = ""
+config.substitutions.append(("%mpiflags", mpi))

@@ -20,7 +20,7 @@ void f(float *g, ncclComm_t comm, cudaStream_t s) {
 }
 
 // CHECK: region from_db ({{.*}}compdb.cu:15) in f: nccl:ncclAllReduce opaque
-// NODB: compdb.cu:12:10: error: 'compdb_helper.h' file not found
+// NODB: compdb.cu:12:10: fatal error: 'compdb_helper.h' file not found
 // DEP: {{.*}}.out: {{.*}}compdb.cu \
 // DEP-DAG: compdb_helper.h
 // DEP-DAG: nccl.h
