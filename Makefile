@@ -49,8 +49,8 @@ TEST_TARGETS :=
 all:
 
 # Each layer's rules: mk/deps.mk, pragmas/pragmas.mk, translator/translator.mk,
-# runtime/**.mk, examples/examples.mk, tests/*/*.mk (one owner each).
-include $(sort $(wildcard mk/*.mk */*.mk runtime/*/*.mk tests/*/*.mk))
+# runtime/*/*.mk, examples/examples.mk, tests/*/*.mk, tests/*/*/*.mk (one owner each).
+include $(sort $(wildcard mk/*.mk */*.mk runtime/*/*.mk tests/*/*.mk tests/*/*/*.mk))
 
 $(BUILD)/%/:
 	@mkdir -p $@

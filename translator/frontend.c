@@ -17,12 +17,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-// Device intrinsics that CUDA 13's headers declare only for device passes;
-// kernels are parsed in the host pass, so they are declared here.
+// The prelude, included before anything else. clang 16's CUDA wrapper headers
+// declare the cache-hinted loads and stores (__ldcs, __stcs, ...) for only a
+// few types in the host pass, where kernels are parsed; these templates
+// stand in for the rest (exact declarations still win overload resolution).
 static const char PRELUDE[] =
     "// coconet: parsing prelude (host-side view of device code)\n"
     "#undef __CUDACC__\n"
-    "#define __CUDACC__ 1\n";
+    "#define __CUDACC__ 1\n"
+    "#define COCONET_DEV_ __attribute__((device))\n"
+    "template <typename T> COCONET_DEV_ T __ldca(const T *);\n"
+    "template <typename T> COCONET_DEV_ T __ldcg(const T *);\n"
+    "template <typename T> COCONET_DEV_ T __ldcs(const T *);\n"
+    "template <typename T> COCONET_DEV_ T __ldlu(const T *);\n"
+    "template <typename T> COCONET_DEV_ T __ldcv(const T *);\n"
+    "template <typename T> COCONET_DEV_ void __stwb(T *, T);\n"
+    "template <typename T> COCONET_DEV_ void __stcg(T *, T);\n"
+    "template <typename T> COCONET_DEV_ void __stcs(T *, T);\n"
+    "template <typename T> COCONET_DEV_ void __stwt(T *, T);\n"
+    "#undef COCONET_DEV_\n";
 
 const char *frontend_cuda_home(void) {
   static char found[4096];
