@@ -45,7 +45,7 @@ OBJ := $(BUILD)/obj
 # Test levels register their targets here (see tests/tests.mk).
 TEST_TARGETS :=
 
-.PHONY: all deps check-cuda test test-quick sanitize demo bench install clean
+.PHONY: all deps check-cuda test test-quick sanitize demo bench bench-frontend clean
 all:
 
 # Each layer's rules: mk/deps.mk, pragmas/pragmas.mk, translator/translator.mk,
@@ -73,6 +73,18 @@ test-quick: all
 
 sanitize: deps
 	@$(MAKE) --no-print-directory SANITIZE=1 test-quick
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@mk/demo.sh $(BUILD)
+
+# Benchmarks print figures measured side by side in one run (bench/*.sh).
+BENCH_TARGETS := bench-frontend
+bench-frontend: all
+	bench/frontend.sh $(abspath $(BUILD))
+
+bench: all
+	@$(MAKE) --no-print-directory $(BENCH_TARGETS)
 
 clean:
 	rm -rf build

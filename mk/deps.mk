@@ -1,7 +1,7 @@
 # make deps: install the Debian packages coconet needs, only when one is missing.
 DEB_PACKAGES := libclang-16-dev clang-16 llvm-16-tools libclang-rt-16-dev \
                 libcmocka-dev libcjson-dev libopenmpi-dev openmpi-bin \
-                libopenblas-dev graphviz patch python3
+                libopenblas-dev graphviz patch python3 bc
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# frontend.sh: the translator front end's speed, measured side by side in one run.
+#   1. `coconet --check` against `clang -fsyntax-only` with the same flags, on the
+#      examples and on a generated CUDA file of 6,000 lines (target: <= 1.2x);
+#   2. pass-through of a pragma-free file against that parse (target: <= 5%).
+# Each figure is the median of RUNS runs (default 5). Usage: bench/frontend.sh [BUILD]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+coconet=$build/bin/coconet
+runs=${RUNS:-5}
+llvm=${LLVM_PREFIX:-/usr/lib/llvm-16}
+cuda=${CUDA_HOME:-/usr/local/cuda}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# The same flags and prelude the front end uses (translator/frontend.c).
+touch "$tmp/texture_fetch_functions.h"
+cat >"$tmp/prelude.h" <<'PRELUDE'
+#undef __CUDACC__
+#define __CUDACC__ 1
+#define COCONET_DEV_ __attribute__((device))
+template <typename T> COCONET_DEV_ T __ldca(const T *);
+template <typename T> COCONET_DEV_ T __ldcg(const T *);
+template <typename T> COCONET_DEV_ T __ldcs(const T *);
+template <typename T> COCONET_DEV_ T __ldlu(const T *);
+template <typename T> COCONET_DEV_ T __ldcv(const T *);
+template <typename T> COCONET_DEV_ void __stwb(T *, T);
+template <typename T> COCONET_DEV_ void __stcg(T *, T);
+template <typename T> COCONET_DEV_ void __stcs(T *, T);
+template <typename T> COCONET_DEV_ void __stwt(T *, T);
+#undef COCONET_DEV_
+PRELUDE
+flags=(-x cuda -std=c++17 --cuda-host-only --cuda-path="$cuda" -isystem "$cuda/include/cccl"
+       -isystem "$tmp" -Xclang -fcuda-allow-variadic-functions -Wno-unknown-cuda-version
+       -Wno-unknown-pragmas -include "$tmp/prelude.h")
+read -r -a mpi <<<"$(mpicxx --showme:compile)"
+
+python3 "$root/bench/gen_large.py" 6000 "$tmp/large.cu"
+grep -v 'pragma coconet' "$tmp/large.cu" >"$tmp/large_plain.cu"
+
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+seconds() {  # seconds COMMAND...: median wall time of RUNS runs
+  for _ in $(seq "$runs"); do
+    local t0 t1
+    t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N)
+    echo "$t1 - $t0" | bc -l
+  done | median
+}
+
+printf '%-28s %8s %10s %10s %7s\n' input lines clang_s coconet_s ratio
+for f in "$root/examples/adam/adam.cu" "$root/examples/megatron/row_linear.cu" "$tmp/large.cu"; do
+  c=$(seconds "$llvm/bin/clang" -fsyntax-only "${flags[@]}" "${mpi[@]}" "$f")
+  k=$(seconds "$coconet" --check "$f" -- "${mpi[@]}")
+  printf '%-28s %8d %10.3f %10.3f %6.2fx\n' "$(basename "$f")" "$(wc -l <"$f")" "$c" "$k" "$(echo "$k / $c" | bc -l)"
+done
+parse=$(seconds "$coconet" --check "$tmp/large.cu")
+pass=$(seconds "$coconet" "$tmp/large_plain.cu" -o "$tmp/out.cu")
+printf 'pass-through of a %d-line pragma-free file: %.4f s = %.2f%% of its parse (%.3f s)\n' \
+  "$(wc -l <"$tmp/large_plain.cu")" "$pass" "$(echo "100 * $pass / $parse" | bc -l)" "$parse"
