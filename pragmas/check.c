@@ -13,6 +13,7 @@ static const ClauseSpec region_clauses[] = {
     {.name = "name", .args = ARGS_NAME, .parens_required = true},
     {.name = "shard", .args = ARGS_BUFFERS, .parens_required = true, .exclusive = "scratch"},
     {.name = "scratch", .args = ARGS_BUFFERS, .parens_required = true, .exclusive = "shard"},
+    {.name = "replicated", .args = ARGS_BUFFERS, .parens_required = true},
     {.name = "split", .args = ARGS_BUFFERS, .manual = true},
     {.name = "reorder", .args = ARGS_NONE, .manual = true, .after = "split"},
     {.name = "fuse", .args = ARGS_NONE, .manual = true},

@@ -239,12 +239,13 @@ static bool region_uses(const char *region_text, const char *buf) {
 }
 
 static int check_buffers(const Frontend *fe, const Region *r, unsigned text_off) {
-  static const char *const buffer_clauses[] = {"shard", "scratch", "split"};
+  static const char *const buffer_clauses[] = {"shard", "scratch", "split", "replicated"};
   char *body = fe_text(fe, r->range);
   int bad = 0;
   for (const PragmaClause *c = r->pragma->clauses; c; c = c->next) {
     bool takes_buffers = false;
-    for (size_t i = 0; i < 3; i++) takes_buffers |= strcmp(c->name, buffer_clauses[i]) == 0;
+    for (size_t i = 0; i < sizeof buffer_clauses / sizeof *buffer_clauses; i++)
+      takes_buffers |= strcmp(c->name, buffer_clauses[i]) == 0;
     for (const PragmaArg *a = c->args; takes_buffers && a; a = a->next) {
       if (a->key || region_uses(body, a->text)) continue;
       SrcLoc loc = at(fe, text_off + a->offset);

@@ -3,6 +3,7 @@
 // Exit status: 0 ok; 1 the input has errors (diagnostics on stderr, nothing
 // written); 2 usage error; 3 internal error (a bug in coconet).
 #include "translator.h"
+#include "ir.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -235,6 +236,40 @@ static int pass_through(const Options *o, const SourceFile *src) {
   return emit(o, src, src->buf, src->len) ? EXIT_INPUT : 0;
 }
 
+// The IR stages: extract, schedule, then what the options ask to see of them.
+static int run_ir(const Options *o, const Frontend *fe, const Program *prog) {
+  IrCostModel model;
+  ir_cost_default(&model);
+  if (o->model_file && ir_cost_load(&model, o->model_file)) return EXIT_INPUT;
+  IrProgram *ir = ir_program_new();
+  int status = extract_program(fe, prog, ir) ? EXIT_INPUT : 0;
+  IrSchedOptions opt = {.model = &model};
+  for (IrRegion *r = ir->regions; r && status == 0; r = r->next) {
+    if (o->schedule_none ? ir_infer(r) : ir_schedule(r, &opt)) status = EXIT_INPUT;
+  }
+  FILE *dot = NULL;
+  if (status == 0 && o->dot_file && !(dot = fopen(o->dot_file, "w"))) {
+    fprintf(stderr, "coconet: error: cannot write '%s'\n", o->dot_file);
+    status = EXIT_INPUT;
+  }
+  for (IrRegion *r = ir->regions; r && status == 0; r = r->next) {
+    if (o->dump == DUMP_IR) {
+      ir_dump(stdout, r, false);
+      if (r->sched) ir_dump(stdout, r, true);
+    }
+    if (o->explain) ir_explain(stdout, r, &model);
+    if (dot) ir_emit_dot(dot, r);
+    if (o->verify_ranks && ir_verify(r, o->verify_ranks, 3, stdout) != 0) status = EXIT_INPUT;
+  }
+  if (dot && fclose(dot) != 0) status = EXIT_INPUT;
+  ir_program_free(ir);
+  return status;
+}
+
+static bool wants_ir(const Options *o) {
+  return o->dump == DUMP_IR || o->explain || o->verify_ranks || o->dot_file;
+}
+
 static int translate(const Options *o, SourceFile src) {
   Frontend fe;
   if (frontend_parse(o, src, &fe)) {
@@ -246,6 +281,7 @@ static int translate(const Options *o, SourceFile src) {
   if (status == 0 && o->make_depfile && write_depfile(o, &fe)) status = EXIT_INPUT;
   if (status == 0) {
     if (o->dump == DUMP_JSON) status = json_dump(stdout, &fe, &prog) ? EXIT_INPUT : 0;
+    else if (wants_ir(o)) status = run_ir(o, &fe, &prog);
     else if (o->check) report(&prog, o->input);
     else if (o->schedule_none) status = emit(o, &src, src.buf, src.len) ? EXIT_INPUT : 0;
     else {

@@ -218,6 +218,29 @@ int directives_collect(const Frontend *fe, Program *prog);
 void program_free(Program *prog);
 
 //
+// extract.c and analyze.c: from the front end's regions to the IR (ir.h)
+//
+
+typedef struct IrProgram IrProgram;
+typedef struct IrRegion IrRegion;
+typedef struct IrOp IrOp;
+
+// Build the IR of every region of the program into ir. Statements become IR
+// ops; a launch whose kernel cannot be proven pointwise becomes an opaque op,
+// and is an error (with the reason) when the region's schedule needs it.
+// Returns -1 after reporting errors.
+int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir);
+
+// The size a count argument stands for: its text, or for a const local
+// initialised with a product of names and literals, that product.
+const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p);
+
+// Analyze a launch statement's kernel. Returns its pointwise op, appended to
+// ir, or NULL with *why (malloc'd) and *why_loc saying what could not be proven.
+IrOp *analyze_launch(const Frontend *fe, IrRegion *ir, const Stmt *s, const Program *prog,
+                     char **why, SrcLoc *why_loc);
+
+//
 // json.c
 //
 

@@ -128,6 +128,19 @@ static void test_every_region_clause(void **state) {
   pragma_free(p);
 }
 
+// replicated(b, ...) states that inputs hold the same values on every rank.
+static void test_replicated(void **state) {
+  (void)state;
+  //                 0         1         2         3         4
+  //                 01234567890123456789012345678901234567890123456
+  Pragma *p = parse("coconet region replicated(res, bias) split reorder");
+  const PragmaClause *c = p->clauses;
+  check_clause(c, "replicated", 15, true, 2);
+  check_arg(c->args, "res", 26);
+  check_arg(c->args->next, "bias", 31);
+  pragma_free(p);
+}
+
 static void test_schedule_auto(void **state) {
   (void)state;
   Pragma *p = parse("coconet region name(x) schedule(auto) shard(m)");
@@ -528,6 +541,10 @@ static const ErrorCase errors[] = {
      "                           ^", "buffer 's -> g' appears twice in 'split('"},
     {"coconet region shard(s.m) scratch(g, s.m)",
      "                                     ^", "buffer 's.m' is in both 'shard' and 'scratch'"},
+    {"coconet region replicated()",
+     "                          ^", "expected an argument in 'replicated('"},
+    {"coconet region replicated",
+     "                         ^", "expected '(' after 'replicated'"},
     {"coconet region scratch(g) shard(g)",
      "                                ^", "buffer 'g' is in both 'scratch' and 'shard'"},
 
@@ -581,6 +598,7 @@ int main(void) {
       cmocka_unit_test(test_schedule_order),
       cmocka_unit_test(test_region_without_clauses),
       cmocka_unit_test(test_every_region_clause),
+      cmocka_unit_test(test_replicated),
       cmocka_unit_test(test_schedule_auto),
       cmocka_unit_test(test_symmetric),
       cmocka_unit_test(test_pointwise),

@@ -1,0 +1,286 @@
+// extract.c: the front end's regions become IR regions (ir.h).
+//
+// Each classified statement becomes one op, in source order: NCCL calls become
+// collectives, cuBLAS calls GEMMs, async copies/memsets/events their ops,
+// launches pointwise ops (analyze.c), and everything else an opaque op that no
+// transformation moves work across.
+#include "translator.h"
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct { const char *name; IrClauseKind kind; } CLAUSES[] = {
+    {"split", IR_CL_SPLIT}, {"reorder", IR_CL_REORDER}, {"shard", IR_CL_SHARD},
+    {"scratch", IR_CL_SCRATCH}, {"fuse", IR_CL_FUSE}, {"overlap", IR_CL_OVERLAP},
+    {"schedule", IR_CL_AUTO}, {"replicated", IR_CL_REPLICATED},
+};
+
+static SrcLoc text_loc(const Frontend *fe, const Region *r, unsigned offset) {
+  const char *p = fe->src.buf + r->pragma_range.begin.offset;
+  unsigned base = r->pragma_range.begin.offset + (unsigned)(strstr(p, "coconet") - p);
+  return source_loc(&fe->src, base + offset);
+}
+
+static void extract_clauses(const Frontend *fe, const Region *r, IrRegion *ir) {
+  for (const PragmaClause *c = r->pragma->clauses; c; c = c->next) {
+    for (size_t i = 0; i < sizeof CLAUSES / sizeof *CLAUSES; i++) {
+      if (strcmp(c->name, CLAUSES[i].name) != 0) continue;
+      IrClause *cl = ir_clause_add(ir, CLAUSES[i].kind, text_loc(fe, r, c->offset));
+      const PragmaArg *chunks = pragma_find_key(c, "chunks");
+      if (chunks) cl->chunks = pragma_arg_int(chunks);
+      for (const PragmaArg *a = c->args; a && !a->key && CLAUSES[i].kind != IR_CL_AUTO; a = a->next)
+        ir_clause_add_arg(ir, cl, a->text, text_loc(fe, r, a->offset));
+    }
+  }
+}
+
+static const char *arg(const Stmt *s, int i) { return i < s->nargs ? s->args[i].text : NULL; }
+
+typedef struct Two {
+  CXCursor v[2];
+  int n;
+} Two;
+
+static enum CXChildVisitResult two_children(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Two *t = data;
+  if (t->n < 2) t->v[t->n] = c;
+  t->n++;
+  return CXChildVisit_Continue;
+}
+
+// A product of names and integer literals, through casts: "tokens * hidden";
+// NULL for anything else.
+static char *product_text(const Frontend *fe, CXCursor c) {
+  enum CXCursorKind k = clang_getCursorKind(c);
+  Two t = {.n = 0};
+  clang_visitChildren(c, two_children, &t);
+  if (k == CXCursor_DeclRefExpr || k == CXCursor_IntegerLiteral)
+    return fe_text(fe, fe_range(fe, clang_getCursorExtent(c)));
+  if (k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr || k == CXCursor_CStyleCastExpr ||
+      k == CXCursor_CXXStaticCastExpr || k == CXCursor_CXXFunctionalCastExpr)
+    return t.n >= 1 ? product_text(fe, t.v[t.n == 1 ? 0 : 1]) : NULL;
+  if (k != CXCursor_BinaryOperator || t.n != 2) return NULL;
+  SrcRange op = {fe_range(fe, clang_getCursorExtent(t.v[0])).end,
+                 fe_range(fe, clang_getCursorExtent(t.v[1])).begin};
+  char *optext = fe_text(fe, op);
+  bool mul = strspn(optext, " \t\n") < strlen(optext) && optext[strspn(optext, " \t\n")] == '*';
+  free(optext);
+  char *a = mul ? product_text(fe, t.v[0]) : NULL, *b = a ? product_text(fe, t.v[1]) : NULL, *out = NULL;
+  if (a && b && asprintf(&out, "%s * %s", a, b) < 0) out = NULL;
+  free(a);
+  free(b);
+  return out;
+}
+
+// The size a count argument stands for. A const local initialised with a
+// product (`const size_t n = (size_t)tokens * hidden;`) is replaced by that
+// product, so that sizes written differently compare equal in the IR.
+const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) {
+  CXSourceLocation at = clang_getLocationForOffset(fe->tu, fe->file, p->range.begin.offset);
+  CXCursor c = clang_getCursor(fe->tu, at);
+  CXCursor d = clang_getCursorReferenced(c);
+  if (clang_getCursorKind(c) != CXCursor_DeclRefExpr || clang_getCursorKind(d) != CXCursor_VarDecl ||
+      !clang_isConstQualifiedType(clang_getCursorType(d)))
+    return p->text;
+  char *name = fe_spelling(d);
+  bool whole = strcmp(name, p->text) == 0;
+  free(name);
+  Two t = {.n = 0};
+  clang_visitChildren(d, two_children, &t);
+  char *prod = whole && t.n ? product_text(fe, t.v[t.n == 1 ? 0 : 1]) : NULL;
+  const char *out = prod ? ir_strdup(ir, prod) : p->text;
+  free(prod);
+  return out;
+}
+
+static const struct { const char *name; IrCollKind kind; int nargs; } COLLECTIVES[] = {
+    {"ncclAllReduce", IR_ALLREDUCE, 7},         {"ncclReduceScatter", IR_REDUCESCATTER, 7},
+    {"ncclAllGather", IR_ALLGATHER, 6},         {"ncclBroadcast", IR_BROADCAST, 7},
+    {"ncclReduce", IR_REDUCE, 8},               {"ncclSend", IR_SEND, 6},
+    {"ncclRecv", IR_RECV, 6},
+};
+
+static IrTensor *tensor(IrRegion *ir, const Stmt *s, const char *text, IrType type) {
+  return ir_tensor_get_or_add(ir, text, type, NULL, s->range.begin);
+}
+
+// ncclAllReduce(send, recv, count, dtype, op, comm, stream) and its siblings.
+static bool extract_collective(const Frontend *fe, IrRegion *ir, const Stmt *s) {
+  for (size_t i = 0; i < sizeof COLLECTIVES / sizeof *COLLECTIVES; i++) {
+    if (strcmp(s->callee, COLLECTIVES[i].name) != 0) continue;
+    if (s->nargs != COLLECTIVES[i].nargs) return false;
+    IrCollKind k = COLLECTIVES[i].kind;
+    bool p2p = k == IR_SEND || k == IR_RECV;
+    bool has_red = k == IR_ALLREDUCE || k == IR_REDUCESCATTER || k == IR_REDUCE;
+    int dt = p2p ? 2 : 3;
+    IrCollective c = {.kind = k, .wrapper = s->wrapper};
+    c.dtype_text = arg(s, dt);
+    c.dtype = ir_type_from_name(c.dtype_text);
+    if (c.dtype == IR_VOID) return false;
+    c.count_text = arg(s, p2p ? 1 : 2);
+    c.count = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[p2p ? 1 : 2]));
+    c.red = has_red ? ir_red_from_name(arg(s, 4)) : IR_RED_NONE;
+    if (has_red && c.red == IR_RED_NONE) return false;
+    if (k == IR_BROADCAST) c.root = arg(s, 4);
+    if (k == IR_REDUCE) c.root = arg(s, 5);
+    if (p2p) c.peer = arg(s, 3);
+    c.comm = arg(s, s->nargs - 2);
+    c.stream = arg(s, s->nargs - 1);
+    if (k != IR_RECV) c.in = tensor(ir, s, arg(s, 0), c.dtype);
+    if (k == IR_RECV) c.out = tensor(ir, s, arg(s, 0), c.dtype);
+    else if (k != IR_SEND) c.out = tensor(ir, s, arg(s, 1), c.dtype);
+    ir_op_collective(ir, s->range, &c);
+    return true;
+  }
+  return false;
+}
+
+static bool is_trans(const char *op) { return op && strcmp(op, "CUBLAS_OP_N") != 0; }
+
+static bool literal_value(const char *text, double *v) {
+  if (!text) return false;
+  const char *p = text[0] == '&' ? text + 1 : text;
+  char *end;
+  *v = strtod(p, &end);
+  return end != p && (*end == '\0' || strcmp(end, "f") == 0);
+}
+
+// cublasSgemm/Hgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) and
+// cublasGemmEx(h, ta, tb, m, n, k, alpha, A, At, lda, B, Bt, ldb, beta, C, Ct, ldc, compute, algo).
+static bool extract_gemm(const Frontend *fe, IrRegion *ir, const Stmt *s) {
+  bool ex = strcmp(s->callee, "cublasGemmEx") == 0;
+  if (s->nargs != (ex ? 19 : 14) || s->nargs > IR_GEMM_MAX_ARGS) return false;
+  IrGemm g = {.fn = s->callee, .nargs = s->nargs, .wrapper = s->wrapper};
+  for (int i = 0; i < s->nargs; i++) g.args[i] = s->args[i].text;
+  g.transa = is_trans(arg(s, 1));
+  g.transb = is_trans(arg(s, 2));
+  g.m = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[3]));
+  g.n = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[4]));
+  g.k = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[5]));
+  g.alpha = arg(s, 6);
+  g.alpha_known = literal_value(g.alpha, &g.alpha_value);
+  IrType at, bt, ct;
+  int a = 7, b = ex ? 10 : 9, beta = ex ? 13 : 11, c = ex ? 14 : 12;
+  if (ex) {
+    at = ir_type_from_name(arg(s, 8));
+    bt = ir_type_from_name(arg(s, 11));
+    ct = ir_type_from_name(arg(s, 15));
+    g.lda = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[9]));
+    g.ldb = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[12]));
+    g.ldc = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[16]));
+  } else {
+    at = bt = ct = strcmp(s->callee, "cublasHgemm") == 0 ? IR_F16 : IR_F32;
+    g.lda = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[8]));
+    g.ldb = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[10]));
+    g.ldc = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[13]));
+  }
+  if (at == IR_VOID || bt == IR_VOID || ct == IR_VOID) return false;
+  g.beta = arg(s, beta);
+  g.beta_known = literal_value(g.beta, &g.beta_value);
+  g.a = tensor(ir, s, arg(s, a), at);
+  g.b = tensor(ir, s, arg(s, b), bt);
+  g.c = tensor(ir, s, arg(s, c), ct);
+  ir_op_gemm(ir, s->range, &g);
+  return true;
+}
+
+// "n * sizeof(float)" -> element type float, count n.
+static bool bytes_to_elems(IrRegion *ir, const char *bytes, IrType *type, IrSize **count) {
+  const char *so = bytes ? strstr(bytes, "sizeof(") : NULL;
+  if (!so) return false;
+  const char *close = strchr(so, ')');
+  if (!close) return false;
+  char tname[64];
+  snprintf(tname, sizeof tname, "%.*s", (int)(close - so - 7), so + 7);
+  *type = ir_type_from_name(tname);
+  if (*type == IR_VOID) return false;
+  char rest[512];
+  snprintf(rest, sizeof rest, "%.*s1%s", (int)(so - bytes), bytes, close + 1);
+  *count = ir_size_parse(ir, rest);
+  return true;
+}
+
+static bool extract_cuda(IrRegion *ir, const Stmt *s) {
+  IrType t;
+  IrSize *count;
+  if (strcmp(s->callee, "cudaMemcpyAsync") == 0 && s->nargs == 5 && bytes_to_elems(ir, arg(s, 2), &t, &count)) {
+    IrCopy c = {.count = count, .bytes_text = arg(s, 2), .kind_text = arg(s, 3), .stream = arg(s, 4)};
+    c.dst = ir_tensor_get_or_add(ir, arg(s, 0), t, count, s->range.begin);
+    c.src = ir_tensor_get_or_add(ir, arg(s, 1), t, count, s->range.begin);
+    ir_op_copy(ir, s->range, &c);
+    return true;
+  }
+  if (strcmp(s->callee, "cudaMemsetAsync") == 0 && s->nargs == 4 && bytes_to_elems(ir, arg(s, 2), &t, &count)) {
+    IrMemset m = {.count = count, .bytes_text = arg(s, 2), .stream = arg(s, 3), .value = atoi(arg(s, 1))};
+    m.dst = ir_tensor_get_or_add(ir, arg(s, 0), t, count, s->range.begin);
+    ir_op_memset(ir, s->range, &m);
+    return true;
+  }
+  bool wait = strcmp(s->callee, "cudaStreamWaitEvent") == 0;
+  if ((wait && s->nargs >= 2) || (strcmp(s->callee, "cudaEventRecord") == 0 && s->nargs >= 1)) {
+    IrEvent e = {.wait = wait, .event = arg(s, wait ? 1 : 0), .stream = arg(s, wait ? 0 : 1)};
+    ir_op_event(ir, s->range, &e);
+    return true;
+  }
+  return false;
+}
+
+// Schedules that move or slice kernels need every launch to be pointwise.
+static bool needs_pointwise(const Region *r) {
+  static const char *const names[] = {"reorder", "fuse", "schedule"};
+  for (size_t i = 0; i < 3; i++)
+    if (pragma_find_clause(r->pragma, names[i])) return true;
+  return false;
+}
+
+static int extract_launch(const Frontend *fe, const Program *prog, const Region *r, IrRegion *ir,
+                          const Stmt *s) {
+  char *why;
+  SrcLoc why_loc;
+  if (analyze_launch(fe, ir, s, prog, &why, &why_loc)) return 0;
+  char *text = fe_text(fe, s->range);
+  ir_op_opaque(ir, s->range, text);
+  free(text);
+  int status = 0;
+  if (needs_pointwise(r)) {
+    diag_error(&why_loc, "%s", why);
+    diag_note(&s->range.begin, "region '%s' needs this launch to be pointwise for its schedule", r->name);
+    status = -1;
+  }
+  free(why);
+  return status;
+}
+
+static int extract_region(const Frontend *fe, const Program *prog, const Region *r, IrProgram *p) {
+  IrRegion *ir = ir_region_new(p, r->name, r->pragma_range.begin, r->range);
+  extract_clauses(fe, r, ir);
+  int status = 0;
+  for (const Stmt *s = r->stmts; s; s = s->next) {
+    bool done = false;
+    switch (s->kind) {
+    case STMT_NCCL: done = extract_collective(fe, ir, s); break;
+    case STMT_GEMM: done = extract_gemm(fe, ir, s); break;
+    case STMT_CUDA: done = extract_cuda(ir, s); break;
+    case STMT_LAUNCH:
+      if (extract_launch(fe, prog, r, ir, s)) status = -1;
+      done = true;
+      break;
+    case STMT_OPAQUE: break;
+    }
+    if (!done) {
+      char *text = fe_text(fe, s->range);
+      ir_op_opaque(ir, s->range, text);
+      free(text);
+    }
+  }
+  return status;
+}
+
+int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir) {
+  int status = 0;
+  for (const Region *r = prog->regions; r; r = r->next)
+    if (extract_region(fe, prog, r, ir)) status = -1;
+  return status;
+}

@@ -1,0 +1,281 @@
+// interp.c: the reference interpreter. One region runs for N simulated ranks
+// in one process: every tensor has one array per rank; collectives combine the
+// ranks' arrays in rank order (deterministic, so the original and the
+// scheduled program reduce in the same order and agree exactly); kernels run
+// element by element in index order.
+//
+// Inputs come from the seed: variables (sizes small, down to 1..3, often not
+// divisible by N; scalars in [0.05, 1) or small integers), tensor contents
+// (floats in [0, 1), integers in [-8, 8)), identical on every rank for tensors
+// that are replicated at region entry and different per rank otherwise.
+// Collectives written by the user follow NCCL (out-of-place, compact slices);
+// those created by split work in place on spans (see IrSpan in ir.h).
+#include "interp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+static double uniform(uint64_t h) { return (double)(h >> 11) / 9007199254740992.0; }
+
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  if (!p) COCONET_BUG("out of memory");
+  return p;
+}
+
+//
+// Variables
+//
+
+static const IrBinding *pinned(const IrInterpConfig *cfg, const IrVar *v) {
+  for (int i = 0; i < cfg->nbind; i++)
+    if (strcmp(cfg->bind[i].text, v->text) == 0) return &cfg->bind[i];
+  return NULL;
+}
+
+static double draw_var(const IrInterpConfig *cfg, const IrVar *v, long max) {
+  uint64_t h = mix(cfg->seed ^ mix((uint64_t)v->id * 7919));
+  if (v->is_size) {
+    long range = (cfg->seed % 3 == 0) ? 3 : (cfg->seed % 3 == 1) ? 64 : max;
+    return 1 + (double)(h % (uint64_t)range);
+  }
+  if (ir_type_is_float(v->type)) return 0.05 + 0.95 * uniform(h);
+  return 1 + (double)(h % 8);
+}
+
+static long max_count(const IrRegion *r, const double *vals) {
+  long m = 0;
+  for (const IrTensor *t = r->tensors; t; t = t->next) {
+    long c = t->count ? ir_size_eval(t->count, vals) : 0;
+    if (c > m) m = c;
+  }
+  return m;
+}
+
+// Draw the variables; halve the largest free size until every tensor fits.
+static void bind_vars(const IrRegion *r, const IrInterpConfig *cfg, double *vals, long max) {
+  for (const IrVar *v = r->vars; v; v = v->next) {
+    const IrBinding *b = pinned(cfg, v);
+    vals[v->id] = b ? b->value : draw_var(cfg, v, max);
+  }
+  while (max_count(r, vals) > max) {
+    const IrVar *big = NULL;
+    for (const IrVar *v = r->vars; v; v = v->next)
+      if (v->is_size && !pinned(cfg, v) && vals[v->id] > 1 && (!big || vals[v->id] > vals[big->id])) big = v;
+    if (!big) return;
+    vals[big->id] = (double)((long)vals[big->id] / 2);
+  }
+}
+
+//
+// Memory
+//
+
+static IrVal initial(const IrTensor *t, int rank, long j, uint64_t seed) {
+  bool same = t->layout_in == IR_LAYOUT_REPLICATED;
+  uint64_t h = mix(seed ^ mix((uint64_t)t->id << 40 ^ (uint64_t)(same ? 0 : rank + 1) << 32 ^ (uint64_t)j));
+  IrVal v;
+  if (ir_type_is_float(t->type)) v.f = ir_round(t->type, uniform(h));
+  else v.i = t->type == IR_U32 ? (int64_t)(h % 16) : (int64_t)(h % 16) - 8;
+  return v;
+}
+
+static void alloc_tensor(IrRunTensor *rt, const IrTensor *t, int nranks, uint64_t seed) {
+  rt->t = t;
+  rt->init = xcalloc((size_t)nranks, sizeof *rt->init);
+  rt->data = xcalloc((size_t)nranks, sizeof *rt->data);
+  rt->written = xcalloc((size_t)nranks, sizeof *rt->written);
+  rt->any_written = xcalloc((size_t)rt->count, sizeof(bool));
+  for (int r = 0; r < nranks; r++) {
+    rt->init[r] = xcalloc((size_t)rt->count, sizeof(IrVal));
+    rt->data[r] = xcalloc((size_t)rt->count, sizeof(IrVal));
+    rt->written[r] = xcalloc((size_t)rt->count, sizeof(bool));
+    for (long j = 0; j < rt->count; j++) rt->init[r][j] = rt->data[r][j] = initial(t, r, j, seed);
+  }
+}
+
+void ir_run_free(IrRun *run) {
+  if (!run) return;
+  for (int k = 0; k < run->ntensors; k++) {
+    IrRunTensor *rt = &run->tensors[k];
+    for (int r = 0; rt->init && r < run->nranks; r++) {
+      free(rt->init[r]);
+      free(rt->data[r]);
+      free(rt->written[r]);
+    }
+    free(rt->init);
+    free(rt->data);
+    free(rt->written);
+    free(rt->any_written);
+  }
+  free(run->tensors);
+  free(run->vars);
+  free(run);
+}
+
+static IrRun *run_new(const IrRegion *r, const IrInterpConfig *cfg) {
+  IrRun *run = xcalloc(1, sizeof *run);
+  run->nranks = cfg->nranks;
+  run->nvars = r->nvars;
+  run->vars = xcalloc((size_t)r->nvars + 1, sizeof(double));
+  bind_vars(r, cfg, run->vars, cfg->max_elems > 0 ? cfg->max_elems : 4000);
+  run->ntensors = r->ntensors;
+  run->tensors = xcalloc((size_t)r->ntensors, sizeof *run->tensors);
+  for (const IrTensor *t = r->tensors; t; t = t->next) {
+    long count = t->count ? ir_size_eval(t->count, run->vars) : 0;
+    run->tensors[t->id - 1].count = count < 0 ? 0 : count;
+    alloc_tensor(&run->tensors[t->id - 1], t, cfg->nranks, cfg->seed);
+  }
+  return run;
+}
+
+double ir_run_get(const IrRun *run, const IrTensor *t, int rank, long idx) {
+  return interp_to_double(run->tensors[t->id - 1].data[rank][idx], t->type);
+}
+
+double ir_run_init(const IrRun *run, const IrTensor *t, int rank, long idx) {
+  return interp_to_double(run->tensors[t->id - 1].init[rank][idx], t->type);
+}
+
+//
+// Ops
+//
+
+IrRunTensor *interp_tensor(Interp *in, const IrTensor *t) { return &in->run->tensors[t->id - 1]; }
+
+static bool slice_work(const IrOp *op) {
+  if (op->span.part == IR_PART_SLICE || op->span.part == IR_PART_TAIL) return true;
+  return op->kind == IR_OP_COLLECTIVE && op->coll.kind == IR_REDUCESCATTER && op->span.part == IR_PART_BODY;
+}
+
+static const char *title(const IrOp *op) {
+  switch (op->kind) {
+  case IR_OP_POINTWISE: return op->pw.kernel;
+  case IR_OP_GEMM: return op->gemm.fn;
+  case IR_OP_COLLECTIVE: return ir_coll_name(op->coll.kind);
+  case IR_OP_COPY: return "cudaMemcpyAsync";
+  default: return "cudaMemsetAsync";
+  }
+}
+
+void interp_store(Interp *in, const IrTensor *t, int rank, long j, IrVal v) {
+  IrRunTensor *rt = interp_tensor(in, t);
+  if (j < 0 || j >= rt->count) {
+    interp_fail(in, "verify: '%s' writes %s[%ld] out of bounds (%ld elements)", title(in->op), t->name, j,
+                rt->count);
+    return;
+  }
+  rt->data[rank][j] = v;
+  rt->any_written[j] = true;
+  if (slice_work(in->op)) rt->written[rank][j] = true;
+}
+
+bool interp_in_bounds(Interp *in, const IrTensor *t, long lo, long hi) {
+  if (lo >= hi) return true;
+  if (lo >= 0 && hi <= interp_tensor(in, t)->count) return true;
+  interp_fail(in, "verify: '%s' touches %s[%ld, %ld) beyond its %ld elements", title(in->op), t->name,
+              lo, hi, interp_tensor(in, t)->count);
+  return false;
+}
+
+long interp_size(Interp *in, const IrSize *s) { return s ? ir_size_eval(s, in->run->vars) : 0; }
+
+void interp_span(Interp *in, const IrOp *op, const IrSize *count, int rank, long *lo, long *hi) {
+  long unit = op->span.unit ? interp_size(in, op->span.unit) : 1;
+  ir_span_bounds(&op->span, interp_size(in, count), unit, rank, in->nranks, lo, hi);
+}
+
+static void run_pointwise(Interp *in, const IrOp *op) {
+  for (int r = 0; r < in->nranks && !in->failed; r++) {
+    long lo, hi;
+    interp_span(in, op, op->pw.count, r, &lo, &hi);
+    in->rank = r;
+    for (in->i = lo; in->i < hi && !in->failed; in->i++) {
+      in->nlets = 0;
+      for (const IrStmt *s = op->pw.body; s && !in->failed; s = s->next) {
+        IrVal v = interp_eval(in, s->value);
+        if (s->kind == IR_S_STORE) {
+          interp_store(in, s->tensor, r, in->i, interp_convert(v, s->value->type, s->tensor->type));
+        } else if (in->nlets < INTERP_MAX_LETS) {
+          in->lets[in->nlets] = s;
+          in->let_vals[in->nlets++] = v;
+        } else {
+          interp_fail(in, "verify: kernel '%s' has more than %d locals", op->pw.kernel, INTERP_MAX_LETS);
+        }
+      }
+    }
+  }
+}
+
+static void run_copy(Interp *in, const IrOp *op) {
+  const IrCopy *c = &op->copy;
+  for (int r = 0; r < in->nranks && !in->failed; r++) {
+    long lo, hi;
+    interp_span(in, op, c->count, r, &lo, &hi);
+    if (!interp_in_bounds(in, c->src, lo, hi) || !interp_in_bounds(in, c->dst, lo, hi)) return;
+    for (long j = lo; j < hi; j++)
+      interp_store(in, c->dst, r, j, interp_convert(interp_tensor(in, c->src)->data[r][j], c->src->type, c->dst->type));
+  }
+}
+
+// Every byte of each element set to value, read back as the element type.
+static IrVal memset_value(IrType t, int value) {
+  unsigned char bytes[8];
+  memset(bytes, value, sizeof bytes);
+  uint64_t u = 0;
+  memcpy(&u, bytes, sizeof u);
+  IrVal v;
+  switch (t) {
+  case IR_F32: { float f; memcpy(&f, bytes, 4); v.f = f; break; }
+  case IR_F64: { double d; memcpy(&d, bytes, 8); v.f = d; break; }
+  case IR_F16: case IR_BF16: v.f = value == 0 ? 0.0 : ir_round(t, (double)(u & 0xffff)); break;
+  case IR_I32: v.i = (int32_t)(uint32_t)u; break;
+  case IR_U32: v.i = (uint32_t)u; break;
+  default: v.i = (int64_t)u; break;
+  }
+  return v;
+}
+
+static void run_memset(Interp *in, const IrOp *op) {
+  const IrMemset *m = &op->memset;
+  if ((m->dst->type == IR_F16 || m->dst->type == IR_BF16) && m->value != 0) {
+    interp_fail(in, "verify: cudaMemsetAsync of a 16-bit float buffer to a non-zero byte is not modelled");
+    return;
+  }
+  for (int r = 0; r < in->nranks && !in->failed; r++) {
+    long lo, hi;
+    interp_span(in, op, m->count, r, &lo, &hi);
+    if (!interp_in_bounds(in, m->dst, lo, hi)) return;
+    for (long j = lo; j < hi; j++) interp_store(in, m->dst, r, j, memset_value(m->dst->type, m->value));
+  }
+}
+
+static void run_op(Interp *in, const IrOp *op) {
+  in->op = op;
+  switch (op->kind) {
+  case IR_OP_COLLECTIVE: interp_collective(in, op); return;
+  case IR_OP_GEMM: interp_gemm(in, op); return;
+  case IR_OP_POINTWISE: run_pointwise(in, op); return;
+  case IR_OP_COPY: run_copy(in, op); return;
+  case IR_OP_MEMSET: run_memset(in, op); return;
+  case IR_OP_EVENT: case IR_OP_OPAQUE: return;
+  }
+}
+
+IrRun *ir_interp_run(const IrRegion *r, bool scheduled, const IrInterpConfig *cfg) {
+  Interp in = {.r = r, .nranks = cfg->nranks};
+  in.run = run_new(r, cfg);
+  for (const IrOp *op = scheduled ? r->sched : r->ops; op && !in.failed; op = op->next) run_op(&in, op);
+  if (in.failed) {
+    ir_run_free(in.run);
+    return NULL;
+  }
+  return in.run;
+}

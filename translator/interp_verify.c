@@ -1,0 +1,134 @@
+// interp_verify.c: comparing two runs and ir_verify (--verify).
+//
+// What must agree: every tensor on every rank, except scratch tensors (not
+// compared) and shard tensors (compared where the scheduled run computed them
+// on a rank, i.e. that rank's slice and the tail, and every element the
+// original wrote must have been computed by some rank).
+//
+// Tolerance: the interpreter reduces in rank order on both sides and slice
+// work computes each element with the same operations, so the runs agree
+// exactly unless a transformation is wrong; the tolerances only absorb what a
+// different but legal reduction order would change (about one rounding of the
+// type: f32 1e-5, f64 1e-12 relative; f16 1e-3 and bf16 8e-3, one ulp);
+// integers must be exact.
+#include "interp.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static double tolerance(IrType t) {
+  switch (t) {
+  case IR_F32: return 1e-5;
+  case IR_F64: return 1e-12;
+  case IR_F16: return 1e-3;
+  case IR_BF16: return 8e-3;
+  default: return 0;
+  }
+}
+
+static double rel_error(IrType t, IrVal a, IrVal b) {
+  if (!ir_type_is_float(t)) return a.i == b.i ? 0 : INFINITY;
+  if (isnan(a.f) || isnan(b.f)) return isnan(a.f) && isnan(b.f) ? 0 : INFINITY;
+  if (a.f == b.f) return 0;
+  if (isinf(a.f) || isinf(b.f)) return INFINITY;
+  double scale = fmax(fabs(a.f), fabs(b.f));
+  return fabs(a.f - b.f) / (scale > 1e-30 ? scale : 1e-30);
+}
+
+typedef struct Mismatch {
+  int rank;
+  long idx;
+  double err;
+} Mismatch;
+
+// Max relative error of one tensor; the worst element in *worst.
+static double compare_tensor(const IrTensor *t, const IrRun *a, const IrRun *b, Mismatch *worst) {
+  const IrRunTensor *x = &a->tensors[t->id - 1], *y = &b->tensors[t->id - 1];
+  *worst = (Mismatch){-1, -1, 0};
+  if (t->scratch) return 0;
+  for (long j = 0; j < x->count; j++) {
+    bool covered = false;
+    for (int r = 0; r < a->nranks; r++) {
+      if (t->shard && !y->written[r][j]) continue;
+      covered = true;
+      double e = rel_error(t->type, x->data[r][j], y->data[r][j]);
+      if (e > worst->err || (worst->rank < 0 && e > 0)) *worst = (Mismatch){r, j, e};
+    }
+    if (t->shard && x->any_written[j] && !covered) {
+      *worst = (Mismatch){0, j, INFINITY};
+      return INFINITY;
+    }
+  }
+  return worst->err;
+}
+
+double ir_run_compare(const IrRegion *r, const IrRun *a, const IrRun *b, const IrTensor **bad) {
+  double max = 0;
+  *bad = NULL;
+  for (const IrTensor *t = r->tensors; t; t = t->next) {
+    Mismatch m;
+    double e = compare_tensor(t, a, b, &m);
+    if (e > tolerance(t->type) && !*bad) *bad = t;
+    if (e > max) max = e;
+  }
+  return max;
+}
+
+static void report_mismatch(FILE *f, const IrRegion *r, const IrTensor *t, const IrRun *a, const IrRun *b,
+                            int nranks, int trial, uint64_t seed) {
+  Mismatch m;
+  compare_tensor(t, a, b, &m);
+  if (!f) return;
+  fprintf(f, "verify %s: MISMATCH in '%s' with %d rank(s), trial %d (seed 0x%llx): ", r->name, t->name,
+          nranks, trial, (unsigned long long)seed);
+  if (m.err == INFINITY && t->shard && !b->tensors[t->id - 1].written[m.rank][m.idx])
+    fprintf(f, "element %ld is computed by no rank\n", m.idx);
+  else
+    fprintf(f, "rank %d element %ld: %.9g as written, %.9g scheduled\n", m.rank, m.idx,
+            ir_run_get(a, t, m.rank, m.idx), ir_run_get(b, t, m.rank, m.idx));
+}
+
+static uint64_t verify_seed(int nranks, int trial) {
+  return 0x5eed0000ull + (uint64_t)nranks * 1000003ull + (uint64_t)trial * 7919ull;
+}
+
+// One configuration: 0 agree, 1 mismatch, -1 cannot run. errs[t->id] keeps maxima.
+static int verify_one(const IrRegion *r, int nranks, int trial, double *errs, FILE *report) {
+  IrInterpConfig cfg = {.nranks = nranks, .seed = verify_seed(nranks, trial)};
+  IrRun *a = ir_interp_run(r, false, &cfg), *b = a ? ir_interp_run(r, true, &cfg) : NULL;
+  int rc = a && b ? 0 : -1;
+  for (const IrTensor *t = r->tensors; t && rc == 0; t = t->next) {
+    Mismatch m;
+    double e = compare_tensor(t, a, b, &m);
+    if (e > errs[t->id]) errs[t->id] = e;
+    if (e > tolerance(t->type)) {
+      report_mismatch(report, r, t, a, b, nranks, trial, cfg.seed);
+      rc = 1;
+    }
+  }
+  ir_run_free(a);
+  ir_run_free(b);
+  return rc;
+}
+
+int ir_verify(const IrRegion *r, int max_ranks, int trials, FILE *report) {
+  if (!r->sched) return -1;
+  double *errs = calloc((size_t)r->ntensors + 1, sizeof *errs);
+  if (!errs) COCONET_BUG("out of memory");
+  int rc = 0;
+  for (int n = 1; n <= max_ranks && rc == 0; n++)
+    for (int trial = 0; trial < trials && rc == 0; trial++) rc = verify_one(r, n, trial, errs, report);
+  if (!report || rc < 0) {
+    free(errs);
+    return rc;
+  }
+  for (const IrTensor *t = r->tensors; t; t = t->next) {
+    if (!t->written) continue;
+    fprintf(report, "verify %s: %s '%s' (%s): max relative error %.3g over 1..%d ranks x %d inputs%s\n", r->name,
+            t->scratch ? "scratch" : t->shard ? "shard" : "output", t->name, ir_type_name(t->type), errs[t->id],
+            max_ranks, trials, t->scratch ? " (not compared)" : "");
+  }
+  if (rc == 0) fprintf(report, "verify %s: ok\n", r->name);
+  free(errs);
+  return rc;
+}

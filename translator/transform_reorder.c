@@ -1,0 +1,288 @@
+// transform_reorder.c: reorder (pointwise work moves between ReduceScatter
+// and AllGather and runs on this rank's slice) and fuse (marking which ops
+// become one generated kernel).
+#include "transform.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static char *size_text(IrRegion *r, const IrSize *s) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) COCONET_BUG("out of memory");
+  ir_print_size(f, s);
+  fclose(f);
+  char *out = ir_strdup(r, buf);
+  free(buf);
+  return out;
+}
+
+static char *index_text(IrRegion *r, const IrUse *u) {
+  const IrExpr *e = u->expr;
+  switch (u->index) {
+  case IR_IDX_I: return "i";
+  case IR_IDX_MOD: return ir_printf(r, "i %% %s", size_text(r, e->k));
+  case IR_IDX_DIV: return ir_printf(r, "i / %s", size_text(r, e->k));
+  case IR_IDX_CONST: return size_text(r, e->k);
+  case IR_IDX_OTHER: return ir_strdup(r, e->text);
+  }
+  return "?";
+}
+
+int tf_chain(const IrOp *after, const IrTensor *x, IrOp **chain, int max) {
+  int n = 0;
+  for (IrOp *p = after->next; p && n < max; p = p->next) {
+    if (p->kind != IR_OP_POINTWISE || p->span.part != IR_PART_ALL || !tf_same_chunk(p, after)) break;
+    bool consumes = tf_read(p, x) != NULL;
+    for (int i = 0; i < n && !consumes; i++)
+      for (const IrUse *w = chain[i]->writes; w; w = w->next) consumes |= tf_read(p, w->ref.t) != NULL;
+    if (!consumes) break;
+    chain[n++] = p;
+  }
+  return n;
+}
+
+static bool chain_writes(const IrTensor *t, const IrTensor *x, IrOp **chain, int n) {
+  if (t == x) return true;
+  for (int i = 0; i < n; i++)
+    if (tf_writes(chain[i], t)) return true;
+  return false;
+}
+
+int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrSize *count,
+                   const IrTensor *x, IrOp **chain, int n, bool report) {
+  bool quiet = c->quiet;
+  c->quiet = quiet || !report;
+  const char *can = strcmp(clause, "fuse") == 0 ? "can be fused with the collective" : "can be computed on a slice";
+  int rc = 0;
+  if (!ir_size_equal(p->pw.count, count)) {
+    rc = tf_fail(c, &p->loc,
+                 "%s: kernel '%s' runs over %s elements but '%s' has %s; work on a slice needs the "
+                 "same count",
+                 clause, p->pw.kernel, size_text(c->r, p->pw.count), x->name, size_text(c->r, count));
+  }
+  for (const IrUse *u = p->reads; u && rc == 0; u = u->next) {
+    const IrTensor *t = u->ref.t;
+    if (u->index == IR_IDX_OTHER) {
+      rc = tf_fail(c, &u->loc, "%s: kernel '%s' reads %s[%s]; only %s[i] %s", clause, p->pw.kernel, t->name,
+                   index_text(c->r, u), t->name, can);
+    } else if (u->index != IR_IDX_I && chain_writes(t, x, chain, n)) {
+      rc = tf_fail(c, &u->loc,
+                   "%s: kernel '%s' reads %s[%s]; only %s[i] %s (broadcast reads are fine only "
+                   "for buffers the region's slice work does not write)",
+                   clause, p->pw.kernel, t->name, index_text(c->r, u), t->name, can);
+    }
+  }
+  c->quiet = quiet;
+  return rc;
+}
+
+static const char *nccl_type(IrType t) {
+  switch (t) {
+  case IR_F32: return "ncclFloat";
+  case IR_F16: return "ncclHalf";
+  case IR_BF16: return "ncclBfloat16";
+  case IR_F64: return "ncclDouble";
+  case IR_I32: return "ncclInt32";
+  case IR_I64: return "ncclInt64";
+  case IR_U32: return "ncclUint32";
+  case IR_VOID: return "?";
+  }
+  return "?";
+}
+
+// The tensors the chain writes, other than x, each once, in order of first write.
+static int chain_outputs(const IrTensor *x, IrOp **chain, int n, IrUse **out, int max) {
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    for (IrUse *w = chain[i]->writes; w; w = w->next) {
+      bool seen = w->ref.t == x;
+      for (int j = 0; j < k && !seen; j++) seen = out[j]->ref.t == w->ref.t;
+      if (!seen && k < max) out[k++] = w;
+    }
+  }
+  return k;
+}
+
+static const IrOp *writer_of(IrOp **chain, int n, const IrTensor *t) {
+  for (int i = n - 1; i >= 0; i--)
+    if (tf_writes(chain[i], t)) return chain[i];
+  return NULL;
+}
+
+// Gathering the slices of an output is right only when every rank would have
+// computed the same value (replicated); shard/scratch outputs are not gathered.
+static int check_gathers(TfCtx *c, const IrTensor *x, IrOp **chain, int n) {
+  IrUse *outs[TF_MAX_CHAIN * 4];
+  int k = chain_outputs(x, chain, n, outs, TF_MAX_CHAIN * 4);
+  for (int i = 0; i < k; i++) {
+    const IrTensor *t = outs[i]->ref.t;
+    if (t->shard || t->scratch || outs[i]->ref.layout == IR_LAYOUT_REPLICATED) continue;
+    const IrOp *w = writer_of(chain, n, t);
+    const IrUse *local = NULL;
+    for (const IrUse *u = w->reads; u && !local; u = u->next)
+      if (u->ref.layout == IR_LAYOUT_LOCAL) local = u;
+    if (!local) {
+      return tf_fail(c, &w->loc,
+                     "reorder: '%s' differs per rank, so gathering its slices after the region "
+                     "would change it; declare it shard(%s) or scratch(%s)",
+                     t->name, t->name, t->name);
+    }
+    tf_fail(c, &w->loc,
+            "reorder: '%s' differs per rank (kernel '%s' computes it from local '%s'), so "
+            "gathering its slices after the region would change it; declare it shard(%s) or "
+            "scratch(%s), or '%s' replicated(%s)",
+            t->name, w->pw.kernel, local->ref.t->name, t->name, t->name, local->ref.t->name,
+            local->ref.t->name);
+    tf_note(c, &local->ref.t->first_use, "'%s' is local (differs per rank) from here", local->ref.t->name);
+    return -1;
+  }
+  return 0;
+}
+
+static IrOp *part_clone(TfCtx *c, const IrOp *p, IrPart part) {
+  IrOp *op = tf_clone(c, p);
+  op->span.part = part;
+  return op;
+}
+
+// RS, tail AR, [AG], chain...  ->  RS, tail AR, chain on slice and tail, AG(x), AG(outputs).
+static IrOp *rebuild(TfCtx *c, IrOp *ag, IrOp **chain, int n, IrOp ***last_next) {
+  IrOp *head = NULL, **tail = &head;
+  IrOp *rest = chain[n - 1]->next;
+  for (int i = 0; i < n; i++) {
+    *tail = part_clone(c, chain[i], IR_PART_SLICE);
+    tail = &(*tail)->next;
+    *tail = part_clone(c, chain[i], IR_PART_TAIL);
+    tail = &(*tail)->next;
+  }
+  *tail = ag;
+  tail = &ag->next;
+  IrUse *outs[TF_MAX_CHAIN * 4];
+  int k = chain_outputs(ag->coll.out, chain, n, outs, TF_MAX_CHAIN * 4);
+  for (int i = 0; i < k; i++) {
+    IrTensor *t = outs[i]->ref.t;
+    IrOp *g = tf_collective(c, ag, IR_ALLGATHER, t, t, IR_PART_BODY);
+    g->coll.dtype = t->type;
+    g->coll.dtype_text = nccl_type(t->type);
+    *tail = g;
+    tail = &g->next;
+  }
+  *tail = rest;
+  *last_next = tail;
+  return head;
+}
+
+static void explain_reorder(TfCtx *c, const IrTensor *x, IrOp **chain, int n) {
+  for (int i = 0; i < n; i++) {
+    tf_step(c, IR_CL_REORDER,
+            "reorder: kernel '%s' (%s:%u:%u) runs on this rank's slice of '%s' (and the tail) "
+            "between ReduceScatter and AllGather: same count, reads of what the slice work "
+            "writes only at [i]",
+            chain[i]->pw.kernel, chain[i]->loc.file ? chain[i]->loc.file : "?", chain[i]->loc.line,
+            chain[i]->loc.col, x->name);
+  }
+  IrUse *outs[TF_MAX_CHAIN * 4];
+  int k = chain_outputs(x, chain, n, outs, TF_MAX_CHAIN * 4);
+  for (int i = 0; i < k; i++) {
+    const IrTensor *t = outs[i]->ref.t;
+    tf_step(c, IR_CL_REORDER, "reorder: '%s' is %s", t->name,
+            t->shard ? "shard: not gathered" : t->scratch ? "scratch: not gathered"
+                                             : "replicated: all-gathered after the slice work");
+  }
+}
+
+static bool is_split_gather(const IrOp *prev, const IrOp *op) {
+  return op->kind == IR_OP_COLLECTIVE && op->generated && op->coll.kind == IR_ALLGATHER && prev &&
+         prev->kind == IR_OP_COLLECTIVE && prev->generated && prev->coll.kind == IR_ALLREDUCE &&
+         prev->span.part == IR_PART_TAIL;
+}
+
+int tf_reorder(TfCtx *c, const IrClause *cl) {
+  if (!c->split)
+    return tf_fail(c, &cl->loc,
+                   "reorder: needs split before it (reorder moves kernels between the "
+                   "ReduceScatter and the AllGather that split creates)");
+  int moved = 0;
+  IrOp *prev = NULL;
+  for (IrOp **pp = &c->list; *pp; prev = *pp, pp = &(*pp)->next) {
+    IrOp *ag = *pp;
+    if (!is_split_gather(prev, ag)) continue;
+    IrOp *chain[TF_MAX_CHAIN];
+    int n = tf_chain(ag, ag->coll.out, chain, TF_MAX_CHAIN);
+    if (n == 0) continue;
+    for (int i = 0; i < n; i++)
+      if (tf_check_slice(c, "reorder", chain[i], ag->coll.count, ag->coll.out, chain, n, true)) return -1;
+    if (check_gathers(c, ag->coll.out, chain, n)) return -1;
+    explain_reorder(c, ag->coll.out, chain, n);
+    IrOp **last_next;
+    *pp = rebuild(c, ag, chain, n, &last_next);
+    moved += n;
+    while (&(*pp)->next != last_next) pp = &(*pp)->next;
+  }
+  if (moved == 0)
+    return tf_fail(c, &cl->loc,
+                   "reorder: no pointwise kernel consumes the result of a split AllReduce; there "
+                   "is nothing to move between ReduceScatter and AllGather");
+  c->reorder = true;
+  return 0;
+}
+
+//
+// fuse
+//
+
+static bool generated(const IrOp *op, IrCollKind kind, IrPart part) {
+  return op && op->kind == IR_OP_COLLECTIVE && op->generated && op->coll.kind == kind && op->span.part == part;
+}
+
+// RS, tail AR, slice/tail kernels, AllGathers of one chunk: a group when it has kernels.
+static int fuse_split(TfCtx *c, IrOp *rs) {
+  IrOp *end = rs->next, *p;
+  int kernels = 0;
+  if (generated(end, IR_ALLREDUCE, IR_PART_TAIL)) end = end->next;
+  for (p = end; p && p->kind == IR_OP_POINTWISE && p->span.part != IR_PART_ALL && tf_same_chunk(p, rs); p = p->next)
+    kernels++;
+  if (kernels == 0) return 0;
+  while (generated(p, IR_ALLGATHER, IR_PART_BODY) && tf_same_chunk(p, rs)) p = p->next;
+  int group = ++c->nfuse;
+  for (IrOp *q = rs; q != p; q = q->next) q->fuse_group = group;
+  tf_step(c, IR_CL_FUSE,
+          "fuse: ReduceScatter of '%s' + %d slice kernel launch(es) + AllGather(s) become one "
+          "kernel (group %d)",
+          rs->coll.out->name, kernels, group);
+  return 1;
+}
+
+// AllReduce followed by kernels on its result (each element reduced, then used).
+static int fuse_allreduce(TfCtx *c, IrOp *ar) {
+  IrOp *chain[TF_MAX_CHAIN];
+  int n = tf_chain(ar, ar->coll.out, chain, TF_MAX_CHAIN);
+  if (n == 0) return 0;
+  for (int i = 0; i < n; i++)
+    if (tf_check_slice(c, "fuse", chain[i], ar->coll.count, ar->coll.out, chain, n, true)) return -1;
+  int group = ++c->nfuse;
+  ar->fuse_group = group;
+  for (int i = 0; i < n; i++) chain[i]->fuse_group = group;
+  tf_step(c, IR_CL_FUSE, "fuse: AllReduce of '%s' + %d kernel(s) on its result become one kernel (group %d)",
+          ar->coll.out->name, n, group);
+  return 1;
+}
+
+int tf_fuse(TfCtx *c, const IrClause *cl) {
+  int groups = 0;
+  for (IrOp *op = c->list; op; op = op->next) {
+    if (op->fuse_group || op->kind != IR_OP_COLLECTIVE) continue;
+    int rc = 0;
+    if (generated(op, IR_REDUCESCATTER, IR_PART_BODY)) rc = fuse_split(c, op);
+    else if (op->coll.kind == IR_ALLREDUCE && op->span.part == IR_PART_ALL) rc = fuse_allreduce(c, op);
+    if (rc < 0) return -1;
+    groups += rc;
+  }
+  if (groups == 0)
+    return tf_fail(c, &cl->loc,
+                   "fuse: no collective is followed by pointwise work on its result; fuse needs "
+                   "ReduceScatter + kernels + AllGather (split reorder) or AllReduce + kernels");
+  return 0;
+}
