@@ -241,6 +241,42 @@ IrOp *analyze_launch(const Frontend *fe, IrRegion *ir, const Stmt *s, const Prog
                      char **why, SrcLoc *why_loc);
 
 //
+// codegen.c: scheduled IR regions become CUDA (or host) text
+//
+
+// What replaces one region in the output, and what goes before its function.
+typedef struct RegionCode {
+  char *body;     // replaces the region's statement (Region.range); the
+                  // pragma line is kept, commented, by the rewriter
+  char *kernels;  // generated __global__ kernels and helpers, inserted before
+                  // the enclosing function (Region.function_start), between
+                  // marker comments; NULL when none
+} RegionCode;
+
+// Generate the code of one scheduled region (r->sched; r->ops when
+// --schedule=none). indent is the indentation of the region's first line.
+// Returns -1 after reporting an error.
+int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Target target,
+                   const char *indent, RegionCode *out);
+void region_code_free(RegionCode *c);
+
+//
+// rewrite.c: the output file = the input with byte-range edits, nothing else
+//
+
+typedef struct Edit {
+  unsigned begin, end;  // replace bytes [begin, end) of the input (begin == end: insert)
+  char *text;           // the new bytes (owned)
+  struct Edit *next;
+} Edit;
+
+void edit_add(Edit **list, unsigned begin, unsigned end, const char *text);
+void edits_free(Edit *list);
+// The input with the edits applied (sorted by offset; overlapping edits are a
+// bug). Returns a malloc'd buffer and its length.
+char *rewrite_apply(const SourceFile *src, const Edit *edits, size_t *len);
+
+//
 // json.c
 //
 
