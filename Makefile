@@ -48,9 +48,14 @@ TEST_TARGETS :=
 .PHONY: all deps check-cuda test test-quick sanitize demo bench bench-frontend clean
 all:
 
-# Each layer's rules: mk/deps.mk, pragmas/pragmas.mk, translator/translator.mk,
-# runtime/*/*.mk, examples/examples.mk, tests/*/*.mk, tests/*/*/*.mk (one owner each).
-include $(sort $(wildcard mk/*.mk */*.mk runtime/*/*.mk tests/*/*.mk tests/*/*/*.mk))
+# Each layer's rules, one owner per fragment, included in dependency order
+# (libraries before the tests that link them: prerequisites expand at once).
+include $(sort $(wildcard mk/*.mk))
+include $(sort $(wildcard pragmas/*.mk))
+include $(sort $(wildcard translator/*.mk translator/*/*.mk))
+include $(sort $(wildcard runtime/*.mk runtime/*/*.mk))
+include $(sort $(wildcard examples/*.mk))
+include $(sort $(wildcard tests/*/*.mk tests/*/*/*.mk))
 
 $(BUILD)/%/:
 	@mkdir -p $@

@@ -388,18 +388,13 @@ static IrExpr *binary_expr(Az *az, CXCursor c, CXCursor lhs, CXCursor rhs, const
 static IrExpr *unary_expr(Az *az, CXCursor c) {
   Kids k = kids(c);
   char *op = unary_op(az, c, k.v[0]);
-  IrExpr *a = expr(az, k.v[0]), *e = NULL;
-  if (!a) {
-    free(op);
-    return NULL;
-  }
-  if (strcmp(op, "-") == 0) e = ir_expr_unary(az->ir, IR_NEG, a);
-  else if (strcmp(op, "!") == 0) e = ir_expr_unary(az->ir, IR_NOT, a);
-  else if (strcmp(op, "~") == 0) e = ir_expr_unary(az->ir, IR_BITNOT, a);
-  else if (strcmp(op, "+") == 0) e = a;
-  else fail(az, c, "kernel '%s': operator '%s' is not supported in a pointwise kernel", az->launch->kernel, op);
+  int uop = strcmp(op, "-") == 0 ? IR_NEG : strcmp(op, "!") == 0 ? IR_NOT
+            : strcmp(op, "~") == 0 ? IR_BITNOT : strcmp(op, "+") == 0 ? -1 : -2;
+  if (uop == -2) fail(az, c, "kernel '%s': operator '%s' is not supported in a pointwise kernel", az->launch->kernel, op);
   free(op);
-  return e ? cast_to(az, expr_type(c), e) : NULL;
+  IrExpr *a = uop == -2 ? NULL : expr(az, k.v[0]);
+  if (!a) return NULL;
+  return cast_to(az, expr_type(c), uop == -1 ? a : ir_expr_unary(az->ir, (IrUnaryOp)uop, a));
 }
 
 static IrExpr *call_expr(Az *az, CXCursor c);
