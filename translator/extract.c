@@ -253,6 +253,45 @@ static int extract_launch(const Frontend *fe, const Program *prog, const Region 
   return status;
 }
 
+// The pointer a buffer expression offsets: "buf + off" -> "buf" (the text up
+// to a top-level '+' or '-'), whitespace removed.
+static void pointer_base(const char *text, char *out, size_t cap) {
+  int depth = 0;
+  size_t n = 0;
+  for (const char *p = text; *p && n + 1 < cap; p++) {
+    if (*p == '(' || *p == '[') depth++;
+    if (*p == ')' || *p == ']') depth--;
+    if (depth == 0 && (*p == '+' || (*p == '-' && p[1] != '>'))) break;
+    if (*p != ' ' && *p != '\t' && *p != '\n') out[n++] = *p;
+  }
+  out[n] = '\0';
+}
+
+// Buffers are told apart by their text: distinct pointer variables are taken
+// to be distinct memory (as __restrict__ would say; docs/pragmas.md), but two
+// texts that offset the same pointer ("buf", "buf + n") may overlap, and no
+// schedule moves work between them.
+static int check_overlap(const Region *r, const IrRegion *ir) {
+  if (!r->pragma->clauses || (!pragma_find_clause(r->pragma, "split") &&
+                              !pragma_find_clause(r->pragma, "fuse") &&
+                              !pragma_find_clause(r->pragma, "overlap") &&
+                              !pragma_find_clause(r->pragma, "schedule")))
+    return 0;
+  for (const IrTensor *a = ir->tensors; a; a = a->next) {
+    for (const IrTensor *b = a->next; b; b = b->next) {
+      char ba[256], bb[256];
+      pointer_base(a->text, ba, sizeof ba);
+      pointer_base(b->text, bb, sizeof bb);
+      if (strcmp(ba, bb) != 0) continue;
+      diag_error(&b->first_use, "'%s' and '%s' may overlap (both offset '%s'); coconet cannot schedule work on buffers it cannot tell apart",
+                 a->text, b->text, ba);
+      diag_note(&a->first_use, "'%s' is used here", a->text);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static int extract_region(const Frontend *fe, const Program *prog, const Region *r, IrProgram *p) {
   IrRegion *ir = ir_region_new(p, r->name, r->pragma_range.begin, r->range);
   extract_clauses(fe, r, ir);
@@ -275,7 +314,7 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
       free(text);
     }
   }
-  return status;
+  return status ? status : check_overlap(r, ir);
 }
 
 int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir) {
