@@ -6,6 +6,7 @@
 // opaque: kept where it is, an ordering barrier for every transformation.
 #include "translator.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -355,6 +356,25 @@ static bool call_is_whole_statement(const Frontend *fe, Stmt *s, const Toks *t, 
   return true;
 }
 
+// Is the call written in the statement itself? A call that comes whole out of
+// a macro body (`#define AR(b) ncclAllReduce(b, ...)`) has no text of its own
+// to rewrite: its statement stays opaque.
+static bool written_here(const Frontend *fe, CXCursor call, SrcRange cr) {
+  char *text = fe_text(fe, cr);
+  bool ok;
+  if (is_launch(call)) {
+    ok = strstr(text, "<<<") != NULL;
+  } else {
+    char *name = callee_name(call);
+    size_t n = strlen(name);
+    ok = strncmp(text, name, n) == 0 && !(isalnum((unsigned char)text[n]) || text[n] == '_');
+    if (!ok && strncmp(text, name, n) == 0) ok = strncmp(text + n, "_v2", 3) == 0;
+    free(name);
+  }
+  free(text);
+  return ok;
+}
+
 Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
   Stmt *s = xcalloc(1, sizeof *s);
   s->kind = STMT_OPAQUE;
@@ -365,7 +385,7 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
   if (f.count == 0) clang_visitChildren(cursor, find_calls, &f);
   if (f.count != 1) return s;
   SrcRange cr = fe_range(fe, clang_getCursorExtent(f.call));
-  if (!cr.begin.file || !cr.end.file) return s;
+  if (!cr.begin.file || !cr.end.file || !written_here(fe, f.call, cr)) return s;
   Toks t = tokens_of(fe, s->range);
   if (call_is_whole_statement(fe, s, &t, cr.begin.offset, cr.end.offset)) {
     s->callee = callee_name(f.call);

@@ -75,11 +75,19 @@ typedef struct Found {
   unsigned next_tok;   // offset of the first token after it (or file length)
 } Found;
 
+// A backslash followed by blanks and a newline continues the line (as clang
+// accepts it, with a warning).
+static unsigned continuation_at(const SourceFile *src, unsigned i) {
+  if (src->buf[i] != '\\') return 0;
+  unsigned j = i + 1;
+  while (j < src->len && (src->buf[j] == ' ' || src->buf[j] == '\t' || src->buf[j] == '\r')) j++;
+  return j < src->len && src->buf[j] == '\n' ? j + 1 - i : 0;
+}
+
 static unsigned logical_line_end(const SourceFile *src, unsigned i) {
   while (i < src->len && src->buf[i] != '\n') {
-    if (src->buf[i] == '\\' && i + 1 < src->len && src->buf[i + 1] == '\n') i += 2;
-    else if (src->buf[i] == '\\' && i + 2 < src->len && src->buf[i + 1] == '\r' && src->buf[i + 2] == '\n') i += 3;
-    else i++;
+    unsigned skip = continuation_at(src, i);
+    i += skip ? skip : 1;
   }
   return i;
 }
@@ -172,12 +180,23 @@ static unsigned next_code_token(const Frontend *fe, CXToken *t, unsigned n, unsi
   return (unsigned)fe->src.len;
 }
 
+// The file's tokens without comments (libclang returns them as tokens:
+// `#pragma /* x */ coconet` is still a coconet pragma).
+static void drop_comments(CXToken *t, unsigned *n) {
+  unsigned k = 0;
+  for (unsigned i = 0; i < *n; i++)
+    if (clang_getTokenKind(t[i]) != CXToken_Comment) t[k++] = t[i];
+  *n = k;
+}
+
 static Found *find_pragmas(const Frontend *fe, size_t *count) {
   CXSourceLocation b = clang_getLocationForOffset(fe->tu, fe->file, 0);
   CXSourceLocation e = clang_getLocationForOffset(fe->tu, fe->file, (unsigned)fe->src.len);
   CXToken *t;
-  unsigned n;
+  unsigned n, all;
   clang_tokenize(fe->tu, clang_getRange(b, e), &t, &n);
+  all = n;
+  drop_comments(t, &n);
   CXSourceRangeList *skipped = clang_getSkippedRanges(fe->tu, fe->file);
   Found *out = calloc(n + 1, sizeof *out);
   if (!out) COCONET_BUG("out of memory");
@@ -197,7 +216,7 @@ static Found *find_pragmas(const Frontend *fe, size_t *count) {
     f->next_tok = next_code_token(fe, t, n, i + 3, f->line_end, skipped);
   }
   clang_disposeSourceRangeList(skipped);
-  clang_disposeTokens(fe->tu, t, n);
+  clang_disposeTokens(fe->tu, t, all);
   return out;
 }
 
@@ -296,6 +315,17 @@ static void report_parse_error(const Frontend *fe, const Found *f, const PragmaE
 
 static const char *directive_word(const Pragma *p) { return pragma_directive_name(p->directive); }
 
+// Generated symbols are named after regions: names must be unique.
+static int check_unique_name(const Program *prog, const Region *r) {
+  for (const Region *o = prog->regions; o; o = o->next) {
+    if (o == r || strcmp(o->name, r->name) != 0) continue;
+    diag_error(&r->pragma_range.begin, "duplicate region name '%s'", r->name);
+    diag_note(&o->pragma_range.begin, "the first region named '%s' is here", o->name);
+    return -1;
+  }
+  return 0;
+}
+
 static int add_region(const Frontend *fe, Program *prog, Region ***tail, Pragma *p, const Found *f,
                       const Anchor *a) {
   Region *r = calloc(1, sizeof *r);
@@ -317,7 +347,8 @@ static int add_region(const Frontend *fe, Program *prog, Region ***tail, Pragma 
   **tail = r;
   *tail = &r->next;
   prog->nregions++;
-  return check_buffers(fe, r, f->text);
+  int dup = check_unique_name(prog, r);
+  return check_buffers(fe, r, f->text) || dup ? -1 : 0;
 }
 
 static bool ends_before(SrcRange outer, unsigned offset) { return offset >= outer.end.offset; }
@@ -335,8 +366,9 @@ static int check_nesting(const Frontend *fe, const Program *prog, const Found *f
   return 0;
 }
 
-// `symmetric` applies to `cudaMalloc(&p, bytes)`, bare or wrapped.
-static char *symmetric_target(const Frontend *fe, const Anchor *a) {
+// `symmetric` applies to `cudaMalloc(&p, bytes)`, bare or wrapped: the
+// pointer's text, and the statement's range (with its ';').
+static char *symmetric_target(const Frontend *fe, const Anchor *a, SrcRange *range) {
   Stmt *s = classify_stmt(fe, a->cursor);
   char *target = NULL;
   char *text = fe_text(fe, s->range);
@@ -349,6 +381,7 @@ static char *symmetric_target(const Frontend *fe, const Anchor *a) {
       target = strndup(amp + 1, (size_t)(comma - amp - 1));
     }
   }
+  *range = s->range;
   free(text);
   stmt_free(s);
   return target;
@@ -362,7 +395,7 @@ static int add_annotation(const Frontend *fe, Program *prog, Pragma *p, const Fo
   an->pragma_range = (SrcRange){at(fe, f->hash), at(fe, f->line_end)};
   an->range = fe_range(fe, clang_getCursorExtent(a->cursor));
   Annotation **list = p->directive == PRAGMA_SYMMETRIC ? &prog->symmetric : &prog->pointwise;
-  an->target = p->directive == PRAGMA_SYMMETRIC ? symmetric_target(fe, a) : fe_spelling(a->cursor);
+  an->target = p->directive == PRAGMA_SYMMETRIC ? symmetric_target(fe, a, &an->range) : fe_spelling(a->cursor);
   an->next = NULL;
   while (*list) list = &(*list)->next;
   *list = an;

@@ -5,9 +5,11 @@
 //   -isystem $CUDA_HOME/include/cccl -isystem TMP (an empty texture_fetch_functions.h)
 //   -Xclang -fcuda-allow-variadic-functions -Wno-unknown-cuda-version
 //   -include TMP/coconet_prelude.h
+//   -Wno-unknown-pragmas
 // then the flags from -p DIR (compile_commands.json, only -I/-D/-U/-isystem/
-// -iquote/-include: nvcc's own flags mean nothing to clang), then the user's
-// flags after `--`.
+// -iquote/-include, relative paths made absolute with the entry's directory:
+// nvcc's own flags mean nothing to clang), then the user's flags after `--`
+// (last, so they win).
 #include "translator.h"
 
 #include <clang-c/CXCompilationDatabase.h>
@@ -76,7 +78,10 @@ static char *make_tmpdir(void) {
   const char *base = getenv("TMPDIR");
   char path[4096];
   snprintf(path, sizeof path, "%s/coconet.XXXXXX", base && *base ? base : "/tmp");
-  if (!mkdtemp(path)) return NULL;
+  if (!mkdtemp(path)) {
+    fprintf(stderr, "coconet: error: cannot create a temporary directory '%s': %s\n", path, strerror(errno));
+    return NULL;
+  }
   char *dir = strdup(path);
   if (write_file(dir, "texture_fetch_functions.h", "") || write_file(dir, "coconet_prelude.h", PRELUDE)) {
     fprintf(stderr, "coconet: error: cannot write to '%s': %s\n", dir, strerror(errno));
@@ -136,6 +141,19 @@ static bool keep_flag(const char *f, bool *takes_value) {
   return false;
 }
 
+// Add prefix+value, making a relative path absolute against the entry's
+// directory for the flags that take paths (-I, -isystem, -iquote, -include).
+static void add_path_flag(Args *a, const char *prefix, const char *value, const char *flag,
+                          const char *dir) {
+  bool path = strcmp(flag, "-D") != 0 && strcmp(flag, "-U") != 0;
+  char buf[8192];
+  if (path && value[0] && value[0] != '/')
+    snprintf(buf, sizeof buf, "%s%s/%s", prefix, dir, value);
+  else
+    snprintf(buf, sizeof buf, "%s%s", prefix, value);
+  args_add(a, buf);
+}
+
 static int add_compdb_flags(const Options *opts, Args *a) {
   char path[4096];
   snprintf(path, sizeof path, "%s/compile_commands.json", opts->compdb_dir);
@@ -158,6 +176,14 @@ static int add_compdb_flags(const Options *opts, Args *a) {
             opts->input, opts->compdb_dir);
   } else {
     CXCompileCommand cmd = clang_CompileCommands_getCommand(cmds, 0);
+    CXString entry = clang_CompileCommand_getFilename(cmd);
+    char entry_real[4096];
+    const char *e = clang_getCString(entry);
+    if (realpath(e, entry_real)) e = entry_real;
+    if (strcmp(e, file) != 0)  // libclang lends the flags of the most similar entry
+      fprintf(stderr, "coconet: warning: '%s' has no entry in '%s/compile_commands.json'; using the flags of '%s'\n",
+              opts->input, opts->compdb_dir, clang_getCString(entry));
+    clang_disposeString(entry);
     CXString dir = clang_CompileCommand_getDirectory(cmd);
     unsigned nargs = clang_CompileCommand_getNumArgs(cmd);
     for (unsigned i = 1; i < nargs; i++) {
@@ -165,18 +191,17 @@ static int add_compdb_flags(const Options *opts, Args *a) {
       const char *arg = clang_getCString(s);
       bool takes_value;
       if (keep_flag(arg, &takes_value)) {
-        bool rel_path = (strncmp(arg, "-I", 2) == 0 && arg[2] && arg[2] != '/');
-        if (rel_path) {
-          char buf[8192];
-          snprintf(buf, sizeof buf, "-I%s/%s", clang_getCString(dir), arg + 2);
-          args_add(a, buf);
-        } else {
-          args_add(a, arg);
-        }
         if (takes_value && i + 1 < nargs) {
           CXString v = clang_CompileCommand_getArg(cmd, ++i);
-          args_add(a, clang_getCString(v));
+          args_add(a, arg);
+          add_path_flag(a, "", clang_getCString(v), arg, clang_getCString(dir));
           clang_disposeString(v);
+        } else {
+          size_t flag = strncmp(arg, "-isystem", 8) == 0 ? 8 : strncmp(arg, "-iquote", 7) == 0 ? 7
+                        : strncmp(arg, "-include", 8) == 0 ? 8 : 2;
+          char name[16];
+          snprintf(name, sizeof name, "%.*s", (int)flag, arg);
+          add_path_flag(a, name, arg + flag, name, clang_getCString(dir));
         }
       }
       clang_disposeString(s);
@@ -188,7 +213,7 @@ static int add_compdb_flags(const Options *opts, Args *a) {
   return 0;
 }
 
-static void build_args(const Options *opts, const char *tmpdir, Args *a) {
+static void build_args(const char *tmpdir, Args *a) {
   const char *cuda = frontend_cuda_home();
   args_add(a, "-x");
   args_add(a, "cuda");
@@ -205,7 +230,6 @@ static void build_args(const Options *opts, const char *tmpdir, Args *a) {
   args_add(a, "-Wno-unknown-pragmas");
   args_add(a, "-include");
   args_addf(a, "%s/coconet_prelude.h", tmpdir);
-  for (int i = 0; i < opts->nclang_args; i++) args_add(a, opts->clang_args[i]);
 }
 
 // Print errors (and fatal errors) as clang does: the formatted line, then the
@@ -239,6 +263,13 @@ static int report_clang_errors(Frontend *fe) {
 int frontend_parse(const Options *opts, SourceFile src, Frontend *fe) {
   memset(fe, 0, sizeof *fe);
   fe->src = src;
+  char probe[4096];
+  snprintf(probe, sizeof probe, "%s/include/cuda_runtime.h", frontend_cuda_home());
+  if (access(probe, R_OK) != 0) {
+    fprintf(stderr, "coconet: error: no CUDA toolkit at '%s' (no include/cuda_runtime.h); set CUDA_HOME, "
+                    "put nvcc on PATH, or install CUDA in /usr/local/cuda\n", frontend_cuda_home());
+    return -1;
+  }
   fe->tmpdir = make_tmpdir();
   if (!fe->tmpdir) return -1;
   Args a = {0};
@@ -247,8 +278,9 @@ int frontend_parse(const Options *opts, SourceFile src, Frontend *fe) {
     return -1;
   }
   Args all = {0};
-  build_args(opts, fe->tmpdir, &all);
+  build_args(fe->tmpdir, &all);
   for (int i = 0; i < a.n; i++) args_add(&all, a.v[i]);
+  for (int i = 0; i < opts->nclang_args; i++) args_add(&all, opts->clang_args[i]);
   args_free(&a);
   fe->index = clang_createIndex(0, 0);
   struct CXUnsavedFile unsaved = {src.path, src.buf, (unsigned long)src.len};
