@@ -26,7 +26,7 @@ void f(float *g, ncclComm_t comm, cudaStream_t s) {
 }
 
 // CHECK: region from_db ({{.*}}compdb.cu:{{[0-9]+}}) in f: nccl:ncclAllReduce opaque
-// NODB: compdb.cu:12:10: fatal error: 'compdb_helper.h' file not found
+// NODB: compdb.cu:18:10: fatal error: 'compdb_helper.h' file not found
 // OVERRIDE: error: use of undeclared identifier 'REGION_SIZE'
 // BORROWED: warning: '{{.*}}compdb.cu' has no entry in '{{.*}}compile_commands.json'; using the flags of '{{.*}}compdb.cu.other.cu'
 // DEP: {{.*}}.out: {{.*}}compdb.cu \
