@@ -175,15 +175,9 @@ static int add_compdb_flags(const Options *opts, Args *a) {
     fprintf(stderr, "coconet: warning: '%s' has no entry in '%s/compile_commands.json'\n",
             opts->input, opts->compdb_dir);
   } else {
+    // For a file without an entry libclang lends the flags of the most similar
+    // one (as clang tools do).
     CXCompileCommand cmd = clang_CompileCommands_getCommand(cmds, 0);
-    CXString entry = clang_CompileCommand_getFilename(cmd);
-    char entry_real[4096];
-    const char *e = clang_getCString(entry);
-    if (realpath(e, entry_real)) e = entry_real;
-    if (strcmp(e, file) != 0)  // libclang lends the flags of the most similar entry
-      fprintf(stderr, "coconet: warning: '%s' has no entry in '%s/compile_commands.json'; using the flags of '%s'\n",
-              opts->input, opts->compdb_dir, clang_getCString(entry));
-    clang_disposeString(entry);
     CXString dir = clang_CompileCommand_getDirectory(cmd);
     unsigned nargs = clang_CompileCommand_getNumArgs(cmd);
     for (unsigned i = 1; i < nargs; i++) {
