@@ -27,7 +27,7 @@ void f(float *g, ncclComm_t comm, cudaStream_t s) {
 }
 
 // CHECK: region from_db ({{.*}}compdb.cu:{{[0-9]+}}) in f: nccl:ncclAllReduce opaque
-// NODB: compdb.cu:18:10: fatal error: 'compdb_helper.h' file not found
+// NODB: compdb.cu:[[@LINE-11]]:10: fatal error: 'compdb_helper.h' file not found
 // OVERRIDE: error: use of undeclared identifier 'REGION_SIZE'
 // DEP: {{.*}}.out: {{.*}}compdb.cu \
 // DEP-DAG: compdb_helper.h
