@@ -1,0 +1,185 @@
+// coconet host backend: the map of the runtime (libcoconet_host.a).
+//
+// A CUDA + NCCL program, lowered by the translator (coconet --target=host) and
+// compiled as C++ against runtime/host/include, runs here with one MPI rank
+// per GPU.  Everything executes on the calling OS thread, in issue order:
+//
+//   debug.cc    logging (COCONET_DEBUG), fatal errors, checked MPI calls
+//   fiber.cc    stacks and the context switch behind COCONET_HOST_SYNC
+//   launch.cc   kernel launches: validation, the fiber scheduler, barriers,
+//               warp collectives
+//   cudart.cc   the CUDA runtime API: memory, streams, events, the device
+//   nccl.cc     communicators, groups, collectives and send/recv over MPI
+//   reduce.cc   NCCL data types and rank-order reductions
+//   symm.cc     ncclMemAlloc and windows over POSIX shared memory
+//   cublas.cc   cuBLAS GEMMs on OpenBLAS
+#ifndef COCONET_HOST_SRC_HOST_H
+#define COCONET_HOST_SRC_HOST_H
+
+// The MPI C API only (no deprecated C++ bindings).
+#define OMPI_SKIP_MPICXX 1
+#include <mpi.h>
+#include <stddef.h>
+
+#include <vector>
+
+#include "cuda_runtime.h"
+#include "nccl.h"
+
+// Defined when compiled with AddressSanitizer (gcc or clang).
+#if defined(__SANITIZE_ADDRESS__)
+#define COCONET_HOST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COCONET_HOST_ASAN 1
+#endif
+#endif
+
+namespace coconet_host {
+
+// ---- debug.cc ---------------------------------------------------------------
+
+enum log_level { LOG_NONE, LOG_WARN, LOG_INFO, LOG_TRACE };
+
+enum subsystem {
+  SUB_INIT = 1,    // MPI start-up, communicators
+  SUB_CUDA = 2,    // the CUDA runtime API: memory, streams, events, the device
+  SUB_LAUNCH = 4,  // kernel launches
+  SUB_COLL = 8,    // collectives
+  SUB_P2P = 16,    // send/recv
+  SUB_SYMM = 32,   // symmetric memory
+  SUB_BLAS = 64,   // cuBLAS
+};
+
+// Whether messages of this level and subsystem are printed.  COCONET_DEBUG
+// picks the level (NONE, WARN: the default, INFO, TRACE), COCONET_DEBUG_SUBSYS
+// the subsystems (a comma list of INIT, CUDA, LAUNCH, COLL, P2P, SYMM, BLAS,
+// ALL; a leading ^ excludes).
+bool log_enabled(int level, int subsys);
+// "coconet-host[rank R] INFO COLL: ..." on stderr.
+void log_message(int level, int subsys, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define COCONET_LOG(level, subsys, ...)                                                     \
+  do {                                                                                     \
+    if (::coconet_host::log_enabled(level, subsys)) ::coconet_host::log_message(level, subsys, __VA_ARGS__); \
+  } while (0)
+#define COCONET_WARN(subsys, ...) COCONET_LOG(::coconet_host::LOG_WARN, subsys, __VA_ARGS__)
+#define COCONET_INFO(subsys, ...) COCONET_LOG(::coconet_host::LOG_INFO, subsys, __VA_ARGS__)
+#define COCONET_TRACE(subsys, ...) COCONET_LOG(::coconet_host::LOG_TRACE, subsys, __VA_ARGS__)
+
+// Prints "coconet-host[rank R]: error: WHAT: ..." and ends the whole job
+// (MPI_Abort when MPI is up, abort() otherwise), removing shared-memory
+// segments first.
+[[noreturn]] void fatal(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// This process's MPI_COMM_WORLD rank, or -1 before MPI_Init.
+int world_rank(void);
+// Checks an MPI return code; on failure reports the call, file:line and rank.
+void mpi_check(int rc, const char *call, const char *file, int line);
+#define COCONET_MPI_CHECK(call) ::coconet_host::mpi_check((call), #call, __FILE__, __LINE__)
+// Reads a positive size_t from the environment, or dflt.
+size_t env_size(const char *name, size_t dflt);
+
+// ---- fiber.cc ---------------------------------------------------------------
+
+// A saved execution context with its own stack.
+struct fiber {
+  void *sp;             // stack pointer while switched out
+  char *stack;          // lowest usable address (a guard page lies below)
+  size_t stack_size;    // usable bytes
+  void *asan_fake;      // AddressSanitizer's fake-stack handle while switched out
+};
+
+// At least n fibers with stacks of COCONET_HOST_STACK_KB (default 256 KiB,
+// 1 MiB under AddressSanitizer); the pool lives until exit.
+fiber *fiber_pool(unsigned n);
+// Prepares f to run entry() from the top of its stack at its next switch_in.
+void fiber_prepare(fiber *f, void (*entry)(void));
+// Scheduler -> fiber f; returns when f switches out.
+void fiber_switch_in(fiber *f);
+// Fiber f -> scheduler; returns when the scheduler switches f in again.
+void fiber_switch_out(fiber *f);
+// Fiber f -> scheduler for the last time.
+[[noreturn]] void fiber_exit(fiber *f);
+// Called first thing by a fresh fiber's entry().
+void fiber_started(void);
+
+// ---- launch.cc: the launch interface is in coconet_host.h and --------------
+// ---- coconet_host_device.h. --------------------------------------------------
+
+// ---- cudart.cc --------------------------------------------------------------
+
+// Records err (unless cudaSuccess) for cudaGetLastError; returns it.
+cudaError_t set_last_error(cudaError_t err);
+// Whether stream is 0, a special handle or a live stream.
+bool stream_is_valid(cudaStream_t stream);
+// Maximum dynamic shared memory a kernel may use (its attribute, else 48 KiB).
+size_t kernel_max_dynamic_shared(const void *kernel);
+
+// ---- reduce.cc --------------------------------------------------------------
+
+// Bytes per element; 0 for an invalid type.
+size_t dtype_size(ncclDataType_t dtype);
+const char *dtype_name(ncclDataType_t dtype);
+const char *redop_name(ncclRedOp_t op);
+
+// How to combine: a built-in op, or a pre-multiplied sum with each rank's
+// scalar (the data type's bits, zero-extended).
+struct reduction {
+  ncclRedOp_t op;                            // ncclSum .. ncclAvg, or ncclNumOps for PreMulSum
+  std::vector<unsigned long long> scalars;   // PreMulSum: one per rank
+};
+
+// out[i] = in[0][i] (op) in[1][i] (op) ... in[nranks-1][i], in rank order,
+// where in[r] = in + r * stride elements.  16-bit and 8-bit floats are
+// combined in float and rounded once; integers wrap; see README.md.
+void reduce_ranks(const void *in, size_t stride, int nranks, size_t count, ncclDataType_t dtype,
+                  const reduction &red, void *out);
+
+// ---- nccl.cc ----------------------------------------------------------------
+
+// A user-defined reduction op (ncclRedOpCreatePreMulSum).
+struct premul_op {
+  bool live;
+  ncclDataType_t dtype;
+  ncclScalarResidence_t residence;
+  unsigned char value[8];  // the scalar, for ncclScalarHostImmediate
+  const void *ptr;         // the scalar's address, for ncclScalarDevice
+};
+
+}  // namespace coconet_host
+
+// A communicator: a private duplicate of an MPI communicator (errors return).
+struct ncclComm {
+  MPI_Comm mpi;
+  int rank;  // == rank in mpi
+  int nranks;
+  std::vector<ncclWindow_vidmem *> windows;  // registered symmetric windows
+  std::vector<coconet_host::premul_op> ops;  // ncclRedOpCreatePreMulSum, index = op - ncclNumOps
+};
+
+// A registered window: an ncclMemAlloc'ed range, mapped from every rank.
+struct ncclWindow_vidmem {
+  char *base;                      // this rank's address of the range
+  size_t size;                     // this rank's size
+  std::vector<char *> peers;       // every rank's range as mapped here (peers[rank] == base)
+  std::vector<size_t> peer_sizes;  // every rank's size
+  std::vector<void *> maps;        // the peers' whole segments as mapped here (nullptr for this rank)
+  std::vector<size_t> map_sizes;
+};
+
+namespace coconet_host {
+
+// Records the message ncclGetLastError returns and logs it as a warning.
+ncclResult_t nccl_error(ncclResult_t result, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// ---- symm.cc ----------------------------------------------------------------
+
+// Unmaps the peers' segments of every window of comm (at ncclCommDestroy).
+void windows_release(ncclComm_t comm);
+// Unlinks this process's shared-memory segments (at exit and on fatal errors).
+void symm_cleanup(void);
+
+// ---- cublas.cc: no internal interface. ------------------------------------
+
+}  // namespace coconet_host
+
+#endif

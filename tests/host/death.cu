@@ -1,0 +1,84 @@
+// Host backend: uses that cannot run correctly must stop the program with a
+// message naming the problem (never a silent wrong answer).  death.sh runs
+// each case and checks the exit status and the message.
+#include <cooperative_groups.h>
+#include <mpi.h>
+#include <nccl.h>
+#include <stdio.h>
+#include <string.h>
+
+__global__ void barrier_kernel(int *x) {
+  __syncthreads();
+  x[threadIdx.x] = 1;
+}
+
+// Half a warp waits in a shuffle for the other half, which waits at a barrier.
+__global__ void deadlock_kernel(int *x) {
+  if (threadIdx.x < 16)
+    x[threadIdx.x] = __shfl_sync(0xffffffffu, (int)threadIdx.x, 0);
+  else
+    __syncthreads();
+}
+
+// In a 48-thread block, lane 0 of warp 1 reads lane 16, which does not exist.
+__global__ void absent_lane_kernel(int *x) { x[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1, 16); }
+
+// Lanes with the same mask at different collectives.
+__global__ void mixed_ops_kernel(int *x) {
+  if (threadIdx.x % 2)
+    x[threadIdx.x] = (int)__ballot_sync(0xffffffffu, 1);
+  else
+    x[threadIdx.x] = __shfl_sync(0xffffffffu, 1, 0);
+}
+
+__global__ void trap_kernel(int *x) {
+  if (threadIdx.x == 3) __trap();
+  x[threadIdx.x] = 0;
+}
+
+__global__ void grid_sync_kernel(int *x) {
+  cooperative_groups::this_grid().sync();
+  x[threadIdx.x] = 0;
+}
+
+static ncclComm_t init_comm(int nranks, int rank) {
+  ncclUniqueId id;
+  ncclGetUniqueId(&id);
+  ncclComm_t comm = nullptr;
+  ncclCommInitRank(&comm, nranks, id, rank);
+  return comm;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) return 2;
+  const char *what = argv[1];
+  int *x;
+  cudaMallocManaged(&x, 64 * sizeof(int));
+  if (!strcmp(what, "simple-barrier")) coconet_host_launch(COCONET_HOST_SIMPLE, barrier_kernel, 1, 32, 0, 0, x);
+  if (!strcmp(what, "deadlock")) coconet_host_launch(COCONET_HOST_SYNC, deadlock_kernel, 1, 32, 0, 0, x);
+  if (!strcmp(what, "absent-lane")) coconet_host_launch(COCONET_HOST_SYNC, absent_lane_kernel, 1, 48, 0, 0, x);
+  if (!strcmp(what, "mixed-ops")) coconet_host_launch(COCONET_HOST_SYNC, mixed_ops_kernel, 1, 32, 0, 0, x);
+  if (!strcmp(what, "trap")) coconet_host_launch(COCONET_HOST_SIMPLE, trap_kernel, 2, 8, 0, 0, x);
+  if (!strcmp(what, "grid-sync")) coconet_host_launch(COCONET_HOST_SYNC, grid_sync_kernel, 2, 8, 0, 0, x);
+  if (!strcmp(what, "attribute")) {
+    int v;
+    cudaDeviceGetAttribute(&v, cudaDevAttrMaxTexture1DWidth, 0);
+  }
+  if (!strcmp(what, "init-all")) {
+    ncclComm_t comms[2];
+    ncclCommInitAll(comms, 2, nullptr);
+  }
+  if (!strcmp(what, "rank-mismatch")) init_comm(2, 0);
+  if (!strcmp(what, "window")) {
+    ncclComm_t comm = init_comm(1, 0);
+    ncclWindow_t win;
+    ncclCommWindowRegister(comm, x, 64 * sizeof(int), &win, NCCL_WIN_DEFAULT);
+  }
+  if (!strcmp(what, "peer-ptr")) {
+    ncclComm_t comm = init_comm(1, 0);
+    coconet_host_peer_ptr(comm, x, 0);
+  }
+  printf("death: %s did not stop the program\n", what);
+  cudaFree(x);
+  return 0;
+}

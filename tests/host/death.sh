@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# death.sh PROGRAM: runs each failure case of tests/host/death.cu (as a
+# single process; MPI starts as a singleton where a case needs it); each must
+# exit non-zero and print the expected message.
+prog=$1
+failed=0 passed=0
+expect() {
+  local what=$1 message=$2 out status
+  out=$("$prog" "$what" 2>&1)
+  status=$?
+  if [ $status -ne 0 ] && grep -qF -- "$message" <<<"$out"; then
+    passed=$((passed + 1))
+  else
+    echo "death: '$what' exited $status; expected a failure saying: $message" >&2
+    echo "$out" | head -20 >&2
+    failed=$((failed + 1))
+  fi
+}
+expect simple-barrier "must be launched with COCONET_HOST_SYNC"
+expect deadlock "error: deadlock: in kernel deadlock_kernel"
+expect absent-lane "reads lane 16, which does not exist"
+expect mixed-ops "lane 1 is at __ballot_sync but lane 0 is at __shfl_sync"
+expect trap "error: __trap(): in kernel trap_kernel"
+expect grid-sync "needs a cooperative launch"
+expect attribute "attribute 21 is not emulated"
+expect init-all "the host backend runs one MPI rank per GPU"
+expect rank-mismatch "maps NCCL ranks to MPI_COMM_WORLD ranks"
+expect window "is not inside an ncclMemAlloc allocation"
+expect peer-ptr "is not inside a window registered on comm"
+echo "host death tests: $passed passed, $failed failed"
+[ $failed -eq 0 ]

@@ -1,0 +1,62 @@
+# Tests of the host backend (runtime/host): plain asserting programs built
+# against libcoconet_host.a, several of them run under mpirun with 1-4 ranks.
+#   test-host-kernels   execution model and CUDA runtime API (1 process);
+#                       the headers from a C program
+#   test-host-fp16      half/bf16/fp8 conversions and arithmetic, Philox/cuRAND
+#   test-host-nccl      every collective x type x op, groups, split; 1-4 ranks
+#   test-host-cublas    GEMMs against a naive triple loop
+#   test-host-symm      symmetric memory across 2 and 4 ranks
+#   test-host-program   a third-party-style program, <<<>>> source and lowering
+#   test-host-death     unsupported or broken uses abort with a clear message
+
+HOST_TEST_DIR  := tests/host
+HOST_TEST_BIN  := $(BIN)/host-tests
+HOST_PROGRAM   := $(HOST_TEST_BIN)/softmax_hist
+
+$(HOST_TEST_BIN)/%: $(HOST_TEST_DIR)/%.cu $(HOST_TEST_DIR)/check.h $(HOST_LIB) $(HOST_HEADERS)
+	@mkdir -p $(@D)
+	$(call coconet_host_program,$@,$<,$(WARN))
+
+$(HOST_PROGRAM): $(HOST_TEST_DIR)/programs/softmax_hist.host.cu $(HOST_LIB) $(HOST_HEADERS)
+	@mkdir -p $(@D)
+	$(call coconet_host_program,$@,$<,$(WARN))
+
+# The C API check: compiled as C11, linked by the C++ driver (the runtime is C++).
+$(OBJ)/tests/host/c_api.o: $(HOST_TEST_DIR)/c_api.c $(HOST_HEADERS) | $(OBJ)/tests/host/
+	$(CC) $(CFLAGS) -I$(HOST_DIR)/include $(HOST_MPI_CFLAGS) -c $< -o $@
+
+$(HOST_TEST_BIN)/c_api: $(OBJ)/tests/host/c_api.o $(HOST_LIB)
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS) $< -o $@ $(HOST_LDLIBS)
+
+HOST_EACH := $(HOST_TEST_DIR)/mpirun-each.sh
+
+.PHONY: test-host-kernels test-host-fp16 test-host-nccl test-host-cublas test-host-symm test-host-program \
+        test-host-death
+TEST_TARGETS += test-host-kernels test-host-fp16 test-host-nccl test-host-cublas test-host-symm \
+                test-host-program test-host-death
+
+test-host-kernels: $(HOST_TEST_BIN)/kernels $(HOST_TEST_BIN)/c_api
+	@$(RECORD) host-kernels $(HOST_RUN_ENV) $<
+	@$(RECORD) host-c-api $(HOST_RUN_ENV) $(HOST_TEST_BIN)/c_api
+
+test-host-fp16: $(HOST_TEST_BIN)/fp16
+	@$(RECORD) host-fp16 $(HOST_RUN_ENV) $<
+
+test-host-nccl: $(HOST_TEST_BIN)/nccl
+	@$(RECORD) host-nccl $(HOST_RUN_ENV) $(HOST_EACH) "$(HOST_MPIRUN)" "1 2 3 4" $<
+	@$(RECORD) host-nccl-chunked $(HOST_RUN_ENV) COCONET_HOST_CHUNK_BYTES=24 $(HOST_EACH) "$(HOST_MPIRUN)" "3" $<
+
+test-host-cublas: $(HOST_TEST_BIN)/cublas
+	@$(RECORD) host-cublas $(HOST_RUN_ENV) $<
+
+test-host-symm: $(HOST_TEST_BIN)/symm
+	@$(RECORD) host-symm $(HOST_RUN_ENV) $(HOST_EACH) "$(HOST_MPIRUN)" "2 4" $<
+
+test-host-program: $(HOST_PROGRAM)
+	@$(RECORD) host-program-lowering $(HOST_TEST_DIR)/lowering-check.sh \
+	  $(HOST_TEST_DIR)/programs/softmax_hist.cu $(HOST_TEST_DIR)/programs/softmax_hist.host.cu
+	@$(RECORD) host-program $(HOST_RUN_ENV) $(HOST_EACH) "$(HOST_MPIRUN)" "1 2 3" $<
+
+test-host-death: $(HOST_TEST_BIN)/death
+	@$(RECORD) host-death $(HOST_RUN_ENV) $(HOST_TEST_DIR)/death.sh $<
