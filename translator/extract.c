@@ -236,7 +236,7 @@ static bool needs_pointwise(const Region *r) {
 }
 
 static int extract_launch(const Frontend *fe, const Program *prog, const Region *r, IrRegion *ir,
-                          const Stmt *s) {
+                          const Stmt *s, bool scheduling) {
   char *why;
   SrcLoc why_loc;
   if (analyze_launch(fe, ir, s, prog, &why, &why_loc)) return 0;
@@ -244,7 +244,7 @@ static int extract_launch(const Frontend *fe, const Program *prog, const Region 
   ir_op_opaque(ir, s->range, text);
   free(text);
   int status = 0;
-  if (needs_pointwise(r)) {
+  if (scheduling && needs_pointwise(r)) {
     diag_error(&why_loc, "%s", why);
     diag_note(&s->range.begin, "region '%s' needs this launch to be pointwise for its schedule", r->name);
     status = -1;
@@ -292,7 +292,8 @@ static int check_overlap(const Region *r, const IrRegion *ir) {
   return 0;
 }
 
-static int extract_region(const Frontend *fe, const Program *prog, const Region *r, IrProgram *p) {
+static int extract_region(const Frontend *fe, const Program *prog, const Region *r, IrProgram *p,
+                          bool scheduling) {
   IrRegion *ir = ir_region_new(p, r->name, r->pragma_range.begin, r->range);
   extract_clauses(fe, r, ir);
   int status = 0;
@@ -303,7 +304,7 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
     case STMT_GEMM: done = extract_gemm(fe, ir, s); break;
     case STMT_CUDA: done = extract_cuda(ir, s); break;
     case STMT_LAUNCH:
-      if (extract_launch(fe, prog, r, ir, s)) status = -1;
+      if (extract_launch(fe, prog, r, ir, s, scheduling)) status = -1;
       done = true;
       break;
     case STMT_OPAQUE: break;
@@ -314,12 +315,12 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
       free(text);
     }
   }
-  return status ? status : check_overlap(r, ir);
+  return status ? status : scheduling ? check_overlap(r, ir) : 0;
 }
 
-int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir) {
+int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool scheduling) {
   int status = 0;
   for (const Region *r = prog->regions; r; r = r->next)
-    if (extract_region(fe, prog, r, ir)) status = -1;
+    if (extract_region(fe, prog, r, ir, scheduling)) status = -1;
   return status;
 }

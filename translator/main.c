@@ -5,6 +5,7 @@
 #include "translator.h"
 #include "ir.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,11 +147,15 @@ static Options parse_args(int argc, char **argv) {
   o.input = argv[optind];
   if (o.in_place && o.output) usage_error("%s", "-i and -o cannot be used together");
   if (o.make_depfile && !o.depfile) usage_error("%s", "-MD needs -MF FILE");
+  if (o.depfile && !o.make_depfile) usage_error("%s", "-MF FILE needs -MD");
+  if (o.make_depfile && (!o.output || strcmp(o.output, "-") == 0))
+    usage_error("%s", "-MD needs -o FILE: the translated file is the depfile's target");
   if (o.in_place && o.diff) usage_error("%s", "-i and --diff cannot be used together");
   return o;
 }
 
-// The depfile: `TARGET: INPUT HEADER...`, as make and ninja read it.
+// The depfile, as make and ninja read it: paths absolute, ' ', '#', '\\'
+// escaped with a backslash and '$' doubled.
 static void dep_word(FILE *f, const char *path) {
   char real[4096];
   const char *p = realpath(path, real) ? real : path;
@@ -164,7 +169,21 @@ static void dep_word(FILE *f, const char *path) {
 typedef struct DepSink {
   FILE *out;
   const char *skip_dir;  // the front end's temporary files are not dependencies
+  char **seen;           // headers listed so far (each once)
+  size_t nseen, cap;
 } DepSink;
+
+static bool dep_seen(DepSink *sink, const char *path) {
+  for (size_t i = 0; i < sink->nseen; i++)
+    if (strcmp(sink->seen[i], path) == 0) return true;
+  if (sink->nseen == sink->cap) {
+    sink->cap = sink->cap ? 2 * sink->cap : 64;
+    sink->seen = realloc(sink->seen, sink->cap * sizeof *sink->seen);
+    if (!sink->seen) COCONET_BUG("out of memory");
+  }
+  sink->seen[sink->nseen++] = strdup(path);
+  return false;
+}
 
 static void dep_inclusion(CXFile file, CXSourceLocation *stack, unsigned depth, CXClientData data) {
   (void)stack;
@@ -173,25 +192,28 @@ static void dep_inclusion(CXFile file, CXSourceLocation *stack, unsigned depth, 
   CXString name = clang_getFileName(file);
   const char *path = clang_getCString(name);
   size_t skip = strlen(sink->skip_dir);
-  if (!(skip && strncmp(path, sink->skip_dir, skip) == 0 && path[skip] == '/')) {
+  bool temporary = skip && strncmp(path, sink->skip_dir, skip) == 0 && path[skip] == '/';
+  if (!temporary && !dep_seen(sink, path)) {
     fputs(" \\\n  ", sink->out);
     dep_word(sink->out, path);
   }
   clang_disposeString(name);
 }
 
+// `OUTPUT: INPUT HEADER...` (-MD requires -o FILE: the output is the target).
 static int write_depfile(const Options *o, const Frontend *fe) {
   FILE *f = fopen(o->depfile, "w");
   if (!f) {
-    fprintf(stderr, "coconet: error: cannot write depfile '%s'\n", o->depfile);
+    fprintf(stderr, "coconet: error: cannot write depfile '%s': %s\n", o->depfile, strerror(errno));
     return -1;
   }
-  const char *target = o->in_place ? o->input : (o->output && strcmp(o->output, "-") ? o->output : o->input);
-  fputs(target, f);
+  dep_word(f, o->output);
   fputs(": ", f);
   dep_word(f, o->input);
-  DepSink sink = {f, fe && fe->tmpdir ? fe->tmpdir : ""};
+  DepSink sink = {f, fe && fe->tmpdir ? fe->tmpdir : "", NULL, 0, 0};
   if (fe) clang_getInclusions(fe->tu, dep_inclusion, &sink);
+  for (size_t i = 0; i < sink.nseen; i++) free(sink.seen[i]);
+  free(sink.seen);
   fputc('\n', f);
   return fclose(f) == 0 ? 0 : -1;
 }
@@ -213,7 +235,7 @@ static void report(const Program *prog, const char *path) {
 
 // Write the result where the options say (nothing for -i when unchanged).
 static int emit(const Options *o, const SourceFile *src, const char *buf, size_t len) {
-  if (o->diff) return 0;  // unchanged text: an empty diff
+  if (o->diff) return diff_write(stdout, o->input, o->input, src->buf, src->len, buf, len) ? -1 : 0;
   if (o->in_place) {
     if (len == src->len && memcmp(buf, src->buf, len) == 0) return 0;
     return source_write(o->input, buf, len);
@@ -221,32 +243,68 @@ static int emit(const Options *o, const SourceFile *src, const char *buf, size_t
   return source_write(o->output, buf, len);
 }
 
+// --dump=json goes to -o FILE when given, else to stdout.
+static int dump_json_to(const Options *o, const Frontend *fe, const Program *prog) {
+  bool to_file = o->output && strcmp(o->output, "-") != 0;
+  FILE *f = to_file ? fopen(o->output, "w") : stdout;
+  if (!f) {
+    fprintf(stderr, "coconet: error: cannot write '%s': %s\n", o->output, strerror(errno));
+    return EXIT_INPUT;
+  }
+  int rc = json_dump(f, fe, prog);
+  if (to_file && fclose(f) != 0) rc = -1;
+  return rc ? EXIT_INPUT : 0;
+}
+
+static int write_empty_dot(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f || fputs("digraph coconet {\n}\n", f) < 0 || fclose(f) != 0) {
+    fprintf(stderr, "coconet: error: cannot write '%s': %s\n", path, strerror(errno));
+    return EXIT_INPUT;
+  }
+  return 0;
+}
+
 static int pass_through(const Options *o, const SourceFile *src) {
   if (o->make_depfile && write_depfile(o, NULL)) return EXIT_INPUT;
   if (o->dump == DUMP_JSON) {
     Frontend fe = {.src = *src};
     Program none = {0};
-    return json_dump(stdout, &fe, &none) ? EXIT_INPUT : 0;
+    return dump_json_to(o, &fe, &none);
   }
   if (o->check) {
     printf("%s: 0 regions\n", o->input);
     return 0;
   }
+  // No regions: the IR views are empty (the picture is an empty graph).
+  if (o->dot_file) return write_empty_dot(o->dot_file);
   if (o->dump == DUMP_IR || o->explain || o->verify_ranks) return 0;
   return emit(o, src, src->buf, src->len) ? EXIT_INPUT : 0;
 }
 
-// The IR stages: extract, schedule, then what the options ask to see of them.
-static int run_ir(const Options *o, const Frontend *fe, const Program *prog) {
-  IrCostModel model;
-  ir_cost_default(&model);
-  if (o->model_file && ir_cost_load(&model, o->model_file)) return EXIT_INPUT;
-  IrProgram *ir = ir_program_new();
-  int status = extract_program(fe, prog, ir) ? EXIT_INPUT : 0;
-  IrSchedOptions opt = {.model = &model};
+// The cost model: the defaults, or --model=FILE over them.
+static int load_model(const Options *o, IrCostModel *model) {
+  ir_cost_default(model);
+  return o->model_file && ir_cost_load(model, o->model_file) ? -1 : 0;
+}
+
+// Extract every region and schedule it (--schedule=none: infer layouts only).
+static int schedule_all(const Options *o, const Frontend *fe, const Program *prog, IrProgram *ir,
+                        const IrCostModel *model) {
+  int status = extract_program(fe, prog, ir, !o->schedule_none) ? EXIT_INPUT : 0;
+  IrSchedOptions opt = {.model = model};
   for (IrRegion *r = ir->regions; r && status == 0; r = r->next) {
     if (o->schedule_none ? ir_infer(r) : ir_schedule(r, &opt)) status = EXIT_INPUT;
   }
+  return status;
+}
+
+// The IR stages, then what the options ask to see of them.
+static int run_ir(const Options *o, const Frontend *fe, const Program *prog) {
+  IrCostModel model;
+  if (load_model(o, &model)) return EXIT_INPUT;
+  IrProgram *ir = ir_program_new();
+  int status = schedule_all(o, fe, prog, ir, &model);
   FILE *dot = NULL;
   if (status == 0 && o->dot_file && !(dot = fopen(o->dot_file, "w"))) {
     fprintf(stderr, "coconet: error: cannot write '%s'\n", o->dot_file);
@@ -257,7 +315,10 @@ static int run_ir(const Options *o, const Frontend *fe, const Program *prog) {
       ir_dump(stdout, r, false);
       if (r->sched) ir_dump(stdout, r, true);
     }
-    if (o->explain) ir_explain(stdout, r, &model);
+    if (o->explain) {
+      ir_explain(stdout, r, &model);
+      codegen_explain(stdout, r);
+    }
     if (dot) ir_emit_dot(dot, r);
     if (o->verify_ranks && ir_verify(r, o->verify_ranks, 3, stdout) != 0) status = EXIT_INPUT;
   }
@@ -270,6 +331,64 @@ static bool wants_ir(const Options *o) {
   return o->dump == DUMP_IR || o->explain || o->verify_ranks || o->dot_file;
 }
 
+// The edits of one region: its pragma commented, its statement replaced by the
+// generated block, its kernels inserted before its top-level declaration.
+static int region_edits(const Options *o, const Frontend *fe, const Region *fr, const IrRegion *r, Edit **edits) {
+  char *indent = rewrite_line_indent(&fe->src, fr->range.begin.offset);
+  RegionCode code;
+  int rc = codegen_region(fe, fr, r, o->target, indent, &code);
+  char *pragma = rc ? NULL : rewrite_pragma_comment(&fe->src, fr->pragma_range);
+  if (pragma) {
+    edit_add(edits, fr->pragma_range.begin.offset, fr->pragma_range.end.offset, pragma);
+    edit_add(edits, fr->range.begin.offset, fr->range.end.offset, code.body);
+    if (code.kernels) edit_add(edits, code.kernels_at, code.kernels_at, code.kernels);
+  } else {
+    rc = -1;
+  }
+  free(pragma);
+  free(indent);
+  region_code_free(&code);
+  return rc;
+}
+
+// Schedule every region, generate its code, and write the rewritten file
+// (nothing at all when there is any error).
+static int generate(const Options *o, const Frontend *fe, const Program *prog) {
+  IrCostModel model;
+  if (load_model(o, &model)) return EXIT_INPUT;
+  IrProgram *ir = ir_program_new();
+  int status = schedule_all(o, fe, prog, ir, &model);
+  Edit *edits = NULL;
+  const Region *fr = prog->regions;
+  for (const IrRegion *r = ir->regions; r && fr && status == 0; r = r->next, fr = fr->next)
+    if (region_edits(o, fe, fr, r, &edits)) status = EXIT_INPUT;
+  // Host lowering comes last: it leaves alone what the region edits replace.
+  if (status == 0 && o->target == TARGET_HOST && host_lower(fe, &edits)) status = EXIT_INPUT;
+  if (status == 0 && diag_error_count() == 0) {
+    size_t len;
+    char *out = rewrite_apply(&fe->src, edits, &len);
+    status = emit(o, &fe->src, out, len) ? EXIT_INPUT : 0;
+    free(out);
+  }
+  edits_free(edits);
+  ir_program_free(ir);
+  return status;
+}
+
+// --schedule=none: the file as written; for --target=host, its launches lowered.
+static int as_written(const Options *o, const Frontend *fe) {
+  Edit *edits = NULL;
+  int status = o->target == TARGET_HOST && host_lower(fe, &edits) ? EXIT_INPUT : 0;
+  if (status == 0) {
+    size_t len;
+    char *out = rewrite_apply(&fe->src, edits, &len);
+    status = emit(o, &fe->src, out, len) ? EXIT_INPUT : 0;
+    free(out);
+  }
+  edits_free(edits);
+  return status;
+}
+
 static int translate(const Options *o, SourceFile src) {
   Frontend fe;
   if (frontend_parse(o, src, &fe)) {
@@ -280,19 +399,25 @@ static int translate(const Options *o, SourceFile src) {
   int status = directives_collect(&fe, &prog) ? EXIT_INPUT : 0;
   if (status == 0 && o->make_depfile && write_depfile(o, &fe)) status = EXIT_INPUT;
   if (status == 0) {
-    if (o->dump == DUMP_JSON) status = json_dump(stdout, &fe, &prog) ? EXIT_INPUT : 0;
+    if (o->dump == DUMP_JSON) status = dump_json_to(o, &fe, &prog);
     else if (wants_ir(o)) status = run_ir(o, &fe, &prog);
     else if (o->check) report(&prog, o->input);
-    else if (o->schedule_none) status = emit(o, &src, src.buf, src.len) ? EXIT_INPUT : 0;
-    else {
-      fprintf(stderr, "coconet: error: scheduling regions is not available in this version; "
-                      "use --schedule=none, --check or --dump=json\n");
-      status = EXIT_USAGE;
-    }
+    else if (o->schedule_none) status = as_written(o, &fe);
+    else status = generate(o, &fe, &prog);
   }
   program_free(&prog);
   frontend_dispose(&fe);
   return status;
+}
+
+// A file coconet wrote is refused: translating it again would double its code.
+static bool already_translated(const Options *o, const SourceFile *src) {
+  long at = rewrite_find_translated(src->buf, src->len);
+  if (at < 0) return false;
+  SrcLoc loc = source_loc(src, (unsigned)at);
+  diag_error(&loc, "'%s' is already translated by coconet (this is code it generated); translate the "
+                   "original source instead", o->input);
+  return true;
 }
 
 int main(int argc, char **argv) {
@@ -300,7 +425,10 @@ int main(int argc, char **argv) {
   SourceFile src;
   if (source_read(o.input, &src)) return EXIT_INPUT;
   diag_add_file(src.path, src.buf, src.len);
-  int status = source_needs_translation(src.buf, src.len) ? translate(&o, src) : pass_through(&o, &src);
+  int status;
+  if (already_translated(&o, &src)) status = EXIT_INPUT;
+  else if (source_needs_translation(src.buf, src.len) || o.target == TARGET_HOST) status = translate(&o, src);
+  else status = pass_through(&o, &src);
   if (status == 0 && diag_error_count()) status = EXIT_INPUT;
   diag_reset();
   source_free(&src);

@@ -227,9 +227,9 @@ typedef struct IrOp IrOp;
 
 // Build the IR of every region of the program into ir. Statements become IR
 // ops; a launch whose kernel cannot be proven pointwise becomes an opaque op,
-// and is an error (with the reason) when the region's schedule needs it.
-// Returns -1 after reporting errors.
-int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir);
+// and is an error (with the reason) when scheduling and the region's schedule
+// needs it. Returns -1 after reporting errors.
+int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool scheduling);
 
 // The size a count argument stands for: its text, or for a const local
 // initialised with a product of names and literals, that product.
@@ -241,7 +241,10 @@ IrOp *analyze_launch(const Frontend *fe, IrRegion *ir, const Stmt *s, const Prog
                      char **why, SrcLoc *why_loc);
 
 //
-// codegen.c: scheduled IR regions become CUDA (or host) text
+// codegen.c: scheduled IR regions become CUDA (or host) text (codegen_kernel.c:
+// generated kernels from IR expressions, codegen_expr.c: expressions; their
+// private header is codegen.h). What the text calls at run time is
+// runtime/include/coconet.h.
 //
 
 // What replaces one region in the output, and what goes before its function.
@@ -251,6 +254,8 @@ typedef struct RegionCode {
   char *kernels;  // generated __global__ kernels and helpers, inserted before
                   // the enclosing function (Region.function_start), between
                   // marker comments; NULL when none
+  unsigned kernels_at;  // where: the start of the top-level declaration that
+                        // holds the region, above the comment lines on top of it
 } RegionCode;
 
 // Generate the code of one scheduled region (r->sched; r->ops when
@@ -259,6 +264,9 @@ typedef struct RegionCode {
 int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Target target,
                    const char *indent, RegionCode *out);
 void region_code_free(RegionCode *c);
+// --explain: what code generation does differently from the schedule (fuse
+// groups run unfused on the NCCL path, their call sites marked).
+void codegen_explain(FILE *f, const IrRegion *r);
 
 //
 // rewrite.c: the output file = the input with byte-range edits, nothing else
@@ -275,6 +283,40 @@ void edits_free(Edit *list);
 // The input with the edits applied (sorted by offset; overlapping edits are a
 // bug). Returns a malloc'd buffer and its length.
 char *rewrite_apply(const SourceFile *src, const Edit *edits, size_t *len);
+
+// What replaces a region's pragma, range [begin, end): the pragma as a line
+// comment, continuation lines joined, marked "(translated by coconet)". NULL
+// (reported) when the pragma line opens a block comment it does not close.
+char *rewrite_pragma_comment(const SourceFile *src, SrcRange pragma);
+// The marker comments of generated code: a file that has one was written by
+// coconet. Returns its offset, or -1 when there is none.
+long rewrite_find_translated(const char *buf, size_t len);
+// The whitespace that starts the line holding offset (malloc'd).
+char *rewrite_line_indent(const SourceFile *src, unsigned offset);
+
+//
+// diff.c: --diff
+//
+
+// Write a unified diff (3 lines of context) that turns a into b, headed
+// "--- old_path" and "+++ new_path", as `patch -p0` applies it; nothing when
+// a and b are equal. Returns 0, or -1 after reporting a write error.
+int diff_write(FILE *out, const char *old_path, const char *new_path, const char *a, size_t alen, const char *b,
+               size_t blen);
+
+//
+// host.c: --target=host, the launches and dynamic shared memory of the whole file
+//
+
+// Add the edits that lower the main file for the CPU backend (runtime/host):
+// every kernel<<<grid, block[, shmem[, stream]]>>>(args) becomes
+// coconet_host_launch(FLAGS, kernel, grid, block, shmem or 0, stream or 0, args),
+// FLAGS = COCONET_HOST_SIMPLE when the kernel and everything it calls provably
+// use no barrier or warp collective, else COCONET_HOST_SYNC; and every
+// `extern __shared__ T name[];` becomes `T *name = (T *)coconet_host_dynamic_shared();`.
+// Launches and declarations inside a range already edited (a region the code
+// generator replaced) are left to that edit. Returns -1 after reporting errors.
+int host_lower(const Frontend *fe, Edit **edits);
 
 //
 // json.c

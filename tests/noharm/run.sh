@@ -36,7 +36,7 @@ parse_check() {
 for f in "$root"/tests/noharm/inputs/*.cu; do parse_check "$f"; done
 while IFS= read -r f; do
   case "$f" in tests/noharm/inputs/*) check "$f"; continue ;; esac
-  grep -Eq '^[[:space:]]*#[[:space:]]*pragma[[:space:]]+coconet|_Pragma' "$f" || check "$f"
+  grep -Eq '^[[:space:]]*#[[:space:]]*pragma([[:space:]]|/\*.*\*/)+coconet|_Pragma' "$f" || check "$f"
 done < <(cd "$root" && git ls-files --cached --others --exclude-standard '*.cu' '*.cuh')
 echo "no-harm: $pass files unchanged, $fail changed or failed"
 [ "$fail" -eq 0 ] && [ "$pass" -ge 3 ]

@@ -1,0 +1,264 @@
+/* coconet.h: what the code coconet generates calls at run time.
+ *
+ * Header-only (static inline functions and templates), included by every file
+ * coconet translates; the prefix is coconet_ (macros COCONET_). It builds with
+ * nvcc for the GPU and, unchanged, against the host backend's headers
+ * (runtime/host) for --target=host.
+ *
+ *   COCONET_CUDA_CHECK(call), COCONET_NCCL_CHECK(call)
+ *                          abort with file:line, the call and the error
+ *   coconet_comm_info      rank and rank count of a communicator (cached)
+ *   coconet_grid_size      blocks for a grid-stride kernel over n elements
+ *                          (from the device's SM count, cached)
+ *   coconet_part_of        the elements of a chunk, this rank's slice of it
+ *                          and the remainder (the translator's IrSpan)
+ *   coconet_region_streams the second stream and events of an overlapped
+ *                          region, created once per region and device
+ *   coconet_aligned, coconet_load, coconet_store
+ *                          vectorized access in generated kernels
+ *
+ * The caches are per host thread and never freed (they live as long as the
+ * process). A communicator destroyed and recreated at the same address must
+ * be forgotten with coconet_comm_forget.
+ */
+#ifndef COCONET_H
+#define COCONET_H
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <curand_kernel.h>
+#include <nccl.h>
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COCONET_BLOCK_SIZE 256    /* threads per block of generated kernels */
+#define COCONET_BLOCKS_PER_SM 8   /* grid-stride kernels: at most this many blocks per SM */
+#define COCONET_MAX_DEVICES 16    /* devices per process the caches hold */
+#define COCONET_MAX_COMMS 16      /* communicators coconet_comm_info remembers */
+#define COCONET_MAX_CHUNKS 64     /* overlap(chunks=K): the largest K */
+
+/*
+ * Checks
+ */
+
+#define COCONET_CUDA_CHECK(call) coconet_cuda_check((call), #call, __FILE__, __LINE__)
+#define COCONET_NCCL_CHECK(call) coconet_nccl_check((call), #call, __FILE__, __LINE__)
+
+static inline int coconet_current_device(void) {
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess) dev = -1;
+  return dev;
+}
+
+static inline void coconet_fail(const char *file, int line, const char *call, const char *msg) {
+  fprintf(stderr, "coconet: %s:%d: device %d: %s failed: %s\n", file, line, coconet_current_device(), call, msg);
+  abort();
+}
+
+static inline void coconet_cuda_check(cudaError_t err, const char *call, const char *file, int line) {
+  if (err != cudaSuccess) coconet_fail(file, line, call, cudaGetErrorString(err));
+}
+
+static inline void coconet_nccl_check(ncclResult_t res, const char *call, const char *file, int line) {
+  if (res != ncclSuccess) coconet_fail(file, line, call, ncclGetErrorString(res));
+}
+
+/* The current device, checked against the caches' size. */
+static inline int coconet_device(void) {
+  int dev = 0;
+  COCONET_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev < 0 || dev >= COCONET_MAX_DEVICES) {
+    fprintf(stderr, "coconet: device %d: more than COCONET_MAX_DEVICES (%d) devices\n", dev, COCONET_MAX_DEVICES);
+    abort();
+  }
+  return dev;
+}
+
+/*
+ * Communicators
+ */
+
+typedef struct coconet_comm_entry {
+  ncclComm_t comm;
+  int rank, nranks;
+} coconet_comm_entry;
+
+static inline coconet_comm_entry *coconet_comm_cache(void) {
+  static thread_local coconet_comm_entry cache[COCONET_MAX_COMMS];
+  return cache;
+}
+
+/* This process's rank in comm and the number of ranks, asked of NCCL once. */
+static inline void coconet_comm_info(ncclComm_t comm, int *rank, int *nranks) {
+  static thread_local int next;
+  coconet_comm_entry *cache = coconet_comm_cache();
+  for (int i = 0; i < COCONET_MAX_COMMS; i++) {
+    if (cache[i].comm == comm && comm) {
+      *rank = cache[i].rank;
+      *nranks = cache[i].nranks;
+      return;
+    }
+  }
+  COCONET_NCCL_CHECK(ncclCommUserRank(comm, rank));
+  COCONET_NCCL_CHECK(ncclCommCount(comm, nranks));
+  cache[next].comm = comm;
+  cache[next].rank = *rank;
+  cache[next].nranks = *nranks;
+  next = (next + 1) % COCONET_MAX_COMMS;
+}
+
+/* Drop comm from the cache (call it before ncclCommDestroy if the address may come back). */
+static inline void coconet_comm_forget(ncclComm_t comm) {
+  coconet_comm_entry *cache = coconet_comm_cache();
+  for (int i = 0; i < COCONET_MAX_COMMS; i++)
+    if (cache[i].comm == comm) cache[i].comm = NULL;
+}
+
+/*
+ * Launch configuration
+ */
+
+static inline int coconet_sm_count(void) {
+  static thread_local int sms[COCONET_MAX_DEVICES];
+  int dev = coconet_device();
+  if (sms[dev] == 0) COCONET_CUDA_CHECK(cudaDeviceGetAttribute(&sms[dev], cudaDevAttrMultiProcessorCount, dev));
+  return sms[dev];
+}
+
+/* Blocks of COCONET_BLOCK_SIZE threads for a grid-stride loop over n elements:
+ * one thread per element up to COCONET_BLOCKS_PER_SM blocks per SM, never 0. */
+static inline unsigned coconet_grid_size(size_t n) {
+  size_t blocks = (n + COCONET_BLOCK_SIZE - 1) / COCONET_BLOCK_SIZE;
+  size_t most = (size_t)coconet_sm_count() * COCONET_BLOCKS_PER_SM;
+  if (blocks > most) blocks = most;
+  return blocks ? (unsigned)blocks : 1u;
+}
+
+/*
+ * Spans: which elements each rank works on
+ */
+
+/* Chunk `chunk` of `nchunks` of a buffer of count elements, cut at multiples
+ * of unit (GEMM columns), split over nranks ranks:
+ *   [lo, hi)              the chunk (count elements; all of them when nchunks <= 1)
+ *   [first_unit, +units)  the chunk in units
+ *   s                     elements per rank: count / nranks
+ *   [slice_lo, slice_hi)  this rank's slice (where ncclReduceScatter in place leaves it)
+ *   [tail_lo, hi)         the remainder (tail elements), which every rank computes */
+typedef struct coconet_part {
+  size_t lo, hi, count;
+  size_t first_unit, units;
+  size_t s, slice_lo, slice_hi;
+  size_t tail_lo, tail;
+} coconet_part;
+
+static inline coconet_part coconet_part_of(size_t count, size_t unit, int chunk, int nchunks, int rank,
+                                           int nranks) {
+  coconet_part p;
+  size_t u = unit ? unit : 1;
+  p.lo = 0;
+  p.count = count;
+  if (nchunks > 1) {
+    size_t q = count / u / (size_t)nchunks;
+    p.lo = (size_t)chunk * q * u;
+    p.count = chunk == nchunks - 1 ? count - p.lo : q * u;
+  }
+  p.hi = p.lo + p.count;
+  p.first_unit = p.lo / u;
+  p.units = p.count / u;
+  p.s = p.count / (size_t)nranks;
+  p.slice_lo = p.lo + (size_t)rank * p.s;
+  p.slice_hi = p.slice_lo + p.s;
+  p.tail_lo = p.lo + (size_t)nranks * p.s;
+  p.tail = p.hi - p.tail_lo;
+  return p;
+}
+
+/*
+ * overlap: the second stream and the events of a region
+ */
+
+typedef struct coconet_streams {
+  cudaStream_t stream;                    /* collectives and slice work of each chunk */
+  cudaEvent_t chunk[COCONET_MAX_CHUNKS];  /* recorded on the user's stream after chunk c's GEMM */
+  cudaEvent_t done;                       /* recorded on stream after the last chunk */
+  int nchunks;                            /* 0 until created */
+} coconet_streams;
+
+/* One per region (a zero-initialised static in the generated code). */
+typedef struct coconet_region_state {
+  coconet_streams device[COCONET_MAX_DEVICES];
+} coconet_region_state;
+
+/* The region's stream and events on the current device, created on first use. */
+static inline const coconet_streams *coconet_region_streams(coconet_region_state *state, int nchunks) {
+  if (nchunks < 1 || nchunks > COCONET_MAX_CHUNKS) {
+    fprintf(stderr, "coconet: overlap(chunks=%d): at most COCONET_MAX_CHUNKS (%d) chunks\n", nchunks,
+            COCONET_MAX_CHUNKS);
+    abort();
+  }
+  coconet_streams *s = &state->device[coconet_device()];
+  if (s->nchunks >= nchunks) return s;
+  if (s->nchunks == 0) {
+    COCONET_CUDA_CHECK(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
+    COCONET_CUDA_CHECK(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming));
+  }
+  for (int c = s->nchunks; c < nchunks; c++)
+    COCONET_CUDA_CHECK(cudaEventCreateWithFlags(&s->chunk[c], cudaEventDisableTiming));
+  s->nchunks = nchunks;
+  return s;
+}
+
+/*
+ * Vectorized access in generated kernels: N elements at once, as one 4, 8 or
+ * 16 byte load or store, when every pointer is aligned to N elements.
+ */
+
+template <int Bytes>
+struct coconet_bits;
+template <>
+struct coconet_bits<4> {
+  typedef unsigned int type;
+};
+template <>
+struct coconet_bits<8> {
+  typedef uint2 type;
+};
+template <>
+struct coconet_bits<16> {
+  typedef uint4 type;
+};
+
+template <int N>
+__device__ __forceinline__ bool coconet_aligned(size_t) {
+  return true;
+}
+
+/* p + lo (and each further pointer + lo) is aligned to N of its elements. */
+template <int N, class T, class... Rest>
+__device__ __forceinline__ bool coconet_aligned(size_t lo, const T *p, Rest... rest) {
+  return (uintptr_t)(p + lo) % (N * sizeof(T)) == 0 && coconet_aligned<N>(lo, rest...);
+}
+
+template <int N, class T>
+__device__ __forceinline__ void coconet_load(const T *p, T (&v)[N]) {
+  typedef typename coconet_bits<N * sizeof(T)>::type Bits;
+  const Bits bits = *reinterpret_cast<const Bits *>(p);
+  memcpy(v, &bits, sizeof bits);
+}
+
+template <int N, class T>
+__device__ __forceinline__ void coconet_store(T *p, const T (&v)[N]) {
+  typedef typename coconet_bits<N * sizeof(T)>::type Bits;
+  Bits bits;
+  memcpy(&bits, v, sizeof bits);
+  *reinterpret_cast<Bits *>(p) = bits;
+}
+
+#endif

@@ -1,0 +1,30 @@
+# tests/compile/translated.mk: what coconet generates compiles with nvcc 13 for
+# sm_80 and sm_90, with no warning from nvcc or the host compiler. Each example
+# is translated and linked into a program (NCCL, cuBLAS, MPI); the golden
+# codegen inputs (one schedule feature each, no main) are translated and compiled
+# to objects. Outputs: $(BUILD)/compile/translated/NAME.cu, NAME (or NAME.o).
+
+TRANSLATED_DIR      := $(BUILD)/compile/translated
+TRANSLATED_INPUTS   := $(addprefix tests/golden/codegen/Inputs/,split.cu fusion.cu fuse.cu overlap.cu tail.cu)
+TRANSLATED_NVCCFLAGS = $(EXAMPLE_NVCCFLAGS) -Werror all-warnings -Xcompiler -Werror \
+                       -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -I runtime/include
+TRANSLATED_BINS     := $(addprefix $(TRANSLATED_DIR)/,$(EXAMPLE_NAMES))
+TRANSLATED_OBJS     := $(addprefix $(TRANSLATED_DIR)/,$(notdir $(TRANSLATED_INPUTS:.cu=.o)))
+
+# $1 = source: translate it (with MPI's include flags for the examples).
+define TRANSLATED_SOURCE_RULE
+$(TRANSLATED_DIR)/$(notdir $1): $1 $(BIN)/coconet | $(TRANSLATED_DIR)/
+	$(BIN)/coconet $$< -o $$@ -- $(shell mpicxx --showme:compile 2>/dev/null)
+endef
+$(foreach s,$(EXAMPLE_SRCS) $(TRANSLATED_INPUTS),$(eval $(call TRANSLATED_SOURCE_RULE,$s)))
+
+$(TRANSLATED_DIR)/%: $(TRANSLATED_DIR)/%.cu runtime/include/coconet.h
+	$(NVCC) $(TRANSLATED_NVCCFLAGS) $< -o $@ $(EXAMPLE_LIBS)
+
+$(TRANSLATED_DIR)/%.o: $(TRANSLATED_DIR)/%.cu runtime/include/coconet.h
+	$(NVCC) $(TRANSLATED_NVCCFLAGS) -c $< -o $@
+
+TEST_TARGETS += test-compile-translated
+.PHONY: test-compile-translated
+test-compile-translated:
+	@$(RECORD) compile-translated $(MAKE) --no-print-directory $(TRANSLATED_BINS) $(TRANSLATED_OBJS)

@@ -1,0 +1,809 @@
+// codegen.c: a scheduled region (region->sched) becomes CUDA C++ text.
+//
+// The region's statement is replaced by a block that runs the schedule, in
+// order, on the user's stream, communicator and error-check wrappers:
+//
+//   - ops that no clause changed are copied as written;
+//   - split's collectives run on their spans of the buffer, with
+//     rank, rank count (coconet_comm_info) and spans (coconet_part_of, the
+//     formulas of ir_span_bounds) from runtime/include/coconet.h:
+//       ncclReduceScatter(g + lo, g + slice_lo, s, ...)     in place, NCCL's convention
+//       ncclAllReduce(g + tail_lo, g + tail_lo, tail, ...)  the count % nranks tail
+//       ncclAllGather(w + slice_lo, w + lo, s, ...)          in place
+//   - a run of pointwise ops on a slice, the tail or a chunk becomes one
+//     generated kernel (codegen_kernel.c), launched once per span;
+//   - overlap's chunks become a loop: chunk c's GEMM (columns of C, pointers
+//     offset) on the user's stream, an event, then the chunk's collectives and
+//     kernels on the region's second stream; the user's stream waits at the end;
+//   - fuse groups run the NCCL schedule above between comments that mark where
+//     the fused kernel (symmetric memory, a later version) will be called.
+//
+// Generated kernels and the region's static state go before the top-level
+// declaration that holds the region, between marker comments.
+#include "codegen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_PARTS = 32, MAX_RANKS = 16, MAX_KERNELS = 32 };
+
+typedef struct Part {       // a coconet_part variable in scope
+  IrSize count;             // key: elements (a copy: GEMM keys are built here)
+  const IrSize *unit;       // key: chunk unit (NULL = 1)
+  const char *comm;         // communicator of its rank (NULL: rank 0 of 1)
+  const char *name;
+} Part;
+
+typedef struct Rank {
+  const char *comm;
+  const char *rank, *nranks;
+} Rank;
+
+typedef struct Scope {      // the ops one level of the block runs
+  const IrOp **ops;
+  int n;
+} Scope;
+
+typedef struct Cg {
+  const Frontend *fe;
+  const Region *fr;
+  const IrRegion *r;
+  Target target;
+  Buf out;                  // the region's block
+  const char *indent;       // the region's indentation
+  char *unit;               // one indentation step
+  int depth;                // 1 = the block's statements
+  Names names;              // host names declared in the block
+  Part parts[MAX_PARTS];
+  int nparts;
+  Rank ranks[MAX_RANKS];
+  int nranks;
+  Kernel kernels[MAX_KERNELS];
+  int nkernels;
+  const char *cuda_check;   // the region's CUDA wrapper, else COCONET_CUDA_CHECK
+  const char *chunk;        // the chunk index inside the overlap loop, else NULL
+  int nchunks;
+  const char *side;         // the second stream inside the overlap loop (after the GEMM)
+  const char *last_comm;    // communicator of the latest collective: slices of kernels use its ranks
+  int fuse_open;            // the fuse group whose markers are open
+  bool overlap;             // the region needs its static stream state
+  bool runtime;             // the block calls coconet.h
+} Cg;
+
+static void line(Cg *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void line(Cg *cg, const char *fmt, ...) {
+  buf_puts(&cg->out, cg->indent);
+  for (int i = 0; i < cg->depth; i++) buf_puts(&cg->out, cg->unit);
+  va_list ap;
+  va_start(ap, fmt);
+  char *text;
+  if (vasprintf(&text, fmt, ap) < 0) COCONET_BUG("out of memory");
+  va_end(ap);
+  buf_puts(&cg->out, text);
+  buf_puts(&cg->out, "\n");
+  free(text);
+}
+
+//
+// What an op is to the generator
+//
+
+static bool is_pointwise_run(const IrOp *op) {
+  return op->kind == IR_OP_POINTWISE && (op->span.part != IR_PART_ALL || op->span.nchunks > 1);
+}
+
+static bool is_rewritten(const IrOp *op) {
+  return op->span.nchunks > 1 || op->span.part != IR_PART_ALL || op->generated;
+}
+
+static bool needs_rank(const IrOp *op) {
+  return (op->kind == IR_OP_COLLECTIVE || op->kind == IR_OP_POINTWISE) && op->span.part != IR_PART_ALL;
+}
+
+// The communicator whose ranks an op's span uses; *last tracks the latest collective.
+static const char *op_comm(const IrOp *op, const char **last) {
+  if (op->kind == IR_OP_COLLECTIVE) *last = op->coll.comm;
+  return op->kind == IR_OP_COLLECTIVE ? op->coll.comm : *last;
+}
+
+static const IrOp *orig_of(const IrOp *op) { return op->orig ? op->orig : op; }
+
+//
+// Ranks and parts
+//
+
+static const Rank *rank_for(Cg *cg, const char *comm) {
+  for (int i = 0; i < cg->nranks; i++)
+    if (strcmp(cg->ranks[i].comm, comm) == 0) return &cg->ranks[i];
+  if (cg->nranks == MAX_RANKS) COCONET_BUG("more than %d communicators in region", MAX_RANKS);
+  Rank *rk = &cg->ranks[cg->nranks++];
+  rk->comm = comm;
+  rk->rank = names_add(&cg->names, "coconet_rank");
+  rk->nranks = names_add(&cg->names, "coconet_nranks");
+  line(cg, "int %s, %s;", rk->rank, rk->nranks);
+  line(cg, "coconet_comm_info(%s, &%s, &%s);", comm, rk->rank, rk->nranks);
+  return rk;
+}
+
+static bool same_unit(const IrSize *a, const IrSize *b) { return a == b || (a && b && ir_size_equal(a, b)); }
+
+static IrSize op_count(const IrOp *op) {
+  switch (op->kind) {
+  case IR_OP_COLLECTIVE: return *op->coll.count;
+  case IR_OP_POINTWISE: return *op->pw.count;
+  case IR_OP_GEMM: return (IrSize){.kind = IR_SIZE_MUL, .lhs = op->gemm.m, .rhs = op->gemm.n};
+  default: COCONET_BUG("op %d has no span", op->id);
+  }
+}
+
+// The count as the user wrote it: a collective's count argument if one in
+// scope has this count, else the size.
+static void count_text(Buf *b, const Scope *sc, const IrSize *count) {
+  for (int i = 0; i < sc->n; i++) {
+    const IrOp *op = sc->ops[i];
+    if (op->kind == IR_OP_COLLECTIVE && ir_size_equal(op->coll.count, count)) {
+      buf_puts(b, op->coll.count_text);
+      return;
+    }
+  }
+  cg_size(b, count);
+}
+
+// Which communicator the first op of the scope that needs ranks of this
+// count uses (NULL when none does).
+static const char *comm_for(const Scope *sc, int from, const IrSize *count, const IrSize *unit, const char *last) {
+  for (int i = from; i < sc->n; i++) {
+    const IrOp *op = sc->ops[i];
+    const char *comm = op_comm(op, &last);
+    if (!needs_rank(op) || (op->span.nchunks > 1) != (unit != NULL)) continue;
+    IrSize c = op_count(op);
+    if (ir_size_equal(&c, count) && same_unit(op->span.unit, unit)) return comm;
+  }
+  return NULL;
+}
+
+static const Part *part_for(Cg *cg, const Scope *sc, int at, const IrOp *op) {
+  cg->runtime = true;
+  IrSize count = op_count(op);
+  const IrSize *unit = op->span.nchunks > 1 ? op->span.unit : NULL;
+  const char *last = cg->last_comm;
+  const char *comm = needs_rank(op) ? op_comm(op, &last) : NULL;
+  for (int i = 0; i < cg->nparts; i++) {
+    const Part *p = &cg->parts[i];
+    if (ir_size_equal(&p->count, &count) && same_unit(p->unit, unit) && (!comm || (p->comm && !strcmp(p->comm, comm))))
+      return p;
+  }
+  if (!comm) comm = comm_for(sc, at, &count, unit, cg->last_comm);
+  if (cg->nparts == MAX_PARTS) COCONET_BUG("more than %d spans in region", MAX_PARTS);
+  const Rank *rk = comm ? rank_for(cg, comm) : NULL;
+  Part *p = &cg->parts[cg->nparts++];
+  *p = (Part){count, unit, comm, names_add(&cg->names, "coconet_p")};
+  Buf b = {0};
+  count_text(&b, sc, &count);
+  buf_puts(&b, ", ");
+  if (unit) cg_size(&b, unit);
+  else buf_puts(&b, "1");
+  line(cg, "const coconet_part %s = coconet_part_of(%s, %s, %d, %s, %s);", p->name, buf_str(&b),
+       cg->chunk ? cg->chunk : "0", cg->chunk ? cg->nchunks : 1, rk ? rk->rank : "0", rk ? rk->nranks : "1");
+  buf_free(&b);
+  return p;
+}
+
+//
+// Collectives and GEMMs on spans
+//
+
+// "g + coconet_p.slice_lo"; off NULL: the pointer itself.
+static void ptr_plus(Buf *b, const char *ptr, const char *part, const char *off) {
+  if (!off) {
+    buf_puts(b, ptr);
+    return;
+  }
+  buf_printf(b, cg_simple(ptr) ? "%s + %s.%s" : "(%s) + %s.%s", ptr, part, off);
+}
+
+static const char *stream_of(const Cg *cg, const char *user) { return cg->side ? cg->side : user; }
+
+static int emit_collective(Cg *cg, const Scope *sc, int at) {
+  const IrOp *op = sc->ops[at];
+  const IrCollective *c = &op->coll;
+  const Part *p = part_for(cg, sc, at, op);
+  bool chunked = op->span.nchunks > 1;
+  const char *in_off, *out_off, *count;
+  const char *fn = ir_coll_name(c->kind);
+  if (c->kind == IR_REDUCESCATTER && op->span.part == IR_PART_BODY) {
+    in_off = chunked ? "lo" : NULL, out_off = "slice_lo", count = "s";
+  } else if (c->kind == IR_ALLGATHER && op->span.part == IR_PART_BODY) {
+    in_off = "slice_lo", out_off = chunked ? "lo" : NULL, count = "s";
+  } else if (c->kind == IR_ALLREDUCE && op->span.part == IR_PART_TAIL) {
+    in_off = out_off = "tail_lo", count = "tail";
+  } else if (c->kind == IR_ALLREDUCE && op->span.part == IR_PART_ALL) {
+    in_off = out_off = "lo", count = "count";
+  } else {
+    diag_error(&op->loc, "codegen: cannot generate a %s on the %s span", fn, ir_part_name(op->span.part));
+    return -1;
+  }
+  Buf b = {0};
+  buf_printf(&b, "%s(nccl%s(", c->wrapper ? c->wrapper : "COCONET_NCCL_CHECK", fn);
+  ptr_plus(&b, c->in->text, p->name, in_off);
+  buf_puts(&b, ", ");
+  ptr_plus(&b, c->out->text, p->name, out_off);
+  buf_printf(&b, ", %s.%s, %s, ", p->name, count, c->dtype_text);
+  if (c->kind != IR_ALLGATHER) buf_printf(&b, "%s, ", cg_nccl_red(c->red));
+  buf_printf(&b, "%s, %s));", c->comm, stream_of(cg, c->stream));
+  bool tail = op->span.part == IR_PART_TAIL;
+  if (tail) line(cg, "if (%s.tail > 0) {", p->name);
+  cg->depth += tail;
+  line(cg, "%s", buf_str(&b));
+  cg->depth -= tail;
+  if (tail) line(cg, "}");
+  buf_free(&b);
+  cg->last_comm = c->comm;
+  return 0;
+}
+
+// cublasSgemm/Hgemm: (h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+// cublasGemmEx: (h, ta, tb, m, n, k, alpha, A, At, lda, B, Bt, ldb, beta, C, Ct, ldc, compute, algo).
+static int emit_gemm_chunk(Cg *cg, const Scope *sc, int at) {
+  const IrOp *op = sc->ops[at];
+  const IrGemm *g = &op->gemm;
+  bool ex = strcmp(g->fn, "cublasGemmEx") == 0;
+  int bi = ex ? 10 : 9, ldb = ex ? 12 : 10, ci = ex ? 14 : 12, ldc = ex ? 16 : 13;
+  const Part *p = part_for(cg, sc, at, op);
+  Buf b = {0};
+  if (g->wrapper) buf_printf(&b, "%s(", g->wrapper);
+  buf_printf(&b, "%s(", g->fn);
+  for (int i = 0; i < g->nargs; i++) {
+    const char *a = g->args[i];
+    if (i) buf_puts(&b, ", ");
+    if (i == 4) {
+      buf_printf(&b, "(int)%s.units", p->name);
+    } else if (i == bi || i == ci) {
+      const char *ld = g->args[i == bi ? ldb : ldc];
+      bool by_row = i == bi && g->transb;  // op(B) = B^T: a column of op(B) is a row of B
+      buf_printf(&b, cg_simple(a) ? "%s + %s.first_unit" : "(%s) + %s.first_unit", a, p->name);
+      if (!by_row) buf_printf(&b, cg_simple(ld) || strspn(ld, "0123456789") == strlen(ld) ? " * %s" : " * (%s)", ld);
+    } else {
+      buf_puts(&b, a);
+    }
+  }
+  buf_puts(&b, g->wrapper ? "));" : ");");
+  line(cg, "%s", buf_str(&b));
+  buf_free(&b);
+  return 0;
+}
+
+//
+// Generated kernels
+//
+
+// The ops of a run of pointwise ops on spans of one chunk, from sc->ops[at].
+static int run_length(const Scope *sc, int at) {
+  int n = 1;
+  const IrOp *first = sc->ops[at];
+  while (at + n < sc->n && is_pointwise_run(sc->ops[at + n]) && sc->ops[at + n]->span.chunk == first->span.chunk &&
+         sc->ops[at + n]->span.nchunks == first->span.nchunks)
+    n++;
+  return n;
+}
+
+static char *kernel_name(Cg *cg, bool slice) {
+  char base[256];
+  snprintf(base, sizeof base, "coconet_%s_%s", cg->r->name, slice ? "slice" : "chunk");
+  int same = 0;
+  for (int i = 0; i < cg->nkernels; i++)
+    if (strncmp(cg->kernels[i].name, base, strlen(base)) == 0) same++;
+  char *name;
+  if (same ? asprintf(&name, "%s%d", base, same + 1) < 0 : !(name = strdup(base))) COCONET_BUG("out of memory");
+  return name;
+}
+
+// The distinct ops of the run and its parts in order; -1 if the run is not ops x parts.
+static int run_shape(const Scope *sc, int at, int n, Kernel *k, IrPart *parts, int *nparts) {
+  *nparts = 0;
+  for (int i = at; i < at + n; i++) {
+    const IrOp *op = sc->ops[i];
+    bool seen = false;
+    for (int j = 0; j < k->nops; j++) seen |= orig_of(k->ops[j]) == orig_of(op);
+    if (!seen && k->nops < (int)(sizeof k->ops / sizeof *k->ops)) k->ops[k->nops++] = op;
+    seen = false;
+    for (int j = 0; j < *nparts; j++) seen |= parts[j] == op->span.part;
+    if (!seen && *nparts < 4) parts[(*nparts)++] = op->span.part;
+  }
+  return k->nops * *nparts == n ? 0 : -1;
+}
+
+static void emit_launch(Cg *cg, const Kernel *k, const IrOp *op, const char *count, const char *lo, const char *hi) {
+  const char *stream = stream_of(cg, op->pw.stream);
+  if (cg->target == TARGET_HOST)
+    line(cg, "coconet_host_launch(COCONET_HOST_SIMPLE, %s, coconet_grid_size(%s), COCONET_BLOCK_SIZE, 0, %s, %s, %s, %s);",
+         k->name, count, stream, k->args, lo, hi);
+  else
+    line(cg, "%s<<<coconet_grid_size(%s), COCONET_BLOCK_SIZE, 0, %s>>>(%s, %s, %s);", k->name, count, stream, k->args,
+         lo, hi);
+}
+
+static void emit_part_launch(Cg *cg, const Kernel *k, const IrOp *op, const Part *p, IrPart part) {
+  char count[128], lo[128], hi[128];
+  const char *n = p->name;
+  switch (part) {
+  case IR_PART_SLICE:
+    snprintf(count, sizeof count, "%s.s", n), snprintf(lo, sizeof lo, "%s.slice_lo", n);
+    snprintf(hi, sizeof hi, "%s.slice_hi", n);
+    break;
+  case IR_PART_TAIL:
+    snprintf(count, sizeof count, "%s.tail", n), snprintf(lo, sizeof lo, "%s.tail_lo", n);
+    snprintf(hi, sizeof hi, "%s.hi", n);
+    break;
+  case IR_PART_BODY:
+    snprintf(count, sizeof count, "%s.tail_lo - %s.lo", n, n), snprintf(lo, sizeof lo, "%s.lo", n);
+    snprintf(hi, sizeof hi, "%s.tail_lo", n);
+    break;
+  case IR_PART_ALL:
+    snprintf(count, sizeof count, "%s.count", n), snprintf(lo, sizeof lo, "%s.lo", n);
+    snprintf(hi, sizeof hi, "%s.hi", n);
+    break;
+  }
+  if (part == IR_PART_TAIL) line(cg, "if (%s.tail > 0) {", n);
+  cg->depth += part == IR_PART_TAIL;
+  emit_launch(cg, k, op, count, lo, hi);
+  cg->depth -= part == IR_PART_TAIL;
+  if (part == IR_PART_TAIL) line(cg, "}");
+}
+
+static int emit_run(Cg *cg, const Scope *sc, int at, int *consumed) {
+  int n = run_length(sc, at);
+  *consumed = n;
+  if (cg->nkernels == MAX_KERNELS) COCONET_BUG("more than %d generated kernels in region", MAX_KERNELS);
+  Kernel *k = &cg->kernels[cg->nkernels];
+  *k = (Kernel){0};
+  IrPart parts[4];
+  int nparts;
+  if (run_shape(sc, at, n, k, parts, &nparts)) {
+    diag_error(&sc->ops[at]->loc, "codegen: the scheduled kernels of region '%s' are not one set of kernels "
+                                  "on each span; cannot generate them", cg->r->name);
+    return -1;
+  }
+  bool slice = false;
+  for (int i = 0; i < nparts; i++) slice |= parts[i] != IR_PART_ALL;
+  k->name = kernel_name(cg, slice);
+  cg->nkernels++;
+  if (kernel_generate(cg->r, cg->unit, k)) return -1;
+  const Part *p = part_for(cg, sc, at, sc->ops[at]);
+  for (int i = 0; i < nparts; i++) emit_part_launch(cg, k, sc->ops[at], p, parts[i]);
+  line(cg, "%s(cudaGetLastError());", cg->cuda_check);
+  return 0;
+}
+
+//
+// Fuse markers
+//
+
+static void flow(Buf *b, const IrOp **ops, int n);
+
+static void fuse_markers(Cg *cg, const Scope *sc, int at) {
+  int group = at < sc->n ? sc->ops[at]->fuse_group : 0;
+  if (group == cg->fuse_open) return;
+  if (cg->fuse_open) line(cg, "// coconet: fuse: end of the fused kernel's call site");
+  cg->fuse_open = group;
+  if (!group) return;
+  int n = 0;
+  while (at + n < sc->n && sc->ops[at + n]->fuse_group == group) n++;
+  Buf b = {0};
+  flow(&b, &sc->ops[at], n);
+  line(cg, "// coconet: fuse: call site of the fused kernel for %s", buf_str(&b));
+  line(cg, "// coconet: fuse: (on symmetric memory; a later version generates it); until then this NCCL schedule runs:");
+  buf_free(&b);
+}
+
+//
+// Ops
+//
+
+static const Stmt *stmt_at(const Region *fr, unsigned offset) {
+  for (const Stmt *s = fr->stmts; s; s = s->next)
+    if (s->range.begin.offset == offset) return s;
+  return NULL;
+}
+
+// --target=host: a launch kept as written goes through the host backend
+// (COCONET_HOST_SIMPLE when it is a proven pointwise kernel).
+static bool emit_host_launch(Cg *cg, const IrOp *op) {
+  const Stmt *s = stmt_at(cg->fr, op->range.begin.offset);
+  if (cg->target != TARGET_HOST || !s || s->kind != STMT_LAUNCH) return false;
+  const Launch *l = s->launch;
+  Buf b = {0};
+  buf_printf(&b, "coconet_host_launch(%s, ", op->kind == IR_OP_POINTWISE ? "COCONET_HOST_SIMPLE" : "COCONET_HOST_SYNC");
+  buf_printf(&b, l->template_args ? "(%s<%s>)" : "%s", l->kernel, l->template_args);
+  buf_printf(&b, ", %s, %s, %s, %s", l->grid.text, l->block.text, l->shmem.text ? l->shmem.text : "0",
+             l->stream.text ? l->stream.text : "0");
+  for (int i = 0; i < l->nargs; i++) buf_printf(&b, ", %s", l->args[i].text);
+  buf_puts(&b, ");");
+  line(cg, "%s", buf_str(&b));
+  buf_free(&b);
+  return true;
+}
+
+static void emit_verbatim(Cg *cg, const IrOp *op) {
+  const SourceFile *src = &cg->fe->src;
+  if (emit_host_launch(cg, op)) return;
+  line(cg, "%.*s", (int)(op->range.end.offset - op->range.begin.offset), src->buf + op->range.begin.offset);
+}
+
+// Emit sc->ops[at] (and the ops it takes with it); *consumed gets how many.
+static int emit_op(Cg *cg, const Scope *sc, int at, int *consumed) {
+  const IrOp *op = sc->ops[at];
+  *consumed = 1;
+  fuse_markers(cg, sc, at);
+  if (is_pointwise_run(op)) return emit_run(cg, sc, at, consumed);
+  if (op->kind == IR_OP_COLLECTIVE && is_rewritten(op)) return emit_collective(cg, sc, at);
+  if (op->kind == IR_OP_GEMM && op->span.nchunks > 1) return emit_gemm_chunk(cg, sc, at);
+  if (is_rewritten(op)) {
+    diag_error(&op->loc, "codegen: cannot generate a scheduled %s", op->text ? op->text : "statement");
+    return -1;
+  }
+  emit_verbatim(cg, op);
+  return 0;
+}
+
+//
+// overlap: the chunk loop
+//
+
+static bool same_shape(const IrOp *a, const IrOp *b) {
+  if (orig_of(a) != orig_of(b) || a->kind != b->kind || a->span.part != b->span.part || a->generated != b->generated)
+    return false;
+  return a->kind != IR_OP_COLLECTIVE || a->coll.kind == b->coll.kind;
+}
+
+// The chunked ops from at: chunk 0's ops into tmpl (every chunk must repeat them).
+static int chunk_template(Cg *cg, const Scope *sc, int at, Scope *tmpl, int *consumed) {
+  int k = sc->ops[at]->span.nchunks, n = 0;
+  while (at + n < sc->n && sc->ops[at + n]->span.nchunks == k) n++;
+  *consumed = n;
+  tmpl->ops = &sc->ops[at];
+  tmpl->n = 0;
+  while (tmpl->n < n && tmpl->ops[tmpl->n]->span.chunk == 0) tmpl->n++;
+  bool ok = tmpl->n * k == n;
+  for (int i = 0; i < n && ok; i++) {
+    const IrOp *op = sc->ops[at + i];
+    ok = op->span.chunk == i / tmpl->n && same_shape(op, tmpl->ops[i % tmpl->n]);
+  }
+  if (ok) return 0;
+  diag_error(&sc->ops[at]->loc, "codegen: the chunks of region '%s' do not repeat one schedule; cannot "
+                                "generate the overlap loop", cg->r->name);
+  return -1;
+}
+
+static const char *user_stream(const Scope *tmpl) {
+  for (int i = 0; i < tmpl->n; i++) {
+    if (tmpl->ops[i]->kind == IR_OP_COLLECTIVE) return tmpl->ops[i]->coll.stream;
+    if (tmpl->ops[i]->kind == IR_OP_POINTWISE) return tmpl->ops[i]->pw.stream;
+  }
+  return NULL;
+}
+
+static int emit_chunk_body(Cg *cg, const Scope *tmpl, const char *side, const char *stream) {
+  int consumed;
+  for (int i = 0; i < tmpl->n; i += consumed) {
+    if (emit_op(cg, tmpl, i, &consumed)) return -1;
+    if (tmpl->ops[i]->kind != IR_OP_GEMM || cg->side) continue;
+    line(cg, "%s(cudaEventRecord(%s->chunk[%s], %s));", cg->cuda_check, side, cg->chunk, stream);
+    line(cg, "%s(cudaStreamWaitEvent(%s->stream, %s->chunk[%s], 0));", cg->cuda_check, side, side, cg->chunk);
+    char *s;
+    if (asprintf(&s, "%s->stream", side) < 0) COCONET_BUG("out of memory");
+    cg->side = names_add(&cg->names, s);
+    free(s);
+  }
+  Scope none = {NULL, 0};
+  fuse_markers(cg, &none, 0);
+  return 0;
+}
+
+static int emit_overlap(Cg *cg, const Scope *sc, int at, int *consumed) {
+  Scope tmpl;
+  if (chunk_template(cg, sc, at, &tmpl, consumed)) return -1;
+  const char *stream = user_stream(&tmpl);
+  if (!stream) {
+    diag_error(&sc->ops[at]->loc, "codegen: overlap in region '%s' has no collective to run on a stream", cg->r->name);
+    return -1;
+  }
+  int k = sc->ops[at]->span.nchunks;
+  Scope none = {NULL, 0};
+  fuse_markers(cg, &none, 0);
+  const char *side = names_add(&cg->names, "coconet_side");
+  cg->overlap = true;
+  line(cg, "const coconet_streams *%s = coconet_region_streams(&coconet_%s_overlap, %d);", side, cg->r->name, k);
+  const char *last = cg->last_comm;
+  for (int i = 0; i < tmpl.n; i++) {
+    const char *comm = op_comm(tmpl.ops[i], &last);
+    if (needs_rank(tmpl.ops[i])) rank_for(cg, comm);
+  }
+  cg->chunk = names_add(&cg->names, "coconet_c");
+  cg->nchunks = k;
+  line(cg, "for (int %s = 0; %s < %d; %s++) {", cg->chunk, cg->chunk, k, cg->chunk);
+  int saved_parts = cg->nparts;
+  cg->depth++;
+  int rc = emit_chunk_body(cg, &tmpl, side, stream);
+  cg->depth--;
+  line(cg, "}");
+  cg->nparts = saved_parts;
+  cg->chunk = NULL;
+  cg->side = NULL;
+  line(cg, "%s(cudaEventRecord(%s->done, %s->stream));", cg->cuda_check, side, side);
+  line(cg, "%s(cudaStreamWaitEvent(%s, %s->done, 0));", cg->cuda_check, stream, side);
+  return rc;
+}
+
+//
+// The schedule comment
+//
+
+static void flow_item(Buf *b, const IrOp *op, const IrOp *prev) {
+  bool gather = op->kind == IR_OP_COLLECTIVE && op->coll.kind == IR_ALLGATHER && op->span.part == IR_PART_BODY;
+  bool prev_gather = prev && prev->kind == IR_OP_COLLECTIVE && prev->coll.kind == IR_ALLGATHER &&
+                     prev->span.part == IR_PART_BODY;
+  if (gather && prev_gather) {
+    b->len -= 1;  // "AllGather(w)" -> "AllGather(w, out)"
+    b->s[b->len] = '\0';
+    buf_printf(b, ", %s)", op->coll.out->name);
+    return;
+  }
+  if (b->len) buf_puts(b, " -> ");
+  switch (op->kind) {
+  case IR_OP_COLLECTIVE: buf_printf(b, "%s(%s)", ir_coll_name(op->coll.kind), op->coll.out->name); break;
+  case IR_OP_POINTWISE: buf_puts(b, op->pw.kernel); break;
+  case IR_OP_GEMM: buf_puts(b, op->gemm.fn); break;
+  case IR_OP_COPY: buf_puts(b, "cudaMemcpyAsync"); break;
+  case IR_OP_MEMSET: buf_puts(b, "cudaMemsetAsync"); break;
+  case IR_OP_EVENT: buf_puts(b, op->event.wait ? "cudaStreamWaitEvent" : "cudaEventRecord"); break;
+  case IR_OP_OPAQUE: buf_puts(b, "(statement)"); break;
+  }
+}
+
+static bool skip_in_flow(const IrOp *op, const IrOp *prev) {
+  if (op->span.part == IR_PART_TAIL) return true;  // said once, on its own line
+  return is_pointwise_run(op) && prev && is_pointwise_run(prev) && prev->span.chunk == op->span.chunk;
+}
+
+static void flow_run(Buf *b, const IrOp **ops, int n, int at) {
+  int i = at;
+  bool slice = false;
+  while (i < n && is_pointwise_run(ops[i]) && ops[i]->span.chunk == ops[at]->span.chunk) slice |= ops[i++]->span.part == IR_PART_SLICE;
+  const IrOp *seen[64];
+  int nseen = 0;
+  if (b->len) buf_puts(b, " -> ");
+  for (int j = at; j < i; j++) {
+    bool dup = false;
+    for (int s = 0; s < nseen; s++) dup |= seen[s] == orig_of(ops[j]);
+    if (dup || nseen == 64) continue;
+    seen[nseen++] = orig_of(ops[j]);
+    buf_printf(b, "%s%s", nseen > 1 ? " + " : "", ops[j]->pw.kernel);
+  }
+  buf_puts(b, slice ? " on this rank's slice" : " on the chunk");
+}
+
+static void flow(Buf *b, const IrOp **ops, int n) {
+  const IrOp *prev = NULL;
+  for (int i = 0; i < n; prev = ops[i++]) {
+    if (skip_in_flow(ops[i], prev)) continue;
+    if (is_pointwise_run(ops[i])) flow_run(b, ops, n, i);
+    else flow_item(b, ops[i], prev);
+  }
+}
+
+static void clauses_text(Buf *b, const IrRegion *r) {
+  for (const IrClause *c = r->clauses; c; c = c->next) {
+    buf_printf(b, "%s%s", c == r->clauses ? "" : " ", ir_clause_name(c->kind));
+    if (c->kind == IR_CL_OVERLAP && c->chunks) buf_printf(b, "(chunks=%d)", c->chunks);
+    for (const IrName *a = c->args; a; a = a->next) buf_printf(b, "%s%s%s", a == c->args ? "(" : ", ", a->text, a->next ? "" : ")");
+  }
+}
+
+static bool has_tail(const Scope *sc) {
+  for (int i = 0; i < sc->n; i++)
+    if (sc->ops[i]->span.part == IR_PART_TAIL) return true;
+  return false;
+}
+
+static bool has_tail_work(const Scope *sc) {
+  for (int i = 0; i < sc->n; i++)
+    if (sc->ops[i]->span.part == IR_PART_TAIL && sc->ops[i]->kind == IR_OP_POINTWISE) return true;
+  return false;
+}
+
+static void schedule_comment(Cg *cg, const Scope *sc) {
+  Buf b = {0}, f = {0};
+  clauses_text(&b, cg->r);
+  for (int i = 0, j; i < sc->n; i = j) {
+    int k = sc->ops[i]->span.nchunks;
+    for (j = i; j < sc->n && (sc->ops[j]->span.nchunks > 1) == (k > 1); j++) {}
+    if (k <= 1) {
+      flow(&f, &sc->ops[i], j - i);
+      continue;
+    }
+    int t = 0;
+    while (t < j - i && sc->ops[i + t]->span.chunk == 0) t++;
+    Buf chunk = {0};
+    flow(&chunk, &sc->ops[i], t);
+    buf_printf(&f, "%sin %d chunks of %s's columns, each on a second stream after its GEMM: [%s]", f.len ? " -> " : "",
+               k, sc->ops[i]->kind == IR_OP_GEMM ? sc->ops[i]->gemm.c->name : "C", buf_str(&chunk));
+    buf_free(&chunk);
+  }
+  line(cg, "// coconet: %s: %s", buf_str(&b), buf_str(&f));
+  if (has_tail(sc))
+    line(cg, "// coconet: the count %% nranks elements left over (the tail) are all-reduced%s by every rank",
+         has_tail_work(sc) ? " and computed" : "");
+  buf_free(&b);
+  buf_free(&f);
+}
+
+//
+// The region
+//
+
+// One indentation step: how far the block's first statement is indented past its brace.
+static char *indent_unit(const Frontend *fe, const Region *fr, const char *indent) {
+  const char *buf = fe->src.buf;
+  unsigned at = fr->stmts ? fr->stmts->range.begin.offset : fr->range.begin.offset;
+  unsigned ls = at;
+  while (ls > 0 && buf[ls - 1] != '\n') ls--;
+  size_t lead = strspn(buf + ls, " \t");
+  size_t n = strlen(indent);
+  bool nested = fr->stmts && ls + lead == at && lead > n && strncmp(buf + ls, indent, n) == 0;
+  char *unit = nested ? strndup(buf + ls + n, lead - n) : strdup(indent[0] == '\t' ? "\t" : "    ");
+  if (!unit) COCONET_BUG("out of memory");
+  return unit;
+}
+
+typedef struct TopLevel {
+  const Frontend *fe;
+  unsigned offset;
+  unsigned begin;
+  bool found;
+} TopLevel;
+
+static enum CXChildVisitResult find_top(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  TopLevel *t = data;
+  if (!fe_in_main_file(t->fe, clang_getCursorLocation(c))) return CXChildVisit_Continue;
+  SrcRange r = fe_range(t->fe, clang_getCursorExtent(c));
+  if (r.begin.offset > t->offset || r.end.offset <= t->offset) return CXChildVisit_Continue;
+  t->begin = r.begin.offset;
+  t->found = true;
+  return CXChildVisit_Break;
+}
+
+static unsigned line_start(const char *buf, unsigned at) {
+  while (at > 0 && buf[at - 1] != '\n') at--;
+  return at;
+}
+
+// Where the generated kernels go: before the top-level declaration holding the
+// region (at file scope, outside namespaces and classes), above the comment
+// lines directly on top of it.
+static unsigned kernels_offset(const Frontend *fe, const Region *fr) {
+  TopLevel t = {fe, fr->range.begin.offset, fr->function_start.offset, false};
+  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_top, &t);
+  const char *buf = fe->src.buf;
+  unsigned at = t.begin, ls = line_start(buf, at);
+  if (strspn(buf + ls, " \t") != at - ls) return at;
+  at = ls;
+  while (at > 0) {
+    unsigned prev = line_start(buf, at - 1);
+    size_t lead = strspn(buf + prev, " \t");
+    if (strncmp(buf + prev + lead, "//", 2) != 0) break;
+    at = prev;
+  }
+  return at;
+}
+
+static bool unchanged(const IrRegion *r, const IrOp *list) {
+  const IrOp *o = r->ops;
+  for (const IrOp *op = list; op; op = op->next, o = o ? o->next : NULL)
+    if (is_rewritten(op) || op->fuse_group || !o || orig_of(op) != o) return false;
+  return o == NULL;
+}
+
+static const char *cuda_wrapper(const Region *fr) {
+  for (const Stmt *s = fr->stmts; s; s = s->next)
+    if (s->kind == STMT_CUDA && s->wrapper) return s->wrapper;
+  return "COCONET_CUDA_CHECK";
+}
+
+static char *kernels_text(Cg *cg) {
+  Buf b = {0};
+  buf_printf(&b, "// coconet: begin generated code for region %s\n#include <coconet.h>\n\n", cg->r->name);
+  if (cg->overlap)
+    buf_printf(&b, "// coconet: the second stream and events of region %s (created once per device)\n"
+                   "static coconet_region_state coconet_%s_overlap;\n\n", cg->r->name, cg->r->name);
+  for (int i = 0; i < cg->nkernels; i++) buf_printf(&b, "%s\n", cg->kernels[i].text);
+  buf_printf(&b, "// coconet: end generated code for region %s\n\n", cg->r->name);
+  return buf_take(&b);
+}
+
+static Scope scope_of(const IrOp *list) {
+  Scope sc = {NULL, 0};
+  for (const IrOp *op = list; op; op = op->next) sc.n++;
+  sc.ops = calloc(sc.n ? (size_t)sc.n : 1, sizeof *sc.ops);
+  if (!sc.ops) COCONET_BUG("out of memory");
+  sc.n = 0;
+  for (const IrOp *op = list; op; op = op->next) sc.ops[sc.n++] = op;
+  return sc;
+}
+
+// (void)NAME for what only the replaced launches' configurations used.
+static void unused_lines(Cg *cg, const Scope *sc) {
+  SrcRange replaced[64];
+  int n = 0;
+  for (const IrOp *o = cg->r->ops; o && n < 64; o = o->next) {
+    bool kept = false;
+    for (int i = 0; i < sc->n; i++) kept |= orig_of(sc->ops[i]) == o && !is_rewritten(sc->ops[i]);
+    if (!kept) replaced[n++] = o->range;
+  }
+  char *names[16];
+  int k = unused_config(cg->fe, cg->fr, replaced, n, names, 16);
+  if (k) line(cg, "// coconet: the generated kernels pick their own grid; this was for the launches they replace");
+  for (int i = 0; i < k; i++) {
+    line(cg, "(void)%s;", names[i]);
+    free(names[i]);
+  }
+}
+
+static int generate(Cg *cg, const Scope *sc) {
+  buf_puts(&cg->out, "{\n");
+  cg->depth = 1;
+  schedule_comment(cg, sc);
+  unused_lines(cg, sc);
+  int consumed, rc = 0;
+  for (int i = 0; i < sc->n && rc == 0; i += consumed) {
+    if (sc->ops[i]->span.nchunks > 1) rc = emit_overlap(cg, sc, i, &consumed);
+    else rc = emit_op(cg, sc, i, &consumed);
+  }
+  Scope none = {NULL, 0};
+  fuse_markers(cg, &none, 0);
+  buf_printf(&cg->out, "%s}", cg->indent);
+  return rc;
+}
+
+int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Target target, const char *indent,
+                   RegionCode *out) {
+  *out = (RegionCode){0};
+  const IrOp *list = r->sched ? r->sched : r->ops;
+  if (unchanged(r, list)) {
+    out->body = fe_text(fe, fr->range);
+    return 0;
+  }
+  Cg *cg = calloc(1, sizeof *cg);
+  if (!cg) COCONET_BUG("out of memory");
+  *cg = (Cg){.fe = fe, .fr = fr, .r = r, .target = target, .indent = indent, .cuda_check = cuda_wrapper(fr)};
+  cg->unit = indent_unit(fe, fr, indent);
+  Scope sc = scope_of(list);
+  int rc = generate(cg, &sc);
+  if (rc == 0) {
+    out->body = buf_take(&cg->out);
+    out->kernels = cg->runtime ? kernels_text(cg) : NULL;
+    out->kernels_at = cg->runtime ? kernels_offset(fe, fr) : 0;
+  }
+  buf_free(&cg->out);
+  for (int i = 0; i < cg->nkernels; i++) kernel_free(&cg->kernels[i]);
+  names_free(&cg->names);
+  free(cg->unit);
+  free(sc.ops);
+  free(cg);
+  return rc;
+}
+
+void region_code_free(RegionCode *c) {
+  free(c->body);
+  free(c->kernels);
+  *c = (RegionCode){0};
+}
+
+void codegen_explain(FILE *f, const IrRegion *r) {
+  if (r->nfuse == 0) return;
+  fprintf(f, "  - codegen: fuse: %d group(s) run unfused on the NCCL path (ReduceScatter/AllReduce, kernels, "
+             "AllGather); the generated code marks each group's call site for the fused kernel, which needs "
+             "symmetric memory and is not generated by this version\n", r->nfuse);
+}

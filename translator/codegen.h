@@ -1,0 +1,102 @@
+// codegen.h: what codegen*.c share (not used outside them).
+//
+//   codegen.c         a region's block: the schedule comment, collectives on
+//                     their spans, chunked GEMMs and the overlap loop, launches
+//                     of generated kernels, statements kept as written
+//   codegen_kernel.c  generated kernels: a run of scheduled pointwise ops
+//                     becomes one __device__ element function (from the IR
+//                     expressions) and one grid-stride __global__ over [lo, hi)
+//   codegen_expr.c    IR expressions as CUDA C++ text, with CUDA's conversions
+//   codegen_unused.c  variables only the replaced launches used
+//   codegen_buf.c     a growing text buffer, names made unique
+#ifndef COCONET_CODEGEN_H
+#define COCONET_CODEGEN_H
+
+#include "translator.h"
+#include "ir.h"
+
+#include <stdarg.h>
+
+//
+// codegen_buf.c
+//
+
+typedef struct Buf {
+  char *s;        // NUL-terminated (NULL while empty)
+  size_t len, cap;
+} Buf;
+
+void buf_puts(Buf *b, const char *s);
+void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *buf_str(const Buf *b);  // "" while empty
+char *buf_take(Buf *b);             // the text (malloc'd), b emptied
+void buf_free(Buf *b);
+
+// Names in one C++ scope: each name handed out once, made unique with _2, _3, ...
+enum { NAMES_MAX = 512 };
+
+typedef struct Names {
+  char *v[NAMES_MAX];
+  int n;
+} Names;
+
+const char *names_add(Names *ns, const char *want);  // the unique name (owned by ns)
+void names_free(Names *ns);
+
+// The C++ type of an IR element type ("float", "__half", "int64_t", ...).
+const char *cg_ctype(IrType t);
+// A NCCL reduction operator ("ncclSum").
+const char *cg_nccl_red(IrRedOp op);
+// Whether text is a name or a member chain (a, a.b, a->b): usable before + or * as is.
+bool cg_simple(const char *text);
+// The host C++ text of a size ("n", "(size_t)tokens * hidden").
+void cg_size(Buf *b, const IrSize *s);
+
+//
+// codegen_expr.c
+//
+
+// How a generated element function refers to tensors, parameters, locals.
+typedef struct ExprNames {
+  const char *(*tensor)(void *ctx, const IrTensor *t, bool *elementwise);
+  const char *(*param)(void *ctx, const IrParam *p);
+  const char *(*size)(void *ctx, const IrSize *k);  // K of t[i % K], t[i / K], t[K]
+  const char *(*local)(void *ctx, const IrStmt *let);
+  const char *(*draw)(void *ctx, const IrExpr *philox);
+  void *ctx;
+} ExprNames;
+
+// e as a value of type t.
+void cg_expr(Buf *b, const ExprNames *nm, const IrExpr *e, IrType t);
+// A read index (t[...]) that generated code can express.
+bool cg_index_ok(const IrExpr *read);
+
+//
+// codegen_unused.c
+//
+
+// The local variables and parameters named by the grid, block or shared
+// memory of the region's launches in replaced (statements the generated code
+// replaces) that nothing else in their function uses: at most max names
+// (malloc'd) into names; returns how many.
+int unused_config(const Frontend *fe, const Region *fr, const SrcRange *replaced, int nreplaced, char **names, int max);
+
+//
+// codegen_kernel.c
+//
+
+// One generated kernel: the distinct ops of a run of scheduled pointwise ops.
+typedef struct Kernel {
+  const IrOp *ops[64];    // in order (the slice copy of each)
+  int nops;
+  char *name;             // coconet_REGION_slice, coconet_REGION_chunk (+ a number)
+  char *args;             // the launch's arguments before lo, hi: "w, g, m, v, lr, hidden"
+  char *text;             // the element function and the __global__ (file scope)
+} Kernel;
+
+// Generate k->text and k->args for k->ops (unit: one indentation step); -1
+// after reporting why it cannot.
+int kernel_generate(const IrRegion *r, const char *unit, Kernel *k);
+void kernel_free(Kernel *k);
+
+#endif

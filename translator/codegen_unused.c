@@ -1,0 +1,78 @@
+// codegen_unused.c: variables only the replaced launches used.
+//
+// A generated kernel picks its own grid, so the grid, block and shared memory
+// expressions of the launches it replaces are dropped. A local variable or a
+// parameter named there that nothing else in its function uses would then draw
+// an unused-variable warning from the compiler; the block says (void)NAME.
+#include "codegen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Refs {
+  CXCursor decl;
+  const SrcRange *skip;  // the replaced statements
+  int nskip;
+  const Frontend *fe;
+  int count;             // references outside them
+} Refs;
+
+static bool in_ranges(const SrcRange *r, int n, unsigned offset) {
+  for (int i = 0; i < n; i++)
+    if (offset >= r[i].begin.offset && offset < r[i].end.offset) return true;
+  return false;
+}
+
+static enum CXChildVisitResult count_refs(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Refs *refs = data;
+  if (clang_getCursorKind(c) == CXCursor_DeclRefExpr && clang_equalCursors(clang_getCursorReferenced(c), refs->decl)) {
+    SrcLoc at = fe_loc(refs->fe, clang_getCursorLocation(c));
+    if (!in_ranges(refs->skip, refs->nskip, at.offset)) refs->count++;
+  }
+  return CXChildVisit_Recurse;
+}
+
+static bool is_function(enum CXCursorKind k) {
+  return k == CXCursor_FunctionDecl || k == CXCursor_FunctionTemplate || k == CXCursor_CXXMethod ||
+         k == CXCursor_Constructor || k == CXCursor_Destructor || k == CXCursor_LambdaExpr;
+}
+
+// The local or parameter a piece names, if only replaced statements use it.
+static char *unused_after(const Frontend *fe, const Piece *p, const SrcRange *skip, int nskip) {
+  if (!p->text || !cg_simple(p->text) || strchr(p->text, '.') || strstr(p->text, "->")) return NULL;
+  CXSourceLocation at = clang_getLocationForOffset(fe->tu, fe->file, p->range.begin.offset);
+  CXCursor ref = clang_getCursor(fe->tu, at);
+  if (clang_getCursorKind(ref) != CXCursor_DeclRefExpr) return NULL;
+  CXCursor decl = clang_getCursorReferenced(ref);
+  enum CXCursorKind k = clang_getCursorKind(decl);
+  CXCursor fn = clang_getCursorSemanticParent(decl);
+  if ((k != CXCursor_VarDecl && k != CXCursor_ParmDecl) || !is_function(clang_getCursorKind(fn))) return NULL;
+  Refs refs = {decl, skip, nskip, fe, 0};
+  clang_visitChildren(fn, count_refs, &refs);
+  return refs.count ? NULL : fe_spelling(decl);
+}
+
+static int add_name(char **names, int n, int max, char *name) {
+  for (int i = 0; i < n && name; i++)
+    if (strcmp(names[i], name) == 0) {
+      free(name);
+      return n;
+    }
+  if (!name || n == max) {
+    free(name);
+    return n;
+  }
+  names[n] = name;
+  return n + 1;
+}
+
+int unused_config(const Frontend *fe, const Region *fr, const SrcRange *replaced, int nreplaced, char **names, int max) {
+  int n = 0;
+  for (const Stmt *s = fr->stmts; s; s = s->next) {
+    if (s->kind != STMT_LAUNCH || !in_ranges(replaced, nreplaced, s->range.begin.offset)) continue;
+    const Piece *config[] = {&s->launch->grid, &s->launch->block, &s->launch->shmem};
+    for (int i = 0; i < 3; i++) n = add_name(names, n, max, unused_after(fe, config[i], replaced, nreplaced));
+  }
+  return n;
+}

@@ -1,0 +1,170 @@
+// rewrite.c: the output file is the input with byte-range edits applied and
+// every other byte kept; the commented pragma; recognising translated files.
+#include "translator.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char TRANSLATED[] = "(translated by coconet)";
+static const char BEGIN_MARKER[] = "// coconet: begin generated code for region ";
+
+void edit_add(Edit **list, unsigned begin, unsigned end, const char *text) {
+  Edit *e = calloc(1, sizeof *e);
+  if (!e || !(e->text = strdup(text))) COCONET_BUG("out of memory");
+  e->begin = begin;
+  e->end = end;
+  while (*list) list = &(*list)->next;
+  *list = e;
+}
+
+void edits_free(Edit *list) {
+  while (list) {
+    Edit *next = list->next;
+    free(list->text);
+    free(list);
+    list = next;
+  }
+}
+
+// Insertions before replacements at the same offset, otherwise in the order added.
+static bool before(const Edit *a, const Edit *b) {
+  if (a->begin != b->begin) return a->begin < b->begin;
+  return a->begin == a->end && b->begin != b->end;
+}
+
+static int sorted(const Edit *list, const Edit ***out) {
+  int n = 0;
+  for (const Edit *e = list; e; e = e->next) n++;
+  const Edit **v = calloc(n ? (size_t)n : 1, sizeof *v);
+  if (!v) COCONET_BUG("out of memory");
+  n = 0;
+  for (const Edit *e = list; e; e = e->next) {  // insertion sort: stable
+    int i = n++;
+    while (i > 0 && before(e, v[i - 1])) {
+      v[i] = v[i - 1];
+      i--;
+    }
+    v[i] = e;
+  }
+  *out = v;
+  return n;
+}
+
+char *rewrite_apply(const SourceFile *src, const Edit *edits, size_t *len) {
+  const Edit **v;
+  int n = sorted(edits, &v);
+  size_t total = src->len;
+  for (int i = 0; i < n; i++) {
+    if (v[i]->end < v[i]->begin || v[i]->end > src->len || (i > 0 && v[i]->begin < v[i - 1]->end))
+      COCONET_BUG("overlapping or out-of-range edit [%u, %u)", v[i]->begin, v[i]->end);
+    total += strlen(v[i]->text) - (v[i]->end - v[i]->begin);
+  }
+  char *out = malloc(total + 1);
+  if (!out) COCONET_BUG("out of memory");
+  size_t at = 0, from = 0;
+  for (int i = 0; i < n; i++) {
+    memcpy(out + at, src->buf + from, v[i]->begin - from);
+    at += v[i]->begin - from;
+    size_t k = strlen(v[i]->text);
+    memcpy(out + at, v[i]->text, k);
+    at += k;
+    from = v[i]->end;
+  }
+  memcpy(out + at, src->buf + from, src->len - from);
+  at += src->len - from;
+  out[at] = '\0';
+  free(v);
+  *len = at;
+  return out;
+}
+
+// The pragma on one line: each backslash-newline and the blanks after it become one space.
+static char *join_lines(const char *s, size_t n) {
+  char *out = malloc(n + 1);
+  if (!out) COCONET_BUG("out of memory");
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t nl = s[i] == '\\' && i + 1 < n && s[i + 1] == '\n' ? 1 : s[i] == '\\' && i + 2 < n && s[i + 1] == '\r' && s[i + 2] == '\n' ? 2 : 0;
+    if (!nl) {
+      out[k++] = s[i];
+      continue;
+    }
+    i += nl;
+    while (i + 1 < n && (s[i + 1] == ' ' || s[i + 1] == '\t')) i++;
+    out[k++] = ' ';
+  }
+  while (k > 0 && (out[k - 1] == ' ' || out[k - 1] == '\t' || out[k - 1] == '\r')) k--;
+  out[k] = '\0';
+  return out;
+}
+
+// Whether a block comment opened in s is still open at its end.
+static bool opens_comment(const char *s) {
+  char quote = 0;
+  for (const char *p = s; *p; p++) {
+    if (quote) {
+      if (*p == '\\' && p[1]) p++;
+      else if (*p == quote) quote = 0;
+    } else if (*p == '"' || *p == '\'') {
+      quote = *p;
+    } else if (p[0] == '/' && p[1] == '/') {
+      return false;
+    } else if (p[0] == '/' && p[1] == '*') {
+      const char *end = strstr(p + 2, "*/");
+      if (!end) return true;
+      p = end + 1;
+    }
+  }
+  return false;
+}
+
+char *rewrite_pragma_comment(const SourceFile *src, SrcRange pragma) {
+  char *text = join_lines(src->buf + pragma.begin.offset, pragma.end.offset - pragma.begin.offset);
+  if (opens_comment(text)) {
+    diag_error(&pragma.begin, "a block comment starts on this pragma's line and ends after it; coconet cannot "
+                              "comment the pragma out (end the comment on the pragma's line)");
+    free(text);
+    return NULL;
+  }
+  char *out;
+  if (asprintf(&out, "// %s %s", text, TRANSLATED) < 0) COCONET_BUG("out of memory");
+  free(text);
+  return out;
+}
+
+static bool starts(const char *s, size_t n, const char *prefix) {
+  size_t k = strlen(prefix);
+  return n >= k && memcmp(s, prefix, k) == 0;
+}
+
+static bool line_has(const char *s, size_t n, const char *needle) {
+  size_t k = strlen(needle);
+  for (size_t i = 0; i + k <= n; i++)
+    if (memcmp(s + i, needle, k) == 0) return true;
+  return false;
+}
+
+long rewrite_find_translated(const char *buf, size_t len) {
+  for (size_t ls = 0; ls < len;) {
+    const char *nl = memchr(buf + ls, '\n', len - ls);
+    size_t le = nl ? (size_t)(nl - buf) : len;
+    size_t at = ls;
+    while (at < le && (buf[at] == ' ' || buf[at] == '\t')) at++;
+    const char *s = buf + at;
+    size_t n = le - at;
+    if (starts(s, n, BEGIN_MARKER) || (starts(s, n, "// #") && line_has(s, n, "coconet") && line_has(s, n, TRANSLATED)))
+      return (long)at;
+    ls = le + 1;
+  }
+  return -1;
+}
+
+char *rewrite_line_indent(const SourceFile *src, unsigned offset) {
+  unsigned ls = offset;
+  while (ls > 0 && src->buf[ls - 1] != '\n') ls--;
+  size_t n = strspn(src->buf + ls, " \t");
+  if (ls + n > offset) n = offset - ls;
+  char *out = strndup(src->buf + ls, n);
+  if (!out) COCONET_BUG("out of memory");
+  return out;
+}
