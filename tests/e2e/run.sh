@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# run.sh BIN OUTDIR: the end-to-end gate. Each example is built twice for the
+# host backend with coconet-cc --target=host: as written (--schedule=none) and
+# with the schedule its pragma asks for. Both run under mpirun -np 1..4 on
+# sizes that do not divide by the rank counts; their checksums must agree
+# (exactly where the schedule keeps every operation's order; within the
+# dtype's tolerance where chunked GEMMs may round differently).
+# MPIRUN and RUN_ENV come from the environment (runtime/host/host.mk).
+set -u
+bin=$1
+out=$2
+root=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$out"
+read -r -a mpi <<<"$(mpicxx --showme:compile)"
+read -r -a mpirun <<<"${MPIRUN:-mpirun --oversubscribe --allow-run-as-root}"
+read -r -a runenv <<<"${RUN_ENV:-env}"
+pass=0 fail=0
+
+# name source tolerance args...
+examples=(
+  "adam examples/adam/adam.cu 0 -n 100003 -steps 3"
+  "row_linear examples/megatron/row_linear.cu 1e-3 -tokens 37 -hidden 1000 -k 64 -iters 2"
+)
+
+build() {  # build NAME SRC VARIANT FLAGS...
+  local name=$1 src=$2 variant=$3; shift 3
+  "$bin/coconet-cc" --target=host "$@" "${mpi[@]}" "$root/$src" -o "$out/${name}_$variant"
+}
+
+checksum() { sed -n 's/.* checksum=\([^ ]*\).*/\1/p' | tail -n 1; }
+
+for ex in "${examples[@]}"; do
+  read -r name src tol args <<<"$ex"
+  read -r -a args <<<"$args"
+  if ! build "$name" "$src" orig --coconet-flags=--schedule=none || ! build "$name" "$src" sched; then
+    echo "e2e: FAIL $name: build"; fail=$((fail + 1)); continue
+  fi
+  for np in 1 2 3 4; do
+    a=$("${runenv[@]}" "${mpirun[@]}" -np "$np" "$out/${name}_orig" "${args[@]}" 2>&1 | checksum)
+    b=$("${runenv[@]}" "${mpirun[@]}" -np "$np" "$out/${name}_sched" "${args[@]}" 2>&1 | checksum)
+    if [ -n "$a" ] && [ -n "$b" ] && python3 -c "import sys; a, b, t = map(float, sys.argv[1:]); sys.exit(0 if abs(a - b) <= t * max(abs(a), abs(b)) else 1)" "$a" "$b" "$tol"; then
+      printf 'e2e: ok   %-10s np=%d  original %s  scheduled %s\n' "$name" "$np" "$a" "$b"
+      pass=$((pass + 1))
+    else
+      printf 'e2e: FAIL %-10s np=%d  original %s  scheduled %s (tolerance %s)\n' "$name" "$np" "${a:-none}" "${b:-none}" "$tol"
+      fail=$((fail + 1))
+    fi
+  done
+done
+echo "e2e: $pass passed, $fail failed"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
