@@ -11,7 +11,7 @@
 # $(BUILD)/examples/cuda/NAME (EXAMPLE_ARCH, default -arch=sm_80, picks the GPU).
 # It is not part of `all`: nvcc is slow and not every machine has it.
 
-EXAMPLE_SRCS  := examples/adam/adam.cu examples/megatron/row_linear.cu
+EXAMPLE_SRCS  := examples/adam/adam.cu examples/megatron/row_linear.cu examples/adamw/adamw.cu
 EXAMPLE_NAMES := $(basename $(notdir $(EXAMPLE_SRCS)))
 
 # mpicxx's flags rewritten for nvcc: -I becomes -isystem (Open MPI's C++ binding

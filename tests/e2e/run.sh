@@ -20,6 +20,7 @@ pass=0 fail=0
 examples=(
   "adam examples/adam/adam.cu 0 -n 100003 -steps 3"
   "row_linear examples/megatron/row_linear.cu 1e-3 -tokens 37 -hidden 1000 -k 64 -iters 2"
+  "adamw examples/adamw/adamw.cu 0 -n 100003 -steps 3"
 )
 
 build() {  # build NAME SRC VARIANT FLAGS...
