@@ -135,8 +135,13 @@ static inline int coconet_sm_count(void) {
  * one thread per element up to COCONET_BLOCKS_PER_SM blocks per SM, never 0. */
 static inline unsigned coconet_grid_size(size_t n) {
   size_t blocks = (n + COCONET_BLOCK_SIZE - 1) / COCONET_BLOCK_SIZE;
+#if !defined(COCONET_HOST_H)
+  /* On a GPU a grid-stride loop over a grid that fills the SMs is best. The
+     host backend runs threads one after another, where one element (or one
+     vector) per thread keeps the walk over memory sequential. */
   size_t most = (size_t)coconet_sm_count() * COCONET_BLOCKS_PER_SM;
   if (blocks > most) blocks = most;
+#endif
   return blocks ? (unsigned)blocks : 1u;
 }
 
