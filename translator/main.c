@@ -366,7 +366,7 @@ static int generate(const Options *o, const Frontend *fe, const Program *prog) {
   if (status == 0 && o->target == TARGET_HOST && host_lower(fe, &edits)) status = EXIT_INPUT;
   if (status == 0 && diag_error_count() == 0) {
     size_t len;
-    char *out = rewrite_apply(&fe->src, edits, &len);
+    char *out = rewrite_apply(&fe->src, edits, o->line_directives, &len);
     status = emit(o, &fe->src, out, len) ? EXIT_INPUT : 0;
     free(out);
   }
@@ -381,7 +381,7 @@ static int as_written(const Options *o, const Frontend *fe) {
   int status = o->target == TARGET_HOST && host_lower(fe, &edits) ? EXIT_INPUT : 0;
   if (status == 0) {
     size_t len;
-    char *out = rewrite_apply(&fe->src, edits, &len);
+    char *out = rewrite_apply(&fe->src, edits, o->line_directives, &len);
     status = emit(o, &fe->src, out, len) ? EXIT_INPUT : 0;
     free(out);
   }

@@ -50,32 +50,59 @@ static int sorted(const Edit *list, const Edit ***out) {
   return n;
 }
 
-char *rewrite_apply(const SourceFile *src, const Edit *edits, size_t *len) {
+// A growing output buffer.
+typedef struct Out {
+  char *buf;
+  size_t len, cap;
+} Out;
+
+static void out_put(Out *o, const char *s, size_t n) {
+  if (o->len + n + 1 > o->cap) {
+    o->cap = (o->len + n + 1) * 2;
+    o->buf = realloc(o->buf, o->cap);
+    if (!o->buf) COCONET_BUG("out of memory");
+  }
+  memcpy(o->buf + o->len, s, n);
+  o->len += n;
+  o->buf[o->len] = '\0';
+}
+
+// After an edit, `#line` tells the compiler where the original text resumes:
+// the rest of the edited line (if any) goes on a line of its own, numbered as
+// in the input.
+static size_t resync_lines(Out *o, const SourceFile *src, size_t from) {
+  if (from < src->len && src->buf[from] == '\n') out_put(o, "\n", 1), from++;
+  else if (o->len && o->buf[o->len - 1] != '\n') out_put(o, "\n", 1);
+  char line[64];
+  snprintf(line, sizeof line, "#line %u \"", source_loc(src, (unsigned)from).line);
+  out_put(o, line, strlen(line));
+  for (const char *p = src->path; *p; p++) {
+    if (*p == '"' || *p == '\\') out_put(o, "\\", 1);
+    out_put(o, p, 1);
+  }
+  out_put(o, "\"\n", 2);
+  return from;
+}
+
+char *rewrite_apply(const SourceFile *src, const Edit *edits, bool line_directives, size_t *len) {
   const Edit **v;
   int n = sorted(edits, &v);
-  size_t total = src->len;
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n; i++)
     if (v[i]->end < v[i]->begin || v[i]->end > src->len || (i > 0 && v[i]->begin < v[i - 1]->end))
       COCONET_BUG("overlapping or out-of-range edit [%u, %u)", v[i]->begin, v[i]->end);
-    total += strlen(v[i]->text) - (v[i]->end - v[i]->begin);
-  }
-  char *out = malloc(total + 1);
-  if (!out) COCONET_BUG("out of memory");
-  size_t at = 0, from = 0;
+  Out o = {NULL, 0, 0};
+  out_put(&o, "", 0);
+  size_t from = 0;
   for (int i = 0; i < n; i++) {
-    memcpy(out + at, src->buf + from, v[i]->begin - from);
-    at += v[i]->begin - from;
-    size_t k = strlen(v[i]->text);
-    memcpy(out + at, v[i]->text, k);
-    at += k;
+    out_put(&o, src->buf + from, v[i]->begin - from);
+    out_put(&o, v[i]->text, strlen(v[i]->text));
     from = v[i]->end;
+    if (line_directives) from = resync_lines(&o, src, from);
   }
-  memcpy(out + at, src->buf + from, src->len - from);
-  at += src->len - from;
-  out[at] = '\0';
+  out_put(&o, src->buf + from, src->len - from);
   free(v);
-  *len = at;
-  return out;
+  *len = o.len;
+  return o.buf;
 }
 
 // The pragma on one line: each backslash-newline and the blanks after it become one space.

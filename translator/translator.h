@@ -281,8 +281,10 @@ typedef struct Edit {
 void edit_add(Edit **list, unsigned begin, unsigned end, const char *text);
 void edits_free(Edit *list);
 // The input with the edits applied (sorted by offset; overlapping edits are a
-// bug). Returns a malloc'd buffer and its length.
-char *rewrite_apply(const SourceFile *src, const Edit *edits, size_t *len);
+// bug). With line_directives, a `#line N "input"` after each edit makes
+// compiler messages about the text that follows point at the input's lines.
+// Returns a malloc'd buffer and its length.
+char *rewrite_apply(const SourceFile *src, const Edit *edits, bool line_directives, size_t *len);
 
 // What replaces a region's pragma, range [begin, end): the pragma as a line
 // comment, continuation lines joined, marked "(translated by coconet)". NULL
