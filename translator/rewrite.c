@@ -67,7 +67,13 @@ static void out_put(Out *o, const char *s, size_t n) {
   o->buf[o->len] = '\0';
 }
 
-// After an edit, `#line` tells the compiler where the original text resumes:
+static size_t newlines(const char *s, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) k += s[i] == '\n';
+  return k;
+}
+
+// After an edit that changed the number of lines, `#line` tells the compiler where the original text resumes:
 // the rest of the edited line (if any) goes on a line of its own, numbered as
 // in the input.
 static size_t resync_lines(Out *o, const SourceFile *src, size_t from) {
@@ -97,7 +103,8 @@ char *rewrite_apply(const SourceFile *src, const Edit *edits, bool line_directiv
     out_put(&o, src->buf + from, v[i]->begin - from);
     out_put(&o, v[i]->text, strlen(v[i]->text));
     from = v[i]->end;
-    if (line_directives) from = resync_lines(&o, src, from);
+    if (line_directives && newlines(v[i]->text, strlen(v[i]->text)) != newlines(src->buf + v[i]->begin, v[i]->end - v[i]->begin))
+      from = resync_lines(&o, src, from);
   }
   out_put(&o, src->buf + from, src->len - from);
   free(v);
