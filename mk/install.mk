@@ -1,9 +1,14 @@
-# make install [PREFIX=/usr/local] [DESTDIR=...]: the coconet command and the
-# public runtime header that translated files include (runtime/include/coconet.h).
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the coconet and coconet-cc
+# commands, the public runtime header that translated files include
+# (runtime/include/coconet.h), and the host backend (its headers under
+# include/coconet/host, libcoconet_host.a): the layout coconet-cc looks for
+# next to itself when it is not in the build tree.
 PREFIX ?= /usr/local
 
 .PHONY: install
-install: $(BIN)/coconet
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include
-	install -m 755 $(BIN)/coconet $(DESTDIR)$(PREFIX)/bin/coconet
+install: $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/coconet/host $(DESTDIR)$(PREFIX)/lib
+	install -m 755 $(BIN)/coconet $(BIN)/coconet-cc $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 runtime/include/coconet.h $(DESTDIR)$(PREFIX)/include/coconet.h
+	cp -R $(HOST_DIR)/include/. $(DESTDIR)$(PREFIX)/include/coconet/host/
+	install -m 644 $(HOST_LIB) $(DESTDIR)$(PREFIX)/lib/libcoconet_host.a

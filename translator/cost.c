@@ -164,20 +164,13 @@ double ir_cost_op(const IrOp *op, const IrCostModel *m) {
   return 0;
 }
 
-// The cost of op, or of the fused group starting at op; *next is what follows.
+// The cost of op; *next is what follows. A fused group is priced as the ops
+// it holds: the fused kernel is not generated yet (codegen emits the unfused
+// schedule with a marked call site), and auto must not choose what it cannot
+// deliver.
 static double unit_cost(const IrOp *op, const IrCostModel *m, const IrOp **next) {
-  if (!op->fuse_group) {
-    *next = op->next;
-    return ir_cost_op(op, m);
-  }
-  double comm = 0, compute = 0;
-  const IrOp *q = op;
-  for (; q && q->fuse_group == op->fuse_group; q = q->next) {
-    if (q->kind == IR_OP_COLLECTIVE) comm += collective_cost(m, q);
-    else compute += kernel_time(m, q);
-  }
-  *next = q;
-  return (comm > compute ? comm : compute) + m->launch;
+  *next = op->next;
+  return ir_cost_op(op, m);
 }
 
 // A run of chunked ops: GEMM chunks on one stream, the rest on the other.

@@ -154,16 +154,20 @@ static Options parse_args(int argc, char **argv) {
   return o;
 }
 
-// The depfile, as make and ninja read it: paths absolute, ' ', '#', '\\'
-// escaped with a backslash and '$' doubled.
-static void dep_word(FILE *f, const char *path) {
-  char real[4096];
-  const char *p = realpath(path, real) ? real : path;
+// The depfile, as make and ninja read it: ' ', '#', '\\' escaped with a
+// backslash and '$' doubled.
+static void dep_escaped(FILE *f, const char *p) {
   for (; *p; p++) {
     if (*p == ' ' || *p == '#' || *p == '\\') fputc('\\', f);
     if (*p == '$') fputc('$', f);
     fputc(*p, f);
   }
+}
+
+// Prerequisites are named by their real paths.
+static void dep_word(FILE *f, const char *path) {
+  char real[4096];
+  dep_escaped(f, realpath(path, real) ? real : path);
 }
 
 typedef struct DepSink {
@@ -207,7 +211,7 @@ static int write_depfile(const Options *o, const Frontend *fe) {
     fprintf(stderr, "coconet: error: cannot write depfile '%s': %s\n", o->depfile, strerror(errno));
     return -1;
   }
-  dep_word(f, o->output);
+  dep_escaped(f, o->output);  // the target as given: stable from build to build
   fputs(": ", f);
   dep_word(f, o->input);
   DepSink sink = {f, fe && fe->tmpdir ? fe->tmpdir : "", NULL, 0, 0};

@@ -312,6 +312,18 @@ static void read_options_file(Command *c, const char *path) {
   }
 }
 
+// Report options make coconet write no translation: nothing to compile.
+static void refuse_report_flags(const Argv *flags) {
+  static const char *const report[] = {"--check", "--dump", "--emit-dot", "--explain", "--verify", "--diff", "-i", "-o"};
+  for (int i = 0; i < flags->n; i++)
+    for (size_t k = 0; k < sizeof report / sizeof *report; k++) {
+      size_t n = strlen(report[k]);
+      if (strncmp(flags->v[i], report[k], n) == 0 && (flags->v[i][n] == '\0' || flags->v[i][n] == '='))
+        usage_error("--coconet-flags=%s: this option writes no translation to compile; run coconet itself for it",
+                    flags->v[i]);
+    }
+}
+
 static Command parse_command(int argc, char **argv) {
   Command c = {0};
   for (int i = 1; i < argc; i++) {
@@ -322,6 +334,7 @@ static Command parse_command(int argc, char **argv) {
       else usage_error("unknown target '%s' (expected 'cuda' or 'host')", w + 9);
     } else if (strncmp(w, "--coconet-flags=", 16) == 0) {
       av_split(&c.coconet_flags, w + 16, ' ');
+      refuse_report_flags(&c.coconet_flags);
     } else if (strncmp(w, "--keep=", 7) == 0) {
       if (!w[7]) usage_error("%s", "--keep=DIR needs a directory");
       c.keep = w + 7;
@@ -548,8 +561,33 @@ static void original_dirs(const Command *c, Argv *out, const char *flag) {
 // Compiling: nvcc
 //
 
-static void nvcc_command(const Command *c, const Paths *p, Argv *cmd) {
+// $NVCC names the real nvcc, unless it is this program (`make NVCC=coconet-cc`
+// exports NVCC to the commands make runs).
+static const char *nvcc_from_env(void) {
   const char *nvcc = getenv("NVCC");
+  if (!nvcc || !*nvcc) return NULL;
+  char self[PATH_MAX], named[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n < 0) return nvcc;
+  self[n] = '\0';
+  const char *path = nvcc;
+  char found[PATH_MAX];
+  if (!strchr(nvcc, '/')) {  // look it up on PATH
+    const char *dirs = getenv("PATH");
+    path = NULL;
+    for (const char *d = dirs; d && *d && !path;) {
+      const char *colon = strchr(d, ':');
+      size_t len = colon ? (size_t)(colon - d) : strlen(d);
+      snprintf(found, sizeof found, "%.*s/%s", (int)len, d, nvcc);
+      if (access(found, X_OK) == 0) path = found;
+      d = colon ? colon + 1 : d + len;
+    }
+  }
+  return path && realpath(path, named) && strcmp(named, self) == 0 ? NULL : nvcc;
+}
+
+static void nvcc_command(const Command *c, const Paths *p, Argv *cmd) {
+  const char *nvcc = nvcc_from_env();
   const char *cuda = getenv("CUDA_HOME");
   if (c->nvcc) av_add(cmd, c->nvcc);
   else if (nvcc && *nvcc) av_add(cmd, nvcc);
