@@ -81,12 +81,17 @@ sanitize: deps
 
 demo: deps
 	@$(MAKE) --no-print-directory all
-	@mk/demo.sh $(BUILD)
+	@HOST_MPIRUN="$(HOST_MPIRUN)" HOST_RUN_ENV="$(HOST_RUN_ENV)" mk/demo.sh $(BUILD)
 
-# Benchmarks print figures measured side by side in one run (bench/*.sh).
-BENCH_TARGETS := bench-frontend
+# Benchmarks print figures measured side by side in one run (bench/*.sh) and append
+# them to bench/RESULTS.md. The GPU benchmark is bench/gpu/prepare.sh here, then
+# bench/gpu/run.sh on a machine with a GPU (bench/README.md).
+BENCH_TARGETS := bench-frontend bench-host-examples
+.PHONY: bench-host-examples
 bench-frontend: all
 	bench/frontend.sh $(abspath $(BUILD))
+bench-host-examples: all
+	@HOST_MPIRUN="$(HOST_MPIRUN)" HOST_RUN_ENV="$(HOST_RUN_ENV)" bench/host.sh $(abspath $(BUILD))
 
 bench: all
 	@$(MAKE) --no-print-directory $(BENCH_TARGETS)

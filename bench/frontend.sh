@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # frontend.sh: the translator front end's speed, measured side by side in one run.
 #   1. `coconet --check` against `clang -fsyntax-only` with the same flags, on the
-#      examples and on a generated CUDA file of 6,000 lines (target: <= 1.2x);
+#      examples of bench/examples.conf and on a generated CUDA file of 6,000 lines
+#      (target: <= 1.2x);
 #   2. pass-through of a pragma-free file against that parse (target: <= 5%).
 # Each figure is the median of RUNS runs (default 5). Usage: bench/frontend.sh [BUILD]
+# Appends the table to bench/RESULTS.md (BENCH_RESULTS= to print only).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -11,6 +13,8 @@ coconet=$build/bin/coconet
 runs=${RUNS:-5}
 llvm=${LLVM_PREFIX:-/usr/lib/llvm-16}
 cuda=${CUDA_HOME:-/usr/local/cuda}
+BENCH_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)  # read by results_section (lib.sh)
+export BENCH_LOAD
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -48,13 +52,28 @@ seconds() {  # seconds COMMAND...: median wall time of RUNS runs
   done | median
 }
 
+# The examples of bench/examples.conf, then the generated file.
+# shellcheck source=lib.sh
+source "$root/bench/lib.sh"
+load_examples
+inputs=()
+for src in "${EX_SRC[@]}"; do inputs+=("$root/$src"); done
+inputs+=("$tmp/large.cu")
+table=$tmp/table.md
+echo "| input | lines | clang -fsyntax-only s | coconet --check s | ratio |" >"$table"
+echo "|---|---|---|---|---|" >>"$table"
 printf '%-28s %8s %10s %10s %7s\n' input lines clang_s coconet_s ratio
-for f in "$root/examples/adam/adam.cu" "$root/examples/megatron/row_linear.cu" "$tmp/large.cu"; do
+for f in "${inputs[@]}"; do
   c=$(seconds "$llvm/bin/clang" -fsyntax-only "${flags[@]}" "${mpi[@]}" "$f")
   k=$(seconds "$coconet" --check "$f" -- "${mpi[@]}")
-  printf '%-28s %8d %10.3f %10.3f %6.2fx\n' "$(basename "$f")" "$(wc -l <"$f")" "$c" "$k" "$(echo "$k / $c" | bc -l)"
+  r=$(echo "$k / $c" | bc -l)
+  printf '%-28s %8d %10.3f %10.3f %6.2fx\n' "$(basename "$f")" "$(wc -l <"$f")" "$c" "$k" "$r"
+  printf '| %s | %d | %.3f | %.3f | %.2fx |\n' "$(basename "$f")" "$(wc -l <"$f")" "$c" "$k" "$r" >>"$table"
 done
 parse=$(seconds "$coconet" --check "$tmp/large.cu")
 pass=$(seconds "$coconet" "$tmp/large_plain.cu" -o "$tmp/out.cu")
-printf 'pass-through of a %d-line pragma-free file: %.4f s = %.2f%% of its parse (%.3f s)\n' \
-  "$(wc -l <"$tmp/large_plain.cu")" "$pass" "$(echo "100 * $pass / $parse" | bc -l)" "$parse"
+line=$(printf 'pass-through of a %d-line pragma-free file: %.4f s = %.2f%% of its parse (%.3f s)' \
+  "$(wc -l <"$tmp/large_plain.cu")" "$pass" "$(echo "100 * $pass / $parse" | bc -l)" "$parse")
+echo "$line"
+printf '\n%s.\n\nMedian of %d runs each; targets: ratio <= 1.2x, pass-through <= 5%%.\n' "$line" "$runs" >>"$table"
+results_section "Translator front end (bench/frontend.sh)" "$table"

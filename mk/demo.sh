@@ -1,34 +1,143 @@
 #!/usr/bin/env bash
-# demo.sh BUILD: what `make demo` shows a newcomer, for each example: the regions
-# coconet finds and how it classifies their statements, the schedule each asks
-# for, and that everything outside the regions is left alone.
-set -euo pipefail
-build=$1
-coconet=$build/bin/coconet
-read -r -a mpi <<<"$(mpicxx --showme:compile)"
-mkdir -p "$build/demo"
-printf '\n== coconet demo ==\n'
-summary=()
-for src in examples/adam/adam.cu examples/megatron/row_linear.cu; do
-  name=$(basename "$src" .cu)
-  printf '\n-- %s --\n' "$src"
-  "$coconet" --check "$src" -- "${mpi[@]}"
-  "$coconet" --dump=json "$src" -- "${mpi[@]}" >"$build/demo/$name.json"
-  schedule=$(python3 - "$build/demo/$name.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-for r in d["regions"]:
-    clauses = " ".join(c["name"] + ("(" + ", ".join(
-        (a["key"] + "=" if a["key"] else "") + a["text"] for a in c["args"]) + ")" if c["args"] else "")
-        for c in r["pragma"]["clauses"] if c["name"] != "name")
-    print(f'{r["name"]}: {clauses}')
-PY
-)
-  echo "schedule asked for: $schedule"
-  "$coconet" --schedule=none "$src" -o "$build/demo/$name.cu" -- "${mpi[@]}"
-  if cmp -s "$src" "$build/demo/$name.cu"; then same=yes; else same=NO; fi
-  summary+=("$(printf '%-14s %-44s %s' "$name" "$schedule" "$same")")
+# demo.sh BUILD: what `make demo` shows, for each example of bench/examples.conf:
+#   - what coconet will do (--explain, with the cost model set to this run's rank count
+#     and sizes) and how much of the file it rewrites (the size of --diff);
+#   - the example built twice for the CPU host backend with coconet-cc --target=host,
+#     as written (--schedule=none) and scheduled, both run under mpirun -np 4 in
+#     alternating rounds, their checksums compared and their step times (the programs'
+#     own time_ms= lines, first step of each run dropped, median) put side by side;
+#   - the dataflow of each region before and after scheduling (--emit-dot, rendered by
+#     Graphviz's dot) in BUILD/demo/NAME.png.
+# It ends with a summary table, also written to BUILD/demo/summary.txt (format below),
+# and exits 1 if any example fails to build or run or its results disagree.
+#
+# summary.txt: a header line, then one line per example with these whitespace-separated
+# fields (none contains a space), then a line "demo: N examples, N agree, N disagree":
+#   example schedule diff predicted orig_ms sched_ms ratio agree rel_diff
+#   schedule   the pragma's clauses, joined with ',' (split,reorder,shard(m,v),scratch(g));
+#              several regions are separated by ';'
+#   diff       lines added/removed by --diff (+45/-3)
+#   predicted  --explain's predicted speedup for np ranks on GPUs (cost model; 1.35x)
+#   orig_ms, sched_ms, ratio   median step time as written, scheduled, and their ratio (x)
+#   agree      yes or no (no also when a build or run failed; rel_diff says which)
+#   rel_diff   relative difference of the checksums (0 = equal), or build/run on failure
+# Environment: DEMO_NP (4), DEMO_ROUNDS (2), HOST_MPIRUN and HOST_RUN_ENV (from
+# runtime/host/host.mk when run by make).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-build}" && pwd)
+bin=$build/bin
+out=$build/demo
+np=${DEMO_NP:-4}
+rounds=${DEMO_ROUNDS:-2}
+cores=$(nproc)
+# shellcheck source=../bench/lib.sh
+source "$root/bench/lib.sh"
+mkdir -p "$out"
+start=$(date +%s.%N)
+load_examples || { echo "demo: no examples in bench/examples.conf" >&2; exit 1; }
+n=${#EX_NAME[@]}
+
+printf '\n== coconet demo: %d examples, host backend, mpirun -np %d, %d cores ==\n' "$n" "$np" "$cores"
+printf 'building (coconet-cc --target=host, as written and scheduled) and analyzing ...\n'
+for i in "${!EX_NAME[@]}"; do
+  name=${EX_NAME[$i]} src=${EX_SRC[$i]}
+  python3 "$root/bench/examples.py" model "${EX_SIZES[$i]}" "${EX_DEMO[$i]}" "$np" >"$out/$name.model"
+  rm -f "$out/$name".{info,explain,ir,diff,dot,ok_*}
+  for variant in orig sched; do
+    parallel_limit "$cores"
+    (host_build "$bin" "$out" "$name" "$src" "$variant" && touch "$out/$name.ok_$variant") &
+  done
+  parallel_limit "$cores"
+  (coconet_info "$bin" "$out" "$name" "$src" "$out/$name.model" && touch "$out/$name.ok_info") &
 done
-printf '\n%-14s %-44s %s\n' example "region: schedule" "--schedule=none unchanged"
-printf '%s\n' "${summary[@]}"
-printf '\nJSON descriptions: %s/demo/*.json\n' "$build"
+wait
+printf 'built and analyzed in %.0f s\n' "$(echo "$(date +%s.%N) - $start" | bc -l)"
+
+rows=()
+agree_n=0 disagree_n=0
+for i in "${!EX_NAME[@]}"; do
+  name=${EX_NAME[$i]} src=${EX_SRC[$i]} tol=${EX_TOL[$i]}
+  read -r -a args <<<"${EX_DEMO[$i]}"
+  printf '\n-- %s (%s) --\n' "$name" "$src"
+  schedule=- diffsize=- predicted=-
+  if [ -e "$out/$name.ok_info" ]; then
+    schedule=$(sed -n 's/^  clauses: //p' "$out/$name.ir" | sed 's/, /,/g; s/ /,/g' | paste -sd';' -)
+    # the explanation, each distinct line once (chunked schedules repeat them per chunk)
+    awk '{c[$0]++; if (c[$0] == 1) o[++n] = $0} END {for (i = 1; i <= n; i++)
+      print o[i] (c[o[i]] > 1 ? "  (x" c[o[i]] ")" : "")}' "$out/$name.explain"
+    added=$(grep -c '^+[^+]' "$out/$name.diff" || true)
+    removed=$(grep -c '^-[^-]' "$out/$name.diff" || true)
+    diffsize="+$added/-$removed"
+    echo "diff: $added lines added, $removed removed, in $(grep -c '^@@' "$out/$name.diff" || true) hunks" \
+         "(coconet --diff $src)"
+    read -r _ _ p <<<"$(python3 "$root/bench/examples.py" predicted "$out/$name.explain")"
+    predicted=${p}x
+    pictures=$(dot_pictures "$out/$name.dot" "$out" "$name" | paste -sd' ' -)
+    echo "dataflow before/after: ${pictures:-none (dot failed)}"
+  else
+    echo "demo: coconet failed on $src:"; sed 's/^/  /' "$out/$name.info" 2>/dev/null | head -20
+  fi
+
+  status=ok
+  for variant in orig sched; do
+    if [ ! -e "$out/$name.ok_$variant" ]; then
+      echo "demo: building the $variant variant failed:"; tail -n 20 "$out/${name}_$variant.log" | sed 's/^/  /'
+      status=build
+    fi
+  done
+  : >"$out/$name.times"
+  sums=()
+  if [ "$status" = ok ]; then
+    for r in $(seq "$rounds"); do
+      for variant in orig sched; do
+        log=$out/${name}_${variant}_np${np}_r$r.out
+        if ! host_run "$log" "$np" "$out/${name}_$variant" "${args[@]}"; then
+          echo "demo: mpirun -np $np ${name}_$variant ${args[*]} failed:"; tail -n 15 "$log" | sed 's/^/  /'
+          status=run
+          break 2
+        fi
+        step_times "$log" | sed "s/^/$variant /" >>"$out/$name.times"
+        sums+=("$variant:$(checksum "$log")")
+      done
+    done
+  fi
+  orig_ms=- sched_ms=- ratio=- rel=$status agree=no
+  if [ "$status" = ok ]; then
+    read -r orig_ms sched_ms ratio _ <<<"$(python3 "$root/bench/examples.py" stats <"$out/$name.times")"
+    ratio=${ratio}x
+    a=${sums[0]#orig:} b=${sums[1]#sched:}
+    rel=$(rel_diff "$a" "$b")
+    # every round must give the same checksum as the first (runs are deterministic)
+    for s in "${sums[@]}"; do
+      v=${s#*:}
+      if [ "$s" != "${s#orig:}" ] && [ "$v" != "$a" ]; then rel=nan; fi
+      if [ "$s" != "${s#sched:}" ] && [ "$v" != "$b" ]; then rel=nan; fi
+    done
+    within "$rel" "$tol" && agree=yes
+    echo "np=$np, $rounds rounds: checksum as written $a, scheduled $b (relative difference $rel," \
+         "tolerance $tol): $([ $agree = yes ] && echo agree || echo DISAGREE)"
+    echo "median step time: as written $orig_ms ms, scheduled $sched_ms ms: $ratio"
+  fi
+  if [ "$agree" = yes ]; then agree_n=$((agree_n + 1)); else disagree_n=$((disagree_n + 1)); fi
+  rows+=("$name ${schedule:--} $diffsize $predicted $orig_ms $sched_ms $ratio $agree $rel")
+done
+
+elapsed=$(echo "$(date +%s.%N) - $start" | bc -l)
+{
+  echo "example schedule diff predicted orig_ms sched_ms ratio agree rel_diff"
+  printf '%s\n' "${rows[@]}"
+  echo "demo: $n examples, $agree_n agree, $disagree_n disagree"
+} >"$out/summary.txt"
+printf '\n== summary: host backend, mpirun -np %d on %d cores, median step time (ms) ==\n' "$np" "$cores"
+sed '$d' "$out/summary.txt" | awk '{for (i = 1; i <= NF; i++) {c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i)}
+  if (NF > nf) nf = NF} END {for (r = 1; r <= NR; r++) {line = ""
+  for (i = 1; i <= nf; i++) line = line sprintf(i < nf ? "%-" w[i] + 2 "s" : "%s", c[r, i]); print line}}'
+tail -n 1 "$out/summary.txt"
+cat <<EOF
+predicted: coconet --explain's cost model for $np GPUs (H200 NVLink node) at these sizes;
+ratio: measured on this machine's CPUs (as written / scheduled), not a GPU figure.
+Files: $out/ (summary.txt, NAME.explain, NAME.diff, NAME.dot, NAME.png, run logs)
+EOF
+printf 'demo took %.0f s\n' "$elapsed"
+[ "$disagree_n" -eq 0 ]

@@ -347,6 +347,20 @@ static void explain_model(FILE *f, const IrRegion *r, const IrCostModel *m) {
   }
 }
 
+// Each step once: with overlap the same step is taken for every chunk.
+static void explain_steps(FILE *f, const IrRegion *r) {
+  for (const IrStep *s = r->steps; s; s = s->next) {
+    const IrStep *first = r->steps;
+    while (strcmp(first->what, s->what) != 0) first = first->next;
+    if (first != s) continue;  // said already
+    int count = 0;
+    for (const IrStep *t = s; t; t = t->next) count += strcmp(t->what, s->what) == 0;
+    if (count == 1) fprintf(f, "  - %s\n", s->what);
+    else if (count == r->overlap_chunks) fprintf(f, "  - %s (in each of the %d chunks)\n", s->what, count);
+    else fprintf(f, "  - %s (%d times)\n", s->what, count);
+  }
+}
+
 void ir_explain(FILE *f, const IrRegion *r, const IrCostModel *model) {
   IrCostModel defaults;
   ir_cost_default(&defaults);
@@ -354,7 +368,7 @@ void ir_explain(FILE *f, const IrRegion *r, const IrCostModel *model) {
   fprintf(f, "explain %s (%s:%u:%u):", r->name, r->loc.file ? r->loc.file : "?", r->loc.line, r->loc.col);
   for (const IrClause *c = r->clauses; c; c = c->next) fprintf(f, " %s", ir_clause_name(c->kind));
   fputs(r->clauses ? "\n" : " no clauses\n", f);
-  for (const IrStep *s = r->steps; s; s = s->next) fprintf(f, "  - %s\n", s->what);
+  explain_steps(f, r);
   explain_model(f, r, m);
   double before = ir_cost_list(r->ops, m);
   if (!r->sched) {

@@ -1,0 +1,12 @@
+# The documentation's console sessions, run as written (tests/readme/run.sh):
+# the README's quick start and docs/getting-started.md. Each fenced block
+# marked `<!-- doc-test -->` holds `$ COMMAND` lines and the output they must
+# print (`...` stands for any lines); the commands run in a scratch copy of the
+# repository root where build/bin is $(BIN), with mpirun as the host tests run it.
+TEST_TARGETS += test-readme
+DOC_TEST_FILES := README.md docs/getting-started.md
+
+.PHONY: test-readme
+test-readme: $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB)
+	@MPIRUN="$(HOST_MPIRUN)" RUN_ENV="$(HOST_RUN_ENV)" \
+	  $(RECORD) readme tests/readme/run.sh $(abspath $(BIN)) $(DOC_TEST_FILES)
