@@ -19,7 +19,8 @@ static const char USAGE[] =
     "(see docs/pragmas.md). A file without '#pragma coconet' is copied unchanged.\n"
     "\n"
     "Output:\n"
-    "  -o FILE            write the translated source to FILE ('-' = stdout, the default)\n"
+    "  -o FILE            write the translated source (or --dump=json) to FILE\n"
+    "                     ('-' = stdout, the default)\n"
     "  -i                 rewrite FILE in place (atomic rename; untouched if unchanged)\n"
     "  --diff             print a unified diff instead of the output\n"
     "  --check            parse and analyze, report, write nothing\n"
@@ -30,13 +31,15 @@ static const char USAGE[] =
     "  --explain          say which transformations ran and why\n"
     "  --verify[=N]       check each region's schedule on random data for 1..N ranks\n"
     "                     (default 8) with the IR interpreter; exit 1 on a mismatch\n"
-    "  -MD -MF FILE       also write a make depfile (the input and its headers)\n"
+    "  -MD -MF FILE       also write a make depfile (the input and its headers);\n"
+    "                     needs -o FILE, the depfile's target\n"
     "  --line-directives  emit #line so compiler errors point at the original source\n"
     "\n"
     "Translation:\n"
     "  --target=cuda|host cuda (default): CUDA + NCCL output; host: for the CPU backend\n"
     "  --schedule=none    keep regions as written (the A/B baseline)\n"
-    "  --model=FILE       cost model parameters for schedule(auto) (key = value lines)\n"
+    "  --model=FILE       cost model parameters for schedule(auto) and --explain\n"
+    "                     (key = value lines)\n"
     "  -p DIR             read include paths and macros from DIR/compile_commands.json\n"
     "  -- CLANG_ARGS      extra flags for parsing (-I, -D, ...), after all options\n"
     "\n"
@@ -44,7 +47,10 @@ static const char USAGE[] =
     "\n"
     "Exit status: 0 ok, 1 errors in the input (nothing written), 2 usage error,\n"
     "3 internal error (a bug in coconet; please report it).\n"
-    "Environment: CUDA_HOME (else nvcc on PATH, else /usr/local/cuda), COCONET_COLOR=0|1.\n";
+    "The report options (--check, --dump, --emit-dot, --explain, --verify) write no\n"
+    "translation.\n"
+    "Environment: CUDA_HOME (else nvcc on PATH, else /usr/local/cuda), TMPDIR,\n"
+    "COCONET_COLOR=0|1.\n";
 
 static _Noreturn void usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "coconet: error: ");
