@@ -86,7 +86,7 @@ demo: deps
 # Benchmarks print figures measured side by side in one run (bench/*.sh) and append
 # them to bench/RESULTS.md. The GPU benchmark is bench/gpu/prepare.sh here, then
 # bench/gpu/run.sh on a machine with a GPU (bench/README.md).
-BENCH_TARGETS := bench-frontend bench-host-examples
+BENCH_TARGETS := bench-frontend bench-host bench-host-examples
 .PHONY: bench-host-examples
 bench-frontend: all
 	bench/frontend.sh $(abspath $(BUILD))
