@@ -22,27 +22,6 @@ enum { PREC_SELECT = 3, PREC_UNARY = 14, PREC_PRIMARY = 16 };
 
 static bool is16(IrType t) { return t == IR_F16 || t == IR_BF16; }
 
-static int binary_prec(int op) {
-  switch (op) {
-  case IR_MUL: case IR_DIV: case IR_MOD: return 13;
-  case IR_ADD: case IR_SUB: return 12;
-  case IR_SHL: case IR_SHR: return 11;
-  case IR_LT: case IR_LE: case IR_GT: case IR_GE: return 10;
-  case IR_EQ: case IR_NE: return 9;
-  case IR_BITAND: return 8;
-  case IR_BITXOR: return 7;
-  case IR_BITOR: return 6;
-  case IR_LAND: return 5;
-  default: return 4;
-  }
-}
-
-static const char *binary_text(int op) {
-  static const char *t[] = {"+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=",
-                            "&&", "||", "&", "|", "^", "<<", ">>"};
-  return t[op];
-}
-
 static bool is_compare(int op) { return op >= IR_LT && op <= IR_LOR; }
 
 //
@@ -218,10 +197,10 @@ static void emit_read(Ex *x, const IrExpr *e) {
 
 // g++ -Wparentheses wants parentheses around mixed bitwise, shift and logical operands.
 static int operand_min(int op, const IrExpr *child, int min) {
-  if (child->kind != IR_E_BINARY || binary_prec(child->op) == binary_prec(op)) return min;
+  if (child->kind != IR_E_BINARY || ir_binary_prec(child->op) == ir_binary_prec(op)) return min;
   bool bitwise = op == IR_BITAND || op == IR_BITOR || op == IR_BITXOR || op == IR_SHL || op == IR_SHR ||
                  op == IR_LAND || op == IR_LOR;
-  bool relational = (op >= IR_LT && op <= IR_NE) && binary_prec(child->op) <= 10;
+  bool relational = (op >= IR_LT && op <= IR_NE) && ir_binary_prec(child->op) <= 10;
   return bitwise || relational ? PREC_PRIMARY : min;
 }
 
@@ -235,7 +214,7 @@ static void emit_binary16(Ex *x, const IrExpr *e) {
 }
 
 static void emit_binary(Ex *x, const IrExpr *e) {
-  int op = e->op, p = binary_prec(op);
+  int op = e->op, p = ir_binary_prec(op);
   IrType t = is_compare(op) ? ir_type_promote(e->a->type, e->b->type) : e->type;
   if (!is_compare(op) && is16(t)) {
     emit_binary16(x, e);
@@ -251,7 +230,7 @@ static void emit_binary(Ex *x, const IrExpr *e) {
   }
   if (is16(t)) emit_float16(x, e->a, t);
   else emit_as(x, e->a, t, operand_min(op, e->a, p));
-  buf_printf(x->b, " %s ", binary_text(op));
+  buf_printf(x->b, " %s ", ir_binary_text(op));
   if (op == IR_SHL || op == IR_SHR) emit_node(x, e->b, operand_min(op, e->b, p + 1));
   else if (is16(t)) emit_float16(x, e->b, t);
   else emit_as(x, e->b, t, operand_min(op, e->b, p + 1));
@@ -303,7 +282,7 @@ static int node_prec(const IrExpr *e) {
   case IR_E_UNARY: return is16(e->type) && e->op != IR_NOT ? PREC_PRIMARY : PREC_UNARY;
   case IR_E_BINARY:
     if (!is_compare(e->op) && (is16(e->type) || (e->op == IR_MOD && ir_type_is_float(e->type)))) return PREC_PRIMARY;
-    return binary_prec(e->op);
+    return ir_binary_prec(e->op);
   case IR_E_SELECT: return PREC_SELECT;
   default: return PREC_PRIMARY;
   }

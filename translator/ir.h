@@ -518,6 +518,9 @@ IrLayout ir_layout_join(IrLayout a, IrLayout b);
 void ir_dump(FILE *f, const IrRegion *r, bool scheduled);
 void ir_print_expr(FILE *f, const IrExpr *e);
 void ir_print_size(FILE *f, const IrSize *s);
+// C's precedence of a binary operator (IrBinaryOp; higher binds tighter) and its spelling.
+int ir_binary_prec(int op);
+const char *ir_binary_text(int op);
 // "g" for version 0, "g1", "g2", ... ("x1_2" when the name ends in a digit).
 const char *ir_version_name(const IrRef *ref, char *buf, size_t len);
 

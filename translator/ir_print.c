@@ -65,7 +65,7 @@ static void print_ref(FILE *f, const IrRef *ref) {
 // Expressions, with C's precedence (parentheses only where needed)
 //
 
-static int binary_prec(int op) {
+int ir_binary_prec(int op) {
   switch (op) {
   case IR_MUL: case IR_DIV: case IR_MOD: return 13;
   case IR_ADD: case IR_SUB: return 12;
@@ -80,7 +80,7 @@ static int binary_prec(int op) {
   }
 }
 
-static const char *binary_text(int op) {
+const char *ir_binary_text(int op) {
   static const char *t[] = {"+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=",
                             "&&", "||", "&", "|", "^", "<<", ">>"};
   return t[op];
@@ -88,7 +88,7 @@ static const char *binary_text(int op) {
 
 static int prec(const IrExpr *e) {
   switch (e->kind) {
-  case IR_E_BINARY: return binary_prec(e->op);
+  case IR_E_BINARY: return ir_binary_prec(e->op);
   case IR_E_SELECT: return 3;
   case IR_E_UNARY: case IR_E_CAST: return 14;
   default: return 16;
@@ -134,9 +134,9 @@ static void print_expr_body(FILE *f, const IrExpr *e) {
     print_prec(f, e->a, 14);
     return;
   case IR_E_BINARY:
-    print_prec(f, e->a, binary_prec(e->op));
-    fprintf(f, " %s ", binary_text(e->op));
-    print_prec(f, e->b, binary_prec(e->op) + 1);
+    print_prec(f, e->a, ir_binary_prec(e->op));
+    fprintf(f, " %s ", ir_binary_text(e->op));
+    print_prec(f, e->b, ir_binary_prec(e->op) + 1);
     return;
   case IR_E_SELECT:
     print_prec(f, e->a, 4);
