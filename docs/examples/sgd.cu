@@ -92,6 +92,7 @@ int main(int argc, char **argv)
     CUDACHECK(cudaFree(w));
     CUDACHECK(cudaFree(g));
     CUDACHECK(cudaFree(mom));
+    CUDACHECK(cudaStreamDestroy(stream));
     NCCLCHECK(ncclCommDestroy(comm));
     MPI_Finalize();
     return lo == hi ? 0 : 1;

@@ -27,4 +27,4 @@ void step(float *x, int n, ncclComm_t comm, cudaStream_t s) {
 // CHECK: // #pragma coconet region name(step) split reorder (translated by coconet)
 // CHECK-NOT: #line 16
 // CHECK: #line 21 "{{.*}}line-directives.cu"
-// WARN: line-directives.cu:23:2: warning: #warning the line after the region
+// WARN: line-directives.cu:23:2: warning: {{(#warning )?}}the line after the region
