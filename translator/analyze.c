@@ -36,6 +36,7 @@ typedef struct Az {
   CXCursor kernel;        // the __global__ definition
   CXCursor index;         // the element index variable
   CXCursor count;         // the count parameter
+  bool guarded;           // the element loop is a guard (if (i < n)), not grid-stride
   const char *hint_index; // from #pragma coconet pointwise
   const char *hint_count;
   Binding *locals;
@@ -855,9 +856,11 @@ static void element_loop(Az *az, CXCursor body) {
       stmt(az, k.v[3]);
       j++;
     } else if (kind(s) == CXCursor_IfStmt && k.n == 2 && bound(az, k.v[0], "<")) {
+      az->guarded = true;
       stmt(az, k.v[1]);
       j++;
     } else if (kind(s) == CXCursor_IfStmt && k.n == 2 && bound(az, k.v[0], ">=") && is_return(k.v[1])) {
+      az->guarded = true;
       for (j++; j < l.n && !failed(az); j++) stmt(az, l.v[j]);
     } else if (!failed(az)) {
       char *t = text_of(az, s);
@@ -924,6 +927,11 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     CXCursor body = k.n ? k.last : clang_getNullCursor();
     if (kind(body) != CXCursor_CompoundStmt) fail(&az, az.kernel, "kernel '%s' has no body", l->kernel);
     else element_loop(&az, body);
+  }
+  char *uncovered = NULL;
+  if (!failed(&az) && az.guarded && !launch_covers(fe, s, param_position(&az, az.count), &uncovered)) {
+    az.why = uncovered;
+    az.why_loc = s->range.begin;
   }
   if (!failed(&az)) {
     int at = param_position(&az, az.count);

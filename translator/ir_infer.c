@@ -1,15 +1,16 @@
 // ir_infer.c: versions and layout inference (CoCoNet's rules, see ir_infer in ir.h).
 //
-// A tensor's entry layout is decided first:
+// A tensor's entry layout is decided first, from what is proven or declared:
 //   - declared replicated(...)                                  REPLICATED
-//   - never written, only read as t[i % K], t[i / K], t[K]      REPLICATED (a bias)
+//   - declared shard(...): the replicated optimizer state, of    REPLICATED
+//     which each rank keeps only its slice (every rank would
+//     hold the same values there)
 //   - read only by an AllGather (its input is this rank's slice) SLICED
-//   - model state: read at [i] and written by the same kernel
-//     before anything else writes it, from replicated values    REPLICATED
-//     (the data-parallel invariant: identical at the start and
-//     identical updates keep it identical; assumed, then checked
-//     by a fixpoint that demotes state computed from local data)
 //   - anything else                                             LOCAL
+// Nothing is assumed identical on every rank because of how it is used: a
+// bias read as t[i % K] or weights updated in place from reduced gradients
+// are replicated in a data-parallel program only by the program's own
+// invariant, which the region cannot see; the user declares it.
 // Then the ops are walked in order; each write makes a new version whose
 // layout follows from the op (see layout_of).
 #include "ir.h"
@@ -124,20 +125,6 @@ static const IrUse *find_read(const IrOp *op, const IrTensor *t) {
   return NULL;
 }
 
-// Never written, read only by pointwise kernels as broadcasts.
-static bool broadcast_only(const IrRegion *r, const IrTensor *t) {
-  bool read = false;
-  for (const IrOp *op = r->ops; op; op = op->next) {
-    const IrUse *u = find_read(op, t);
-    if (writes(op, t)) return false;
-    if (!u) continue;
-    if (op->kind != IR_OP_POINTWISE) return false;
-    if (u->index != IR_IDX_MOD && u->index != IR_IDX_DIV && u->index != IR_IDX_CONST) return false;
-    read = true;
-  }
-  return read;
-}
-
 // Read only by AllGathers, never written before.
 static bool gather_input(const IrRegion *r, const IrTensor *t) {
   bool read = false;
@@ -150,36 +137,18 @@ static bool gather_input(const IrRegion *r, const IrTensor *t) {
   return read;
 }
 
-// The first op touching t is a pointwise kernel that reads t[i] and writes t.
-static bool state_candidate(const IrRegion *r, const IrTensor *t) {
-  for (const IrOp *op = r->ops; op; op = op->next) {
-    const IrUse *u = find_read(op, t);
-    bool w = writes(op, t);
-    if (!u && !w) continue;
-    return op->kind == IR_OP_POINTWISE && u && u->index == IR_IDX_I && w;
-  }
+// Whether a clause of this kind names t.
+static bool clause_names(const IrRegion *r, IrClauseKind kind, const IrTensor *t) {
+  for (const IrClause *c = r->clauses; c; c = c->next)
+    for (const IrName *n = c->args; n && c->kind == kind; n = n->next)
+      if (ir_tensor_find(r, n->text) == t) return true;
   return false;
 }
 
 static IrLayout entry_layout(const IrRegion *r, const IrTensor *t) {
-  if (t->replicated || broadcast_only(r, t)) return IR_LAYOUT_REPLICATED;
+  if (t->replicated || clause_names(r, IR_CL_SHARD, t)) return IR_LAYOUT_REPLICATED;
   if (gather_input(r, t)) return IR_LAYOUT_SLICED;
-  if (state_candidate(r, t)) return IR_LAYOUT_REPLICATED;
   return IR_LAYOUT_LOCAL;
-}
-
-// Demote state candidates whose update is not replicated until nothing changes.
-static void state_fixpoint(IrRegion *r, State *st) {
-  for (bool changed = true; changed;) {
-    changed = false;
-    walk(r, r->ops, st, false);
-    for (IrTensor *t = r->tensors; t; t = t->next) {
-      if (t->replicated || t->layout_in != IR_LAYOUT_REPLICATED || !state_candidate(r, t)) continue;
-      if (st->layout[t->id] == IR_LAYOUT_REPLICATED) continue;
-      t->layout_in = IR_LAYOUT_LOCAL;
-      changed = true;
-    }
-  }
 }
 
 static State state_new(const IrRegion *r) {
@@ -220,7 +189,6 @@ int ir_infer(IrRegion *r) {
     for (const IrOp *op = r->ops; op; op = op->next) t->written |= writes(op, t);
     t->layout_in = entry_layout(r, t);
   }
-  state_fixpoint(r, &st);
   int errors = walk(r, r->ops, &st, true);
   for (IrTensor *t = r->tensors; t; t = t->next) t->layout_out = t->layout_sched = st.layout[t->id];
   state_free(&st);

@@ -105,39 +105,88 @@ static int chain_outputs(const IrTensor *x, IrOp **chain, int n, IrUse **out, in
   return k;
 }
 
-static const IrOp *writer_of(IrOp **chain, int n, const IrTensor *t) {
-  for (int i = n - 1; i >= 0; i--)
-    if (tf_writes(chain[i], t)) return chain[i];
+// The op of the region as written that produced version `version` of t (NULL: region entry).
+static const IrOp *producer(const IrRegion *r, const IrTensor *t, int version) {
+  for (const IrOp *op = r->ops; op && version > 0; op = op->next)
+    for (const IrUse *u = op->writes; u; u = u->next)
+      if (u->ref.t == t && u->ref.version == version) return op;
   return NULL;
 }
 
-// Gathering the slices of an output is right only when every rank would have
-// computed the same value (replicated); shard/scratch outputs are not gathered.
-static int check_gathers(TfCtx *c, const IrTensor *x, IrOp **chain, int n) {
-  IrUse *outs[TF_MAX_CHAIN * 4];
-  int k = chain_outputs(x, chain, n, outs, TF_MAX_CHAIN * 4);
-  for (int i = 0; i < k; i++) {
-    const IrTensor *t = outs[i]->ref.t;
-    if (t->shard || t->scratch || outs[i]->ref.layout == IR_LAYOUT_REPLICATED) continue;
-    const IrOp *w = writer_of(chain, n, t);
+// Where a local value comes from: local reads are followed back to a buffer
+// as it was at region entry (the one to declare replicated) or to the op that
+// made it local from no local read (a Recv). *reader is the op that reads it.
+static const IrUse *local_source(const IrRegion *r, const IrOp *op, const IrOp **reader) {
+  for (int depth = 0; op && depth <= r->nops; depth++) {
     const IrUse *local = NULL;
-    for (const IrUse *u = w->reads; u && !local; u = u->next)
+    for (const IrUse *u = op->reads; u && !local; u = u->next)
       if (u->ref.layout == IR_LAYOUT_LOCAL) local = u;
-    if (!local) {
-      return tf_fail(c, &w->loc,
+    if (!local) return NULL;
+    *reader = op;
+    const IrOp *from = producer(r, local->ref.t, local->ref.version);
+    if (!from) return local;
+    op = from;
+  }
+  return NULL;
+}
+
+// A value computed on a slice and then all-gathered must be the value every
+// rank would have computed: it may depend only on reduced values, buffers
+// proven or declared replicated, the element index and scalars. The split
+// buffer x is gathered unless shard or scratch, and so is every other output.
+static int check_gathered(TfCtx *c, const IrTensor *t, IrOp **chain, int n) {
+  if (t->shard || t->scratch) return 0;
+  for (int i = 0; i < n; i++) {
+    const IrUse *w = NULL;
+    for (const IrUse *u = chain[i]->writes; u && !w; u = u->next)
+      if (u->ref.t == t && u->ref.layout != IR_LAYOUT_REPLICATED) w = u;
+    if (!w) continue;
+    const IrOp *reader = chain[i];
+    const IrUse *local = local_source(c->r, chain[i], &reader);
+    if (!local)
+      return tf_fail(c, &chain[i]->loc,
                      "reorder: '%s' differs per rank, so gathering its slices after the region "
                      "would change it; declare it shard(%s) or scratch(%s)",
                      t->name, t->name, t->name);
+    const IrTensor *src = local->ref.t;
+    if (src == t && local->ref.version == 0) {
+      tf_fail(c, &chain[i]->loc,
+              "reorder: kernel '%s' updates '%s' on this rank's slice and its slices are then "
+              "gathered, but '%s' at region entry is not known to be identical on every rank; "
+              "declare replicated(%s) if it is (data-parallel weights are), or shard(%s) or "
+              "scratch(%s)",
+              chain[i]->pw.kernel, t->name, t->name, t->name, t->name, t->name);
+      tf_note(c, &local->loc, "'%s' at region entry is read here", t->name);
+    } else if (local->ref.version == 0) {
+      tf_fail(c, &chain[i]->loc,
+              "reorder: '%s' differs per rank (kernel '%s' computes it from local '%s'), so "
+              "gathering its slices after the region would change it; declare it shard(%s) or "
+              "scratch(%s), or '%s' replicated(%s)",
+              t->name, chain[i]->pw.kernel, src->name, t->name, t->name, src->name, src->name);
+      tf_note(c, &src->first_use,
+              "'%s' is local (may differ per rank) from here: nothing in the region makes it "
+              "identical on every rank",
+              src->name);
+    } else {
+      tf_fail(c, &chain[i]->loc,
+              "reorder: '%s' differs per rank (kernel '%s' computes it from local '%s'), so "
+              "gathering its slices after the region would change it; declare it shard(%s) or "
+              "scratch(%s)",
+              t->name, chain[i]->pw.kernel, src->name, t->name, t->name);
+      tf_note(c, &reader->loc, "'%s' is local: %s makes it from data that differs per rank", src->name,
+              tf_title(reader));
     }
-    tf_fail(c, &w->loc,
-            "reorder: '%s' differs per rank (kernel '%s' computes it from local '%s'), so "
-            "gathering its slices after the region would change it; declare it shard(%s) or "
-            "scratch(%s), or '%s' replicated(%s)",
-            t->name, w->pw.kernel, local->ref.t->name, t->name, t->name, local->ref.t->name,
-            local->ref.t->name);
-    tf_note(c, &local->ref.t->first_use, "'%s' is local (differs per rank) from here", local->ref.t->name);
     return -1;
   }
+  return 0;
+}
+
+static int check_gathers(TfCtx *c, const IrTensor *x, IrOp **chain, int n) {
+  if (check_gathered(c, x, chain, n)) return -1;
+  IrUse *outs[TF_MAX_CHAIN * 4];
+  int k = chain_outputs(x, chain, n, outs, TF_MAX_CHAIN * 4);
+  for (int i = 0; i < k; i++)
+    if (check_gathered(c, outs[i]->ref.t, chain, n)) return -1;
   return 0;
 }
 

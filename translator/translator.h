@@ -8,6 +8,7 @@
 //                attached to the statement that follows, validated
 //   classify.c   each statement of a region: NCCL call, kernel launch, cuBLAS
 //                GEMM, async CUDA call, or opaque; exact source ranges for all
+//   coverage.c   whether a launch gives every element of its count a thread
 //   json.c       --dump=json (schema: docs/dump-json.md)
 //
 // The middle and back of the translator (IR, transformations, interpreter,
@@ -234,6 +235,12 @@ int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool
 // The size a count argument stands for: its text, or for a const local
 // initialised with a product of names and literals, that product.
 const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p);
+
+// coverage.c: a guarded (not grid-stride) kernel computes only the elements
+// that have a thread. True when grid.x * block.x >= the launch argument at
+// count_arg is proven from the launch configuration (the forms are listed in
+// coverage.c); else *why (malloc'd) says so, quoting the launch.
+bool launch_covers(const Frontend *fe, const Stmt *s, int count_arg, char **why);
 
 // Analyze a launch statement's kernel. Returns its pointwise op, appended to
 // ir, or NULL with *why (malloc'd) and *why_loc saying what could not be proven.

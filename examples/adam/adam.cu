@@ -149,7 +149,7 @@ static void train_step(float* w, float* g, float* m, float* v, size_t n, int ste
     const float inv_sqrt_bc2 = 1.0f / std::sqrt(1.0f - std::pow(hp.beta2, static_cast<float>(step)));
     const float grad_scale = 1.0f / static_cast<float>(nranks);
 
-#pragma coconet region name(adam_step) split reorder shard(m, v) scratch(g)
+#pragma coconet region name(adam_step) split reorder shard(m, v) scratch(g) replicated(w)
     {
         NCCLCHECK(ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, stream));
         adam_update<<<blocks, kThreads, 0, stream>>>(w, g, m, v, n, grad_scale, hp.beta1, hp.beta2, hp.eps,

@@ -177,7 +177,7 @@ static void row_linear_forward(const Layer& layer, float p, unsigned long long s
     // cuBLAS is column-major: a row-major [r x c] matrix is a column-major [c x r]
     // one. So row-major Y = X W is computed as column-major Y^T = W^T X^T:
     // m = hidden, n = tokens, k = k_part, with leading dimensions hidden, k_part, hidden.
-#pragma coconet region name(row_linear) replicated(residual) overlap(chunks=4) split reorder
+#pragma coconet region name(row_linear) replicated(residual, bias) overlap(chunks=4) split reorder
     {
         CUBLASCHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, hidden, tokens, k_part, &alpha, w, CUDA_R_16F,
                                  hidden, x, CUDA_R_16F, k_part, &beta, y, CUDA_R_16F, hidden, CUBLAS_COMPUTE_32F,

@@ -28,7 +28,7 @@ __global__ void adam_update(float *w, const float *g, float *m, float *v, size_t
 void train_step(float *w, float *g, float *m, float *v, size_t n, float lr, float scale,
                 ncclComm_t comm, cudaStream_t stream) {
   int blocks = (int)((n + 255) / 256);
-#pragma coconet region name(adam_step) split reorder shard(m, v) scratch(g)
+#pragma coconet region name(adam_step) split reorder shard(m, v) scratch(g) replicated(w)
   {
     NCCLCHECK(ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, stream));
     adam_update<<<blocks, 256, 0, stream>>>(w, g, m, v, n, lr, 0.9f, 0.999f, 1e-8f, scale);

@@ -312,3 +312,57 @@ CASE(local_without_value, false,
      "}\n",
      "k_uninit<<<n, 256>>>(a, n);",
      "a local without an initial value is not supported")
+
+// Launch coverage: a guarded kernel computes only the elements that have a
+// thread, so the launch must be proven to give each of the n elements one.
+CASE(coverage_one_block, false,
+     "__global__ void k_one_block(float *a, const float *b, float s, int n) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i < n) a[i] -= s * b[i];\n"
+     "}\n",
+     "k_one_block<<<1, 256, 0, st>>>(a, b, s, n);",
+     "kernel 'k_one_block' computes only the elements that have a thread (its 'if (i < n)' guard), and "
+     "coconet cannot prove that '<<<1, 256>>>' gives every one of the n elements a thread")
+
+CASE(coverage_half_grid, false,
+     "__global__ void k_half_grid(float *a, int n) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i >= n) return;\n"
+     "  a[i] = 0.0f;\n"
+     "}\n",
+     "k_half_grid<<<(n + 255) / 256, 128, 0, st>>>(a, n);",
+     "cannot prove that '<<<(n + 255) / 256, 128>>>' gives every one of the n elements a thread")
+
+CASE(coverage_other_count, false,
+     "__global__ void k_other_count(float *a, int n) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i < n) a[i] = 0.0f;\n"
+     "}\n",
+     "k_other_count<<<(n + 255) / 256, 256, 0, st>>>(a, hidden);",
+     "cannot prove that '<<<(n + 255) / 256, 256>>>' gives every one of the hidden elements a thread")
+
+CASE(coverage_grid_stride_one_block, true,
+     "__global__ void k_gs_one(float *a, int n) {\n"
+     "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) a[i] = 1.0f;\n"
+     "}\n",
+     "k_gs_one<<<1, 32, 0, st>>>(a, n);",
+     "a[i] = 1.0f")
+
+CASE(coverage_constants_and_helper, true,
+     "constexpr int kBlock = 128;\n"
+     "#define THREADS 128\n"
+     "static inline int div_up(int a, int b) { return (a + b - 1) / b; }\n"
+     "__global__ void k_helper_grid(float *a, int n) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i < n) a[i] = 3.0f;\n"
+     "}\n",
+     "k_helper_grid<<<div_up(n, kBlock), THREADS, 0, st>>>(a, n);",
+     "a[i] = 3.0f")
+
+CASE(coverage_dim3_product, true,
+     "__global__ void k_dim3(float *a, size_t n) {\n"
+     "  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n"
+     "  if (i < n) a[i] = 4.0f;\n"
+     "}\n",
+     "k_dim3<<<dim3((sz * hidden - 1) / 256 + 1), dim3(256), 0, st>>>(a, sz * hidden);",
+     "a[i] = 4.0f")

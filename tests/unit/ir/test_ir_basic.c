@@ -126,9 +126,16 @@ static void test_layouts_adam(void **state) {
   IrTensor *g = ir_tensor_find(r, "g"), *w = ir_tensor_find(r, "w"), *m = ir_tensor_find(r, "m");
   assert_int_equal(g->layout_in, IR_LAYOUT_LOCAL);
   assert_int_equal(g->layout_out, IR_LAYOUT_REPLICATED);
-  assert_int_equal(w->layout_in, IR_LAYOUT_REPLICATED);  // model state updated from replicated values
-  assert_int_equal(m->layout_out, IR_LAYOUT_REPLICATED);
+  // Nothing is assumed of state updated in place: undeclared, it is local.
+  assert_int_equal(w->layout_in, IR_LAYOUT_LOCAL);
+  assert_int_equal(m->layout_out, IR_LAYOUT_LOCAL);
   assert_int_equal(r->ops->writes->ref.version, 1);
+  // Declared: replicated weights, sharded moments (replicated state kept in slices).
+  IrRegion *d = build_adam(p, "shard(m, v) replicated(w)");
+  assert_int_equal(ir_infer(d), 0);
+  assert_int_equal(ir_tensor_find(d, "w")->layout_in, IR_LAYOUT_REPLICATED);
+  assert_int_equal(ir_tensor_find(d, "m")->layout_in, IR_LAYOUT_REPLICATED);
+  assert_int_equal(ir_tensor_find(d, "w")->layout_out, IR_LAYOUT_REPLICATED);
   ir_program_free(p);
 }
 
@@ -137,11 +144,15 @@ static void test_layouts_megatron(void **state) {
   IrProgram *p = ir_program_new();
   IrRegion *r = build_megatron(p, "");
   assert_int_equal(ir_infer(r), 0);
-  assert_int_equal(ir_tensor_find(r, "bias")->layout_in, IR_LAYOUT_REPLICATED);  // broadcast only
+  // A broadcast read proves nothing about the buffer: bias is local until declared.
+  assert_int_equal(ir_tensor_find(r, "bias")->layout_in, IR_LAYOUT_LOCAL);
   assert_int_equal(ir_tensor_find(r, "residual")->layout_in, IR_LAYOUT_LOCAL);
   assert_int_equal(ir_tensor_find(r, "y")->layout_out, IR_LAYOUT_REPLICATED);
   assert_int_equal(ir_tensor_find(r, "out")->layout_out, IR_LAYOUT_LOCAL);
-  IrRegion *d = build_megatron(p, "replicated(residual)");
+  IrRegion *b = build_megatron(p, "replicated(residual)");
+  assert_int_equal(ir_infer(b), 0);
+  assert_int_equal(ir_tensor_find(b, "out")->layout_out, IR_LAYOUT_LOCAL);
+  IrRegion *d = build_megatron(p, "replicated(residual, bias)");
   assert_int_equal(ir_infer(d), 0);
   assert_int_equal(ir_tensor_find(d, "out")->layout_out, IR_LAYOUT_REPLICATED);
   ir_program_free(p);
@@ -197,7 +208,7 @@ static void test_layout_contradiction(void **state) {
 
 static const char adam_dump[] =
     "region adam_step (adam.cu:57:1)\n"
-    "  clauses: split reorder shard(m, v) scratch(g) fuse\n"
+    "  clauses: split reorder shard(m, v) scratch(g) replicated(w) fuse\n"
     "  var n : size\n"
     "  var lr : f32\n"
     "  var beta1 : f32\n"
@@ -219,7 +230,7 @@ static const char adam_dump[] =
 static void test_dump_adam(void **state) {
   (void)state;
   IrProgram *p = ir_program_new();
-  IrRegion *r = build_adam(p, "split reorder shard(m, v) scratch(g) fuse");
+  IrRegion *r = build_adam(p, "split reorder shard(m, v) scratch(g) replicated(w) fuse");
   assert_int_equal(ir_schedule(r, NULL), 0);
   char *text = dump_string(r, false);
   assert_string_equal(text, adam_dump);
@@ -229,7 +240,7 @@ static void test_dump_adam(void **state) {
 
 static const char megatron_dump[] =
     "region megatron_mlp (megatron.cu:70:1)\n"
-    "  clauses: replicated(residual)\n"
+    "  clauses: replicated(residual, bias)\n"
     "  var hidden : size\n"
     "  var tokens : size\n"
     "  var ffn : size\n"
@@ -252,7 +263,7 @@ static const char megatron_dump[] =
 static void test_dump_megatron(void **state) {
   (void)state;
   IrProgram *p = ir_program_new();
-  IrRegion *r = build_megatron(p, "replicated(residual)");
+  IrRegion *r = build_megatron(p, "replicated(residual, bias)");
   assert_int_equal(ir_infer(r), 0);
   char *text = dump_string(r, false);
   assert_string_equal(text, megatron_dump);
@@ -263,7 +274,7 @@ static void test_dump_megatron(void **state) {
 static void test_dot(void **state) {
   (void)state;
   IrProgram *p = ir_program_new();
-  IrRegion *r = build_adam(p, "split reorder shard(m, v) scratch(g) fuse");
+  IrRegion *r = build_adam(p, "split reorder shard(m, v) scratch(g) replicated(w) fuse");
   assert_int_equal(ir_schedule(r, NULL), 0);
   char *buf = NULL;
   size_t len = 0;

@@ -93,14 +93,14 @@ static void test_adam_prediction(void **state) {
   ir_cost_default(&m);
   assert_int_equal(ir_cost_parse(&m, "m.txt", model_text), 0);
   IrProgram *p = ir_program_new();
-  IrRegion *r = build_adam(p, "split reorder shard(m, v) scratch(g)");
+  IrRegion *r = build_adam(p, "split reorder shard(m, v) scratch(g) replicated(w)");
   assert_int_equal(ir_schedule(r, &(IrSchedOptions){.model = &m}), 0);
   double n = 1048576, bytes = 4 * n, per_elem = 16 + 12;  // reads m, g, v, w; writes m, v, w
   double ar = 2.0 * 3 / 4 * bytes / 450e9 + 6e-6, rs = 3.0 / 4 * bytes / 450e9 + 3e-6;
   double kernel = n * per_elem / 4e12 + 3e-6, slice = n / 4 * per_elem / 4e12 + 3e-6;
   assert_close(ir_cost_list(r->ops, &m), ar + kernel);
   assert_close(ir_cost_list(r->sched, &m), rs + slice + rs);  // RS, slice kernel, AllGather(w); empty tail
-  IrRegion *f = build_adam(p, "split reorder shard(m, v) scratch(g) fuse");
+  IrRegion *f = build_adam(p, "split reorder shard(m, v) scratch(g) replicated(w) fuse");
   assert_int_equal(ir_schedule(f, &(IrSchedOptions){.model = &m}), 0);
   // The fused kernel is not generated yet: a fuse group costs its unfused ops.
   assert_close(ir_cost_list(f->sched, &m), rs + slice + rs);
@@ -113,7 +113,7 @@ static void test_overlap_prediction(void **state) {
   IrCostModel m;
   ir_cost_default(&m);
   IrProgram *p = ir_program_new();
-  IrRegion *r = build_megatron(p, "overlap(chunks=4) replicated(residual)");
+  IrRegion *r = build_megatron(p, "overlap(chunks=4) replicated(residual, bias)");
   assert_int_equal(ir_schedule(r, &(IrSchedOptions){.model = &m}), 0);
   double mm = 4096, n = 4096, k = 4096, chunk_n = n / 4;
   double gemm = fmax(2 * mm * chunk_n * k / 350e12, (mm * k + k * chunk_n + mm * chunk_n) * 4 / 4e12) + 3e-6;

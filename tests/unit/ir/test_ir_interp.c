@@ -42,10 +42,11 @@ static IrRun *run(IrRegion *r, bool sched, int nranks, const IrBinding *bind, in
   return x;
 }
 
-// out[i] = 2 * AllReduce(g)[i] + b[i % k], sums in rank order in float.
+// out[i] = 2 * AllReduce(g)[i] + b[i % k], sums in rank order in float; b replicated(b).
 static void test_allreduce_kernel(void **state) {
   (void)state;
   IrRegion *r = region("ark");
+  ir_clause_add_arg(r, ir_clause_add(r, IR_CL_REPLICATED, L("i.cu", 1, 30)), "b", L("i.cu", 1, 41));
   IrSize *n = ir_size_var(r, "n"), *k = ir_size_var(r, "k");
   IrTensor *g = ir_tensor_get_or_add(r, "g", IR_F32, n, L("i.cu", 3, 20));
   IrTensor *b = ir_tensor_get_or_add(r, "b", IR_F32, k, L("i.cu", 4, 20));
@@ -181,7 +182,7 @@ static void test_gemm(void **state) {
 // Split + reorder on 4 ranks, n = 10: slices [2r, 2r+2), tail [8, 10) on every rank.
 static void test_slices_and_tail(void **state) {
   (void)state;
-  IrRegion *r = build_adam(prog, "split reorder shard(m, v) scratch(g)");
+  IrRegion *r = build_adam(prog, "split reorder shard(m, v) scratch(g) replicated(w)");
   assert_int_equal(ir_schedule(r, NULL), 0);
   IrBinding bind[] = {{"n", 10}};
   IrInterpConfig cfg = {.nranks = 4, .seed = 9, .bind = bind, .nbind = 1};
@@ -222,7 +223,7 @@ static char *verify_string(IrRegion *r, int *rc) {
 // Wrong schedules on purpose: the interpreter must notice.
 static void test_verify_catches_bugs(void **state) {
   (void)state;
-  IrRegion *r = build_adam(prog, "split reorder shard(m, v) scratch(g)");
+  IrRegion *r = build_adam(prog, "split reorder shard(m, v) scratch(g) replicated(w)");
   assert_int_equal(ir_schedule(r, NULL), 0);
   int rc;
   char *text = verify_string(r, &rc);

@@ -105,7 +105,7 @@ static void test_split_errors(void **state) {
 //
 
 static const char adam_sched[] =
-    "scheduled adam_step: split reorder shard(m, v) scratch(g) fuse\n"
+    "scheduled adam_step: split reorder shard(m, v) scratch(g) replicated(w) fuse\n"
     "  var n : size\n"
     "  var lr : f32\n"
     "  var beta1 : f32\n"
@@ -124,13 +124,13 @@ static const char adam_sched[] =
 
 static void test_reorder_adam(void **state) {
   (void)state;
-  IrRegion *r = scheduled(build_adam(prog, "split reorder shard(m, v) scratch(g) fuse"));
+  IrRegion *r = scheduled(build_adam(prog, "split reorder shard(m, v) scratch(g) replicated(w) fuse"));
   char *text = dump_string(r, true);
   assert_string_equal(text, adam_sched);
   free(text);
   assert_true(r->reorder_done);
   assert_int_equal(r->nfuse, 1);
-  IrRegion *keep = scheduled(build_adam(prog, "split reorder"));
+  IrRegion *keep = scheduled(build_adam(prog, "split reorder replicated(w, m, v)"));
   assert_int_equal(count_ops(keep, IR_OP_COLLECTIVE, IR_ALLGATHER, IR_PART_BODY), 4);  // g, m, v, w
 }
 
@@ -154,7 +154,8 @@ static void test_reorder_errors(void **state) {
                "k.cu:13:5: error: reorder: 'o' differs per rank (kernel 'k' computes it from local 'x'), so "
                "gathering its slices after the region would change it; declare it shard(o) or scratch(o), or "
                "'x' replicated(x)\n"
-               "k.cu:13:30: note: 'x' is local (differs per rank) from here\n");
+               "k.cu:13:30: note: 'x' is local (may differ per rank) from here: nothing in the region makes it "
+               "identical on every rank\n");
 }
 
 // The same kernels are legal when their outputs are not gathered.
@@ -188,7 +189,7 @@ static void test_shard_errors(void **state) {
 // A shard output read by a later kernel would have to be gathered.
 static void test_shard_read_later(void **state) {
   (void)state;
-  IrRegion *r = build_adam(prog, "split reorder shard(m)");
+  IrRegion *r = build_adam(prog, "split reorder shard(m) replicated(w, v)");
   IrTensor *m = ir_tensor_find(r, "m"), *z = ir_tensor_get_or_add(r, "z", IR_F32, m->count, L("adam.cu", 62, 20));
   ir_op_opaque(r, R("adam.cu", 61, 5), "cudaDeviceSynchronize();");
   IrOp *k2 = ir_op_pointwise(r, R("adam.cu", 62, 5), &(IrPointwise){.kernel = "k2", .count = m->count});
@@ -202,7 +203,7 @@ static void test_scratch(void **state) {
   (void)state;
   IrRegion *r = scheduled(build_adam(prog, "split scratch(g)"));
   assert_int_equal(count_ops(r, IR_OP_COLLECTIVE, IR_ALLGATHER, IR_PART_BODY), 1);
-  IrRegion *d = scheduled(build_adam(prog, "split reorder scratch(g)"));
+  IrRegion *d = scheduled(build_adam(prog, "split reorder scratch(g) replicated(w, m, v)"));
   for (const IrOp *op = d->sched; op; op = op->next)
     assert_false(op->kind == IR_OP_COLLECTIVE && op->coll.kind == IR_ALLGATHER && op->coll.out->scratch);
 }
@@ -232,7 +233,7 @@ static void test_fuse(void **state) {
 
 static void test_overlap_megatron(void **state) {
   (void)state;
-  IrRegion *r = scheduled(build_megatron(prog, "overlap(chunks=4) split reorder scratch(y) fuse replicated(residual)"));
+  IrRegion *r = scheduled(build_megatron(prog, "overlap(chunks=4) split reorder scratch(y) fuse replicated(residual, bias)"));
   assert_int_equal(r->overlap_chunks, 4);
   assert_int_equal(r->nfuse, 4);
   int gemms = 0, n = 0;
@@ -303,7 +304,7 @@ static char *explain_string(const IrRegion *r) {
 
 static void test_auto(void **state) {
   (void)state;
-  IrRegion *r = scheduled(build_adam(prog, "shard(m, v) scratch(g) schedule(auto)"));
+  IrRegion *r = scheduled(build_adam(prog, "shard(m, v) scratch(g) replicated(w) schedule(auto)"));
   char *text = explain_string(r);
   assert_non_null(strstr(text, "  - schedule(auto): as written: not legal here\n"));
   // fuse costs the same as split reorder (no fused kernel yet): the first of equals wins.
@@ -311,7 +312,7 @@ static void test_auto(void **state) {
   assert_non_null(strstr(text, "  - reorder: 'w' is replicated: all-gathered after the slice work\n"));
   assert_non_null(strstr(text, "x)\n"));
   free(text);
-  IrRegion *m = scheduled(build_megatron(prog, "scratch(y) replicated(residual) schedule(auto)"));
+  IrRegion *m = scheduled(build_megatron(prog, "scratch(y) replicated(residual, bias) schedule(auto)"));
   text = explain_string(m);
   assert_non_null(strstr(text, "schedule(auto): overlap(chunks=2) split reorder fuse: predicted"));
   assert_non_null(strstr(text, "schedule(auto): chose "));
@@ -320,9 +321,9 @@ static void test_auto(void **state) {
 
 static void test_explain_adam(void **state) {
   (void)state;
-  IrRegion *r = scheduled(build_adam(prog, "split reorder shard(m, v) scratch(g) fuse"));
+  IrRegion *r = scheduled(build_adam(prog, "split reorder shard(m, v) scratch(g) replicated(w) fuse"));
   char *text = explain_string(r);
-  assert_non_null(strstr(text, "explain adam_step (adam.cu:57:1): split reorder shard scratch fuse\n"
+  assert_non_null(strstr(text, "explain adam_step (adam.cu:57:1): split reorder shard scratch replicated fuse\n"
                                "  - split: AllReduce(sum, g) at adam.cu:59:5 -> ReduceScatter + AllGather, and an "
                                "AllReduce of the count % nranks tail\n"));
   assert_non_null(strstr(text, "  - scratch: the AllGather of 'g' is dead"));

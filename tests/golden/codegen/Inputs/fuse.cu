@@ -20,7 +20,7 @@ __global__ void relu(float *x, size_t n)
 
 void step(float *g, float *w, float *buf, size_t n, float lr, float mu, ncclComm_t comm, cudaStream_t stream)
 {
-  #pragma coconet region name(sgd_fused) split reorder shard(buf) scratch(g) fuse
+  #pragma coconet region name(sgd_fused) split reorder shard(buf) scratch(g) replicated(w) fuse
   {
     ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, stream);
     momentum<<<512, 256, 0, stream>>>(w, buf, g, n, lr, mu);

@@ -31,7 +31,7 @@ void step(float *g, float *w, __nv_bfloat16 *w16, const float *decay, size_t n, 
           float lr, ncclComm_t comm, cudaStream_t stream)
 {
     const int blocks = 1024;
-#pragma coconet region name(sgd_step) split reorder scratch(g)
+#pragma coconet region name(sgd_step) split reorder scratch(g) replicated(w, decay)
     {
         ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, stream);
         unscale_clip<<<blocks, 256, 0, stream>>>(g, n, scale, clip);
