@@ -419,6 +419,15 @@ static int attach(const Frontend *fe, Program *prog, Region ***tail, const Ancho
     return -1;
   }
   if (p->directive == PRAGMA_REGION) {
+    unsigned begin = fe_range(fe, clang_getCursorExtent(a->cursor)).begin.offset;
+    for (const Region *r = prog->regions; r; r = r->next) {
+      if (r->range.begin.offset != begin) continue;
+      diag_error(&loc, "a second '#pragma coconet region' for the same statement; write one region pragma "
+                       "with all the clauses");
+      diag_note(&r->pragma_range.begin, "region '%s' already applies to it", r->name);
+      pragma_free(p);
+      return -1;
+    }
     if (check_nesting(fe, prog, f)) {
       pragma_free(p);
       return -1;

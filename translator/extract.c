@@ -296,9 +296,12 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
                           bool scheduling) {
   IrRegion *ir = ir_region_new(p, r->name, r->pragma_range.begin, r->range);
   extract_clauses(fe, r, ir);
-  int status = 0;
+  int status = 0, group = 0, ngroups = 0, depth = 0;
   for (const Stmt *s = r->stmts; s; s = s->next) {
     bool done = false;
+    bool start = s->kind == STMT_NCCL && strcmp(s->callee, "ncclGroupStart") == 0;
+    bool end = s->kind == STMT_NCCL && strcmp(s->callee, "ncclGroupEnd") == 0;
+    if (start && depth++ == 0) group = ++ngroups;
     switch (s->kind) {
     case STMT_NCCL: done = extract_collective(fe, ir, s); break;
     case STMT_GEMM: done = extract_gemm(fe, ir, s); break;
@@ -314,6 +317,10 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
       ir_op_opaque(ir, s->range, text);
       free(text);
     }
+    IrOp *last = ir->ops;
+    while (last && last->next) last = last->next;
+    if (last && depth > 0) last->nccl_group = group;
+    if (end && depth > 0) depth--;
   }
   return status ? status : scheduling ? check_overlap(r, ir) : 0;
 }

@@ -20,7 +20,9 @@
 //   ir_infer.c               versions and layouts
 //   ir_print.c               --dump=ir (the format is described there)
 //   transform*.c             ir_schedule: one function per clause (transform.h
-//                            is their private header), schedule(auto), --explain
+//                            is their private header), schedule(auto), --explain;
+//                            transform_legal.c: what every schedule needs first
+//                            (no kernel in an NCCL group, one stream or events)
 //   cost.c                   alpha-beta cost model, --model=FILE
 //   interp*.c                reference interpreter for N simulated ranks, --verify
 //                            (interp.h is their private header)
@@ -397,6 +399,8 @@ struct IrOp {
   IrSpan span;          // scheduled ops: which elements (ALL for original ops)
   bool generated;       // scheduled ops that split created (RS/AG/tail AR)
   int fuse_group;       // 0 = none; ops with the same nonzero group become one kernel
+  int nccl_group;       // 0, or k: inside the region's k-th ncclGroupStart()/ncclGroupEnd()
+                        // (the Start and End statements themselves included)
   union {
     IrCollective coll;  // IR_OP_COLLECTIVE
     IrGemm gemm;        // IR_OP_GEMM
@@ -444,6 +448,10 @@ struct IrName {       // a clause argument
   const char *text;
   SrcLoc loc;
 };
+
+// overlap(chunks=K): the largest K; the runtime's COCONET_MAX_CHUNKS
+// (runtime/include/coconet.h) is the same (tests/golden/legality checks it).
+enum { IR_MAX_CHUNKS = 64 };
 
 struct IrClause {
   IrClause *next;
@@ -498,13 +506,18 @@ char *ir_strdup(IrRegion *r, const char *s);   // NULL stays NULL
 char *ir_printf(IrRegion *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // Layout inference over region->ops (CoCoNet's rules): region inputs are LOCAL
-// unless declared replicated, sharded, updated in place from replicated values
-// (model state), or only read as broadcasts ([i % K], [i / K], [K]); AllReduce
+// unless declared replicated(...) or shard(...) (replicated state that each
+// rank keeps only on its slice); nothing is assumed from how a buffer is used
+// (a bias read as [i % K], weights updated in place). AllReduce
 // and Broadcast outputs are REPLICATED, ReduceScatter outputs SLICED, AllGather
 // inputs SLICED and outputs REPLICATED; pointwise and GEMM outputs combine their
 // inputs (REPLICATED with X = X; SLICED with LOCAL is an error, reported with
 // both locations). Assigns versions, sets layouts in every IrUse and tensor.
 int ir_infer(IrRegion *r);
+// The stream an op runs on, as written with blanks removed, and the default
+// stream ("0", "NULL", "nullptr", omitted at a launch) as "0"; NULL when
+// unknown (GEMMs run on their handle's stream; opaque statements).
+const char *ir_op_stream(const IrOp *op, char *buf, size_t len);
 // The same walk over region->sched (no errors: slice work makes SLICED values),
 // setting tensor->layout_sched and the layouts in the scheduled ops' uses.
 void ir_infer_sched(IrRegion *r);

@@ -199,3 +199,23 @@ void ir_span_bounds(const IrSpan *sp, long count, long unit, int rank, int nrank
   case IR_PART_TAIL: *lo = b + nranks * s; *hi = b + l; return;
   }
 }
+
+const char *ir_op_stream(const IrOp *op, char *buf, size_t len) {
+  const char *s = NULL;
+  switch (op->kind) {
+  case IR_OP_COLLECTIVE: s = op->coll.stream; break;
+  case IR_OP_POINTWISE: s = op->pw.stream; break;
+  case IR_OP_COPY: s = op->copy.stream; break;
+  case IR_OP_MEMSET: s = op->memset.stream; break;
+  case IR_OP_EVENT: s = op->event.stream; break;
+  case IR_OP_GEMM: case IR_OP_OPAQUE: return NULL;
+  }
+  if (!s) return NULL;
+  size_t n = 0;
+  for (; s && *s && n + 1 < len; s++)
+    if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') buf[n++] = *s;
+  buf[n] = '\0';
+  if (n == 0 || strcmp(buf, "NULL") == 0 || strcmp(buf, "nullptr") == 0 || strcmp(buf, "(cudaStream_t)0") == 0)
+    snprintf(buf, len, "0");
+  return buf;
+}

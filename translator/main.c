@@ -157,6 +157,8 @@ static Options parse_args(int argc, char **argv) {
   if (o.make_depfile && (!o.output || strcmp(o.output, "-") == 0))
     usage_error("%s", "-MD needs -o FILE: the translated file is the depfile's target");
   if (o.in_place && o.diff) usage_error("%s", "-i and --diff cannot be used together");
+  if (o.output && strcmp(o.output, "-") != 0 && source_same_file(o.output, o.input))
+    usage_error("-o '%s' names the input file; use -i to rewrite it in place", o.output);
   return o;
 }
 
@@ -309,16 +311,13 @@ static int schedule_all(const Options *o, const Frontend *fe, const Program *pro
   return status;
 }
 
-// The IR stages, then what the options ask to see of them.
-static int run_ir(const Options *o, const Frontend *fe, const Program *prog) {
-  IrCostModel model;
-  if (load_model(o, &model)) return EXIT_INPUT;
-  IrProgram *ir = ir_program_new();
-  int status = schedule_all(o, fe, prog, ir, &model);
+// The IR views the options ask for (--dump=ir, --explain, --emit-dot, --verify).
+static int show_ir(const Options *o, IrProgram *ir, const IrCostModel *model) {
+  int status = 0;
   FILE *dot = NULL;
-  if (status == 0 && o->dot_file && !(dot = fopen(o->dot_file, "w"))) {
+  if (o->dot_file && !(dot = fopen(o->dot_file, "w"))) {
     fprintf(stderr, "coconet: error: cannot write '%s'\n", o->dot_file);
-    status = EXIT_INPUT;
+    return EXIT_INPUT;
   }
   for (IrRegion *r = ir->regions; r && status == 0; r = r->next) {
     if (o->dump == DUMP_IR) {
@@ -326,14 +325,13 @@ static int run_ir(const Options *o, const Frontend *fe, const Program *prog) {
       if (r->sched) ir_dump(stdout, r, true);
     }
     if (o->explain) {
-      ir_explain(stdout, r, &model);
+      ir_explain(stdout, r, model);
       codegen_explain(stdout, r);
     }
     if (dot) ir_emit_dot(dot, r);
     if (o->verify_ranks && ir_verify(r, o->verify_ranks, 3, stdout) != 0) status = EXIT_INPUT;
   }
   if (dot && fclose(dot) != 0) status = EXIT_INPUT;
-  ir_program_free(ir);
   return status;
 }
 
@@ -347,54 +345,35 @@ static int region_edits(const Options *o, const Frontend *fe, const Region *fr, 
   char *indent = rewrite_line_indent(&fe->src, fr->range.begin.offset);
   RegionCode code;
   int rc = codegen_region(fe, fr, r, o->target, indent, &code);
-  char *pragma = rc ? NULL : rewrite_pragma_comment(&fe->src, fr->pragma_range);
-  if (pragma) {
+  if (rc == 0) {
+    char *pragma = rewrite_pragma_comment(&fe->src, fr->pragma_range);
     edit_add(edits, fr->pragma_range.begin.offset, fr->pragma_range.end.offset, pragma);
     edit_add(edits, fr->range.begin.offset, fr->range.end.offset, code.body);
     if (code.kernels) edit_add(edits, code.kernels_at, code.kernels_at, code.kernels);
-  } else {
-    rc = -1;
+    free(pragma);
   }
-  free(pragma);
   free(indent);
   region_code_free(&code);
   return rc;
 }
 
-// Schedule every region, generate its code, and write the rewritten file
-// (nothing at all when there is any error).
-static int generate(const Options *o, const Frontend *fe, const Program *prog) {
-  IrCostModel model;
-  if (load_model(o, &model)) return EXIT_INPUT;
-  IrProgram *ir = ir_program_new();
-  int status = schedule_all(o, fe, prog, ir, &model);
+// The whole translation in memory: extract, schedule, generate every region
+// (--schedule=none: the regions as written), lower for the host backend, and
+// apply the edits. Every report option runs it too, so that --check,
+// --explain, --verify, --dump and --emit-dot fail exactly where the
+// translation fails. *out (malloc'd) is the translated file.
+static int pipeline(const Options *o, const Frontend *fe, const Program *prog, IrProgram *ir,
+                    const IrCostModel *model, char **out, size_t *len) {
+  *out = NULL;
+  int status = schedule_all(o, fe, prog, ir, model);
   Edit *edits = NULL;
   const Region *fr = prog->regions;
-  for (const IrRegion *r = ir->regions; r && fr && status == 0; r = r->next, fr = fr->next)
+  for (const IrRegion *r = ir->regions; r && fr && status == 0 && !o->schedule_none; r = r->next, fr = fr->next)
     if (region_edits(o, fe, fr, r, &edits)) status = EXIT_INPUT;
   // Host lowering comes last: it leaves alone what the region edits replace.
   if (status == 0 && o->target == TARGET_HOST && host_lower(fe, &edits)) status = EXIT_INPUT;
-  if (status == 0 && diag_error_count() == 0) {
-    size_t len;
-    char *out = rewrite_apply(&fe->src, edits, o->line_directives, &len);
-    status = emit(o, &fe->src, out, len) ? EXIT_INPUT : 0;
-    free(out);
-  }
-  edits_free(edits);
-  ir_program_free(ir);
-  return status;
-}
-
-// --schedule=none: the file as written; for --target=host, its launches lowered.
-static int as_written(const Options *o, const Frontend *fe) {
-  Edit *edits = NULL;
-  int status = o->target == TARGET_HOST && host_lower(fe, &edits) ? EXIT_INPUT : 0;
-  if (status == 0) {
-    size_t len;
-    char *out = rewrite_apply(&fe->src, edits, o->line_directives, &len);
-    status = emit(o, &fe->src, out, len) ? EXIT_INPUT : 0;
-    free(out);
-  }
+  if (status == 0 && diag_error_count() == 0) *out = rewrite_apply(&fe->src, edits, o->line_directives, len);
+  else status = EXIT_INPUT;
   edits_free(edits);
   return status;
 }
@@ -406,15 +385,22 @@ static int translate(const Options *o, SourceFile src) {
     return EXIT_INPUT;
   }
   Program prog;
+  IrCostModel model;
   int status = directives_collect(&fe, &prog) ? EXIT_INPUT : 0;
+  if (status == 0 && load_model(o, &model)) status = EXIT_INPUT;
+  IrProgram *ir = ir_program_new();
+  char *out = NULL;
+  size_t len = 0;
+  if (status == 0) status = pipeline(o, &fe, &prog, ir, &model, &out, &len);
   if (status == 0 && o->make_depfile && write_depfile(o, &fe)) status = EXIT_INPUT;
   if (status == 0) {
     if (o->dump == DUMP_JSON) status = dump_json_to(o, &fe, &prog);
-    else if (wants_ir(o)) status = run_ir(o, &fe, &prog);
+    else if (wants_ir(o)) status = show_ir(o, ir, &model);
     else if (o->check) report(&prog, o->input);
-    else if (o->schedule_none) status = as_written(o, &fe);
-    else status = generate(o, &fe, &prog);
+    else status = emit(o, &fe.src, out, len) ? EXIT_INPUT : 0;
   }
+  free(out);
+  ir_program_free(ir);
   program_free(&prog);
   frontend_dispose(&fe);
   return status;

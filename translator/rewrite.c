@@ -132,8 +132,8 @@ static char *join_lines(const char *s, size_t n) {
   return out;
 }
 
-// Whether a block comment opened in s is still open at its end.
-static bool opens_comment(const char *s) {
+// Where the block comment that s leaves open starts, or NULL when none is open at its end.
+static const char *open_comment(const char *s) {
   char quote = 0;
   for (const char *p = s; *p; p++) {
     if (quote) {
@@ -142,26 +142,32 @@ static bool opens_comment(const char *s) {
     } else if (*p == '"' || *p == '\'') {
       quote = *p;
     } else if (p[0] == '/' && p[1] == '/') {
-      return false;
+      return NULL;
     } else if (p[0] == '/' && p[1] == '*') {
       const char *end = strstr(p + 2, "*/");
-      if (!end) return true;
+      if (!end) return p;
       p = end + 1;
     }
   }
-  return false;
+  return NULL;
 }
 
+// A block comment that starts on the pragma's line and ends after it stays a
+// block comment: the directive before it becomes a line comment of its own,
+// and the comment goes on on the next line.
 char *rewrite_pragma_comment(const SourceFile *src, SrcRange pragma) {
   char *text = join_lines(src->buf + pragma.begin.offset, pragma.end.offset - pragma.begin.offset);
-  if (opens_comment(text)) {
-    diag_error(&pragma.begin, "a block comment starts on this pragma's line and ends after it; coconet cannot "
-                              "comment the pragma out (end the comment on the pragma's line)");
-    free(text);
-    return NULL;
-  }
+  const char *open = open_comment(text);
   char *out;
-  if (asprintf(&out, "// %s %s", text, TRANSLATED) < 0) COCONET_BUG("out of memory");
+  int rc;
+  if (open) {
+    int n = (int)(open - text);
+    while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t')) n--;
+    rc = asprintf(&out, "// %.*s %s\n%s", n, text, TRANSLATED, open);
+  } else {
+    rc = asprintf(&out, "// %s %s", text, TRANSLATED);
+  }
+  if (rc < 0) COCONET_BUG("out of memory");
   free(text);
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -143,6 +144,39 @@ SrcLoc source_loc(const SourceFile *f, unsigned offset) {
   return loc;
 }
 
+static bool write_all(int fd, const char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, buf, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    buf += n;
+    len -= (size_t)n;
+  }
+  return true;
+}
+
+// A regular file is replaced atomically: a temporary file in its directory,
+// given the old file's mode, renamed over it.
+static bool replace_file(const char *path, const char *buf, size_t len) {
+  size_t plen = strlen(path);
+  char *tmp = malloc(plen + 16);
+  if (!tmp) COCONET_BUG("out of memory");
+  snprintf(tmp, plen + 16, "%s.XXXXXX", path);
+  int fd = mkstemp(tmp);
+  bool ok = fd >= 0 && write_all(fd, buf, len);
+  if (fd >= 0) ok = (close(fd) == 0) && ok;
+  struct stat st;
+  mode_t mask = umask(0);
+  umask(mask);
+  if (ok) ok = chmod(tmp, stat(path, &st) == 0 ? (st.st_mode & 07777) : (0666 & ~mask)) == 0;
+  if (ok) ok = rename(tmp, path) == 0;
+  int err = errno;
+  if (!ok && fd >= 0) unlink(tmp);
+  free(tmp);
+  errno = err;
+  return ok;
+}
+
 int source_write(const char *path, const char *buf, size_t len) {
   if (!path || strcmp(path, "-") == 0) {
     if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
@@ -151,23 +185,36 @@ int source_write(const char *path, const char *buf, size_t len) {
     }
     return 0;
   }
-  size_t plen = strlen(path);
-  char *tmp = malloc(plen + 16);
-  if (!tmp) COCONET_BUG("out of memory");
-  snprintf(tmp, plen + 16, "%s.XXXXXX", path);
-  int fd = mkstemp(tmp);
-  FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
-  bool ok = f && fwrite(buf, 1, len, f) == len;
-  if (f) ok = (fclose(f) == 0) && ok;
+  // A symbolic link is followed: the file it names is written, the link stays.
+  char *real = NULL;
   struct stat st;
-  mode_t mask = umask(0);
-  umask(mask);
-  if (ok) ok = chmod(tmp, stat(path, &st) == 0 ? (st.st_mode & 07777) : (0666 & ~mask)) == 0;
-  if (ok) ok = rename(tmp, path) == 0;
-  if (!ok) {
-    fprintf(stderr, "coconet: error: cannot write '%s': %s\n", path, strerror(errno));
-    if (fd >= 0) unlink(tmp);
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+    real = realpath(path, NULL);
+    if (!real) {
+      fprintf(stderr, "coconet: error: cannot write '%s': it is a symbolic link to a file that does not exist (%s)\n",
+              path, strerror(errno));
+      return -1;
+    }
   }
-  free(tmp);
+  const char *target = real ? real : path;
+  bool ok;
+  if (stat(target, &st) == 0 && S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    ok = false;
+  } else if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
+    // A device, a FIFO, a socket: written into, never replaced.
+    int fd = open(target, O_WRONLY | O_TRUNC);
+    ok = fd >= 0 && write_all(fd, buf, len);
+    if (fd >= 0) ok = (close(fd) == 0) && ok;
+  } else {
+    ok = replace_file(target, buf, len);
+  }
+  if (!ok) fprintf(stderr, "coconet: error: cannot write '%s': %s\n", path, strerror(errno));
+  free(real);
   return ok ? 0 : -1;
+}
+
+bool source_same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }

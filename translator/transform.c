@@ -151,6 +151,12 @@ int tf_split(TfCtx *c, const IrClause *cl) {
   for (IrOp **pp = &c->list; *pp; pp = &(*pp)->next) {
     if (!is_allreduce(*pp)) continue;
     if (cl->args && !named(cl, (*pp)->coll.out) && !named(cl, (*pp)->coll.in)) continue;
+    if ((*pp)->nccl_group)
+      return tf_fail(c, &(*pp)->loc,
+                     "split: the AllReduce of '%s' is inside ncclGroupStart()/ncclGroupEnd(); its "
+                     "ReduceScatter and the AllGather that reads the ReduceScatter's output cannot share a "
+                     "group (NCCL runs a group's calls in no order); move the AllReduce out of the group",
+                     (*pp)->coll.out->name);
     *pp = split_one(c, *pp);
     pp = &(*pp)->next->next;
     n++;
@@ -313,7 +319,7 @@ int ir_schedule(IrRegion *r, const IrSchedOptions *opt) {
   IrCostModel defaults;
   ir_cost_default(&defaults);
   TfCtx c = {.r = r, .quiet = opt && opt->quiet, .model = opt && opt->model ? opt->model : &defaults};
-  if (mark_info(&c)) return -1;
+  if (mark_info(&c) || tf_legal(&c)) return -1;
   c.list = tf_clone_list(&c, r->ops);
   for (const IrClause *cl = r->clauses; cl; cl = cl->next)
     if (tf_apply(&c, cl)) return -1;

@@ -37,11 +37,15 @@ bool tf_same_chunk(const IrOp *a, const IrOp *b);
 // The pointwise kernels that directly follow `after` and consume x (or what an
 // earlier one of them writes): at most max, stored in chain; their count.
 int tf_chain(const IrOp *after, const IrTensor *x, IrOp **chain, int max);
-// Can kernel p run on a part of the elements? Its count must equal count; it
-// may read the tensors in w (x and everything the chain writes) only at [i].
-// Reports as "CLAUSE: ..." when report is set.
-int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrSize *count,
-                   const IrTensor *x, IrOp **chain, int n, bool report);
+// Can kernel p run on a part of the elements of coll's output x? It must run
+// on coll's stream over coll's count, and may read x and everything the chain
+// writes only at [i]. Reports as "CLAUSE: ..." when report is set.
+int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrOp *coll, IrOp **chain, int n,
+                   bool report);
+
+// Region-wide preconditions of every schedule (transform_legal.c): no kernel
+// inside an NCCL group, one stream unless events order the streams.
+int tf_legal(TfCtx *c);
 
 int tf_split(TfCtx *c, const IrClause *cl);
 int tf_reorder(TfCtx *c, const IrClause *cl);

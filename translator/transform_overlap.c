@@ -66,7 +66,7 @@ static IrOp *chunk_clone(TfCtx *c, const IrOp *op, int chunk, int k, IrSize *uni
 static int chunkable(TfCtx *c, const IrOp *ar, IrOp **chain) {
   int n = tf_chain(ar, ar->coll.out, chain, TF_MAX_CHAIN);
   for (int i = 0; i < n; i++)
-    if (tf_check_slice(c, "overlap", chain[i], ar->coll.count, ar->coll.out, chain, n, false)) return i;
+    if (tf_check_slice(c, "overlap", chain[i], ar, chain, n, false)) return i;
   return n;
 }
 
@@ -108,6 +108,9 @@ int tf_overlap(TfCtx *c, const IrClause *cl) {
     return tf_fail(c, &cl->loc, "overlap: write overlap before split (it chunks the AllReduce, "
                                 "which split then splits chunk by chunk)");
   if (k < 2) return tf_fail(c, &cl->loc, "overlap: chunks=%d; at least 2 chunks are needed", k);
+  if (k > IR_MAX_CHUNKS)
+    return tf_fail(c, &cl->loc, "overlap: chunks=%d; the runtime pipelines at most %d chunks (COCONET_MAX_CHUNKS)",
+                   k, IR_MAX_CHUNKS);
   int done = 0;
   for (IrOp **pp = &c->list; *pp; pp = &(*pp)->next) {
     IrOp *gemm = *pp;

@@ -50,13 +50,23 @@ static bool chain_writes(const IrTensor *t, const IrTensor *x, IrOp **chain, int
   return false;
 }
 
-int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrSize *count,
-                   const IrTensor *x, IrOp **chain, int n, bool report) {
+int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrOp *coll, IrOp **chain, int n,
+                   bool report) {
+  const IrSize *count = coll->coll.count;
+  const IrTensor *x = coll->coll.out;
   bool quiet = c->quiet;
   c->quiet = quiet || !report;
   const char *can = strcmp(clause, "fuse") == 0 ? "can be fused with the collective" : "can be computed on a slice";
   int rc = 0;
-  if (!ir_size_equal(p->pw.count, count)) {
+  char ks[256], cs[256];
+  bool known = ir_op_stream(p, ks, sizeof ks) && ir_op_stream(coll, cs, sizeof cs);
+  if (known && strcmp(ks, cs) != 0) {
+    rc = tf_fail(c, &p->loc,
+                 "%s: kernel '%s' runs on stream '%s' but the %s of '%s' on '%s'; the schedule puts them "
+                 "in one order on one stream, which the program as written does not have",
+                 clause, p->pw.kernel, ks, ir_coll_name(coll->orig ? coll->orig->coll.kind : coll->coll.kind),
+                 x->name, cs);
+  } else if (!ir_size_equal(p->pw.count, count)) {
     rc = tf_fail(c, &p->loc,
                  "%s: kernel '%s' runs over %s elements but '%s' has %s; work on a slice needs the "
                  "same count",
@@ -262,7 +272,7 @@ int tf_reorder(TfCtx *c, const IrClause *cl) {
     int n = tf_chain(ag, ag->coll.out, chain, TF_MAX_CHAIN);
     if (n == 0) continue;
     for (int i = 0; i < n; i++)
-      if (tf_check_slice(c, "reorder", chain[i], ag->coll.count, ag->coll.out, chain, n, true)) return -1;
+      if (tf_check_slice(c, "reorder", chain[i], ag, chain, n, true)) return -1;
     if (check_gathers(c, ag->coll.out, chain, n)) return -1;
     explain_reorder(c, ag->coll.out, chain, n);
     IrOp **last_next;
@@ -310,7 +320,7 @@ static int fuse_allreduce(TfCtx *c, IrOp *ar) {
   int n = tf_chain(ar, ar->coll.out, chain, TF_MAX_CHAIN);
   if (n == 0) return 0;
   for (int i = 0; i < n; i++)
-    if (tf_check_slice(c, "fuse", chain[i], ar->coll.count, ar->coll.out, chain, n, true)) return -1;
+    if (tf_check_slice(c, "fuse", chain[i], ar, chain, n, true)) return -1;
   int group = ++c->nfuse;
   ar->fuse_group = group;
   for (int i = 0; i < n; i++) chain[i]->fuse_group = group;

@@ -77,9 +77,14 @@ bool source_needs_translation(const char *buf, size_t len);
 // Line and column (1-based) of a byte offset.
 SrcLoc source_loc(const SourceFile *f, unsigned offset);
 
-// Write len bytes to path ("-" or NULL = stdout), atomically through a
-// temporary file and rename when path is a file. Returns 0 or -1 (reported).
+// Write len bytes to path ("-" or NULL = stdout). A regular file is replaced
+// atomically (a temporary file renamed over it, keeping its mode: other hard
+// links to it keep the old contents); a symbolic link is followed to the file
+// it names; a device or FIFO is written into, never replaced. Returns 0 or -1
+// (reported).
 int source_write(const char *path, const char *buf, size_t len);
+// Whether two paths name the same existing file (device and inode).
+bool source_same_file(const char *a, const char *b);
 
 //
 // frontend.c
@@ -294,8 +299,9 @@ void edits_free(Edit *list);
 char *rewrite_apply(const SourceFile *src, const Edit *edits, bool line_directives, size_t *len);
 
 // What replaces a region's pragma, range [begin, end): the pragma as a line
-// comment, continuation lines joined, marked "(translated by coconet)". NULL
-// (reported) when the pragma line opens a block comment it does not close.
+// comment, continuation lines joined, marked "(translated by coconet)"; a
+// block comment that the pragma line opens and does not close goes on from
+// the next line.
 char *rewrite_pragma_comment(const SourceFile *src, SrcRange pragma);
 // The marker comments of generated code: a file that has one was written by
 // coconet. Returns its offset, or -1 when there is none.

@@ -13,7 +13,7 @@ void forward(cublasHandle_t h, const __half *x, const __half *w, __half *y, cons
              const float *b, float *c, int m, int n, int k, ncclComm_t comm, cudaStream_t s) {
   const float one = 1.f, zero = 0.f;
   const __half hone = __float2half(1.f), hzero = __float2half(0.f);
-#pragma coconet region name(gemms) overlap(chunks=4)
+#pragma coconet region name(gemms)
   {
     CUBLASCHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, w, CUDA_R_16F, m, x,
                              CUDA_R_16F, k, &zero, y, CUDA_R_16F, m, CUBLAS_COMPUTE_32F,

@@ -8,7 +8,7 @@
 
 void f(float *g, int n, ncclComm_t comm, cudaStream_t s) {
 #pragma /* commented */ coconet region name(commented) split \  
-    reorder
+    scratch(g)
   {
     ALLREDUCE(g);
     ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);

@@ -65,7 +65,7 @@ static IrRegion *ar_kernel(const char *clauses, KernelShape shape, const char *c
                                                    .count = n, .dtype = IR_F32, .comm = "comm", .stream = "s"});
   IrTensor *x = ir_tensor_get_or_add(r, "x", IR_F32, n, L(f, 13, 30));
   IrTensor *o = ir_tensor_get_or_add(r, "o", IR_F32, n, L(f, 13, 27));
-  IrOp *op = ir_op_pointwise(r, R(f, 13, 5), &(IrPointwise){.kernel = "k", .count = ir_size_parse(r, count)});
+  IrOp *op = ir_op_pointwise(r, R(f, 13, 5), &(IrPointwise){.kernel = "k", .stream = "s", .count = ir_size_parse(r, count)});
   IrExpr *gi = ir_expr_read(r, g, IR_IDX_I, NULL);
   if (shape == K_OTHER) gi = ir_expr_at(ir_expr_read_other(r, g, "i + 1"), L(f, 14, 12));
   if (shape == K_BCAST) gi = ir_expr_at(ir_expr_read(r, g, IR_IDX_MOD, ir_size_var(r, "k")), L(f, 14, 12));
@@ -192,7 +192,7 @@ static void test_shard_read_later(void **state) {
   IrRegion *r = build_adam(prog, "split reorder shard(m) replicated(w, v)");
   IrTensor *m = ir_tensor_find(r, "m"), *z = ir_tensor_get_or_add(r, "z", IR_F32, m->count, L("adam.cu", 62, 20));
   ir_op_opaque(r, R("adam.cu", 61, 5), "cudaDeviceSynchronize();");
-  IrOp *k2 = ir_op_pointwise(r, R("adam.cu", 62, 5), &(IrPointwise){.kernel = "k2", .count = m->count});
+  IrOp *k2 = ir_op_pointwise(r, R("adam.cu", 62, 5), &(IrPointwise){.kernel = "k2", .stream = "stream", .count = m->count});
   ir_pw_store(r, k2, z, ir_expr_read(r, m, IR_IDX_I, NULL), L("adam.cu", 62, 5));
   expect_error(r, "adam.cu:57:60: error: shard: 'm' is read by 'k2' later in the region, so its slices would have to be gathered\n"
                   "adam.cu:62:5: note: 'm' is read here\n");
