@@ -3,6 +3,8 @@
 // The region's statement is replaced by a block that runs the schedule, in
 // order, on the user's stream, communicator and error-check wrappers:
 //
+//   - arguments with side effects (IrHoist) are evaluated once, first, into
+//     const locals that every use reads;
 //   - ops that no clause changed are copied as written;
 //   - split's collectives run on their spans of the buffer, with
 //     rank, rank count (coconet_comm_info) and spans (coconet_part_of, the
@@ -409,6 +411,13 @@ static const Stmt *stmt_at(const Region *fr, unsigned offset) {
 
 // --target=host: a launch kept as written goes through the host backend
 // (COCONET_HOST_SIMPLE when it is a proven pointwise kernel).
+// A piece of a statement as the generated code reads it: its hoisted local, or its text.
+static const char *piece_text(const Cg *cg, const Piece *p) {
+  for (const IrHoist *h = cg->r->hoists; h; h = h->next)
+    if (h->range.begin.offset == p->range.begin.offset && h->range.end.offset == p->range.end.offset) return h->name;
+  return p->text;
+}
+
 static bool emit_host_launch(Cg *cg, const IrOp *op) {
   const Stmt *s = stmt_at(cg->fr, op->range.begin.offset);
   if (cg->target != TARGET_HOST || !s || s->kind != STMT_LAUNCH) return false;
@@ -416,19 +425,29 @@ static bool emit_host_launch(Cg *cg, const IrOp *op) {
   Buf b = {0};
   buf_printf(&b, "coconet_host_launch(%s, ", op->kind == IR_OP_POINTWISE ? "COCONET_HOST_SIMPLE" : "COCONET_HOST_SYNC");
   buf_printf(&b, l->template_args ? "(%s<%s>)" : "%s", l->kernel, l->template_args);
-  buf_printf(&b, ", %s, %s, %s, %s", l->grid.text, l->block.text, l->shmem.text ? l->shmem.text : "0",
-             l->stream.text ? l->stream.text : "0");
-  for (int i = 0; i < l->nargs; i++) buf_printf(&b, ", %s", l->args[i].text);
+  buf_printf(&b, ", %s, %s, %s, %s", piece_text(cg, &l->grid), piece_text(cg, &l->block),
+             l->shmem.text ? piece_text(cg, &l->shmem) : "0", l->stream.text ? piece_text(cg, &l->stream) : "0");
+  for (int i = 0; i < l->nargs; i++) buf_printf(&b, ", %s", piece_text(cg, &l->args[i]));
   buf_puts(&b, ");");
   line(cg, "%s", buf_str(&b));
   buf_free(&b);
   return true;
 }
 
+// A statement kept as written, its hoisted arguments read from their locals.
 static void emit_verbatim(Cg *cg, const IrOp *op) {
   const SourceFile *src = &cg->fe->src;
   if (emit_host_launch(cg, op)) return;
-  line(cg, "%.*s", (int)(op->range.end.offset - op->range.begin.offset), src->buf + op->range.begin.offset);
+  Buf b = {0};
+  unsigned at = op->range.begin.offset, end = op->range.end.offset;
+  for (const IrHoist *h = cg->r->hoists; h; h = h->next) {
+    if (h->range.begin.offset < at || h->range.end.offset > end) continue;
+    buf_printf(&b, "%.*s%s", (int)(h->range.begin.offset - at), src->buf + at, h->name);
+    at = h->range.end.offset;
+  }
+  buf_printf(&b, "%.*s", (int)(end - at), src->buf + at);
+  line(cg, "%s", buf_str(&b));
+  buf_free(&b);
 }
 
 // Emit sc->ops[at] (and the ops it takes with it); *consumed gets how many.
@@ -755,6 +774,9 @@ static int generate(Cg *cg, const Scope *sc) {
   buf_puts(&cg->out, "{\n");
   cg->depth = 1;
   schedule_comment(cg, sc);
+  if (cg->r->hoists) line(cg, "// coconet: arguments with side effects, evaluated once, in the order written");
+  for (const IrHoist *h = cg->r->hoists; h; h = h->next)
+    line(cg, "[[maybe_unused]] const auto %s = %s;", names_add(&cg->names, h->name), h->text);
   unused_lines(cg, sc);
   int consumed, rc = 0;
   for (int i = 0; i < sc->n && rc == 0; i += consumed) {

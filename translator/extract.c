@@ -227,6 +227,14 @@ static bool extract_cuda(IrRegion *ir, const Stmt *s) {
   return false;
 }
 
+// Whether the region has a clause that changes its statements.
+static bool schedules(const Region *r) {
+  static const char *const names[] = {"split", "reorder", "fuse", "overlap", "schedule"};
+  for (size_t i = 0; i < 5; i++)
+    if (pragma_find_clause(r->pragma, names[i])) return true;
+  return false;
+}
+
 // Schedules that move or slice kernels need every launch to be pointwise.
 static bool needs_pointwise(const Region *r) {
   static const char *const names[] = {"reorder", "fuse", "schedule"};
@@ -292,6 +300,211 @@ static int check_overlap(const Region *r, const IrRegion *ir) {
   return 0;
 }
 
+//
+// Arguments with side effects
+//
+
+static bool ident_char(char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+
+// Names followed by '(' that call nothing: operators, casts, type names.
+static bool not_a_call(const char *name, size_t n) {
+  static const char *const words[] = {
+      "sizeof", "alignof", "decltype", "static_cast", "const_cast", "reinterpret_cast", "dynamic_cast",
+      "dim3", "float", "double", "int", "unsigned", "long", "short", "char", "bool", "size_t", "int64_t",
+      "uint64_t", "int32_t", "uint32_t", "__half", "__nv_bfloat16", "cudaStream_t", "ncclComm_t",
+  };
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+    if (strlen(words[i]) == n && strncmp(words[i], name, n) == 0) return true;
+  return false;
+}
+
+// Whether evaluating an expression (as written) may have side effects: a call,
+// ++ or --, an assignment, new or delete. Conservative: a call of a pure
+// function counts too (evaluating it once is always right).
+bool extract_has_effects(const char *t) {
+  char quote = 0;
+  for (const char *p = t; *p; p++) {
+    if (quote) {
+      if (*p == '\\' && p[1]) p++;
+      else if (*p == quote) quote = 0;
+      continue;
+    }
+    if (*p == '"' || *p == '\'') {
+      quote = *p;
+      continue;
+    }
+    if ((p[0] == '+' && p[1] == '+') || (p[0] == '-' && p[1] == '-')) return true;
+    if (*p == '=' && p[1] != '=' && (p == t || !strchr("=!<>", p[-1]))) return true;
+    if (*p == '=' && p > t + 1 && (p[-1] == '<' || p[-1] == '>') && p[-2] == p[-1]) return true;  // <<= >>=
+    if (ident_char(*p) && (p == t || !ident_char(p[-1]))) {
+      const char *e = p;
+      while (ident_char(*e)) e++;
+      size_t n = (size_t)(e - p);
+      if ((n == 3 && strncmp(p, "new", 3) == 0) || (n == 6 && strncmp(p, "delete", 6) == 0)) return true;
+      const char *q = e;
+      while (*q == ' ' || *q == '\t' || *q == '\n') q++;
+      if (*q == '(' && !(*p >= '0' && *p <= '9') && !not_a_call(p, n)) return true;
+      p = e - 1;
+    } else if ((*p == ')' || *p == ']') && p[1]) {
+      const char *q = p + 1;
+      while (*q == ' ' || *q == '\t' || *q == '\n') q++;
+      if (*q == '(' && *p == ']') return true;  // a call through an array of functions
+    } else if (*p == '>' && p[1] == '(') {
+      // f<T>(x) calls f; static_cast<T>(x) is a cast.
+      const char *lt = p;
+      int depth = 0;
+      while (lt > t && !(*lt == '<' && depth == 1)) {
+        if (*lt == '>') depth++;
+        if (*lt == '<') depth--;
+        lt--;
+      }
+      const char *b = lt;
+      while (b > t && ident_char(b[-1])) b--;
+      if (!not_a_call(b, (size_t)(lt - b))) return true;
+    }
+  }
+  return false;
+}
+
+// The pieces of source a statement's op evaluates, in order.
+static int stmt_pieces(const Stmt *s, const Piece **out, int max) {
+  int n = 0;
+  if (s->kind == STMT_LAUNCH) {
+    const Launch *l = s->launch;
+    const Piece *conf[] = {&l->grid, &l->block, &l->shmem, &l->stream};
+    for (int i = 0; i < 4 && n < max; i++)
+      if (conf[i]->text) out[n++] = conf[i];
+    for (int i = 0; i < l->nargs && n < max; i++) out[n++] = &l->args[i];
+    return n;
+  }
+  for (int i = 0; i < s->nargs && n < max; i++) out[n++] = &s->args[i];
+  return n;
+}
+
+static void squeeze(const char *in, char *out, size_t cap) {
+  size_t n = 0;
+  for (; *in && n + 1 < cap; in++)
+    if (*in != ' ' && *in != '\t' && *in != '\n' && *in != '\r') out[n++] = *in;
+  out[n] = '\0';
+}
+
+static bool same_text(const char *a, const char *b) {
+  char x[512], y[512];
+  squeeze(a, x, sizeof x);
+  squeeze(b, y, sizeof y);
+  return strcmp(x, y) == 0;
+}
+
+// Replace every IR text equal to from (blanks aside) by to.
+static void rename_in(IrRegion *ir, const char **text, const char *from, const char *to) {
+  if (*text && same_text(*text, from)) *text = ir_strdup(ir, to);
+}
+
+static void rename_text(IrRegion *ir, const char *from, const char *to) {
+  for (IrVar *v = ir->vars; v; v = v->next) rename_in(ir, &v->text, from, to);
+  for (IrTensor *t = ir->tensors; t; t = t->next) rename_in(ir, &t->text, from, to);
+  for (IrOp *op = ir->ops; op; op = op->next) {
+    switch (op->kind) {
+    case IR_OP_COLLECTIVE: {
+      IrCollective *c = &op->coll;
+      const char **f[] = {&c->count_text, &c->dtype_text, &c->comm, &c->stream, &c->root, &c->peer};
+      for (size_t i = 0; i < sizeof f / sizeof *f; i++) rename_in(ir, f[i], from, to);
+      break;
+    }
+    case IR_OP_POINTWISE: {
+      IrPointwise *pw = &op->pw;
+      const char **f[] = {&pw->grid, &pw->block, &pw->shmem, &pw->stream};
+      for (size_t i = 0; i < sizeof f / sizeof *f; i++) rename_in(ir, f[i], from, to);
+      for (IrParam *p = pw->params; p; p = p->next) rename_in(ir, &p->arg_text, from, to);
+      break;
+    }
+    case IR_OP_GEMM:
+      for (int i = 0; i < op->gemm.nargs; i++) rename_in(ir, &op->gemm.args[i], from, to);
+      rename_in(ir, &op->gemm.alpha, from, to);
+      rename_in(ir, &op->gemm.beta, from, to);
+      break;
+    case IR_OP_COPY:
+      rename_in(ir, &op->copy.bytes_text, from, to);
+      rename_in(ir, &op->copy.kind_text, from, to);
+      rename_in(ir, &op->copy.stream, from, to);
+      break;
+    case IR_OP_MEMSET:
+      rename_in(ir, &op->memset.bytes_text, from, to);
+      rename_in(ir, &op->memset.stream, from, to);
+      break;
+    case IR_OP_EVENT:
+      rename_in(ir, &op->event.event, from, to);
+      rename_in(ir, &op->event.stream, from, to);
+      break;
+    case IR_OP_OPAQUE: break;
+    }
+  }
+}
+
+// A text the generated code would still evaluate (part of a larger size or
+// buffer expression that was not hoisted whole), or NULL.
+static const char *left_with_effects(const IrRegion *ir) {
+  for (const IrVar *v = ir->vars; v; v = v->next)
+    if (extract_has_effects(v->text)) return v->text;
+  for (const IrTensor *t = ir->tensors; t; t = t->next)
+    if (extract_has_effects(t->text)) return t->text;
+  return NULL;
+}
+
+// Every argument with side effects of a statement the schedule may rewrite is
+// evaluated once, at the top of the generated block. Refused where that would
+// change the program: the same text twice (two evaluations coconet cannot tell
+// apart), or after a statement coconet does not see into (which may change
+// what it reads).
+static int hoist_effects(const Region *r, IrRegion *ir) {
+  IrHoist **tail = &ir->hoists;
+  const IrOp *op = ir->ops;
+  const Stmt *opaque = NULL;
+  int count = 0;
+  for (const Stmt *s = r->stmts; s && op; s = s->next, op = op->next) {
+    if (op->kind == IR_OP_OPAQUE) {
+      if (!opaque) opaque = s;
+      continue;
+    }
+    const Piece *pieces[64];
+    int n = stmt_pieces(s, pieces, 64);
+    for (int i = 0; i < n; i++) {
+      const Piece *p = pieces[i];
+      if (!extract_has_effects(p->text)) continue;
+      for (const IrHoist *h = ir->hoists; h; h = h->next) {
+        if (!same_text(h->text, p->text)) continue;
+        diag_error(&p->range.begin, "'%s' has side effects and is written twice in region '%s'; the schedule "
+                                    "evaluates each argument once and cannot tell the two apart: compute it into "
+                                    "a local before the region", p->text, r->name);
+        diag_note(&h->range.begin, "it is also written here");
+        return -1;
+      }
+      if (opaque) {
+        diag_error(&p->range.begin, "'%s' has side effects; the schedule evaluates it once at the top of region "
+                                    "'%s', before a statement coconet does not see into: compute it into a local "
+                                    "before the region", p->text, r->name);
+        diag_note(&opaque->range.begin, "this statement comes first");
+        return -1;
+      }
+      IrHoist *h = ir_alloc(ir, sizeof *h);
+      h->name = ir_printf(ir, "coconet_arg%d", ++count);
+      h->text = ir_strdup(ir, p->text);
+      h->range = p->range;
+      *tail = h;
+      tail = &h->next;
+    }
+  }
+  for (const IrHoist *h = ir->hoists; h; h = h->next) rename_text(ir, h->text, h->name);
+  const char *left = left_with_effects(ir);
+  if (left) {
+    diag_error(&r->pragma_range.begin, "'%s' in region '%s' has side effects inside a larger argument; the "
+                                       "schedule would evaluate it more than once: compute it into a local before "
+                                       "the region", left, r->name);
+    return -1;
+  }
+  return 0;
+}
+
 static int extract_region(const Frontend *fe, const Program *prog, const Region *r, IrProgram *p,
                           bool scheduling) {
   IrRegion *ir = ir_region_new(p, r->name, r->pragma_range.begin, r->range);
@@ -322,7 +535,9 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
     if (last && depth > 0) last->nccl_group = group;
     if (end && depth > 0) depth--;
   }
-  return status ? status : scheduling ? check_overlap(r, ir) : 0;
+  if (status || !scheduling) return status;
+  if (check_overlap(r, ir)) return -1;
+  return schedules(r) ? hoist_effects(r, ir) : 0;
 }
 
 int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool scheduling) {

@@ -339,3 +339,9 @@ IrTensor *ir_tensor_get_or_add(IrRegion *r, const char *text, IrType type, IrSiz
   *tail = t;
   return t;
 }
+
+const char *ir_text_as_written(const IrRegion *r, const char *text) {
+  for (const IrHoist *h = r->hoists; h && text; h = h->next)
+    if (strcmp(h->name, text) == 0) return h->text;
+  return text;
+}

@@ -471,6 +471,21 @@ struct IrStep {
   const char *what;   // one line: what was checked and what changed
 };
 
+// An argument with side effects (a call, ++, an assignment) of a statement
+// the schedule rewrites: evaluated exactly once, in source order, into
+// `const auto NAME = TEXT;` at the top of the generated block; every use,
+// generated or kept as written, reads NAME (the IR holds NAME in its place).
+typedef struct IrHoist {
+  struct IrHoist *next;
+  const char *name;     // "coconet_arg1", ...
+  const char *text;     // as written
+  SrcRange range;       // where it is written
+} IrHoist;
+
+// What a text of the IR stands for in the source: the hoisted argument's
+// text for "coconet_argN", else the text itself (for messages).
+const char *ir_text_as_written(const IrRegion *r, const char *text);
+
 struct IrRegion {
   IrRegion *next;       // next region of the program
   IrProgram *prog;      // owner (arena)
@@ -484,6 +499,7 @@ struct IrRegion {
   int ntensors;
   IrOp *ops;            // the statements as written, in order
   int nops;
+  IrHoist *hoists;      // arguments evaluated once at the top (extract), in source order
   bool inferred;        // ir_infer ran on ops
   // After ir_schedule (NULL / 0 before):
   IrOp *sched;          // the scheduled op list (copies of ops with spans, plus generated ops)

@@ -86,7 +86,7 @@ static int parse_ranks(const char *s) {
   char *end;
   long n = strtol(s, &end, 10);
   if (*s == '\0' || *end != '\0' || n < 1 || n > 64)
-    usage_error("--verify=N needs a rank count from 1 to 64, not '%s'", s);
+    usage_error("--verify=N and --verify=exec:N need a rank count from 1 to 64, not '%s'", s);
   return (int)n;
 }
 
@@ -109,7 +109,11 @@ static void parse_option(Options *o, int c, const char *arg) {
     break;
   case OPT_DOT: o->dot_file = arg; break;
   case OPT_EXPLAIN: o->explain = true; break;
-  case OPT_VERIFY: o->verify_ranks = arg ? parse_ranks(arg) : 8; break;
+  case OPT_VERIFY:
+    if (arg && strcmp(arg, "exec") == 0) o->verify_exec = 4;
+    else if (arg && strncmp(arg, "exec:", 5) == 0) o->verify_exec = parse_ranks(arg + 5);
+    else o->verify_ranks = arg ? parse_ranks(arg) : 8;
+    break;
   case OPT_SCHEDULE:
     if (strcmp(arg, "none") != 0) usage_error("unknown schedule '%s' (only 'none' is accepted)", arg);
     o->schedule_none = true;
@@ -290,7 +294,7 @@ static int pass_through(const Options *o, const SourceFile *src) {
   }
   // No regions: the IR views are empty (the picture is an empty graph).
   if (o->dot_file) return write_empty_dot(o->dot_file);
-  if (o->dump == DUMP_IR || o->explain || o->verify_ranks) return 0;
+  if (o->dump == DUMP_IR || o->explain || o->verify_ranks || o->verify_exec) return 0;
   return emit(o, src, src->buf, src->len) ? EXIT_INPUT : 0;
 }
 
@@ -341,14 +345,19 @@ static bool wants_ir(const Options *o) {
 
 // The edits of one region: its pragma commented, its statement replaced by the
 // generated block, its kernels inserted before its top-level declaration.
-static int region_edits(const Options *o, const Frontend *fe, const Region *fr, const IrRegion *r, Edit **edits) {
+static int region_edits(const Options *o, const Frontend *fe, const Region *fr, const IrRegion *r, Edit **edits,
+                        char **body) {
   char *indent = rewrite_line_indent(&fe->src, fr->range.begin.offset);
   RegionCode code;
   int rc = codegen_region(fe, fr, r, o->target, indent, &code);
   if (rc == 0) {
+    *body = strdup(code.body);
     char *pragma = rewrite_pragma_comment(&fe->src, fr->pragma_range);
     edit_add(edits, fr->pragma_range.begin.offset, fr->pragma_range.end.offset, pragma);
-    edit_add(edits, fr->range.begin.offset, fr->range.end.offset, code.body);
+    // A region the schedule leaves as written stays as it is (host lowering still applies to it).
+    char *original = fe_text(fe, fr->range);
+    if (strcmp(original, code.body) != 0) edit_add(edits, fr->range.begin.offset, fr->range.end.offset, code.body);
+    free(original);
     if (code.kernels) edit_add(edits, code.kernels_at, code.kernels_at, code.kernels);
     free(pragma);
   }
@@ -361,15 +370,17 @@ static int region_edits(const Options *o, const Frontend *fe, const Region *fr, 
 // (--schedule=none: the regions as written), lower for the host backend, and
 // apply the edits. Every report option runs it too, so that --check,
 // --explain, --verify, --dump and --emit-dot fail exactly where the
-// translation fails. *out (malloc'd) is the translated file.
+// translation fails. *out (malloc'd) is the translated file, bodies[i] (malloc'd)
+// what replaces region i.
 static int pipeline(const Options *o, const Frontend *fe, const Program *prog, IrProgram *ir,
-                    const IrCostModel *model, char **out, size_t *len) {
+                    const IrCostModel *model, char **out, size_t *len, char **bodies) {
   *out = NULL;
   int status = schedule_all(o, fe, prog, ir, model);
   Edit *edits = NULL;
   const Region *fr = prog->regions;
+  int i = 0;
   for (const IrRegion *r = ir->regions; r && fr && status == 0 && !o->schedule_none; r = r->next, fr = fr->next)
-    if (region_edits(o, fe, fr, r, &edits)) status = EXIT_INPUT;
+    if (region_edits(o, fe, fr, r, &edits, &bodies[i++])) status = EXIT_INPUT;
   // Host lowering comes last: it leaves alone what the region edits replace.
   if (status == 0 && o->target == TARGET_HOST && host_lower(fe, &edits)) status = EXIT_INPUT;
   if (status == 0 && diag_error_count() == 0) *out = rewrite_apply(&fe->src, edits, o->line_directives, len);
@@ -391,14 +402,22 @@ static int translate(const Options *o, SourceFile src) {
   IrProgram *ir = ir_program_new();
   char *out = NULL;
   size_t len = 0;
-  if (status == 0) status = pipeline(o, &fe, &prog, ir, &model, &out, &len);
+  // --verify=exec runs the translation for the host backend whatever the target.
+  Options eff = *o;
+  if (o->verify_exec) eff.target = TARGET_HOST;
+  char **bodies = calloc((size_t)prog.nregions + 1, sizeof *bodies);
+  if (!bodies) COCONET_BUG("out of memory");
+  if (status == 0) status = pipeline(&eff, &fe, &prog, ir, &model, &out, &len, bodies);
   if (status == 0 && o->make_depfile && write_depfile(o, &fe)) status = EXIT_INPUT;
   if (status == 0) {
     if (o->dump == DUMP_JSON) status = dump_json_to(o, &fe, &prog);
     else if (wants_ir(o)) status = show_ir(o, ir, &model);
+    else if (o->verify_exec) status = verify_exec(o, &fe, &prog, ir, out, (const char *const *)bodies) ? EXIT_INPUT : 0;
     else if (o->check) report(&prog, o->input);
     else status = emit(o, &fe.src, out, len) ? EXIT_INPUT : 0;
   }
+  for (int i = 0; i < prog.nregions; i++) free(bodies[i]);
+  free(bodies);
   free(out);
   ir_program_free(ir);
   program_free(&prog);

@@ -112,6 +112,23 @@ char *rewrite_apply(const SourceFile *src, const Edit *edits, bool line_directiv
   return o.buf;
 }
 
+char *rewrite_apply_span(const SourceFile *src, const Edit *edits, unsigned begin, unsigned end) {
+  const Edit **v;
+  int n = sorted(edits, &v);
+  Out o = {NULL, 0, 0};
+  out_put(&o, "", 0);
+  size_t from = begin;
+  for (int i = 0; i < n; i++) {
+    if (v[i]->begin < begin || v[i]->end > end) continue;
+    out_put(&o, src->buf + from, v[i]->begin - from);
+    out_put(&o, v[i]->text, strlen(v[i]->text));
+    from = v[i]->end;
+  }
+  out_put(&o, src->buf + from, end - from);
+  free(v);
+  return o.buf;
+}
+
 // The pragma on one line: each backslash-newline and the blanks after it become one space.
 static char *join_lines(const char *s, size_t n) {
   char *out = malloc(n + 1);

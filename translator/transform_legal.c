@@ -54,8 +54,8 @@ static int check_streams(TfCtx *c) {
             "'%s' runs on stream '%s' but '%s' before it on stream '%s', and the region orders nothing "
             "between the two streams; coconet cannot tell which work may overlap: put the region's work on "
             "one stream, or order the streams with cudaEventRecord/cudaStreamWaitEvent inside the region",
-            tf_title(op), b, tf_title(first), a);
-    tf_note(c, &first->loc, "'%s' runs on '%s' here", tf_title(first), a);
+            tf_title(op), ir_text_as_written(c->r, b), tf_title(first), ir_text_as_written(c->r, a));
+    tf_note(c, &first->loc, "'%s' runs on '%s' here", tf_title(first), ir_text_as_written(c->r, a));
     return -1;
   }
   return 0;

@@ -64,8 +64,9 @@ int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrOp *coll
     rc = tf_fail(c, &p->loc,
                  "%s: kernel '%s' runs on stream '%s' but the %s of '%s' on '%s'; the schedule puts them "
                  "in one order on one stream, which the program as written does not have",
-                 clause, p->pw.kernel, ks, ir_coll_name(coll->orig ? coll->orig->coll.kind : coll->coll.kind),
-                 x->name, cs);
+                 clause, p->pw.kernel, ir_text_as_written(c->r, ks),
+                 ir_coll_name(coll->orig ? coll->orig->coll.kind : coll->coll.kind), x->name,
+                 ir_text_as_written(c->r, cs));
   } else if (!ir_size_equal(p->pw.count, count)) {
     rc = tf_fail(c, &p->loc,
                  "%s: kernel '%s' runs over %s elements but '%s' has %s; work on a slice needs the "

@@ -10,6 +10,8 @@
 //                GEMM, async CUDA call, or opaque; exact source ranges for all
 //   coverage.c   whether a launch gives every element of its count a thread
 //   json.c       --dump=json (schema: docs/dump-json.md)
+//   verify_exec.c --verify=exec: the region as written and as scheduled, run on
+//                the host backend by a generated harness, compared
 //
 // The middle and back of the translator (IR, transformations, interpreter,
 // code generation) are mapped in ir.h. Diagnostics go through diag.h.
@@ -44,6 +46,7 @@ typedef struct Options {
   const char *dot_file;        // --emit-dot=FILE
   bool explain;                // --explain
   int verify_ranks;            // --verify[=N]; 0 = off
+  int verify_exec;             // --verify=exec[:N]: run the user's code for 1..N ranks; 0 = off
   bool schedule_none;          // --schedule=none
   const char *model_file;      // --model=FILE (cost model parameters)
   const char *compdb_dir;      // -p DIR
@@ -247,6 +250,10 @@ const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p);
 // coverage.c); else *why (malloc'd) says so, quoting the launch.
 bool launch_covers(const Frontend *fe, const Stmt *s, int count_arg, char **why);
 
+// Whether evaluating an expression as written may have side effects (a
+// call, ++/--, an assignment, new/delete); conservative.
+bool extract_has_effects(const char *text);
+
 // Analyze a launch statement's kernel. Returns its pointwise op, appended to
 // ir, or NULL with *why (malloc'd) and *why_loc saying what could not be proven.
 IrOp *analyze_launch(const Frontend *fe, IrRegion *ir, const Stmt *s, const Program *prog,
@@ -298,6 +305,9 @@ void edits_free(Edit *list);
 // Returns a malloc'd buffer and its length.
 char *rewrite_apply(const SourceFile *src, const Edit *edits, bool line_directives, size_t *len);
 
+// Bytes [begin, end) of the input with the edits that lie inside them applied (malloc'd).
+char *rewrite_apply_span(const SourceFile *src, const Edit *edits, unsigned begin, unsigned end);
+
 // What replaces a region's pragma, range [begin, end): the pragma as a line
 // comment, continuation lines joined, marked "(translated by coconet)"; a
 // block comment that the pragma line opens and does not close goes on from
@@ -332,6 +342,19 @@ int diff_write(FILE *out, const char *old_path, const char *new_path, const char
 // Launches and declarations inside a range already edited (a region the code
 // generator replaced) are left to that edit. Returns -1 after reporting errors.
 int host_lower(const Frontend *fe, Edit **edits);
+
+//
+// verify_exec.c: --verify=exec[:N]
+//
+
+// Build and run, for each region, a harness program (the file translated for
+// the host backend plus the region as written and as scheduled, on random
+// inputs) under mpirun for 1..o->verify_exec ranks and report like --verify.
+// host_text is the whole file translated with --target=host, scheduled[i] the
+// generated block of region i (host target). Returns 0, or 1 on a mismatch or
+// when a region cannot be run (reported).
+int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const IrProgram *ir, const char *host_text,
+                const char *const *scheduled);
 
 //
 // json.c

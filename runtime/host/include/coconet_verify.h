@@ -1,0 +1,235 @@
+/* coconet_verify.h: what the harness of `coconet --verify=exec` calls on the
+ * host backend. The translator generates a program that contains the user's
+ * file, runs each region as written and as scheduled on the same random
+ * inputs under MPI, and compares every buffer and host variable the region
+ * leaves behind; this header holds the parts that do not depend on the region:
+ * MPI and NCCL set-up, the handles a region needs, allocation, random filling,
+ * snapshots and the comparison, and the report (read back by the translator).
+ *
+ * Report lines (rank 0, standard output), one run of the program:
+ *   coconet-verify: buffer NAME TYPE ULP          largest difference in ULPs, all ranks
+ *   coconet-verify: mismatch TEXT                 the first element or host variable
+ *                                                 beyond the bound (lowest rank first)
+ *   coconet-verify: done NRANKS TRIALS MISMATCHES
+ */
+#ifndef COCONET_VERIFY_H
+#define COCONET_VERIFY_H
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+#include <mpi.h>
+#include <nccl.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+/* Element types, numbered as the translator's IrType. */
+enum { COCONET_VERIFY_F32 = 1, COCONET_VERIFY_F16, COCONET_VERIFY_BF16, COCONET_VERIFY_F64, COCONET_VERIFY_I32,
+       COCONET_VERIFY_I64, COCONET_VERIFY_U32 };
+
+enum { COCONET_VERIFY_MAX_HANDLES = 8, COCONET_VERIFY_MAX_BUFFERS = 64 };
+
+struct coconet_verify_buffer {
+  const char *name;
+  int type;
+  size_t count;
+  void *dev;
+  std::vector<unsigned char> written, scheduled;  /* snapshots after each run */
+  double max_ulp;
+};
+
+struct coconet_verify_ctx {
+  int rank, nranks;
+  ncclComm_t comm;
+  cudaStream_t streams[COCONET_VERIFY_MAX_HANDLES];
+  cudaEvent_t events[COCONET_VERIFY_MAX_HANDLES];
+  cublasHandle_t cublas;
+  coconet_verify_buffer buffers[COCONET_VERIFY_MAX_BUFFERS];
+  int nbuffers;
+  long mismatches;
+  long ulp_bound;     /* largest difference accepted, in units in the last place */
+  char first[512];    /* the first mismatch */
+};
+
+#define COCONET_VERIFY_CHECK(call, ok)                                                             \
+  do {                                                                                             \
+    if ((call) != (ok)) {                                                                          \
+      std::fprintf(stderr, "coconet-verify: %s:%d: %s failed\n", __FILE__, __LINE__, #call);      \
+      std::exit(2);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+static inline void coconet_verify_begin(int *argc, char ***argv, coconet_verify_ctx *cx, long ulp_bound) {
+  MPI_Init(argc, argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &cx->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &cx->nranks);
+  ncclUniqueId id;
+  if (cx->rank == 0) COCONET_VERIFY_CHECK(ncclGetUniqueId(&id), ncclSuccess);
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  COCONET_VERIFY_CHECK(ncclCommInitRank(&cx->comm, cx->nranks, id, cx->rank), ncclSuccess);
+  for (int i = 0; i < COCONET_VERIFY_MAX_HANDLES; i++) {
+    COCONET_VERIFY_CHECK(cudaStreamCreate(&cx->streams[i]), cudaSuccess);
+    COCONET_VERIFY_CHECK(cudaEventCreate(&cx->events[i]), cudaSuccess);
+  }
+  COCONET_VERIFY_CHECK(cublasCreate(&cx->cublas), CUBLAS_STATUS_SUCCESS);
+  COCONET_VERIFY_CHECK(cublasSetStream(cx->cublas, cx->streams[0]), CUBLAS_STATUS_SUCCESS);
+  cx->nbuffers = 0;
+  cx->mismatches = 0;
+  cx->ulp_bound = ulp_bound;
+  cx->first[0] = '\0';
+}
+
+static inline size_t coconet_verify_size(int type) {
+  switch (type) {
+  case COCONET_VERIFY_F16: case COCONET_VERIFY_BF16: return 2;
+  case COCONET_VERIFY_F64: case COCONET_VERIFY_I64: return 8;
+  default: return 4;
+  }
+}
+
+/* The buffer for a region's tensor (allocated once, at the largest count). */
+static inline void *coconet_verify_buffer_of(coconet_verify_ctx *cx, int id, const char *name, int type, size_t count) {
+  coconet_verify_buffer *b = &cx->buffers[id];
+  if (id >= cx->nbuffers) cx->nbuffers = id + 1;
+  if (!b->dev || b->count < count) {
+    if (b->dev) COCONET_VERIFY_CHECK(cudaFree(b->dev), cudaSuccess);
+    COCONET_VERIFY_CHECK(cudaMalloc(&b->dev, (count ? count : 1) * coconet_verify_size(type)), cudaSuccess);
+  }
+  b->name = name;
+  b->type = type;
+  b->count = count;
+  return b->dev;
+}
+
+static inline uint64_t coconet_verify_next(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Random contents: floats in [-1, 1), integers in [0, 16). */
+static inline void coconet_verify_fill(coconet_verify_ctx *cx, int id, uint64_t seed) {
+  coconet_verify_buffer *b = &cx->buffers[id];
+  size_t es = coconet_verify_size(b->type);
+  std::vector<unsigned char> host(b->count * es + 1);
+  for (size_t i = 0; i < b->count; i++) {
+    double u = (double)(coconet_verify_next(&seed) >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+    long k = (long)(coconet_verify_next(&seed) % 16);
+    unsigned char *p = host.data() + i * es;
+    switch (b->type) {
+    case COCONET_VERIFY_F32: { float v = (float)u; std::memcpy(p, &v, 4); break; }
+    case COCONET_VERIFY_F64: std::memcpy(p, &u, 8); break;
+    case COCONET_VERIFY_F16: { __half v = __float2half((float)u); std::memcpy(p, &v, 2); break; }
+    case COCONET_VERIFY_BF16: { __nv_bfloat16 v = __float2bfloat16((float)u); std::memcpy(p, &v, 2); break; }
+    case COCONET_VERIFY_I64: { int64_t v = k; std::memcpy(p, &v, 8); break; }
+    default: { int32_t v = (int32_t)k; std::memcpy(p, &v, 4); break; }
+    }
+  }
+  COCONET_VERIFY_CHECK(cudaMemcpy(b->dev, host.data(), b->count * es, cudaMemcpyHostToDevice), cudaSuccess);
+}
+
+static inline void coconet_verify_snapshot(coconet_verify_ctx *cx, bool scheduled) {
+  COCONET_VERIFY_CHECK(cudaDeviceSynchronize(), cudaSuccess);
+  for (int i = 0; i < cx->nbuffers; i++) {
+    coconet_verify_buffer *b = &cx->buffers[i];
+    if (!b->dev) continue;
+    std::vector<unsigned char> &to = scheduled ? b->scheduled : b->written;
+    to.assign(b->count * coconet_verify_size(b->type), 0);
+    COCONET_VERIFY_CHECK(cudaMemcpy(to.data(), b->dev, to.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  }
+}
+
+/* An element as an integer that orders like the value: the distance of two is in ULPs. */
+static inline int64_t coconet_verify_ordered(int type, const unsigned char *p, double *value) {
+  int64_t bits = 0;
+  switch (type) {
+  case COCONET_VERIFY_F32: { int32_t b; float f; std::memcpy(&b, p, 4); std::memcpy(&f, p, 4); *value = f;
+    bits = b < 0 ? INT32_MIN - (int64_t)b : b; return bits; }
+  case COCONET_VERIFY_F64: { int64_t b; std::memcpy(&b, p, 8); std::memcpy(value, p, 8);
+    return b < 0 ? INT64_MIN - b : b; }
+  case COCONET_VERIFY_F16: case COCONET_VERIFY_BF16: { int16_t b; std::memcpy(&b, p, 2);
+    uint16_t u; std::memcpy(&u, p, 2);
+    *value = type == COCONET_VERIFY_F16 ? (double)__half2float(*(const __half *)p)
+                                        : (double)__bfloat162float(*(const __nv_bfloat16 *)p);
+    (void)u;
+    return b < 0 ? INT16_MIN - (int64_t)b : b; }
+  case COCONET_VERIFY_I64: { int64_t v; std::memcpy(&v, p, 8); *value = (double)v; return v; }
+  case COCONET_VERIFY_U32: { uint32_t v; std::memcpy(&v, p, 4); *value = v; return v; }
+  default: { int32_t v; std::memcpy(&v, p, 4); *value = v; return v; }
+  }
+}
+
+/* Compare elements [lo, hi) of buffer id between the two runs. */
+static inline void coconet_verify_compare(coconet_verify_ctx *cx, int id, size_t lo, size_t hi, int trial) {
+  coconet_verify_buffer *b = &cx->buffers[id];
+  size_t es = coconet_verify_size(b->type);
+  bool is_float = b->type <= COCONET_VERIFY_F64;
+  if (hi > b->count) hi = b->count;
+  for (size_t i = lo; i < hi; i++) {
+    double x, y;
+    int64_t a = coconet_verify_ordered(b->type, b->written.data() + i * es, &x);
+    int64_t c = coconet_verify_ordered(b->type, b->scheduled.data() + i * es, &y);
+    bool both_nan = is_float && std::isnan(x) && std::isnan(y);
+    double ulp = both_nan ? 0 : std::fabs((double)a - (double)c);
+    if (ulp > b->max_ulp) b->max_ulp = ulp;
+    if (ulp <= (is_float ? (double)cx->ulp_bound : 0.0)) continue;
+    if (cx->mismatches++ == 0)
+      std::snprintf(cx->first, sizeof cx->first,
+                    "%d ranks, rank %d, input %d: %s[%zu] is %.9g as written and %.9g scheduled (%.0f ULP apart)",
+                    cx->nranks, cx->rank, trial, b->name, i, x, y, ulp);
+  }
+}
+
+/* A host variable the region may change: the same after both runs? */
+template <typename T>
+static inline void coconet_verify_host(coconet_verify_ctx *cx, const char *name, const T &written, const T &scheduled,
+                                       int trial) {
+  if (std::memcmp(&written, &scheduled, sizeof(T)) == 0) return;
+  if (cx->mismatches++ == 0)
+    std::snprintf(cx->first, sizeof cx->first,
+                  "%d ranks, rank %d, input %d: host variable '%s' differs after the region (as written vs scheduled)",
+                  cx->nranks, cx->rank, trial, name);
+}
+
+/* Gather the results on rank 0, print the report; the exit status. */
+static inline int coconet_verify_end(coconet_verify_ctx *cx, int trials) {
+  for (int i = 0; i < cx->nbuffers; i++) {
+    coconet_verify_buffer *b = &cx->buffers[i];
+    double m = b->max_ulp;
+    MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (cx->rank == 0 && b->name) std::printf("coconet-verify: buffer %s %d %.0f\n", b->name, b->type, m);
+  }
+  long total = cx->mismatches;
+  MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  /* The first mismatch of the lowest rank that has one. */
+  int who = cx->mismatches ? cx->rank : cx->nranks;
+  MPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (total && who != 0) {
+    if (cx->rank == who) MPI_Send(cx->first, sizeof cx->first, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
+    if (cx->rank == 0) MPI_Recv(cx->first, sizeof cx->first, MPI_CHAR, who, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  if (cx->rank == 0) {
+    if (total) std::printf("coconet-verify: mismatch %s\n", cx->first);
+    std::printf("coconet-verify: done %d %d %ld\n", cx->nranks, trials, total);
+    std::fflush(stdout);
+  }
+  for (int i = 0; i < cx->nbuffers; i++)
+    if (cx->buffers[i].dev) cudaFree(cx->buffers[i].dev);
+  for (int i = 0; i < COCONET_VERIFY_MAX_HANDLES; i++) {
+    cudaStreamDestroy(cx->streams[i]);
+    cudaEventDestroy(cx->events[i]);
+  }
+  cublasDestroy(cx->cublas);
+  ncclCommDestroy(cx->comm);
+  MPI_Finalize();
+  return total ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,686 @@
+// verify_exec.c: --verify=exec[:N], translation validation by running the
+// user's own code. The IR interpreter (--verify) checks the transformation
+// of what extraction saw; this checks the extraction too. For each region a
+// harness program is generated that holds the whole file translated for the
+// host backend and, appended, one function that
+//   - declares the region's free variables (the locals and parameters of the
+//     enclosing function that the region reads, and what their initial values
+//     are computed from) with the types libclang gives them;
+//   - runs, for 3 random inputs, the region as written (its text, launches
+//     lowered for the host backend) and as scheduled (the generated block),
+//     both as lambdas over those variables, each time from the same state:
+//     buffers filled at random (the same on every rank where the layout is
+//     replicated or shard, different where it is local), sizes and scalars
+//     drawn once per input, handles (communicator, streams, events, cuBLAS)
+//     made by the harness;
+//   - compares every buffer after the two runs (shard buffers on this rank's
+//     slice and the tail; scratch buffers not at all) and every host variable
+//     of arithmetic type.
+// The harness is built with coconet-cc --target=host and run under mpirun
+// for 1..N ranks; its report (runtime/host/include/coconet_verify.h) is read
+// back and summed up like --verify's.
+#include "translator.h"
+#include "ir.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { TRIALS = 3, MAX_HVARS = 256 };
+
+// A variable of the harness: a free variable of the region, or one that a
+// free variable's initial value is computed from.
+typedef struct HVar {
+  CXCursor decl;
+  char *name;
+  char *type;        // as libclang spells it
+  unsigned offset;   // where it is declared (the harness declares them in this order)
+  char *init;        // its initializer's text when the harness recomputes it, else NULL
+} HVar;
+
+typedef struct Harness {
+  const Frontend *fe;
+  const Region *fr;
+  const IrRegion *r;
+  HVar v[MAX_HVARS];
+  int n;
+  bool overflow;
+  FILE *out;
+  char *streams[8];   // distinct stream texts, in order
+  int nstreams;
+  char *events[8];
+  int nevents;
+} Harness;
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s;
+  if (vasprintf(&s, fmt, ap) < 0) COCONET_BUG("out of memory");
+  va_end(ap);
+  return s;
+}
+
+static bool is_ident_start(char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static bool is_ident(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
+
+// `a`, `a.b`, `a->b.c`: something the harness can assign; *base gets the first name's length.
+static bool lvalue_chain(const char *t, size_t *base) {
+  const char *p = t;
+  while (*p == ' ') p++;
+  if (!is_ident_start(*p)) return false;
+  const char *b = p;
+  while (is_ident(*p)) p++;
+  *base = (size_t)(p - b);
+  for (;;) {
+    while (*p == ' ') p++;
+    if (*p == '\0') return true;
+    if (*p == '.') p++;
+    else if (p[0] == '-' && p[1] == '>') p += 2;
+    else return false;
+    while (*p == ' ') p++;
+    if (!is_ident_start(*p)) return false;
+    while (is_ident(*p)) p++;
+  }
+}
+
+static const HVar *hvar_named(const Harness *h, const char *text, size_t len) {
+  const char *p = text;
+  while (*p == ' ') p++;
+  for (int i = 0; i < h->n; i++)
+    if (strlen(h->v[i].name) == len && strncmp(h->v[i].name, p, len) == 0) return &h->v[i];
+  return NULL;
+}
+
+// The harness variable an assignable text starts from (NULL: not assignable here).
+static const HVar *assign_base(const Harness *h, const char *text) {
+  size_t len;
+  return text && lvalue_chain(text, &len) ? hvar_named(h, text, len) : NULL;
+}
+
+//
+// Free variables
+//
+
+typedef struct Walk {
+  Harness *h;
+  unsigned begin, end;   // the range whose references count
+  CXCursor added[MAX_HVARS];
+  int nadded;
+} Walk;
+
+static bool is_arith(CXType t) {
+  switch (clang_getCanonicalType(t).kind) {
+  case CXType_Bool: case CXType_Char_U: case CXType_UChar: case CXType_UShort: case CXType_UInt:
+  case CXType_ULong: case CXType_ULongLong: case CXType_Char_S: case CXType_SChar: case CXType_Short:
+  case CXType_Int: case CXType_Long: case CXType_LongLong: case CXType_Float: case CXType_Double:
+  case CXType_Enum:
+    return true;
+  default: return false;
+  }
+}
+
+static bool in_function(CXCursor decl) {
+  enum CXCursorKind k = clang_getCursorKind(clang_getCursorSemanticParent(decl));
+  return k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod || k == CXCursor_FunctionTemplate ||
+         k == CXCursor_Constructor || k == CXCursor_Destructor || k == CXCursor_LambdaExpr;
+}
+
+static void add_var(Harness *h, CXCursor d);
+
+static enum CXChildVisitResult find_refs(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Walk *w = data;
+  if (clang_getCursorKind(c) == CXCursor_DeclRefExpr) {
+    CXCursor d = clang_getCursorReferenced(c);
+    enum CXCursorKind k = clang_getCursorKind(d);
+    unsigned at = fe_range(w->h->fe, clang_getCursorExtent(d)).begin.offset;
+    if ((k == CXCursor_VarDecl || k == CXCursor_ParmDecl) && in_function(d) && at < w->begin) add_var(w->h, d);
+  }
+  return CXChildVisit_Recurse;
+}
+
+// The last child of a VarDecl when it is an expression: its initializer.
+static enum CXChildVisitResult last_child(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  *(CXCursor *)data = c;
+  return CXChildVisit_Continue;
+}
+
+static CXCursor initializer(CXCursor decl) {
+  CXCursor last = clang_getNullCursor();
+  if (clang_getCursorKind(decl) != CXCursor_VarDecl) return last;
+  clang_visitChildren(decl, last_child, &last);
+  return !clang_Cursor_isNull(last) && clang_isExpression(clang_getCursorKind(last)) ? last : clang_getNullCursor();
+}
+
+static void add_var(Harness *h, CXCursor d) {
+  for (int i = 0; i < h->n; i++)
+    if (clang_equalCursors(h->v[i].decl, d)) return;
+  if (h->n == MAX_HVARS) {
+    h->overflow = true;
+    return;
+  }
+  HVar *v = &h->v[h->n++];
+  v->decl = d;
+  v->name = fe_spelling(d);
+  CXString ts = clang_getTypeSpelling(clang_getCursorType(d));
+  v->type = strdup(clang_getCString(ts));
+  clang_disposeString(ts);
+  v->offset = fe_range(h->fe, clang_getCursorExtent(d)).begin.offset;
+  v->init = NULL;
+}
+
+// Sizes, scalars, buffers and handles are given values by the harness; other
+// arithmetic locals are recomputed from their initializers (a grid size from
+// the count), which may need more variables.
+static bool set_by_ir(const Harness *h, const HVar *v);
+
+static void close_over_initializers(Harness *h) {
+  for (int i = 0; i < h->n; i++) {
+    HVar *v = &h->v[i];
+    CXCursor init = initializer(v->decl);
+    if (clang_Cursor_isNull(init) || !is_arith(clang_getCursorType(v->decl)) || set_by_ir(h, v)) continue;
+    v->init = fe_text(h->fe, fe_range(h->fe, clang_getCursorExtent(init)));
+    Walk w = {.h = h, .begin = v->offset + 1};
+    clang_visitChildren(init, find_refs, &w);
+    if (clang_getCursorKind(init) == CXCursor_DeclRefExpr) find_refs(init, init, &w);
+  }
+}
+
+static int by_offset(const void *a, const void *b) {
+  const HVar *x = a, *y = b;
+  return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+//
+// What the IR gives values to
+//
+
+static const char *as_written(const Harness *h, const char *text) { return ir_text_as_written(h->r, text); }
+
+static bool set_by_ir(const Harness *h, const HVar *v) {
+  size_t n = strlen(v->name);
+  for (const IrVar *x = h->r->vars; x; x = x->next) {
+    size_t len;
+    const char *t = as_written(h, x->text);
+    if (lvalue_chain(t, &len) && len == n && strncmp(t, v->name, n) == 0) return true;
+  }
+  for (const IrTensor *t = h->r->tensors; t; t = t->next) {
+    size_t len;
+    if (lvalue_chain(t->text, &len) && len == n && strncmp(t->text, v->name, n) == 0) return true;
+  }
+  return false;
+}
+
+static int handle_index(char **list, int *n, const char *text) {
+  for (int i = 0; i < *n; i++)
+    if (strcmp(list[i], text) == 0) return i;
+  if (*n == 8) return -1;
+  list[*n] = strdup(text);
+  return (*n)++;
+}
+
+// A size expression as C++ text, with the variables as written.
+static void print_size(const Harness *h, FILE *f, const IrSize *s) {
+  switch (s->kind) {
+  case IR_SIZE_CONST: fprintf(f, "%ld", s->value); return;
+  case IR_SIZE_VAR: fprintf(f, "(%s)", as_written(h, s->var->text)); return;
+  case IR_SIZE_MUL:
+    print_size(h, f, s->lhs);
+    fputs(" * ", f);
+    print_size(h, f, s->rhs);
+    return;
+  }
+}
+
+static uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Whether a size variable is used alone as some tensor's count (a length, not a factor).
+static bool alone(const IrRegion *r, const IrVar *v) {
+  for (const IrTensor *t = r->tensors; t; t = t->next)
+    if (t->count && t->count->kind == IR_SIZE_VAR && t->count->var == v) return true;
+  return false;
+}
+
+// The value of an IR variable for one input (the same on every rank).
+static void print_value(FILE *f, const IrRegion *r, const IrVar *v, int trial) {
+  uint64_t z = mix((uint64_t)trial * 1000003u + (uint64_t)v->id);
+  if (v->is_size) {
+    static const long len[TRIALS][2] = {{1, 9}, {10, 300}, {300, 3000}};
+    static const long dim[TRIALS][2] = {{1, 3}, {2, 17}, {5, 40}};
+    const long *range = alone(r, v) ? len[trial] : dim[trial];
+    fprintf(f, "%ld", range[0] + (long)(z % (uint64_t)(range[1] - range[0] + 1)));
+  } else if (ir_type_is_float(v->type)) {
+    fprintf(f, "%.6f", 0.05 + 0.9 * (double)(z >> 11) / 9007199254740992.0);
+  } else {
+    fprintf(f, "%ld", 1 + (long)(z % 100));
+  }
+}
+
+static const char *verify_type(IrType t) {
+  switch (t) {
+  case IR_F32: return "COCONET_VERIFY_F32";
+  case IR_F16: return "COCONET_VERIFY_F16";
+  case IR_BF16: return "COCONET_VERIFY_BF16";
+  case IR_F64: return "COCONET_VERIFY_F64";
+  case IR_I64: return "COCONET_VERIFY_I64";
+  case IR_U32: return "COCONET_VERIFY_U32";
+  default: return "COCONET_VERIFY_I32";
+  }
+}
+
+static void assign_handles(Harness *h, FILE *f, const HVar *base) {
+  for (const IrOp *op = h->r->ops; op; op = op->next) {
+    const char *comm = NULL, *stream = NULL, *event = NULL, *cublas = NULL;
+    switch (op->kind) {
+    case IR_OP_COLLECTIVE: comm = op->coll.comm; stream = op->coll.stream; break;
+    case IR_OP_POINTWISE: stream = op->pw.stream; break;
+    case IR_OP_COPY: stream = op->copy.stream; break;
+    case IR_OP_MEMSET: stream = op->memset.stream; break;
+    case IR_OP_EVENT: stream = op->event.stream; event = op->event.event; break;
+    case IR_OP_GEMM: cublas = op->gemm.nargs ? op->gemm.args[0] : NULL; break;
+    case IR_OP_OPAQUE: break;
+    }
+    comm = comm ? as_written(h, comm) : NULL;
+    stream = stream ? as_written(h, stream) : NULL;
+    event = event ? as_written(h, event) : NULL;
+    cublas = cublas ? as_written(h, cublas) : NULL;
+    if (comm && assign_base(h, comm) == base) fprintf(f, "      %s = coconet_verify_cx.comm;\n", comm);
+    if (cublas && assign_base(h, cublas) == base) fprintf(f, "      %s = coconet_verify_cx.cublas;\n", cublas);
+    int k;
+    if (stream && assign_base(h, stream) == base && (k = handle_index(h->streams, &h->nstreams, stream)) >= 0)
+      fprintf(f, "      %s = coconet_verify_cx.streams[%d];\n", stream, k);
+    if (event && assign_base(h, event) == base && (k = handle_index(h->events, &h->nevents, event)) >= 0)
+      fprintf(f, "      %s = coconet_verify_cx.events[%d];\n", event, k);
+  }
+}
+
+// The assignments of one input: each harness variable in declaration order,
+// recomputed or given its value, then what the IR reaches through it.
+static void print_init(Harness *h, FILE *f, int trial) {
+  fprintf(f, "    case %d:\n", trial);
+  for (int i = 0; i < h->n; i++) {
+    const HVar *v = &h->v[i];
+    CXType type = clang_getCursorType(v->decl);
+    if (v->init) {
+      fprintf(f, "      %s = (%s);\n", v->name, v->init);
+    } else if (is_arith(type) && !set_by_ir(h, v)) {
+      // A number nothing else sets (a grid size passed in): small and positive, the same on every rank.
+      uint64_t z = mix((uint64_t)trial * 31u + (uint64_t)i + 17u);
+      bool fp = clang_getCanonicalType(type).kind == CXType_Float || clang_getCanonicalType(type).kind == CXType_Double;
+      if (fp) fprintf(f, "      %s = %.6f;\n", v->name, 0.05 + 0.9 * (double)(z >> 11) / 9007199254740992.0);
+      else fprintf(f, "      %s = %d;\n", v->name, 1 + (int)(z % 8));
+    }
+    for (const IrVar *x = h->r->vars; x; x = x->next) {
+      const char *t = as_written(h, x->text);
+      if (assign_base(h, t) != v) continue;
+      fprintf(f, "      %s = ", t);
+      print_value(f, h->r, x, trial);
+      fputs(";\n", f);
+    }
+    assign_handles(h, f, v);
+  }
+  // Buffers last: their counts may use any of the values above.
+  for (const IrTensor *t = h->r->tensors; t; t = t->next) {
+    if (!assign_base(h, t->text)) continue;
+    bool same = t->layout_in == IR_LAYOUT_REPLICATED;
+    fprintf(f, "      %s = static_cast<decltype(%s)>(coconet_verify_buffer_of(&coconet_verify_cx, %d, \"%s\", %s, (size_t)(",
+            t->text, t->text, t->id - 1, t->name, verify_type(t->type));
+    print_size(h, f, t->count);
+    fprintf(f, ")));\n      coconet_verify_fill(&coconet_verify_cx, %d, %lluull%s);\n", t->id - 1,
+            (unsigned long long)mix((uint64_t)trial * 7919u + (uint64_t)t->id),
+            same ? "" : " + 0x100000001ull * (uint64_t)(coconet_verify_cx.rank + 1)");
+  }
+  fputs("      break;\n", f);
+}
+
+// Why a region cannot be run by the harness, or NULL.
+static const char *unverifiable(const Harness *h) {
+  static char why[512];
+  if (h->overflow) return "the region has more free variables than the harness holds";
+  for (const IrTensor *t = h->r->tensors; t; t = t->next) {
+    if (!assign_base(h, t->text)) {
+      snprintf(why, sizeof why, "buffer '%s' is not a variable of the enclosing function, so the harness cannot "
+                                "allocate it", t->text);
+      return why;
+    }
+    if (!t->count) {
+      snprintf(why, sizeof why, "the region does not say how many elements buffer '%s' has", t->text);
+      return why;
+    }
+  }
+  for (const IrVar *x = h->r->vars; x; x = x->next) {
+    if (!x->is_size) continue;
+    const char *t = as_written(h, x->text);
+    if (!assign_base(h, t) && !(t[0] >= '0' && t[0] <= '9')) {
+      snprintf(why, sizeof why, "size '%s' is not a variable of the enclosing function, so the harness cannot "
+                                "choose its value", t);
+      return why;
+    }
+  }
+  for (const IrClause *c = h->r->clauses; c; c = c->next)
+    if (c->kind == IR_CL_SHARD && h->r->overlap_chunks > 1) return "shard buffers of an overlapped region";
+  return NULL;
+}
+
+static void print_compare(const Harness *h, FILE *f) {
+  for (const IrTensor *t = h->r->tensors; t; t = t->next) {
+    if (t->scratch) continue;
+    int id = t->id - 1;
+    if (t->shard) {
+      fprintf(f, "      { const size_t coconet_verify_n = coconet_verify_cx.buffers[%d].count, coconet_verify_s = "
+                 "coconet_verify_n / coconet_verify_cx.nranks;\n", id);
+      fprintf(f, "        coconet_verify_compare(&coconet_verify_cx, %d, coconet_verify_cx.rank * coconet_verify_s, "
+                 "(coconet_verify_cx.rank + 1) * coconet_verify_s, coconet_verify_trial);\n", id);
+      fprintf(f, "        coconet_verify_compare(&coconet_verify_cx, %d, coconet_verify_cx.nranks * coconet_verify_s, "
+                 "coconet_verify_n, coconet_verify_trial); }\n", id);
+    } else {
+      fprintf(f, "      coconet_verify_compare(&coconet_verify_cx, %d, 0, coconet_verify_cx.buffers[%d].count, "
+                 "coconet_verify_trial);\n", id, id);
+    }
+  }
+}
+
+static bool is_handle_type(const char *type) {
+  static const char *const names[] = {"ncclComm", "cudaStream", "CUstream", "cudaEvent", "CUevent", "cublas"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strstr(type, names[i])) return true;
+  return false;
+}
+
+static void print_harness(Harness *h, FILE *f, const char *written, const char *scheduled, long ulp) {
+  const char *name = h->r->name;
+  fprintf(f, "\n// coconet --verify=exec: region %s as written and as scheduled\n", name);
+  fprintf(f, "static int coconet_verify_region(int coconet_verify_argc, char **coconet_verify_argv) {\n");
+  fprintf(f, "  coconet_verify_ctx coconet_verify_cx;\n");
+  fprintf(f, "  coconet_verify_begin(&coconet_verify_argc, &coconet_verify_argv, &coconet_verify_cx, %ld);\n", ulp);
+  for (int i = 0; i < h->n; i++)
+    fprintf(f, "  std::remove_cv_t<std::remove_reference_t<%s>> %s{};\n", h->v[i].type, h->v[i].name);
+  fprintf(f, "  auto coconet_verify_init = [&](int coconet_verify_trial) {\n    switch (coconet_verify_trial) {\n");
+  for (int t = 0; t < TRIALS; t++) print_init(h, f, t);
+  fprintf(f, "    }\n  };\n");
+  fprintf(f, "  auto coconet_verify_written = [&]() {\n%s\n  };\n", written);
+  fprintf(f, "  auto coconet_verify_scheduled = [&]() {\n%s\n  };\n", scheduled);
+  fprintf(f, "  for (int coconet_verify_trial = 0; coconet_verify_trial < %d; coconet_verify_trial++) {\n", TRIALS);
+  fprintf(f, "    coconet_verify_init(coconet_verify_trial);\n    coconet_verify_written();\n");
+  fprintf(f, "    coconet_verify_snapshot(&coconet_verify_cx, false);\n");
+  for (int i = 0; i < h->n; i++)
+    if (is_arith(clang_getCursorType(h->v[i].decl)) && !is_handle_type(h->v[i].type))
+      fprintf(f, "    const auto coconet_verify_host_%d = %s;\n", i, h->v[i].name);
+  fprintf(f, "    coconet_verify_init(coconet_verify_trial);\n    coconet_verify_scheduled();\n");
+  fprintf(f, "    coconet_verify_snapshot(&coconet_verify_cx, true);\n    {\n");
+  print_compare(h, f);
+  fprintf(f, "    }\n");
+  for (int i = 0; i < h->n; i++)
+    if (is_arith(clang_getCursorType(h->v[i].decl)) && !is_handle_type(h->v[i].type))
+      fprintf(f, "    coconet_verify_host(&coconet_verify_cx, \"%s\", coconet_verify_host_%d, %s, coconet_verify_trial);\n",
+              h->v[i].name, i, h->v[i].name);
+  fprintf(f, "  }\n  return coconet_verify_end(&coconet_verify_cx, %d);\n}\n", TRIALS);
+  fprintf(f, "#undef main\nint main(int argc, char **argv) { return coconet_verify_region(argc, argv); }\n");
+}
+
+//
+// Building and running
+//
+
+static char *self_dir(void) {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return strdup(".");
+  buf[n] = '\0';
+  char *slash = strrchr(buf, '/');
+  if (slash) *slash = '\0';
+  return strdup(buf);
+}
+
+// Quote a word for the shell.
+static void shell_word(FILE *f, const char *w) {
+  fputc('\'', f);
+  for (; *w; w++) {
+    if (*w == '\'') fputs("'\\''", f);
+    else fputc(*w, f);
+  }
+  fputs("' ", f);
+}
+
+// Run a shell command; its output (stdout and stderr) into *out (malloc'd). Returns the exit status.
+static int run(const char *cmd, char **out) {
+  char *full = xasprintf("%s 2>&1", cmd);
+  FILE *p = popen(full, "r");
+  free(full);
+  if (!p) {
+    *out = strdup(strerror(errno));
+    return -1;
+  }
+  size_t len = 0, cap = 4096;
+  *out = malloc(cap);
+  if (!*out) COCONET_BUG("out of memory");
+  size_t got;
+  while ((got = fread(*out + len, 1, cap - len - 1, p)) > 0) {
+    len += got;
+    if (cap - len < 1024) {
+      cap *= 2;
+      *out = realloc(*out, cap);
+      if (!*out) COCONET_BUG("out of memory");
+    }
+  }
+  (*out)[len] = '\0';
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+static void tail_lines(const char *text, int max) {
+  int lines = 0;
+  const char *p = text + strlen(text);
+  while (p > text && lines <= max) {
+    p--;
+    if (*p == '\n') lines++;
+  }
+  fprintf(stderr, "%s%s", p == text ? "" : "...\n", p == text ? p : p + 1);
+}
+
+// The parsing flags the user gave (-I, -D, -U, -isystem, -include, -std) for the harness's compiler.
+static void user_flags(FILE *f, const Options *o) {
+  for (int i = 0; i < o->nclang_args; i++) {
+    const char *a = o->clang_args[i];
+    bool sep = (strcmp(a, "-I") == 0 || strcmp(a, "-D") == 0 || strcmp(a, "-U") == 0 || strcmp(a, "-isystem") == 0 ||
+                strcmp(a, "-include") == 0) && i + 1 < o->nclang_args;
+    if (sep) {
+      shell_word(f, a);
+      shell_word(f, o->clang_args[++i]);
+    } else if (strncmp(a, "-I", 2) == 0 || strncmp(a, "-D", 2) == 0 || strncmp(a, "-U", 2) == 0 ||
+               strncmp(a, "-isystem", 8) == 0) {
+      shell_word(f, a);
+    }
+  }
+}
+
+// The first mismatch a report names, copied into first (kept when already set).
+static void read_mismatch(const char *text, char *first, size_t cap) {
+  const char *m = strstr(text, "coconet-verify: mismatch ");
+  if (!m || first[0]) return;
+  m += 25;
+  const char *nl = strchr(m, '\n');
+  snprintf(first, cap, "%.*s", (int)(nl ? (size_t)(nl - m) : strlen(m)), m);
+}
+
+static double buffer_ulp(const char *text, const char *tname) {
+  double best = -1;
+  for (const char *line = text; line && *line;) {
+    const char *nl = strchr(line, '\n');
+    char name[256];
+    int type;
+    double ulp;
+    if (sscanf(line, "coconet-verify: buffer %255s %d %lf", name, &type, &ulp) == 3 && strcmp(name, tname) == 0 &&
+        ulp > best)
+      best = ulp;
+    line = nl ? nl + 1 : NULL;
+  }
+  return best;
+}
+
+static int verify_region(const Options *o, const Frontend *fe, const Region *fr, const IrRegion *r,
+                         const char *host_text, const char *written, const char *scheduled, const char *dir,
+                         int index) {
+  Harness h = {.fe = fe, .fr = fr, .r = r};
+  Walk w = {.h = &h, .begin = fr->range.begin.offset, .end = fr->range.end.offset};
+  clang_visitChildren(fr->cursor, find_refs, &w);
+  close_over_initializers(&h);
+  qsort(h.v, (size_t)h.n, sizeof *h.v, by_offset);
+  int status = 0;
+  const char *why = unverifiable(&h);
+  if (why) {
+    diag_error(&fr->pragma_range.begin, "--verify=exec: region '%s' cannot be run by the harness: %s", r->name, why);
+    status = 1;
+  }
+  char *src = xasprintf("%s/region%d.cpp", dir, index), *exe = xasprintf("%s/region%d", dir, index);
+  FILE *f = status ? NULL : fopen(src, "w");
+  if (!status && !f) {
+    fprintf(stderr, "coconet: error: --verify=exec: cannot write '%s': %s\n", src, strerror(errno));
+    status = 1;
+  }
+  long ulp = r->overlap_chunks > 1 ? 16 : 0;  // chunked GEMMs may round differently
+  if (f) {
+    fputs("#include <coconet_verify.h>\n#include <type_traits>\n#define main coconet_verify_user_main\n", f);
+    fputs(host_text, f);
+    print_harness(&h, f, written, scheduled, ulp);
+    if (fclose(f) != 0) status = 1;
+  }
+  char *out = NULL;
+  if (status == 0) {
+    char *dirname_in = strdup(fe->src.path);
+    char *slash = strrchr(dirname_in, '/');
+    if (slash) *slash = '\0';
+    else strcpy(dirname_in, ".");
+    char *bin = self_dir();
+    char *cmd = NULL;
+    size_t len = 0;
+    FILE *c = open_memstream(&cmd, &len);
+    shell_word(c, getenv("COCONET_VERIFY_CC") ? getenv("COCONET_VERIFY_CC") : xasprintf("%s/coconet-cc", bin));
+    fputs("--target=host -O1 -Wno-unused ", c);
+    shell_word(c, xasprintf("-I%s", dirname_in));
+    user_flags(c, o);
+    shell_word(c, src);
+    fputs("-o ", c);
+    shell_word(c, exe);
+    fclose(c);
+    if (run(cmd, &out) != 0) {
+      diag_error(&fr->pragma_range.begin, "--verify=exec: the harness of region '%s' does not build (%s); the "
+                                          "compiler said:", r->name, src);
+      tail_lines(out, 25);
+      status = 1;
+    }
+    free(cmd);
+    free(bin);
+    free(dirname_in);
+  }
+  char first[1024] = "";
+  bool failed = false;
+  char *reports[65] = {0};
+  const char *mpirun = getenv("COCONET_VERIFY_MPIRUN");
+  char *def = xasprintf("mpirun --oversubscribe%s", geteuid() == 0 ? " --allow-run-as-root" : "");
+  int ran = 0;
+  for (int np = 1; np <= o->verify_exec && status == 0; np++) {
+    ran = np;
+    char *cmd = xasprintf("timeout %s %s -np %d '%s'", getenv("COCONET_VERIFY_TIMEOUT") ? getenv("COCONET_VERIFY_TIMEOUT") : "300",
+                          mpirun ? mpirun : def, np, exe);
+    free(out);
+    out = NULL;
+    int rc = run(cmd, &out);
+    free(cmd);
+    reports[np] = strdup(out);
+    read_mismatch(out, first, sizeof first);
+    char done[64];
+    snprintf(done, sizeof done, "coconet-verify: done %d %d ", np, TRIALS);
+    if (rc != 0 && rc != 1) {
+      printf("verify=exec %s: the harness failed with %d ranks (exit %d); it said:\n", r->name, np, rc);
+      fflush(stdout);
+      tail_lines(out, 25);
+      status = 1;
+    } else if (!strstr(out, done)) {
+      printf("verify=exec %s: the harness gave no report with %d ranks\n", r->name, np);
+      status = 1;
+    } else if (rc == 1 || first[0]) {
+      failed = true;
+      status = 1;
+      break;
+    }
+  }
+  free(def);
+  if (status == 0 || failed) {
+    int max = ran;
+    for (const IrTensor *t = r->tensors; t; t = t->next) {
+      double worst = -1;
+      for (int np = 1; np <= max; np++)
+        if (reports[np]) {
+          double u = buffer_ulp(reports[np], t->name);
+          if (u > worst) worst = u;
+        }
+      const char *kind = t->scratch ? "scratch" : t->shard ? "shard" : t->written ? "output" : "input";
+      if (t->scratch)
+        printf("verify=exec %s: scratch '%s' (%s): not compared\n", r->name, t->name, ir_type_name(t->type));
+      else
+        printf("verify=exec %s: %s '%s' (%s): max %.0f ULP apart over 1..%d ranks x %d inputs%s\n", r->name, kind,
+               t->name, ir_type_name(t->type), worst < 0 ? 0 : worst, max, TRIALS,
+               t->shard ? " (this rank's slice and the tail)" : "");
+    }
+    if (failed) printf("verify=exec %s: MISMATCH: %s\n", r->name, first);
+    else printf("verify=exec %s: ok (the region as written and as scheduled agree within %ld ULP)\n", r->name, ulp);
+  }
+  for (int i = 0; i <= 64; i++) free(reports[i]);
+  for (int i = 0; i < h.n; i++) {
+    free(h.v[i].name);
+    free(h.v[i].type);
+    free(h.v[i].init);
+  }
+  for (int i = 0; i < h.nstreams; i++) free(h.streams[i]);
+  for (int i = 0; i < h.nevents; i++) free(h.events[i]);
+  free(out);
+  free(src);
+  free(exe);
+  fflush(stdout);
+  return status;
+}
+
+int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const IrProgram *ir, const char *host_text,
+                const char *const *scheduled) {
+  const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  char *dir = xasprintf("%s/coconet-verify-XXXXXX", tmp);
+  if (!mkdtemp(dir)) {
+    fprintf(stderr, "coconet: error: --verify=exec: cannot make a directory in '%s': %s\n", tmp, strerror(errno));
+    free(dir);
+    return 1;
+  }
+  Edit *lowered = NULL;
+  int status = host_lower(fe, &lowered) ? 1 : 0;
+  int i = 0;
+  const Region *fr = prog->regions;
+  for (const IrRegion *r = ir->regions; r && fr && status == 0; r = r->next, fr = fr->next, i++) {
+    char *written = rewrite_apply_span(&fe->src, lowered, fr->range.begin.offset, fr->range.end.offset);
+    // A region the schedule leaves as it is runs as written (lowered) both times.
+    char *original = fe_text(fe, fr->range);
+    const char *sched = scheduled[i] && strcmp(scheduled[i], original) != 0 ? scheduled[i] : written;
+    if (verify_region(o, fe, fr, r, host_text, written, sched, dir, i)) status = 1;
+    free(original);
+    free(written);
+  }
+  edits_free(lowered);
+  if (!getenv("COCONET_VERIFY_KEEP")) {
+    char *cmd = xasprintf("rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "coconet: warning: --verify=exec: cannot remove '%s'\n", dir);
+    free(cmd);
+  }
+  free(dir);
+  return status;
+}
