@@ -660,7 +660,8 @@ void ir_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out
 float ir_curand_uniform(uint64_t seed, uint64_t subsequence, uint64_t offset, uint64_t draw);
 
 // Compare original and scheduled for 1..max_ranks ranks on `trials` random
-// inputs each; print the max relative error per output to report (may be NULL).
+// inputs each (a schedule that leaves the region as written is reported ok
+// without running it); print the max relative error per output to report (may be NULL).
 // Returns 0 when all agree within tolerance (exact for integers; relative 1e-5
 // for f32, 1e-12 for f64, 1e-3 for f16, 8e-3 for bf16: see interp_verify.c),
 // 1 on mismatch (the first one is described in report), -1 when it cannot run.

@@ -1,0 +1,106 @@
+// A value computed on a slice and then all-gathered may depend only on reduced
+// values, buffers declared replicated(...) or shard(...), the element index and
+// scalars; anything else is refused, naming the buffer to declare replicated.
+// RUN: %expect 1 %coconet %s -o %t.cu -- -DCASE_NOISE 2>&1 | %FileCheck --check-prefix=NOISE %s
+// RUN: test ! -e %t.cu
+// RUN: %expect 1 %coconet %s -o %t.cu -- -DCASE_W2 2>&1 | %FileCheck --check-prefix=W2 %s
+// RUN: %expect 1 %coconet --check %s -- -DCASE_WEIGHTS 2>&1 | %FileCheck --check-prefix=WEIGHTS %s
+// RUN: %expect 1 %coconet --check %s -- -DCASE_BIAS 2>&1 | %FileCheck --check-prefix=BIAS %s
+// RUN: %expect 1 %coconet --check %s -- -DCASE_CHAIN 2>&1 | %FileCheck --check-prefix=CHAIN %s
+// Declared, the same kernels are translated, and the programs agree when run:
+// RUN: %coconet --verify=exec:3 %s -- -DCASE_NOISE -DDECLARED | %FileCheck --check-prefix=NOISE-OK %s
+// RUN: %coconet --verify=exec:3 %s -- -DCASE_WEIGHTS -DDECLARED | %FileCheck --check-prefix=WEIGHTS-OK %s
+// RUN: %coconet --verify=exec:3 %s -- -DCASE_BIAS -DDECLARED | %FileCheck --check-prefix=BIAS-OK %s
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+__global__ void add_noise(float *g, const float *noise, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) g[i] = g[i] + noise[i];
+}
+
+__global__ void sgd(float *w, const float *g, float lr, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) w[i] -= lr * g[i];
+}
+
+__global__ void bias_add(float *out, const float *y, const float *bias, int n, int hidden) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    out[i] = y[i] + bias[i % hidden];
+}
+
+__global__ void scale(float *t, const float *g, const float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) t[i] = g[i] * x[i];
+}
+
+void step(float *w, float *w2, float *g, float *noise, float *y, float *out, float *bias, float *t, float lr,
+          int n, int hidden, ncclComm_t comm, cudaStream_t s) {
+#if defined(CASE_NOISE) && !defined(DECLARED)
+#pragma coconet region name(noise) split reorder
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    add_noise<<<(n + 255) / 256, 256, 0, s>>>(g, noise, n);
+  }
+#elif defined(CASE_NOISE)
+#pragma coconet region name(noise) split reorder replicated(noise)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    add_noise<<<(n + 255) / 256, 256, 0, s>>>(g, noise, n);
+  }
+#elif defined(CASE_W2)
+#pragma coconet region name(w2) split reorder
+  {
+    ncclAllReduce(w2, w2, n, ncclFloat, ncclSum, comm, s);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w2, g, lr, n);
+  }
+#elif defined(CASE_WEIGHTS) && !defined(DECLARED)
+#pragma coconet region name(weights) split reorder scratch(g)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr, n);
+  }
+#elif defined(CASE_WEIGHTS)
+#pragma coconet region name(weights) split reorder scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr, n);
+  }
+#elif defined(CASE_BIAS) && !defined(DECLARED)
+#pragma coconet region name(bias) split reorder
+  {
+    ncclAllReduce(y, y, n, ncclFloat, ncclSum, comm, s);
+    bias_add<<<64, 256, 0, s>>>(out, y, bias, n, hidden);
+  }
+#elif defined(CASE_BIAS)
+#pragma coconet region name(bias) split reorder replicated(bias)
+  {
+    ncclAllReduce(y, y, n, ncclFloat, ncclSum, comm, s);
+    bias_add<<<64, 256, 0, s>>>(out, y, bias, n, hidden);
+  }
+#elif defined(CASE_CHAIN)
+#pragma coconet region name(chain) split reorder scratch(t)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    scale<<<(n + 255) / 256, 256, 0, s>>>(t, g, noise, n);
+    add_noise<<<(n + 255) / 256, 256, 0, s>>>(g, t, n);
+  }
+#endif
+}
+
+// NOISE: per-rank.cu:43:5: error: reorder: 'g' differs per rank (kernel 'add_noise' computes it from local 'noise'), so gathering its slices after the region would change it; declare it shard(g) or scratch(g), or 'noise' replicated(noise)
+// NOISE: per-rank.cu:19:28: note: 'noise' is local (may differ per rank) from here: nothing in the region makes it identical on every rank
+// W2: error: reorder: 'w2' differs per rank (kernel 'sgd' computes it from local 'g'), so gathering its slices after the region would change it; declare it shard(w2) or scratch(w2), or 'g' replicated(g)
+// WEIGHTS: error: reorder: kernel 'sgd' updates 'w' on this rank's slice and its slices are then gathered, but 'w' at region entry is not known to be identical on every rank; declare replicated(w) if it is (data-parallel weights are), or shard(w) or scratch(w)
+// WEIGHTS: note: 'w' at region entry is read here
+// BIAS: error: reorder: 'out' differs per rank (kernel 'bias_add' computes it from local 'bias'), so gathering its slices after the region would change it; declare it shard(out) or scratch(out), or 'bias' replicated(bias)
+// The local value reaches g through t, which scale computes from noise:
+// CHAIN: error: reorder: 'g' differs per rank (kernel 'add_noise' computes it from local 'noise'), so gathering its slices after the region would change it; declare it shard(g) or scratch(g), or 'noise' replicated(noise)
+// CHAIN: note: 'noise' is local (may differ per rank) from here
+// NOISE-OK: verify=exec noise: output 'g' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
+// NOISE-OK: verify=exec noise: ok
+// WEIGHTS-OK: verify=exec weights: scratch 'g' (f32): not compared
+// WEIGHTS-OK: verify=exec weights: output 'w' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
+// WEIGHTS-OK: verify=exec weights: ok
+// BIAS-OK: verify=exec bias: output 'out' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
+// BIAS-OK: verify=exec bias: ok

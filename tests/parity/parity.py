@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Parity of the report options with translation.
+
+For every input of the golden tests that a RUN line hands to coconet (with the
+clang flags after `--` it gives), run coconet to translate it and with each
+report option: --check, --explain, --dump=ir, --dump=json, --emit-dot=FILE,
+--verify=2. All must exit with the same status and print the same
+diagnostics: a file --check passes must translate, and one whose
+translation fails must fail --check with the same messages.
+
+usage: parity.py COCONET ROOT
+"""
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+coconet, root = sys.argv[1], sys.argv[2]
+golden = os.path.join(root, "tests", "golden")
+mpi = subprocess.run(["mpicxx", "--showme:compile"], capture_output=True, text=True).stdout.split()
+
+
+def inputs():
+    seen = set()
+    for dirpath, dirs, files in os.walk(golden):
+        dirs[:] = [d for d in dirs if d != "Inputs"]
+        for name in sorted(files):
+            if not name.endswith(".cu"):
+                continue
+            path = os.path.join(dirpath, name)
+            for line in open(path, errors="replace"):
+                m = re.search(r"RUN:.*%coconet\b([^|;&>]*)", line)
+                if not m or "%s" not in m.group(1).split():
+                    continue
+                words = shlex.split(m.group(1))
+                extra = words[words.index("--") + 1:] if "--" in words else []
+                extra = [w for w in extra if w != "%mpiflags"]
+                key = (path, tuple(extra))
+                if key not in seen:
+                    seen.add(key)
+                    yield path, extra
+
+
+def run(args):
+    env = dict(os.environ, COCONET_COLOR="0")
+    p = subprocess.run([coconet] + args, capture_output=True, text=True, env=env)
+    return p.returncode, p.stderr
+
+
+def check(item, tmp):
+    path, extra = item
+    d = tempfile.mkdtemp(dir=tmp)
+    out, dot = os.path.join(d, "out.cu"), os.path.join(d, "out.dot")
+    modes = [["-o", out], ["--check"], ["--explain"], ["--dump=ir"], ["--dump=json"], ["--emit-dot=" + dot],
+             ["--verify=2"]]
+    results = [(m, run(m + [path, "--"] + mpi + extra)) for m in modes]
+    code0, err0 = results[0][1]
+    lines = []
+    for mode, (code, err) in results[1:]:
+        if code != code0 or (code0 != 0 and err != err0):
+            rel = os.path.relpath(path, root)
+            lines.append(f"parity: FAIL {rel} {' '.join(extra)}: translating exits {code0}, {mode[0]} exits {code}")
+            if err != err0:
+                lines.append("  translating said:\n    " + err0.strip().replace("\n", "\n    "))
+                lines.append(f"  {mode[0]} said:\n    " + err.strip().replace("\n", "\n    "))
+    return lines, len(modes)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    items = list(inputs())
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        results = list(pool.map(lambda it: check(it, tmp), items))
+bad = sum(1 for lines, _ in results if lines)
+for lines, _ in results:
+    for line in lines:
+        print(line)
+nmodes = results[0][1] if results else 0
+print(f"parity: {len(items)} inputs x {nmodes} modes, {bad} with disagreements")
+sys.exit(1 if bad or not items else 0)
