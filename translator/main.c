@@ -31,6 +31,10 @@ static const char USAGE[] =
     "  --explain          say which transformations ran and why\n"
     "  --verify[=N]       check each region's schedule on random data for 1..N ranks\n"
     "                     (default 8) with the IR interpreter; exit 1 on a mismatch\n"
+    "  --verify=exec[:N]  run each region as written and as scheduled, the user's own\n"
+    "                     code, on the host backend for 1..N ranks (default 4) on\n"
+    "                     random data, and compare every buffer and host variable;\n"
+    "                     exit 1 on a mismatch (builds with coconet-cc, runs mpirun)\n"
     "  -MD -MF FILE       also write a make depfile (the input and its headers);\n"
     "                     needs -o FILE, the depfile's target\n"
     "  --line-directives  emit #line so compiler errors point at the original source\n"
@@ -50,7 +54,9 @@ static const char USAGE[] =
     "The report options (--check, --dump, --emit-dot, --explain, --verify) write no\n"
     "translation.\n"
     "Environment: CUDA_HOME (else nvcc on PATH, else /usr/local/cuda), TMPDIR,\n"
-    "COCONET_COLOR=0|1.\n";
+    "COCONET_COLOR=0|1; for --verify=exec: COCONET_VERIFY_MPIRUN (default\n"
+    "'mpirun --oversubscribe'), COCONET_VERIFY_TIMEOUT (seconds a run may take,\n"
+    "default 300), COCONET_VERIFY_KEEP=1 (keep the harness in TMPDIR).\n";
 
 static _Noreturn void usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "coconet: error: ");
