@@ -49,7 +49,6 @@ typedef struct Harness {
   HVar v[MAX_HVARS];
   int n;
   bool overflow;
-  FILE *out;
   char *streams[8];   // distinct stream texts, in order
   int nstreams;
   char *events[8];
@@ -109,9 +108,7 @@ static const HVar *assign_base(const Harness *h, const char *text) {
 
 typedef struct Walk {
   Harness *h;
-  unsigned begin, end;   // the range whose references count
-  CXCursor added[MAX_HVARS];
-  int nadded;
+  unsigned begin;        // variables declared before it are free
 } Walk;
 
 static bool is_arith(CXType t) {
@@ -399,12 +396,12 @@ static bool is_handle_type(const char *type) {
   return false;
 }
 
-static void print_harness(Harness *h, FILE *f, const char *written, const char *scheduled, long ulp) {
-  const char *name = h->r->name;
-  fprintf(f, "\n// coconet --verify=exec: region %s as written and as scheduled\n", name);
-  fprintf(f, "static int coconet_verify_region(int coconet_verify_argc, char **coconet_verify_argv) {\n");
-  fprintf(f, "  coconet_verify_ctx coconet_verify_cx;\n");
-  fprintf(f, "  coconet_verify_begin(&coconet_verify_argc, &coconet_verify_argv, &coconet_verify_cx, %ld);\n", ulp);
+// One region's harness function: its variables, the inputs, the two runs and
+// the comparison; it returns the number of mismatches.
+static void print_region(Harness *h, FILE *f, int index, const char *written, const char *scheduled, long ulp) {
+  fprintf(f, "\n// coconet --verify=exec: region %s as written and as scheduled\n", h->r->name);
+  fprintf(f, "static long coconet_verify_region_%d(coconet_verify_ctx &coconet_verify_cx) {\n", index);
+  fprintf(f, "  coconet_verify_region_begin(&coconet_verify_cx, %ld);\n", ulp);
   for (int i = 0; i < h->n; i++)
     fprintf(f, "  std::remove_cv_t<std::remove_reference_t<%s>> %s{};\n", h->v[i].type, h->v[i].name);
   fprintf(f, "  auto coconet_verify_init = [&](int coconet_verify_trial) {\n    switch (coconet_verify_trial) {\n");
@@ -426,8 +423,7 @@ static void print_harness(Harness *h, FILE *f, const char *written, const char *
     if (is_arith(clang_getCursorType(h->v[i].decl)) && !is_handle_type(h->v[i].type))
       fprintf(f, "    coconet_verify_host(&coconet_verify_cx, \"%s\", coconet_verify_host_%d, %s, coconet_verify_trial);\n",
               h->v[i].name, i, h->v[i].name);
-  fprintf(f, "  }\n  return coconet_verify_end(&coconet_verify_cx, %d);\n}\n", TRIALS);
-  fprintf(f, "#undef main\nint main(int argc, char **argv) { return coconet_verify_region(argc, argv); }\n");
+  fprintf(f, "  }\n  return coconet_verify_region_end(&coconet_verify_cx, %d, %d);\n}\n", index, TRIALS);
 }
 
 //
@@ -506,150 +502,161 @@ static void user_flags(FILE *f, const Options *o) {
   }
 }
 
-// The first mismatch a report names, copied into first (kept when already set).
-static void read_mismatch(const char *text, char *first, size_t cap) {
-  const char *m = strstr(text, "coconet-verify: mismatch ");
+// The first mismatch a report names for region `index`, copied into first (kept when already set).
+static void read_mismatch(const char *text, int index, char *first, size_t cap) {
+  char key[64];
+  snprintf(key, sizeof key, "coconet-verify: region %d mismatch ", index);
+  const char *m = strstr(text, key);
   if (!m || first[0]) return;
-  m += 25;
+  m += strlen(key);
   const char *nl = strchr(m, '\n');
   snprintf(first, cap, "%.*s", (int)(nl ? (size_t)(nl - m) : strlen(m)), m);
 }
 
-static double buffer_ulp(const char *text, const char *tname) {
+static double buffer_ulp(const char *text, int index, const char *tname) {
   double best = -1;
   for (const char *line = text; line && *line;) {
     const char *nl = strchr(line, '\n');
     char name[256];
-    int type;
+    int region, type;
     double ulp;
-    if (sscanf(line, "coconet-verify: buffer %255s %d %lf", name, &type, &ulp) == 3 && strcmp(name, tname) == 0 &&
-        ulp > best)
+    if (sscanf(line, "coconet-verify: region %d buffer %255s %d %lf", &region, name, &type, &ulp) == 4 &&
+        region == index && strcmp(name, tname) == 0 && ulp > best)
       best = ulp;
     line = nl ? nl + 1 : NULL;
   }
   return best;
 }
 
-static int verify_region(const Options *o, const Frontend *fe, const Region *fr, const IrRegion *r,
-                         const char *host_text, const char *written, const char *scheduled, const char *dir,
-                         int index) {
+typedef struct Verified {   // one region of the harness
+  const IrRegion *r;
+  int index;                // its number in the harness (-1: not in it)
+  long ulp;                 // the bound
+  char first[1024];         // its first mismatch
+  bool failed;
+} Verified;
+
+static void report_region(const Verified *v, char **reports, int ran) {
+  const IrRegion *r = v->r;
+  for (const IrTensor *t = r->tensors; t; t = t->next) {
+    double worst = -1;
+    for (int np = 1; np <= ran; np++)
+      if (reports[np]) {
+        double u = buffer_ulp(reports[np], v->index, t->name);
+        if (u > worst) worst = u;
+      }
+    const char *kind = t->scratch ? "scratch" : t->shard ? "shard" : t->written ? "output" : "input";
+    if (t->scratch)
+      printf("verify=exec %s: scratch '%s' (%s): not compared\n", r->name, t->name, ir_type_name(t->type));
+    else
+      printf("verify=exec %s: %s '%s' (%s): max %.0f ULP apart over 1..%d ranks x %d inputs%s\n", r->name, kind,
+             t->name, ir_type_name(t->type), worst < 0 ? 0 : worst, ran, TRIALS,
+             t->shard ? " (this rank's slice and the tail)" : "");
+  }
+  if (v->failed) printf("verify=exec %s: MISMATCH: %s\n", r->name, v->first);
+  else printf("verify=exec %s: ok (the region as written and as scheduled agree within %ld ULP)\n", r->name, v->ulp);
+}
+
+static void harness_free(Harness *h) {
+  for (int i = 0; i < h->n; i++) {
+    free(h->v[i].name);
+    free(h->v[i].type);
+    free(h->v[i].init);
+  }
+  for (int i = 0; i < h->nstreams; i++) free(h->streams[i]);
+  for (int i = 0; i < h->nevents; i++) free(h->events[i]);
+}
+
+// Write region i's harness function; -1 (reported) when the region cannot be run.
+static int write_region(FILE *f, const Frontend *fe, const Region *fr, const IrRegion *r, const Edit *lowered,
+                        const char *scheduled, Verified *v) {
   Harness h = {.fe = fe, .fr = fr, .r = r};
-  Walk w = {.h = &h, .begin = fr->range.begin.offset, .end = fr->range.end.offset};
+  Walk w = {.h = &h, .begin = fr->range.begin.offset};
   clang_visitChildren(fr->cursor, find_refs, &w);
   close_over_initializers(&h);
   qsort(h.v, (size_t)h.n, sizeof *h.v, by_offset);
-  int status = 0;
   const char *why = unverifiable(&h);
+  int rc = 0;
   if (why) {
     diag_error(&fr->pragma_range.begin, "--verify=exec: region '%s' cannot be run by the harness: %s", r->name, why);
-    status = 1;
+    rc = -1;
+  } else {
+    char *written = rewrite_apply_span(&fe->src, lowered, fr->range.begin.offset, fr->range.end.offset);
+    // A region the schedule leaves as it is runs as written (lowered) both times.
+    char *original = fe_text(fe, fr->range);
+    const char *sched = scheduled && strcmp(scheduled, original) != 0 ? scheduled : written;
+    print_region(&h, f, v->index, written, sched, v->ulp);
+    free(original);
+    free(written);
   }
-  char *src = xasprintf("%s/region%d.cpp", dir, index), *exe = xasprintf("%s/region%d", dir, index);
-  FILE *f = status ? NULL : fopen(src, "w");
-  if (!status && !f) {
-    fprintf(stderr, "coconet: error: --verify=exec: cannot write '%s': %s\n", src, strerror(errno));
-    status = 1;
-  }
-  long ulp = r->overlap_chunks > 1 ? 16 : 0;  // chunked GEMMs may round differently
-  if (f) {
-    fputs("#include <coconet_verify.h>\n#include <type_traits>\n#define main coconet_verify_user_main\n", f);
-    fputs(host_text, f);
-    print_harness(&h, f, written, scheduled, ulp);
-    if (fclose(f) != 0) status = 1;
-  }
-  char *out = NULL;
-  if (status == 0) {
-    char *dirname_in = strdup(fe->src.path);
-    char *slash = strrchr(dirname_in, '/');
-    if (slash) *slash = '\0';
-    else strcpy(dirname_in, ".");
-    char *bin = self_dir();
-    char *cmd = NULL;
-    size_t len = 0;
-    FILE *c = open_memstream(&cmd, &len);
-    shell_word(c, getenv("COCONET_VERIFY_CC") ? getenv("COCONET_VERIFY_CC") : xasprintf("%s/coconet-cc", bin));
-    fputs("--target=host -O1 -Wno-unused ", c);
-    shell_word(c, xasprintf("-I%s", dirname_in));
-    user_flags(c, o);
-    shell_word(c, src);
-    fputs("-o ", c);
-    shell_word(c, exe);
-    fclose(c);
-    if (run(cmd, &out) != 0) {
-      diag_error(&fr->pragma_range.begin, "--verify=exec: the harness of region '%s' does not build (%s); the "
-                                          "compiler said:", r->name, src);
-      tail_lines(out, 25);
-      status = 1;
-    }
-    free(cmd);
-    free(bin);
-    free(dirname_in);
-  }
-  char first[1024] = "";
-  bool failed = false;
-  char *reports[65] = {0};
+  harness_free(&h);
+  return rc;
+}
+
+static char *build_command(const Options *o, const Frontend *fe, const char *src, const char *exe) {
+  char *dir = strdup(fe->src.path);
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = '\0';
+  else strcpy(dir, ".");
+  char *bin = self_dir();
+  char *cc = getenv("COCONET_VERIFY_CC") ? strdup(getenv("COCONET_VERIFY_CC")) : xasprintf("%s/coconet-cc", bin);
+  char *inc = xasprintf("-I%s", dir);
+  char *cmd = NULL;
+  size_t len = 0;
+  FILE *c = open_memstream(&cmd, &len);
+  if (!c) COCONET_BUG("out of memory");
+  shell_word(c, cc);
+  fputs("--target=host -O1 -Wno-unused ", c);
+  shell_word(c, inc);
+  user_flags(c, o);
+  shell_word(c, src);
+  fputs("-o ", c);
+  shell_word(c, exe);
+  fclose(c);
+  free(inc);
+  free(cc);
+  free(bin);
+  free(dir);
+  return cmd;
+}
+
+// Run the harness for 1..N ranks; *ran gets the largest count that ran. 0, or 1 after a failure (reported).
+static int run_harness(const Options *o, const char *exe, Verified *vs, int nv, char **reports, int *ran) {
   const char *mpirun = getenv("COCONET_VERIFY_MPIRUN");
+  const char *timeout = getenv("COCONET_VERIFY_TIMEOUT") ? getenv("COCONET_VERIFY_TIMEOUT") : "300";
   char *def = xasprintf("mpirun --oversubscribe%s", geteuid() == 0 ? " --allow-run-as-root" : "");
-  int ran = 0;
+  int status = 0;
+  *ran = 0;
   for (int np = 1; np <= o->verify_exec && status == 0; np++) {
-    ran = np;
-    char *cmd = xasprintf("timeout %s %s -np %d '%s'", getenv("COCONET_VERIFY_TIMEOUT") ? getenv("COCONET_VERIFY_TIMEOUT") : "300",
-                          mpirun ? mpirun : def, np, exe);
-    free(out);
-    out = NULL;
+    char *cmd = xasprintf("timeout %s %s -np %d '%s'", timeout, mpirun ? mpirun : def, np, exe);
+    char *out = NULL;
     int rc = run(cmd, &out);
     free(cmd);
-    reports[np] = strdup(out);
-    read_mismatch(out, first, sizeof first);
-    char done[64];
-    snprintf(done, sizeof done, "coconet-verify: done %d %d ", np, TRIALS);
+    *ran = np;
+    reports[np] = out;
+    bool any = false;
+    for (int i = 0; i < nv; i++) {
+      if (vs[i].index < 0) continue;
+      read_mismatch(out, vs[i].index, vs[i].first, sizeof vs[i].first);
+      vs[i].failed |= vs[i].first[0] != '\0';
+      any |= vs[i].failed;
+      char done[64];
+      snprintf(done, sizeof done, "coconet-verify: region %d done %d %d ", vs[i].index, np, TRIALS);
+      if (rc <= 1 && !strstr(out, done)) {
+        printf("verify=exec %s: the harness gave no report with %d ranks\n", vs[i].r->name, np);
+        status = 1;
+      }
+    }
     if (rc != 0 && rc != 1) {
-      printf("verify=exec %s: the harness failed with %d ranks (exit %d); it said:\n", r->name, np, rc);
+      printf("verify=exec: the harness failed with %d ranks (exit %d%s); it said:\n", np, rc,
+             rc == 124 ? ": timed out, see COCONET_VERIFY_TIMEOUT" : "");
       fflush(stdout);
       tail_lines(out, 25);
       status = 1;
-    } else if (!strstr(out, done)) {
-      printf("verify=exec %s: the harness gave no report with %d ranks\n", r->name, np);
-      status = 1;
-    } else if (rc == 1 || first[0]) {
-      failed = true;
-      status = 1;
-      break;
     }
+    if (any) status = 1;
   }
   free(def);
-  if (status == 0 || failed) {
-    int max = ran;
-    for (const IrTensor *t = r->tensors; t; t = t->next) {
-      double worst = -1;
-      for (int np = 1; np <= max; np++)
-        if (reports[np]) {
-          double u = buffer_ulp(reports[np], t->name);
-          if (u > worst) worst = u;
-        }
-      const char *kind = t->scratch ? "scratch" : t->shard ? "shard" : t->written ? "output" : "input";
-      if (t->scratch)
-        printf("verify=exec %s: scratch '%s' (%s): not compared\n", r->name, t->name, ir_type_name(t->type));
-      else
-        printf("verify=exec %s: %s '%s' (%s): max %.0f ULP apart over 1..%d ranks x %d inputs%s\n", r->name, kind,
-               t->name, ir_type_name(t->type), worst < 0 ? 0 : worst, max, TRIALS,
-               t->shard ? " (this rank's slice and the tail)" : "");
-    }
-    if (failed) printf("verify=exec %s: MISMATCH: %s\n", r->name, first);
-    else printf("verify=exec %s: ok (the region as written and as scheduled agree within %ld ULP)\n", r->name, ulp);
-  }
-  for (int i = 0; i <= 64; i++) free(reports[i]);
-  for (int i = 0; i < h.n; i++) {
-    free(h.v[i].name);
-    free(h.v[i].type);
-    free(h.v[i].init);
-  }
-  for (int i = 0; i < h.nstreams; i++) free(h.streams[i]);
-  for (int i = 0; i < h.nevents; i++) free(h.events[i]);
-  free(out);
-  free(src);
-  free(exe);
-  fflush(stdout);
   return status;
 }
 
@@ -662,25 +669,60 @@ int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const
     free(dir);
     return 1;
   }
+  char *src = xasprintf("%s/harness.cpp", dir), *exe = xasprintf("%s/harness", dir);
+  FILE *f = fopen(src, "w");
+  if (!f) COCONET_BUG("cannot write '%s': %s", src, strerror(errno));
+  fputs("#include <coconet_verify.h>\n#include <type_traits>\n#define main coconet_verify_user_main\n", f);
+  fputs(host_text, f);
   Edit *lowered = NULL;
   int status = host_lower(fe, &lowered) ? 1 : 0;
-  int i = 0;
+  int nv = 0, n = 0;
+  for (const IrRegion *r = ir->regions; r; r = r->next) nv++;
+  Verified *vs = calloc((size_t)nv + 1, sizeof *vs);
+  if (!vs) COCONET_BUG("out of memory");
   const Region *fr = prog->regions;
+  int i = 0;
   for (const IrRegion *r = ir->regions; r && fr && status == 0; r = r->next, fr = fr->next, i++) {
-    char *written = rewrite_apply_span(&fe->src, lowered, fr->range.begin.offset, fr->range.end.offset);
-    // A region the schedule leaves as it is runs as written (lowered) both times.
-    char *original = fe_text(fe, fr->range);
-    const char *sched = scheduled[i] && strcmp(scheduled[i], original) != 0 ? scheduled[i] : written;
-    if (verify_region(o, fe, fr, r, host_text, written, sched, dir, i)) status = 1;
-    free(original);
-    free(written);
+    vs[i] = (Verified){.r = r, .index = n, .ulp = r->overlap_chunks > 1 ? 16 : 0};  // chunked GEMMs may round differently
+    if (write_region(f, fe, fr, r, lowered, scheduled[i], &vs[i])) {
+      vs[i].index = -1;
+      status = 1;
+    } else {
+      n++;
+    }
   }
+  fputs("\n#undef main\nint main(int argc, char **argv) {\n  coconet_verify_ctx coconet_verify_cx;\n"
+        "  coconet_verify_begin(&argc, &argv, &coconet_verify_cx);\n  long coconet_verify_mismatches = 0;\n", f);
+  for (int k = 0; k < n; k++) fprintf(f, "  coconet_verify_mismatches += coconet_verify_region_%d(coconet_verify_cx);\n", k);
+  fputs("  return coconet_verify_end(&coconet_verify_cx, coconet_verify_mismatches);\n}\n", f);
+  if (fclose(f) != 0) COCONET_BUG("cannot write '%s'", src);
   edits_free(lowered);
+  char *reports[65] = {0};
+  int ran = 0;
+  if (n > 0) {
+    char *cmd = build_command(o, fe, src, exe), *out = NULL;
+    if (run(cmd, &out) != 0) {
+      fprintf(stderr, "coconet: error: --verify=exec: the harness does not build (%s); the compiler said:\n", src);
+      tail_lines(out, 25);
+      status = 1;
+    } else if (run_harness(o, exe, vs, nv, reports, &ran)) {
+      status = 1;
+    }
+    free(out);
+    free(cmd);
+  }
+  for (int k = 0; k < nv; k++)
+    if (vs[k].index >= 0 && ran > 0) report_region(&vs[k], reports, ran);
+  fflush(stdout);
+  for (int k = 0; k <= 64; k++) free(reports[k]);
+  free(vs);
   if (!getenv("COCONET_VERIFY_KEEP")) {
     char *cmd = xasprintf("rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "coconet: warning: --verify=exec: cannot remove '%s'\n", dir);
     free(cmd);
   }
+  free(src);
+  free(exe);
   free(dir);
   return status;
 }

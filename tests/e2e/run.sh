@@ -5,6 +5,8 @@
 # sizes that do not divide by the rank counts; their checksums must agree
 # (exactly where the schedule keeps every operation's order; within the
 # dtype's tolerance where chunked GEMMs may round differently).
+# Then --verify=exec:4 runs each example's region code itself, as written and
+# as scheduled, and compares every buffer it leaves.
 # MPIRUN and RUN_ENV come from the environment (runtime/host/host.mk).
 set -u
 bin=$1
@@ -47,6 +49,19 @@ for ex in "${examples[@]}"; do
       fail=$((fail + 1))
     fi
   done
+done
+# The translation checked by running each example's own region code as written
+# and as scheduled (coconet --verify=exec), every buffer compared.
+for ex in "${examples[@]}"; do
+  read -r name src tol args <<<"$ex"
+  log="$out/${name}.verify-exec"
+  if "$bin/coconet" --verify=exec:4 "$root/$src" -- "${mpi[@]}" >"$log" 2>&1 && grep -q "^verify=exec .*: ok" "$log"; then
+    printf 'e2e: ok   %-10s --verify=exec:4 (%s)\n' "$name" "$(grep -c ' ULP apart' "$log") buffers compared"
+    pass=$((pass + 1))
+  else
+    printf 'e2e: FAIL %-10s --verify=exec:4\n' "$name"; cat "$log"
+    fail=$((fail + 1))
+  fi
 done
 echo "e2e: $pass passed, $fail failed"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

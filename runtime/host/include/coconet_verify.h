@@ -6,11 +6,13 @@
  * MPI and NCCL set-up, the handles a region needs, allocation, random filling,
  * snapshots and the comparison, and the report (read back by the translator).
  *
- * Report lines (rank 0, standard output), one run of the program:
- *   coconet-verify: buffer NAME TYPE ULP          largest difference in ULPs, all ranks
- *   coconet-verify: mismatch TEXT                 the first element or host variable
- *                                                 beyond the bound (lowest rank first)
- *   coconet-verify: done NRANKS TRIALS MISMATCHES
+ * One program holds the harness of every region of a file; each region runs
+ * between coconet_verify_region_begin and coconet_verify_region_end.
+ * Report lines (rank 0, standard output), for region number R:
+ *   coconet-verify: region R buffer NAME TYPE ULP    largest difference in ULPs, all ranks
+ *   coconet-verify: region R mismatch TEXT           the first element or host variable
+ *                                                    beyond the bound (lowest rank first)
+ *   coconet-verify: region R done NRANKS TRIALS MISMATCHES
  */
 #ifndef COCONET_VERIFY_H
 #define COCONET_VERIFY_H
@@ -65,7 +67,7 @@ struct coconet_verify_ctx {
     }                                                                                              \
   } while (0)
 
-static inline void coconet_verify_begin(int *argc, char ***argv, coconet_verify_ctx *cx, long ulp_bound) {
+static inline void coconet_verify_begin(int *argc, char ***argv, coconet_verify_ctx *cx) {
   MPI_Init(argc, argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &cx->rank);
   MPI_Comm_size(MPI_COMM_WORLD, &cx->nranks);
@@ -79,6 +81,17 @@ static inline void coconet_verify_begin(int *argc, char ***argv, coconet_verify_
   }
   COCONET_VERIFY_CHECK(cublasCreate(&cx->cublas), CUBLAS_STATUS_SUCCESS);
   COCONET_VERIFY_CHECK(cublasSetStream(cx->cublas, cx->streams[0]), CUBLAS_STATUS_SUCCESS);
+  cx->nbuffers = 0;
+}
+
+static inline void coconet_verify_region_begin(coconet_verify_ctx *cx, long ulp_bound) {
+  for (int i = 0; i < COCONET_VERIFY_MAX_BUFFERS; i++) {
+    coconet_verify_buffer *b = &cx->buffers[i];
+    b->name = NULL;
+    b->dev = NULL;
+    b->count = 0;
+    b->max_ulp = 0;
+  }
   cx->nbuffers = 0;
   cx->mismatches = 0;
   cx->ulp_bound = ulp_bound;
@@ -198,13 +211,13 @@ static inline void coconet_verify_host(coconet_verify_ctx *cx, const char *name,
                   cx->nranks, cx->rank, trial, name);
 }
 
-/* Gather the results on rank 0, print the report; the exit status. */
-static inline int coconet_verify_end(coconet_verify_ctx *cx, int trials) {
+/* Gather region R's results on rank 0 and print its report; frees its buffers. */
+static inline long coconet_verify_region_end(coconet_verify_ctx *cx, int region, int trials) {
   for (int i = 0; i < cx->nbuffers; i++) {
     coconet_verify_buffer *b = &cx->buffers[i];
     double m = b->max_ulp;
     MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (cx->rank == 0 && b->name) std::printf("coconet-verify: buffer %s %d %.0f\n", b->name, b->type, m);
+    if (cx->rank == 0 && b->name) std::printf("coconet-verify: region %d buffer %s %d %.0f\n", region, b->name, b->type, m);
   }
   long total = cx->mismatches;
   MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -216,12 +229,17 @@ static inline int coconet_verify_end(coconet_verify_ctx *cx, int trials) {
     if (cx->rank == 0) MPI_Recv(cx->first, sizeof cx->first, MPI_CHAR, who, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
   if (cx->rank == 0) {
-    if (total) std::printf("coconet-verify: mismatch %s\n", cx->first);
-    std::printf("coconet-verify: done %d %d %ld\n", cx->nranks, trials, total);
+    if (total) std::printf("coconet-verify: region %d mismatch %s\n", region, cx->first);
+    std::printf("coconet-verify: region %d done %d %d %ld\n", region, cx->nranks, trials, total);
     std::fflush(stdout);
   }
   for (int i = 0; i < cx->nbuffers; i++)
-    if (cx->buffers[i].dev) cudaFree(cx->buffers[i].dev);
+    if (cx->buffers[i].dev) COCONET_VERIFY_CHECK(cudaFree(cx->buffers[i].dev), cudaSuccess);
+  return total;
+}
+
+/* After every region: the exit status (1 when any region had a mismatch). */
+static inline int coconet_verify_end(coconet_verify_ctx *cx, long mismatches) {
   for (int i = 0; i < COCONET_VERIFY_MAX_HANDLES; i++) {
     cudaStreamDestroy(cx->streams[i]);
     cudaEventDestroy(cx->events[i]);
@@ -229,7 +247,7 @@ static inline int coconet_verify_end(coconet_verify_ctx *cx, int trials) {
   cublasDestroy(cx->cublas);
   ncclCommDestroy(cx->comm);
   MPI_Finalize();
-  return total ? 1 : 0;
+  return mismatches ? 1 : 0;
 }
 
 #endif
