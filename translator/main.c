@@ -315,7 +315,8 @@ static int schedule_all(const Options *o, const Frontend *fe, const Program *pro
                         const IrCostModel *model) {
   int status = extract_program(fe, prog, ir, !o->schedule_none) ? EXIT_INPUT : 0;
   IrSchedOptions opt = {.model = model};
-  for (IrRegion *r = ir->regions; r && status == 0; r = r->next) {
+  // Every region is scheduled, so that one run reports the errors of all of them.
+  for (IrRegion *r = ir->regions; r; r = r->next) {
     if (o->schedule_none ? ir_infer(r) : ir_schedule(r, &opt)) status = EXIT_INPUT;
   }
   return status;

@@ -40,6 +40,9 @@ typedef struct HVar {
   char *type;        // as libclang spells it
   unsigned offset;   // where it is declared (the harness declares them in this order)
   char *init;        // its initializer's text when the harness recomputes it, else NULL
+  IrType extra;      // a pointer the IR does not know (a statement coconet does not see
+                     // into uses it): the harness gives it a buffer of this type; IR_VOID if none
+  int extra_id;      // that buffer's number
 } HVar;
 
 typedef struct Harness {
@@ -171,6 +174,7 @@ static void add_var(Harness *h, CXCursor d) {
   clang_disposeString(ts);
   v->offset = fe_range(h->fe, clang_getCursorExtent(d)).begin.offset;
   v->init = NULL;
+  v->extra = IR_VOID;
 }
 
 // Sizes, scalars, buffers and handles are given values by the harness; other
@@ -339,11 +343,60 @@ static void print_init(Harness *h, FILE *f, int trial) {
             (unsigned long long)mix((uint64_t)trial * 7919u + (uint64_t)t->id),
             same ? "" : " + 0x100000001ull * (uint64_t)(coconet_verify_cx.rank + 1)");
   }
+  bool extras = false;
+  for (int i = 0; i < h->n; i++) extras |= h->v[i].extra != IR_VOID;
+  if (extras) {
+    fputs("      {\n        size_t coconet_verify_max = 1;\n", f);
+    for (const IrTensor *t = h->r->tensors; t; t = t->next)
+      fprintf(f, "        coconet_verify_max = std::max(coconet_verify_max, coconet_verify_cx.buffers[%d].count);\n",
+              t->id - 1);
+    for (int i = 0; i < h->n; i++) {
+      const HVar *v = &h->v[i];
+      if (v->extra == IR_VOID) continue;
+      fprintf(f, "        %s = static_cast<decltype(%s)>(coconet_verify_buffer_of(&coconet_verify_cx, %d, \"%s\", %s, "
+                 "coconet_verify_max));\n", v->name, v->name, v->extra_id, v->name, verify_type(v->extra));
+      fprintf(f, "        coconet_verify_fill(&coconet_verify_cx, %d, %lluull + 0x100000001ull * "
+                 "(uint64_t)(coconet_verify_cx.rank + 1));\n", v->extra_id,
+              (unsigned long long)mix((uint64_t)trial * 104729u + (uint64_t)i));
+    }
+    fputs("      }\n", f);
+  }
   fputs("      break;\n", f);
 }
 
+static bool is_handle_type(const char *type) {
+  static const char *const names[] = {"ncclComm", "cudaStream", "CUstream", "cudaEvent", "CUevent", "cublas"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strstr(type, names[i])) return true;
+  return false;
+}
+
+// Pointers the IR has no buffer for get one of the largest count of the
+// region's buffers; their element type comes from the pointer's type.
+static const char *find_extras(Harness *h) {
+  static char why[512];
+  int next = h->r->ntensors;
+  for (int i = 0; i < h->n; i++) {
+    HVar *v = &h->v[i];
+    CXType t = clang_getCanonicalType(clang_getCursorType(v->decl));
+    if (t.kind == CXType_LValueReference) t = clang_getCanonicalType(clang_getPointeeType(t));
+    if (t.kind != CXType_Pointer || set_by_ir(h, v) || is_handle_type(v->type)) continue;
+    CXString ps = clang_getTypeSpelling(clang_getUnqualifiedType(clang_getCanonicalType(clang_getPointeeType(t))));
+    const char *name = clang_getCString(ps);
+    IrType et = ir_type_from_name(strncmp(name, "const ", 6) == 0 ? name + 6 : name);
+    clang_disposeString(ps);
+    if (et == IR_VOID || next >= 64) {
+      snprintf(why, sizeof why, "'%s' (%s) is used where coconet does not see how much memory it needs", v->name, v->type);
+      return why;
+    }
+    v->extra = et;
+    v->extra_id = next++;
+  }
+  return NULL;
+}
+
 // Why a region cannot be run by the harness, or NULL.
-static const char *unverifiable(const Harness *h) {
+static const char *unverifiable(Harness *h) {
   static char why[512];
   if (h->overflow) return "the region has more free variables than the harness holds";
   for (const IrTensor *t = h->r->tensors; t; t = t->next) {
@@ -368,10 +421,14 @@ static const char *unverifiable(const Harness *h) {
   }
   for (const IrClause *c = h->r->clauses; c; c = c->next)
     if (c->kind == IR_CL_SHARD && h->r->overlap_chunks > 1) return "shard buffers of an overlapped region";
-  return NULL;
+  return find_extras(h);
 }
 
 static void print_compare(const Harness *h, FILE *f) {
+  for (int i = 0; i < h->n; i++)
+    if (h->v[i].extra != IR_VOID)
+      fprintf(f, "      coconet_verify_compare(&coconet_verify_cx, %d, 0, coconet_verify_cx.buffers[%d].count, "
+                 "coconet_verify_trial);\n", h->v[i].extra_id, h->v[i].extra_id);
   for (const IrTensor *t = h->r->tensors; t; t = t->next) {
     if (t->scratch) continue;
     int id = t->id - 1;
@@ -389,12 +446,6 @@ static void print_compare(const Harness *h, FILE *f) {
   }
 }
 
-static bool is_handle_type(const char *type) {
-  static const char *const names[] = {"ncclComm", "cudaStream", "CUstream", "cudaEvent", "CUevent", "cublas"};
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-    if (strstr(type, names[i])) return true;
-  return false;
-}
 
 // One region's harness function: its variables, the inputs, the two runs and
 // the comparison; it returns the number of mismatches.
@@ -553,6 +604,20 @@ static void report_region(const Verified *v, char **reports, int ran) {
              t->name, ir_type_name(t->type), worst < 0 ? 0 : worst, ran, TRIALS,
              t->shard ? " (this rank's slice and the tail)" : "");
   }
+  // Buffers the harness gave to pointers the IR does not know.
+  char key[64];
+  snprintf(key, sizeof key, "coconet-verify: region %d buffer ", v->index);
+  for (const char *line = reports[ran] ? strstr(reports[ran], key) : NULL; line; line = strstr(line + 1, key)) {
+    char name[256];
+    if (sscanf(line + strlen(key), "%255s", name) != 1 || ir_tensor_find(r, name)) continue;
+    double worst = 0;
+    for (int np = 1; np <= ran; np++) {
+      double u = reports[np] ? buffer_ulp(reports[np], v->index, name) : 0;
+      if (u > worst) worst = u;
+    }
+    printf("verify=exec %s: memory '%s' (used where coconet does not look): max %.0f ULP apart over 1..%d ranks x %d "
+           "inputs\n", r->name, name, worst, ran, TRIALS);
+  }
   if (v->failed) printf("verify=exec %s: MISMATCH: %s\n", r->name, v->first);
   else printf("verify=exec %s: ok (the region as written and as scheduled agree within %ld ULP)\n", r->name, v->ulp);
 }
@@ -642,8 +707,9 @@ static int run_harness(const Options *o, const char *exe, Verified *vs, int nv, 
       any |= vs[i].failed;
       char done[64];
       snprintf(done, sizeof done, "coconet-verify: region %d done %d %d ", vs[i].index, np, TRIALS);
-      if (rc <= 1 && !strstr(out, done)) {
-        printf("verify=exec %s: the harness gave no report with %d ranks\n", vs[i].r->name, np);
+      if (!strstr(out, done) && !vs[i].failed) {
+        snprintf(vs[i].first, sizeof vs[i].first, "the harness stopped before the region finished with %d ranks", np);
+        vs[i].failed = true;
         status = 1;
       }
     }
