@@ -42,7 +42,7 @@ void train_step(float *w, float *g, float *mom, size_t n, float lr, float mu, in
 {
     backward<<<256, 256, 0, stream>>>(g, w, n, rank, step);
     const float scale = 1.0f / nranks;
-#pragma coconet region name(sgd_step) split reorder shard(mom) scratch(g)
+#pragma coconet region name(sgd_step) split reorder shard(mom) scratch(g) replicated(w)
     {
         NCCLCHECK(ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, stream));
         sgd_momentum<<<256, 256, 0, stream>>>(w, mom, g, n, lr, mu, scale);
