@@ -1,0 +1,65 @@
+// --verify=exec on what extraction does not model: pointers only an opaque
+// statement uses get memory of their own; host variables are compared (an
+// argument evaluated twice shows there); regions the harness cannot run say why.
+// RUN: %coconet --verify=exec:2 %s -- -DCASE_OPAQUE | %FileCheck --check-prefix=OPAQUE %s
+// RUN: env COCONET_TEST_PLANT_EFFECTS_BUG=1 %expect 1 %coconet --verify=exec:2 %s -- -DCASE_EFFECTS | %FileCheck --check-prefix=TWICE %s
+// RUN: %coconet --verify=exec:2 %s -- -DCASE_EFFECTS | %FileCheck --check-prefix=ONCE %s
+// RUN: %expect 1 %coconet --verify=exec:2 %s -- -DCASE_OFFSET 2>&1 | %FileCheck --check-prefix=OFFSET %s
+// RUN: %coconet %s -- -DCASE_STREAM | %FileCheck --check-prefix=STREAM %s
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+__global__ void sgd(float *w, const float *g, float lr, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) w[i] -= lr * g[i];
+}
+
+__global__ void shift(float *o, const float *g, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i + 1 < n) o[i] = g[i + 1];
+}
+
+static float next_lr(int &calls) { return 0.01f * ++calls; }
+
+void step(float *w, float *g, float *o, int n, int off, ncclComm_t comm, cudaStream_t s, cudaStream_t *streams) {
+  int calls = 0, k = 0;
+#if defined(CASE_OPAQUE)
+#pragma coconet region name(opaque) split
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    shift<<<(n + 255) / 256, 256, 0, s>>>(o, g, n);
+  }
+#elif defined(CASE_EFFECTS)
+#pragma coconet region name(effects) split reorder scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, next_lr(calls), n);
+  }
+#elif defined(CASE_OFFSET)
+#pragma coconet region name(offset) split
+  {
+    ncclAllReduce(g + off, g + off, n, ncclFloat, ncclSum, comm, s);
+  }
+#elif defined(CASE_STREAM)
+#pragma coconet region name(stream) split
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, streams[k++]);
+  }
+#endif
+  (void)calls, (void)k, (void)off, (void)streams, (void)w, (void)o;
+}
+
+// shift reads g[i + 1]: not pointwise, kept as written; o is known only to it.
+// OPAQUE: verify=exec opaque: output 'g' (f32): max 0 ULP apart over 1..2 ranks x 3 inputs
+// OPAQUE: verify=exec opaque: memory 'o' (used where coconet does not look): max 0 ULP apart over 1..2 ranks x 3 inputs
+// OPAQUE: verify=exec opaque: ok
+// With the arguments copied instead of evaluated once, the slice and tail
+// launches call next_lr twice:
+// TWICE: verify=exec effects: MISMATCH: {{.*}}
+// ONCE: verify=exec effects: ok
+// OFFSET: error: --verify=exec: region 'offset' cannot be run by the harness: buffer 'g+off' is not a variable of the enclosing function, so the harness cannot allocate it
+// The stream expression is evaluated once for the ReduceScatter, the tail's AllReduce and the AllGather:
+// STREAM: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg1 = streams[k++];
+// STREAM: ncclReduceScatter(g, g + coconet_p.slice_lo, coconet_p.s, ncclFloat, ncclSum, comm, coconet_arg1)
+// STREAM: ncclAllReduce(g + coconet_p.tail_lo, g + coconet_p.tail_lo, coconet_p.tail, ncclFloat, ncclSum, comm, coconet_arg1)
+// STREAM: ncclAllGather(g + coconet_p.slice_lo, g, coconet_p.s, ncclFloat, comm, coconet_arg1)
