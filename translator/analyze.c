@@ -64,28 +64,9 @@ static IrExpr *fail(Az *az, CXCursor at, const char *fmt, ...) {
   return NULL;
 }
 
-// Children of a cursor, in order: the first 8 and the last (expressions have
-// at most 4; statement lists are walked with visitors instead).
-typedef struct Kids {
-  CXCursor v[8];
-  CXCursor last;
-  int n;
-} Kids;
+typedef FeKids Kids;
 
-static enum CXChildVisitResult kid(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  Kids *k = data;
-  if (k->n < 8) k->v[k->n] = c;
-  k->last = c;
-  k->n++;
-  return CXChildVisit_Continue;
-}
-
-static Kids kids(CXCursor c) {
-  Kids k = {.n = 0};
-  clang_visitChildren(c, kid, &k);
-  return k;
-}
+static Kids kids(CXCursor c) { return fe_kids(c); }
 
 static enum CXCursorKind kind(CXCursor c) { return clang_getCursorKind(c); }
 

@@ -71,26 +71,9 @@ static Sym *sym_bin(Cov *cv, SymKind kind, Sym *a, Sym *b) {
 
 static enum CXCursorKind kind_of(CXCursor c) { return clang_getCursorKind(c); }
 
-typedef struct Kids {
-  CXCursor v[4];
-  CXCursor last;
-  int n;
-} Kids;
+typedef FeKids Kids;
 
-static enum CXChildVisitResult add_kid(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  Kids *k = data;
-  if (k->n < 4) k->v[k->n] = c;
-  k->last = c;
-  k->n++;
-  return CXChildVisit_Continue;
-}
-
-static Kids kids_of(CXCursor c) {
-  Kids k = {.n = 0};
-  clang_visitChildren(c, add_kid, &k);
-  return k;
-}
+static Kids kids_of(CXCursor c) { return fe_kids(c); }
 
 static CXCursor last_kid(CXCursor c) {
   Kids k = kids_of(c);

@@ -37,25 +37,11 @@ static void extract_clauses(const Frontend *fe, const Region *r, IrRegion *ir) {
 
 static const char *arg(const Stmt *s, int i) { return i < s->nargs ? s->args[i].text : NULL; }
 
-typedef struct Two {
-  CXCursor v[2];
-  int n;
-} Two;
-
-static enum CXChildVisitResult two_children(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  Two *t = data;
-  if (t->n < 2) t->v[t->n] = c;
-  t->n++;
-  return CXChildVisit_Continue;
-}
-
 // A product of names and integer literals, through casts: "tokens * hidden";
 // NULL for anything else.
 static char *product_text(const Frontend *fe, CXCursor c) {
   enum CXCursorKind k = clang_getCursorKind(c);
-  Two t = {.n = 0};
-  clang_visitChildren(c, two_children, &t);
+  FeKids t = fe_kids(c);
   if (k == CXCursor_DeclRefExpr || k == CXCursor_IntegerLiteral)
     return fe_text(fe, fe_range(fe, clang_getCursorExtent(c)));
   if (k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr || k == CXCursor_CStyleCastExpr ||
@@ -87,8 +73,7 @@ const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) 
   char *name = fe_spelling(d);
   bool whole = strcmp(name, p->text) == 0;
   free(name);
-  Two t = {.n = 0};
-  clang_visitChildren(d, two_children, &t);
+  FeKids t = fe_kids(d);
   char *prod = whole && t.n ? product_text(fe, t.v[t.n == 1 ? 0 : 1]) : NULL;
   const char *out = prod ? ir_strdup(ir, prod) : p->text;
   free(prod);

@@ -335,3 +335,19 @@ char *fe_spelling(CXCursor c) {
   clang_disposeString(s);
   return out;
 }
+
+static enum CXChildVisitResult add_kid(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  FeKids *k = data;
+  if (k->n < FE_KIDS) k->v[k->n] = c;
+  k->last = c;
+  k->n++;
+  return CXChildVisit_Continue;
+}
+
+FeKids fe_kids(CXCursor c) {
+  FeKids k = {.n = 0};
+  k.last = clang_getNullCursor();
+  clang_visitChildren(c, add_kid, &k);
+  return k;
+}

@@ -118,6 +118,15 @@ bool fe_in_main_file(const Frontend *fe, CXSourceLocation loc);
 char *fe_text(const Frontend *fe, SrcRange r);  // malloc'd copy of the bytes
 char *fe_spelling(CXCursor c);                    // malloc'd cursor spelling
 
+// The children of a cursor: the first FE_KIDS of them in v, the last, and how many.
+enum { FE_KIDS = 8 };
+typedef struct FeKids {
+  CXCursor v[FE_KIDS];
+  CXCursor last;
+  int n;
+} FeKids;
+FeKids fe_kids(CXCursor c);
+
 //
 // classify.c
 //

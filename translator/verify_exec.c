@@ -146,16 +146,9 @@ static enum CXChildVisitResult find_refs(CXCursor c, CXCursor parent, CXClientDa
 }
 
 // The last child of a VarDecl when it is an expression: its initializer.
-static enum CXChildVisitResult last_child(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  *(CXCursor *)data = c;
-  return CXChildVisit_Continue;
-}
-
 static CXCursor initializer(CXCursor decl) {
-  CXCursor last = clang_getNullCursor();
-  if (clang_getCursorKind(decl) != CXCursor_VarDecl) return last;
-  clang_visitChildren(decl, last_child, &last);
+  if (clang_getCursorKind(decl) != CXCursor_VarDecl) return clang_getNullCursor();
+  CXCursor last = fe_kids(decl).last;
   return !clang_Cursor_isNull(last) && clang_isExpression(clang_getCursorKind(last)) ? last : clang_getNullCursor();
 }
 
