@@ -581,6 +581,7 @@ static void assign(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *o
     char bop[3] = {op[0], op[1] == '=' ? '\0' : op[1], '\0'};
     value = binary_expr(az, s, lhs, rhs, bop);
   }
+  if (!value) return;  // the reason is recorded
   CXCursor l = strip(lhs);
   if (kind(l) == CXCursor_DeclRefExpr && find_local(az, clang_getCursorReferenced(l))) {
     if (cond) {

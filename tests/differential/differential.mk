@@ -3,7 +3,8 @@
 # written and as scheduled on the host backend at np = 1..4. 10 files of 24
 # regions in make test (seeds 1..10; COCONET_DIFF_SEED moves them); `make soak
 # SOAK_SECONDS=N` generates new files for N seconds (default 600) from a seed
-# taken from the clock. Not under SANITIZE=1 (it runs the harness builds).
+# taken from the clock, then 2,000 mutants of tests/mutation. Not under
+# SANITIZE=1 (it runs the harness builds).
 DIFF_DIR := $(BUILD)/differential
 SOAK_SECONDS ?= 600
 
@@ -17,3 +18,4 @@ endif
 soak: all
 	python3 tests/differential/run.py $(abspath $(BIN))/coconet $(DIFF_DIR)/soak --seconds $(SOAK_SECONDS) \
 	  --regions 24 --seed $$(date +%s)
+	python3 tests/mutation/run.py $(abspath $(BIN))/coconet $(BUILD)/mutation/soak --mutants 2000 --seed $$(date +%s)

@@ -1,0 +1,10 @@
+# Mutation smoke test of the analysis (tests/mutation/run.py): 120 mutants of
+# annotated files' kernels, each through coconet --verify=2; coconet must
+# never crash, hang or exit 1 without a located diagnostic. More mutants with
+# `make soak` (tests/differential/differential.mk). Under SANITIZE=1 too: that
+# is where a crash shows first.
+MUTATION_DIR := $(BUILD)/mutation
+TEST_TARGETS += test-mutation
+.PHONY: test-mutation
+test-mutation: $(BIN)/coconet
+	@$(RECORD) mutation python3 tests/mutation/run.py $(abspath $(BIN))/coconet $(MUTATION_DIR) --mutants 120
