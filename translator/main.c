@@ -313,13 +313,14 @@ static int load_model(const Options *o, IrCostModel *model) {
 // Extract every region and schedule it (--schedule=none: infer layouts only).
 static int schedule_all(const Options *o, const Frontend *fe, const Program *prog, IrProgram *ir,
                         const IrCostModel *model) {
-  int status = extract_program(fe, prog, ir, !o->schedule_none) ? EXIT_INPUT : 0;
+  int status = extract_program(fe, prog, ir, !o->schedule_none) ? EXIT_INPUT : 0, failed = 0;
   IrSchedOptions opt = {.model = model};
-  // Every region is scheduled, so that one run reports the errors of all of them.
-  for (IrRegion *r = ir->regions; r; r = r->next) {
-    if (o->schedule_none ? ir_infer(r) : ir_schedule(r, &opt)) status = EXIT_INPUT;
+  // Every region is scheduled, so that one run reports the errors of all of them
+  // (not after extraction errors: what follows from those would be noise).
+  for (IrRegion *r = ir->regions; r && status == 0; r = r->next) {
+    if (o->schedule_none ? ir_infer(r) : ir_schedule(r, &opt)) failed = EXIT_INPUT;
   }
-  return status;
+  return status ? status : failed;
 }
 
 // The IR views the options ask for (--dump=ir, --explain, --emit-dot, --verify).
