@@ -501,6 +501,44 @@ static IrExpr *inline_helper(Az *az, CXCursor call, CXCursor def) {
   return result;
 }
 
+// min(a, b), max(a, b): fminf/fmaxf on floats (as CUDA's overloads), a select on integers.
+static IrExpr *min_max(Az *az, CXCursor c, bool is_min) {
+  IrExpr *a = expr(az, clang_Cursor_getArgument(c, 0)), *b = a ? expr(az, clang_Cursor_getArgument(c, 1)) : NULL;
+  if (!a || !b) return NULL;
+  IrType t = ir_type_promote(a->type, b->type);
+  if (ir_type_is_float(t)) {
+    IrType ft = t == IR_F64 ? IR_F64 : IR_F32;
+    return cast_to(az, expr_type(c), ir_expr_call(az->ir, is_min ? IR_FN_FMIN : IR_FN_FMAX, ft, cast_to(az, ft, a),
+                                                  cast_to(az, ft, b)));
+  }
+  a = cast_to(az, t, a);
+  b = cast_to(az, t, b);
+  return ir_expr_select(az->ir, ir_expr_binary(az->ir, is_min ? IR_LT : IR_GT, a, b), a, b);
+}
+
+// The cache-hinted loads: __ldg(&t[i]) and friends read t[i].
+static bool is_cache_load(const char *name) {
+  static const char *const loads[] = {"__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"};
+  for (size_t i = 0; i < sizeof loads / sizeof *loads; i++)
+    if (strcmp(name, loads[i]) == 0) return true;
+  return false;
+}
+
+static IrExpr *cache_load(Az *az, CXCursor c, const char *name) {
+  CXCursor p = strip(clang_Cursor_getArgument(c, 0));
+  Kids k = kids(p);
+  if (kind(p) == CXCursor_UnaryOperator && k.n == 1 && kind(strip(k.v[0])) == CXCursor_ArraySubscriptExpr) {
+    char *op = unary_op(az, p, k.v[0]);
+    bool address = strchr(op, '&') != NULL;
+    free(op);
+    if (address) return read_expr(az, strip(k.v[0]));
+  }
+  char *t = text_of(az, c);
+  fail(az, c, "kernel '%s': %s must load from &t[i] (%s)", az->launch->kernel, name, t);
+  free(t);
+  return NULL;
+}
+
 static IrExpr *call_expr(Az *az, CXCursor c) {
   CXCursor callee = clang_getCursorReferenced(c);
   char *name = clang_Cursor_isNull(callee) ? strdup("") : fe_spelling(callee);
@@ -518,8 +556,22 @@ static IrExpr *call_expr(Az *az, CXCursor c) {
     if (!k.n) fail(az, c, "kernel '%s': unsupported conversion", az->launch->kernel);
   } else if (ir_math_lookup(name, &fn, &mt) && n == ir_math_arity(fn)) {
     IrExpr *a = expr(az, clang_Cursor_getArgument(c, 0));
-    IrExpr *b = n == 2 ? expr(az, clang_Cursor_getArgument(c, 1)) : NULL;
-    if (a && (n == 1 || b)) e = ir_expr_call(az->ir, fn, mt, cast_to(az, mt, a), cast_to(az, mt, b));
+    IrExpr *b = n >= 2 ? expr(az, clang_Cursor_getArgument(c, 1)) : NULL;
+    IrExpr *d = n == 3 ? expr(az, clang_Cursor_getArgument(c, 2)) : NULL;
+    if (a && n == 3 && b && d) e = ir_expr_fma(az->ir, mt, cast_to(az, mt, a), cast_to(az, mt, b), cast_to(az, mt, d));
+    else if (a && n < 3 && (n == 1 || b)) e = ir_expr_call(az->ir, fn, mt, cast_to(az, mt, a), cast_to(az, mt, b));
+  } else if ((strcmp(name, "min") == 0 || strcmp(name, "max") == 0) && n == 2) {
+    e = min_max(az, c, name[1] == 'i');
+  } else if (strcmp(name, "__saturatef") == 0 && n == 1) {
+    IrExpr *a = cast_to(az, IR_F32, expr(az, clang_Cursor_getArgument(c, 0)));
+    if (a)
+      e = ir_expr_call(az->ir, IR_FN_FMIN, IR_F32,
+                       ir_expr_call(az->ir, IR_FN_FMAX, IR_F32, a, ir_expr_float(az->ir, 0, IR_F32)),
+                       ir_expr_float(az->ir, 1, IR_F32));
+  } else if (strcmp(name, "__fdividef") == 0 && n == 2) {
+    e = binary_expr(az, c, clang_Cursor_getArgument(c, 0), clang_Cursor_getArgument(c, 1), "/");
+  } else if (is_cache_load(name) && n == 1) {
+    e = cache_load(az, c, name);
   } else if (strcmp(name, "curand_uniform") == 0 && n == 1) {
     e = philox_draw(az, c, clang_Cursor_getArgument(c, 0));
   } else {

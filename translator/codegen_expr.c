@@ -257,8 +257,8 @@ static void emit_call(Ex *x, const IrExpr *e) {
   bool h = is16(e->type);
   if (h) buf_printf(x->b, "%s(", from_float_fn(e->type));
   buf_printf(x->b, "%s(", ir_math_name(e->fn, h ? IR_F32 : e->type));
-  const IrExpr *args[2] = {e->a, e->b};
-  for (int i = 0; i < 2 && args[i]; i++) {
+  const IrExpr *args[3] = {e->a, e->b, e->c};
+  for (int i = 0; i < 3 && args[i]; i++) {
     if (i) buf_puts(x->b, ", ");
     if (h) emit_float16(x, args[i], e->type);
     else emit_as(x, args[i], e->type, 0);

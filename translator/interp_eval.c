@@ -254,9 +254,26 @@ static double math1(IrMathFn fn, IrType t, double x) {
 }
 
 static double math2(IrMathFn fn, IrType t, double x, double y) {
-  if (t == IR_F64) return fn == IR_FN_FMIN ? fmin(x, y) : fn == IR_FN_FMAX ? fmax(x, y) : pow(x, y);
+  if (t == IR_F64) {
+    switch (fn) {
+    case IR_FN_FMIN: return fmin(x, y);
+    case IR_FN_FMAX: return fmax(x, y);
+    case IR_FN_COPYSIGN: return copysign(x, y);
+    default: return pow(x, y);
+    }
+  }
   float a = (float)x, b = (float)y;
-  return fn == IR_FN_FMIN ? fminf(a, b) : fn == IR_FN_FMAX ? fmaxf(a, b) : powf(a, b);
+  switch (fn) {
+  case IR_FN_FMIN: return fminf(a, b);
+  case IR_FN_FMAX: return fmaxf(a, b);
+  case IR_FN_COPYSIGN: return copysignf(a, b);
+  default: return powf(a, b);
+  }
+}
+
+// fma rounds once: in double for f64, in float for everything narrower.
+static double math3(IrType t, double x, double y, double z) {
+  return t == IR_F64 ? fma(x, y, z) : fmaf((float)x, (float)y, (float)z);
 }
 
 static IrVal eval_as(Interp *in, const IrExpr *e, IrType t) {
@@ -337,7 +354,9 @@ IrVal interp_eval(Interp *in, const IrExpr *e) {
   case IR_E_CALL: {
     IrType t = e->type;
     double x = interp_to_double(eval_as(in, e->a, t), t);
-    double r = e->b ? math2(e->fn, t, x, interp_to_double(eval_as(in, e->b, t), t)) : math1(e->fn, t, x);
+    double r = e->c   ? math3(t, x, interp_to_double(eval_as(in, e->b, t), t), interp_to_double(eval_as(in, e->c, t), t))
+               : e->b ? math2(e->fn, t, x, interp_to_double(eval_as(in, e->b, t), t))
+                      : math1(e->fn, t, x);
     return interp_from_double(r, t);
   }
   case IR_E_PHILOX: return eval_philox(in, e);

@@ -199,7 +199,7 @@ typedef enum {
   IR_E_BINARY,  // a bop b
   IR_E_SELECT,  // a ? b : c
   IR_E_CAST,    // (type) a, rounding to nearest even for 16-bit types and f32
-  IR_E_CALL,    // math function (fn) of a [, b]
+  IR_E_CALL,    // math function (fn) of a [, b [, c]]
   IR_E_PHILOX,  // curand Philox4x32-10 uniform draw, see below
 } IrExprKind;
 
@@ -215,11 +215,13 @@ typedef enum {
 typedef enum {
   IR_FN_SQRT, IR_FN_RSQRT, IR_FN_EXP, IR_FN_EXP2, IR_FN_LOG, IR_FN_LOG2, IR_FN_LOG1P,
   IR_FN_TANH, IR_FN_ERF, IR_FN_SIN, IR_FN_COS, IR_FN_FABS, IR_FN_FLOOR, IR_FN_CEIL,
-  IR_FN_FMIN, IR_FN_FMAX, IR_FN_POW,
+  IR_FN_FMIN, IR_FN_FMAX, IR_FN_POW, IR_FN_COPYSIGN,
+  IR_FN_FMA,   // fma(a, b, c): a * b + c rounded once
 } IrMathFn;
 
 // Find a CUDA math function by name: "sqrtf" -> (IR_FN_SQRT, f32), "sqrt" ->
-// (IR_FN_SQRT, f64), "__expf" -> (IR_FN_EXP, f32), "rsqrtf", "fmaxf", "powf", ...
+// (IR_FN_SQRT, f64), "__expf" -> (IR_FN_EXP, f32), "rsqrtf", "fmaxf", "powf",
+// "fmaf", "__fmaf_rn", "copysignf", ...
 bool ir_math_lookup(const char *name, IrMathFn *fn, IrType *type);
 int ir_math_arity(IrMathFn fn);
 const char *ir_math_name(IrMathFn fn, IrType type);  // "sqrtf" for (SQRT, f32)
@@ -255,6 +257,7 @@ IrExpr *ir_expr_binary(IrRegion *r, IrBinaryOp op, IrExpr *a, IrExpr *b);
 IrExpr *ir_expr_select(IrRegion *r, IrExpr *cond, IrExpr *a, IrExpr *b);
 IrExpr *ir_expr_cast(IrRegion *r, IrType type, IrExpr *a);
 IrExpr *ir_expr_call(IrRegion *r, IrMathFn fn, IrType type, IrExpr *a, IrExpr *b);
+IrExpr *ir_expr_fma(IrRegion *r, IrType type, IrExpr *a, IrExpr *b, IrExpr *c);  // fma(a, b, c)
 // curand_init(seed, i, offset, &st) then the (draw+1)-th curand_uniform(&st):
 // a float in (0, 1]. The subsequence is always the absolute element index i, so
 // a slice draws the same numbers as the whole.

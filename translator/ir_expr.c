@@ -112,6 +112,12 @@ IrExpr *ir_expr_call(IrRegion *r, IrMathFn fn, IrType type, IrExpr *a, IrExpr *b
   return e;
 }
 
+IrExpr *ir_expr_fma(IrRegion *r, IrType type, IrExpr *a, IrExpr *b, IrExpr *c) {
+  IrExpr *e = ir_expr_call(r, IR_FN_FMA, type, a, b);
+  e->c = c;
+  return e;
+}
+
 IrExpr *ir_expr_philox(IrRegion *r, IrExpr *seed, IrExpr *offset, int draw) {
   IrExpr *e = new_expr(r, IR_E_PHILOX, IR_F32);
   e->a = seed;
@@ -142,7 +148,8 @@ static const struct {
     {IR_FN_COS, 1, "cosf", "cos"},       {IR_FN_FABS, 1, "fabsf", "fabs"},
     {IR_FN_FLOOR, 1, "floorf", "floor"}, {IR_FN_CEIL, 1, "ceilf", "ceil"},
     {IR_FN_FMIN, 2, "fminf", "fmin"},    {IR_FN_FMAX, 2, "fmaxf", "fmax"},
-    {IR_FN_POW, 2, "powf", "pow"},
+    {IR_FN_POW, 2, "powf", "pow"},       {IR_FN_COPYSIGN, 2, "copysignf", "copysign"},
+    {IR_FN_FMA, 3, "fmaf", "fma"},
 };
 
 enum { NMATH = sizeof math_fns / sizeof math_fns[0] };
@@ -156,6 +163,7 @@ static const struct {
     {"__expf", IR_FN_EXP},     {"__logf", IR_FN_LOG},         {"__fsqrt_rn", IR_FN_SQRT},
     {"__frsqrt_rn", IR_FN_RSQRT}, {"__powf", IR_FN_POW},       {"__sinf", IR_FN_SIN},
     {"__cosf", IR_FN_COS},     {"__log2f", IR_FN_LOG2},       {"exp2f", IR_FN_EXP2},
+    {"__fmaf_rn", IR_FN_FMA},
 };
 
 bool ir_math_lookup(const char *name, IrMathFn *fn, IrType *type) {

@@ -156,6 +156,10 @@ static void print_expr_body(FILE *f, const IrExpr *e) {
       fputs(", ", f);
       ir_print_expr(f, e->b);
     }
+    if (e->c) {
+      fputs(", ", f);
+      ir_print_expr(f, e->c);
+    }
     fputs(")", f);
     return;
   case IR_E_PHILOX:

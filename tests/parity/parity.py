@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Parity of the report options with translation.
 
-For every input of the golden tests that a RUN line hands to coconet (with the
+For every input of the golden and corpus tests that a RUN line hands to coconet (with the
 clang flags after `--` it gives), run coconet to translate it and with each
 report option: --check, --explain, --dump=ir, --dump=json, --emit-dot=FILE,
 --verify=2. All must exit with the same status and print the same
@@ -19,14 +19,14 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 coconet, root = sys.argv[1], sys.argv[2]
-golden = os.path.join(root, "tests", "golden")
+dirs = [os.path.join(root, "tests", "golden"), os.path.join(root, "tests", "corpus")]
 mpi = subprocess.run(["mpicxx", "--showme:compile"], capture_output=True, text=True).stdout.split()
 
 
 def inputs():
     seen = set()
-    for dirpath, dirs, files in os.walk(golden):
-        dirs[:] = [d for d in dirs if d != "Inputs"]
+    for dirpath, subdirs, files in (w for d in dirs for w in os.walk(d)):
+        subdirs[:] = [d for d in subdirs if d != "Inputs"]
         for name in sorted(files):
             if not name.endswith(".cu"):
                 continue

@@ -1,5 +1,6 @@
 // An unsupported right-hand side assigned to an existing local is a located
-// error, not a crash (it was a segfault in ir_pw_let).
+// error, not a crash (it was a segfault in ir_pw_let, with fmaf before fmaf was
+// supported).
 // RUN: %expect 1 %coconet --check %s 2>&1 | %FileCheck %s
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -8,7 +9,7 @@ __global__ void adam(float *p, const float *g, float *m, float b1, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {
     float mm = m[i];
-    mm = fmaf(b1, mm, (1.0f - b1) * g[i]);
+    mm = __shfl_xor_sync(0xffffffffu, mm, 1) * b1 + g[i];
     m[i] = mm;
     p[i] -= mm;
   }
@@ -22,6 +23,6 @@ void step(float *p, float *g, float *m, float b1, int n, ncclComm_t comm, cudaSt
   }
 }
 
-// CHECK: no-crash.cu:11:10: error: kernel 'adam' calls 'fmaf', which a pointwise kernel cannot use
+// CHECK: no-crash.cu:12:10: error: kernel 'adam' calls '__shfl_xor_sync', which a pointwise kernel cannot use
 // CHECK: note: region 'step' needs this launch to be pointwise for its schedule
 // CHECK-NOT: error
