@@ -977,6 +977,9 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
       if (u->ref.t->count) continue;
       if (u->index == IR_IDX_I) u->ref.t->count = az.op->pw.count;
       else if (u->index == IR_IDX_MOD && u->expr) u->ref.t->count = u->expr->k;
+      // A device scalar, t[0] (or t[K] with K constant): K + 1 elements.
+      else if (u->index == IR_IDX_CONST && u->expr && u->expr->k && u->expr->k->kind == IR_SIZE_CONST)
+        u->ref.t->count = ir_size_const(ir, u->expr->k->value + 1);
     }
   }
   free(az.locals);
