@@ -87,6 +87,58 @@ static const struct { const char *name; IrCollKind kind; int nargs; } COLLECTIVE
     {"ncclRecv", IR_RECV, 6},
 };
 
+typedef struct FindCall {
+  const char *name;
+  CXCursor call;
+} FindCall;
+
+static enum CXChildVisitResult find_call(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  FindCall *f = data;
+  if (clang_getCursorKind(c) == CXCursor_CallExpr) {
+    char *name = fe_spelling(c);
+    bool hit = strcmp(name, f->name) == 0;
+    free(name);
+    if (hit) {
+      f->call = c;
+      return CXChildVisit_Break;
+    }
+  }
+  return CXChildVisit_Recurse;
+}
+
+// The element type argument i of the statement's call points to, through the
+// conversion to `const void *` (IR_VOID when it is untyped or unknown).
+static IrType pointee_type(const Stmt *s, int i) {
+  FindCall f = {s->callee, clang_getNullCursor()};
+  if (find_call(s->cursor, s->cursor, &f) == CXChildVisit_Recurse) clang_visitChildren(s->cursor, find_call, &f);
+  if (clang_Cursor_isNull(f.call) || i >= clang_Cursor_getNumArguments(f.call)) return IR_VOID;
+  CXCursor a = clang_Cursor_getArgument(f.call, (unsigned)i);
+  for (;;) {
+    CXType t = clang_getCanonicalType(clang_getCursorType(a));
+    if (t.kind == CXType_Pointer) {
+      CXType p = clang_getUnqualifiedType(clang_getCanonicalType(clang_getPointeeType(t)));
+      if (p.kind != CXType_Void) {
+        CXString ps = clang_getTypeSpelling(p);
+        IrType it = ir_type_from_name(clang_getCString(ps));
+        clang_disposeString(ps);
+        return it;
+      }
+    }
+    FeKids k = fe_kids(a);
+    enum CXCursorKind kind = clang_getCursorKind(a);
+    if (k.n != 1 || (kind != CXCursor_UnexposedExpr && kind != CXCursor_ParenExpr && kind != CXCursor_CStyleCastExpr))
+      return IR_VOID;
+    a = k.v[0];
+  }
+}
+
+// A recognised NCCL call kept as written (not modelled) says why, once, where it is.
+static bool kept_as_written(const Stmt *s, const char *why) {
+  diag_warning(&s->range.begin, "%s is kept as written and no schedule applies to it: %s", s->callee, why);
+  return false;
+}
+
 static IrTensor *tensor(IrRegion *ir, const Stmt *s, const char *text, IrType type) {
   return ir_tensor_get_or_add(ir, text, type, NULL, s->range.begin);
 }
@@ -103,11 +155,21 @@ static bool extract_collective(const Frontend *fe, IrRegion *ir, const Stmt *s) 
     IrCollective c = {.kind = k, .wrapper = s->wrapper};
     c.dtype_text = arg(s, dt);
     c.dtype = ir_type_from_name(c.dtype_text);
-    if (c.dtype == IR_VOID) return false;
+    // A datatype from a variable, a constexpr or a macro: the buffer's pointer type says it.
+    IrType buf = pointee_type(s, 0);
+    if (c.dtype == IR_VOID) c.dtype = buf;
+    if (c.dtype == IR_VOID)
+      return kept_as_written(s, "neither its datatype nor its buffer's pointer type tells the element type");
+    if (buf != IR_VOID && buf != c.dtype && ir_type_size(buf) != ir_type_size(c.dtype)) {
+      diag_error(&s->args[dt].range.begin, "%s: datatype '%s' is %s but the buffer points to %s", s->callee,
+                 c.dtype_text, ir_type_name(c.dtype), ir_type_name(buf));
+      return true;  // reported: not modelled, and the error stops the translation
+    }
     c.count_text = arg(s, p2p ? 1 : 2);
     c.count = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[p2p ? 1 : 2]));
     c.red = has_red ? ir_red_from_name(arg(s, 4)) : IR_RED_NONE;
-    if (has_red && c.red == IR_RED_NONE) return false;
+    if (has_red && c.red == IR_RED_NONE)
+      return kept_as_written(s, "its reduction operator is not one of ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg");
     if (k == IR_BROADCAST) c.root = arg(s, 4);
     if (k == IR_REDUCE) c.root = arg(s, 5);
     if (p2p) c.peer = arg(s, 3);
@@ -497,6 +559,7 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
   IrRegion *ir = ir_region_new(p, r->name, r->pragma_range.begin, r->range);
   extract_clauses(fe, r, ir);
   int status = 0, group = 0, ngroups = 0, depth = 0;
+  unsigned errors = diag_error_count();
   for (const Stmt *s = r->stmts; s; s = s->next) {
     bool done = false;
     bool start = s->kind == STMT_NCCL && strcmp(s->callee, "ncclGroupStart") == 0;
@@ -522,6 +585,7 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
     if (last && depth > 0) last->nccl_group = group;
     if (end && depth > 0) depth--;
   }
+  if (diag_error_count() > errors) status = -1;  // a call's arguments contradict each other
   if (status || !scheduling) return status;
   if (check_overlap(r, ir)) return -1;
   return schedules(r) ? hoist_effects(r, ir) : 0;
