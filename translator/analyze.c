@@ -35,7 +35,9 @@ typedef struct Az {
   const Launch *launch;
   CXCursor kernel;        // the __global__ definition
   CXCursor index;         // the element index variable
-  CXCursor count;         // the count parameter
+  CXCursor count;         // the count parameter (null when the bound is an expression)
+  CXCursor bound;         // the element loop's bound as written (`n`, `rows * cols`, `p.n`)
+  char *count_text;       // an expression bound in the launch's terms ("R * C"), else NULL
   bool guarded;           // the element loop is a guard (if (i < n)), not grid-stride
   const char *hint_index; // from #pragma coconet pointwise
   const char *hint_count;
@@ -231,6 +233,16 @@ static const char *launch_arg(const Az *az, CXCursor param) {
   return i >= 0 && i < az->launch->nargs ? az->launch->args[i].text : NULL;
 }
 
+// A name or a member chain (a, a.b, a->b): usable before '.' and '*' as it is.
+static bool simple_name(const char *t) {
+  if (!(*t == '_' || (*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z'))) return false;
+  for (; *t; t++)
+    if (!(*t == '_' || *t == '.' || (*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9') ||
+          (t[0] == '-' && t[1] == '>') || (t[0] == '>' && t[-1] == '-')))
+      return false;
+  return true;
+}
+
 //
 // Expressions
 //
@@ -343,6 +355,33 @@ static IrExpr *ref_expr(Az *az, CXCursor c) {
   return NULL;
 }
 
+// p.lr with p a by-value struct parameter: a scalar parameter of its own,
+// named p_lr in generated code, bound to the launch argument's member.
+static IrExpr *member_expr(Az *az, CXCursor c) {
+  Kids k = kids(c);
+  CXCursor base = k.n == 1 ? strip(k.v[0]) : clang_getNullCursor();
+  CXCursor d = kind(base) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(base) : clang_getNullCursor();
+  const char *arg = kind(d) == CXCursor_ParmDecl && same(clang_getCursorSemanticParent(d), az->kernel) && !is_pointer(d)
+                        ? launch_arg(az, d) : NULL;
+  IrType t = expr_type(c);
+  if (!arg || !simple_name(arg) || t == IR_VOID) {
+    char *text = text_of(az, c);
+    fail(az, c, "kernel '%s': '%s' is not supported in a pointwise kernel (members of by-value struct parameters "
+                "are, when the launch passes a variable)", az->launch->kernel, text);
+    free(text);
+    return NULL;
+  }
+  char *pname = fe_spelling(d), *member = fe_spelling(c);
+  char *name = ir_printf(az->ir, "%s_%s", pname, member), *host = ir_printf(az->ir, "%s.%s", arg, member);
+  free(pname);
+  free(member);
+  IrParam *p = NULL;
+  for (IrParam *q = az->op->pw.params; q; q = q->next)
+    if (strcmp(q->name, name) == 0) p = q;
+  if (!p) p = ir_pw_param(az->ir, az->op, name, t, host);
+  return ir_expr_param(az->ir, p);
+}
+
 static const struct { const char *op; IrBinaryOp ir; } BINOPS[] = {
     {"+", IR_ADD}, {"-", IR_SUB}, {"*", IR_MUL}, {"/", IR_DIV}, {"%", IR_MOD},
     {"<", IR_LT}, {"<=", IR_LE}, {">", IR_GT}, {">=", IR_GE}, {"==", IR_EQ}, {"!=", IR_NE},
@@ -407,6 +446,9 @@ static IrExpr *expr(Az *az, CXCursor c) {
     return ref_expr(az, c);
   case CXCursor_ArraySubscriptExpr:
     return read_expr(az, c);
+  case CXCursor_MemberRefExpr:
+    if (builtin(az, c) == B_NONE) return member_expr(az, c);
+    break;
   case CXCursor_BinaryOperator:
     if (k.n == 2) {
       char *op = op_between(az, k.v[0], k.v[1]);
@@ -843,19 +885,76 @@ static bool builtin_alias(Az *az, CXCursor s) {
   return vars.n > 0;
 }
 
-// `i < n` (or `i >= n` when negated) with n a scalar parameter: records the count.
+// The host text of a bound written in the kernel's terms: scalar parameters
+// become their launch arguments, members of by-value struct parameters
+// (`p.n`) the argument's member, locals of the kernel their initial values;
+// with integer literals and + - * / between them. NULL when it is anything else.
+static char *bound_text(Az *az, CXCursor c, int depth) {
+  c = strip(c);
+  Kids k = kids(c);
+  enum CXCursorKind ck = kind(c);
+  if (depth > 8) return NULL;
+  if (ck == CXCursor_IntegerLiteral) return text_of(az, c);
+  if (ck == CXCursor_CStyleCastExpr || ck == CXCursor_CXXStaticCastExpr || ck == CXCursor_CXXFunctionalCastExpr)
+    return k.n ? bound_text(az, k.last, depth + 1) : NULL;
+  if (ck == CXCursor_DeclRefExpr) {
+    CXCursor d = clang_getCursorReferenced(c);
+    if (kind(d) == CXCursor_ParmDecl && !is_pointer(d)) {
+      const char *arg = launch_arg(az, d);
+      char *out = NULL;
+      if (arg && asprintf(&out, simple_name(arg) ? "%s" : "(%s)", arg) < 0) out = NULL;
+      return out;
+    }
+    Kids init = kids(d);
+    bool local = kind(d) == CXCursor_VarDecl && same(clang_getCursorSemanticParent(d), az->kernel) && init.n &&
+                 clang_isConstQualifiedType(clang_getCursorType(d));
+    return local ? bound_text(az, init.last, depth + 1) : NULL;
+  }
+  if (ck == CXCursor_MemberRefExpr && k.n == 1 && kind(strip(k.v[0])) == CXCursor_DeclRefExpr) {
+    CXCursor d = referenced(k.v[0]);
+    const char *arg = kind(d) == CXCursor_ParmDecl && !is_pointer(d) ? launch_arg(az, d) : NULL;
+    char *member = fe_spelling(c), *out = NULL;
+    if (arg && simple_name(arg) && asprintf(&out, "%s.%s", arg, member) < 0) out = NULL;
+    free(member);
+    return out;
+  }
+  if (ck == CXCursor_BinaryOperator && k.n == 2) {
+    char *op = op_between(az, k.v[0], k.v[1]);
+    char *a = strlen(op) == 1 && strchr("+-*/", op[0]) ? bound_text(az, k.v[0], depth + 1) : NULL;
+    char *b = a ? bound_text(az, k.v[1], depth + 1) : NULL, *out = NULL;
+    if (a && b && asprintf(&out, op[0] == '*' ? "%s %s %s" : "(%s %s %s)", a, op, b) < 0) out = NULL;
+    free(a);
+    free(b);
+    free(op);
+    return out;
+  }
+  return NULL;
+}
+
+// `i < n` (or `i >= n` when negated) with n a scalar parameter, or an
+// expression of them (bound_text): records the count.
 static bool bound(Az *az, CXCursor cond, const char *op) {
   CXCursor a, b;
   if (!is_binary(az, cond, op, &a, &b) || !is_index(az, a)) return false;
   CXCursor d = referenced(b);
-  if (kind(strip(b)) != CXCursor_DeclRefExpr || kind(d) != CXCursor_ParmDecl || is_pointer(d)) {
+  if (kind(strip(b)) == CXCursor_DeclRefExpr && kind(d) == CXCursor_ParmDecl && !is_pointer(d)) {
+    if (az->hint_count && !named(d, az->hint_count)) return false;
+    az->count = d;
+    az->bound = b;
+    return true;
+  }
+  char *text = az->hint_count ? NULL : bound_text(az, b, 0);
+  if (!text) {
     char *t = text_of(az, b);
-    fail(az, b, "kernel '%s': the element loop's bound '%s' must be a scalar parameter of the kernel", az->launch->kernel, t);
+    fail(az, b, "kernel '%s': the element loop's bound '%s' must be a scalar parameter of the kernel or an "
+                "expression of them (+ - * / and integer literals, members of struct parameters, const locals)",
+         az->launch->kernel, t);
     free(t);
     return false;
   }
-  if (az->hint_count && !named(d, az->hint_count)) return false;
-  az->count = d;
+  free(az->count_text);
+  az->count_text = text;
+  az->bound = b;
   return true;
 }
 
@@ -876,6 +975,19 @@ static bool is_return(CXCursor s) {
   return k.n == 1 && kind(k.v[0]) == CXCursor_ReturnStmt;
 }
 
+// A declaration of arithmetic locals only (no arrays, no shared memory).
+static bool scalar_decls(CXCursor s) {
+  Kids vars = kids(s);
+  for (int i = 0; i < vars.n && i < FE_KIDS; i++) {
+    CXType t = clang_getCanonicalType(clang_getCursorType(vars.v[i]));
+    if (kind(vars.v[i]) != CXCursor_VarDecl || type_of(t) == IR_VOID || t.kind == CXType_Record) return false;
+    Kids attrs = kids(vars.v[i]);
+    for (int j = 0; j < attrs.n && j < FE_KIDS; j++)
+      if (kind(attrs.v[j]) == CXCursor_CUDASharedAttr) return false;
+  }
+  return vars.n > 0 && vars.n <= FE_KIDS;
+}
+
 // Find the element loop in the kernel body; run `stmt` over the element body.
 static void element_loop(Az *az, CXCursor body) {
   StmtList l = {0};
@@ -884,6 +996,11 @@ static void element_loop(Az *az, CXCursor body) {
   for (; j < l.n && !failed(az); j++) {
     CXCursor s = l.v[j];
     if (index_decl(az, s) || builtin_alias(az, s)) continue;
+    // Locals before the loop (`const int total = rows * cols;`): values of the parameters.
+    if (kind(s) == CXCursor_DeclStmt && clang_Cursor_isNull(az->index) && scalar_decls(s)) {
+      decl_stmt(az, s);
+      continue;
+    }
     Kids k = kids(s);
     if (kind(s) == CXCursor_ForStmt && k.n == 4 && index_decl(az, k.v[0]) && bound(az, k.v[1], "<") &&
         grid_stride(az, k.v[2])) {
@@ -909,7 +1026,7 @@ static void element_loop(Az *az, CXCursor body) {
   for (; j < l.n && !failed(az); j++)
     if (kind(l.v[j]) != CXCursor_NullStmt && !is_return(l.v[j]))
       fail(az, l.v[j], "kernel '%s': statements after the element loop are not supported", az->launch->kernel);
-  if (!failed(az) && clang_Cursor_isNull(az->count))
+  if (!failed(az) && clang_Cursor_isNull(az->count) && !az->count_text)
     fail(az, body, "kernel '%s': cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x "
                    "with a grid-stride loop or an 'if (i < n)' guard)", az->launch->kernel);
   free(l.v);
@@ -946,7 +1063,8 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
                           char **why, SrcLoc *why_loc) {
   const Launch *l = s->launch;
   Az az = {.fe = fe, .ir = ir, .launch = l, .kernel = l->def->cursor,
-           .index = clang_getNullCursor(), .count = clang_getNullCursor(), .philox = clang_getNullCursor()};
+           .index = clang_getNullCursor(), .count = clang_getNullCursor(), .bound = clang_getNullCursor(),
+           .philox = clang_getNullCursor()};
   const PragmaClause *pc = hint ? hint->clauses : NULL;
   const PragmaArg *hi = pragma_find_key(pc, "index"), *hc = pragma_find_key(pc, "count");
   az.hint_index = hi ? hi->text : NULL;
@@ -963,13 +1081,14 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     else element_loop(&az, body);
   }
   char *uncovered = NULL;
-  if (!failed(&az) && az.guarded && !launch_covers(fe, s, param_position(&az, az.count), &uncovered)) {
+  const char *count = failed(&az) ? NULL : az.count_text ? az.count_text : launch_arg(&az, az.count);
+  if (!failed(&az) && az.guarded && !launch_covers(fe, s, az.bound, count ? count : "?", &uncovered)) {
     az.why = uncovered;
     az.why_loc = s->range.begin;
   }
   if (!failed(&az)) {
-    int at = param_position(&az, az.count);
-    az.op->pw.count = ir_size_parse(ir, extract_size_text(fe, ir, &l->args[at]));
+    az.op->pw.count = az.count_text ? ir_size_parse(ir, az.count_text)
+                                    : ir_size_parse(ir, extract_size_text(fe, ir, &l->args[param_position(&az, az.count)]));
     for (IrUse *u = az.op->writes; u; u = u->next)
       if (!u->ref.t->count) u->ref.t->count = az.op->pw.count;
     // Reads give counts too: t[i] spans the loop, a broadcast t[i % K] K elements.
@@ -983,6 +1102,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     }
   }
   free(az.locals);
+  free(az.count_text);
   *why = az.why;
   *why_loc = az.why_loc;
   return az.why ? NULL : az.op;

@@ -39,7 +39,7 @@ typedef struct Bound {  // a helper's parameter bound to its argument
 typedef struct Cov {
   const Frontend *fe;
   Sym *all;
-  Bound bound[8];
+  Bound bound[64];
   int nbound;
   int depth;         // helpers and initializers followed
   int via_init;      // inside a variable's initializer: read at its declaration, not at the launch
@@ -258,8 +258,8 @@ static Sym *sym_call(Cov *cv, CXCursor c) {
   if (dim3) return n >= 1 ? sym_of(cv, clang_Cursor_getArgument(c, 0)) : NULL;
   CXCursor fn = clang_getCursorDefinition(clang_getCursorReferenced(c));
   CXCursor e = clang_Cursor_isNull(fn) ? fn : returned_expr(fn);
-  if (clang_Cursor_isNull(e) || n != clang_Cursor_getNumArguments(fn) || cv->nbound + n > 8) return NULL;
-  Bound saved[8];
+  if (clang_Cursor_isNull(e) || n != clang_Cursor_getNumArguments(fn) || cv->nbound + n > 64) return NULL;
+  Bound saved[64];
   int nsaved = cv->nbound;
   memcpy(saved, cv->bound, sizeof saved);
   for (int i = 0; i < n; i++) {
@@ -289,6 +289,22 @@ static Sym *sym_ref(Cov *cv, CXCursor c) {
   return sym_var(cv, c);
 }
 
+// p.n: for a parameter bound to a variable (a kernel's by-value struct), that variable's member.
+static Sym *sym_member(Cov *cv, CXCursor c) {
+  CXCursor d = base_decl(c);
+  for (int i = 0; i < cv->nbound && !clang_Cursor_isNull(d); i++) {
+    if (!clang_equalCursors(cv->bound[i].param, d)) continue;
+    const Sym *b = cv->bound[i].value;
+    if (b->kind != S_VAR) return NULL;
+    char *whole = squeezed(cv->fe, c), *dot = strpbrk(whole, ".-");
+    Sym *s = sym_new(cv, S_VAR);
+    if (!dot || asprintf(&s->text, "%s%s", b->text, dot) < 0) s->text = strdup("?");
+    free(whole);
+    return s;
+  }
+  return sym_var(cv, c);
+}
+
 static Sym *sym_of(Cov *cv, CXCursor c) {
   if (clang_Cursor_isNull(c) || cv->depth > 16) return NULL;
   cv->depth++;
@@ -308,7 +324,7 @@ static Sym *sym_of(Cov *cv, CXCursor c) {
       if (ok) s = sym_bin(cv, k, sym_of(cv, ks.v[0]), sym_of(cv, ks.v[1]));
       break;
     }
-    case CXCursor_MemberRefExpr: s = sym_var(cv, c); break;
+    case CXCursor_MemberRefExpr: s = sym_member(cv, c); break;
     default: break;
     }
   }
@@ -421,7 +437,7 @@ static enum CXChildVisitResult find_launch(CXCursor c, CXCursor parent, CXClient
   return CXChildVisit_Recurse;
 }
 
-bool launch_covers(const Frontend *fe, const Stmt *s, int count_arg, char **why) {
+bool launch_covers(const Frontend *fe, const Stmt *s, CXCursor bound, const char *count, char **why) {
   *why = NULL;
   // A bug planted on purpose, for the tests of --verify=exec: every launch "covers".
   if (getenv("COCONET_TEST_PLANT_COVERAGE_BUG")) return true;
@@ -430,13 +446,23 @@ bool launch_covers(const Frontend *fe, const Stmt *s, int count_arg, char **why)
   const Launch *l = s->launch;
   *why = NULL;
   bool ok = false;
-  if (!clang_Cursor_isNull(f.call) && count_arg < clang_Cursor_getNumArguments(f.call)) {
+  const KernelDef *def = l->def;
+  int nparams = def ? clang_Cursor_getNumArguments(def->cursor) : -1;
+  if (!clang_Cursor_isNull(f.call) && nparams >= 0 && nparams <= clang_Cursor_getNumArguments(f.call) && nparams <= 64) {
     Kids ks = kids_of(f.call);
     CXCursor config = ks.v[1];
     Cov cv = {.fe = fe};
     Sym *grid = sym_of(&cv, clang_Cursor_getArgument(config, 0));
     Sym *block = sym_of(&cv, clang_Cursor_getArgument(config, 1));
-    Sym *count = sym_of(&cv, clang_Cursor_getArgument(f.call, (unsigned)count_arg));
+    // The bound in the launch's terms: each kernel parameter stands for its argument.
+    bool args = true;
+    for (int i = 0; i < nparams && args; i++) {
+      CXCursor arg = clang_Cursor_getArgument(f.call, (unsigned)i);
+      Sym *a = sym_of(&cv, arg);
+      if (!a) a = sym_var(&cv, arg);  // a struct passed by value: its value at the launch
+      cv.bound[cv.nbound++] = (Bound){clang_Cursor_getArgument(def->cursor, (unsigned)i), a};
+    }
+    Sym *count = args ? sym_of(&cv, bound) : NULL;
     ok = grid && block && count && !cv.changed && covers(grid, block, count);
     while (cv.all) {
       Sym *next = cv.all->all;
@@ -445,13 +471,14 @@ bool launch_covers(const Frontend *fe, const Stmt *s, int count_arg, char **why)
       cv.all = next;
     }
   }
+  char *n = fe_text(fe, fe_range(fe, clang_getCursorExtent(bound)));
   if (!ok && asprintf(why,
                       "kernel '%s' computes only the elements that have a thread (its 'if (i < %s)' guard), and "
                       "coconet cannot prove that '<<<%s, %s>>>' gives every one of the %s elements a thread; "
                       "launch (%s + B - 1) / B blocks of B threads, or write the element loop as a grid-stride loop",
-                      l->kernel, l->args[count_arg].text, l->grid.text, l->block.text, l->args[count_arg].text,
-                      l->args[count_arg].text) < 0)
+                      l->kernel, n, l->grid.text, l->block.text, count, count) < 0)
     COCONET_BUG("out of memory");
+  free(n);
   return ok;
 }
 

@@ -222,6 +222,12 @@ static IrSize *parse_factor(IrRegion *r, const char *p, size_t *len) {
   }
   while (isalnum((unsigned char)*q) || *q == '_') q++;
   if (q == p) return NULL;
+  // A member chain is one variable: p.n, layer->tokens.
+  while ((*q == '.' && (isalpha((unsigned char)q[1]) || q[1] == '_')) ||
+         (q[0] == '-' && q[1] == '>' && (isalpha((unsigned char)q[2]) || q[2] == '_'))) {
+    q += *q == '.' ? 1 : 2;
+    while (isalnum((unsigned char)*q) || *q == '_') q++;
+  }
   *len = (size_t)(q - p);
   char *name = ir_strdup(r, p);
   name[*len] = 0;
@@ -241,8 +247,31 @@ static const char *skip_casts(IrRegion *r, const char *p) {
   return p;
 }
 
+// Whether s is a product of factors, checked without creating variables.
+static bool is_product(IrRegion *r, const char *s) {
+  for (const char *p = skip_casts(r, s);; p = skip_casts(r, p)) {
+    const char *q = p;
+    if (strncmp(q, "sizeof(", 7) == 0) {
+      q = strchr(q, ')');
+      if (!q) return false;
+      q++;
+    } else if (isdigit((unsigned char)*q)) {
+      while (isalnum((unsigned char)*q)) q++;
+    } else {
+      while (isalnum((unsigned char)*q) || *q == '_' || *q == '.' || (q[0] == '-' && q[1] == '>') ||
+             (*q == '>' && q > p && q[-1] == '-'))
+        q++;
+    }
+    if (q == p) return false;
+    if (*q == 0) return true;
+    if (*q != '*') return false;
+    p = q + 1;
+  }
+}
+
 IrSize *ir_size_parse(IrRegion *r, const char *text) {
   char *s = squeeze(r, text);
+  if (!is_product(r, s)) return ir_size_var(r, s);
   IrSize *result = NULL;
   for (const char *p = s;;) {
     size_t len;

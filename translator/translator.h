@@ -254,10 +254,12 @@ int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool
 const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p);
 
 // coverage.c: a guarded (not grid-stride) kernel computes only the elements
-// that have a thread. True when grid.x * block.x >= the launch argument at
-// count_arg is proven from the launch configuration (the forms are listed in
-// coverage.c); else *why (malloc'd) says so, quoting the launch.
-bool launch_covers(const Frontend *fe, const Stmt *s, int count_arg, char **why);
+// that have a thread. True when grid.x * block.x >= the kernel's bound (the
+// element loop's `i < BOUND`, its parameters bound to the launch arguments)
+// is proven from the launch configuration (the forms are listed in
+// coverage.c); else *why (malloc'd) says so, quoting the launch and count (the
+// bound in the launch's terms).
+bool launch_covers(const Frontend *fe, const Stmt *s, CXCursor bound, const char *count, char **why);
 
 // Whether evaluating an expression as written may have side effects (a
 // call, ++/--, an assignment, new/delete); conservative.

@@ -55,7 +55,8 @@ done
 for ex in "${examples[@]}"; do
   read -r name src tol args <<<"$ex"
   log="$out/${name}.verify-exec"
-  if "$bin/coconet" --verify=exec:4 "$root/$src" -- "${mpi[@]}" >"$log" 2>&1 && grep -q "^verify=exec .*: ok" "$log"; then
+  if "${runenv[@]}" "$bin/coconet" --verify=exec:4 "$root/$src" -- "${mpi[@]}" >"$log" 2>&1 &&
+     grep -q "^verify=exec .*: ok" "$log"; then
     printf 'e2e: ok   %-10s --verify=exec:4 (%s)\n' "$name" "$(grep -c ' ULP apart' "$log") buffers compared"
     pass=$((pass + 1))
   else

@@ -22,7 +22,8 @@ config.substitutions.append(("%expect", os.path.join(root, "tests", "golden", "e
 config.substitutions.append(("%inputs", os.path.join(root, "tests", "golden", "Inputs")))
 config.substitutions.append(("%root", root))
 
-for var in ("PATH", "CUDA_HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "HOME"):
+for var in ("PATH", "CUDA_HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "ASAN_SYMBOLIZER_PATH",
+            "OMPI_MCA_mpi_yield_when_idle", "HOME"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 config.environment["PATH"] = llvm_bin + os.pathsep + os.environ.get("PATH", "")

@@ -5,7 +5,8 @@
 //   CASE(name, accepted, kernel source, launch, expected text)
 // The host function of each case has these variables: float *a, *b, *c;
 // __half *h, *h2; int *ia; int n; size_t sz; float s; int hidden;
-// unsigned long long seed, offset; cudaStream_t st.
+// unsigned long long seed, offset; cudaStream_t st; Shape shape (struct Shape
+// { int n; float scale; }).
 
 CASE(guard_if, true,
      "__global__ void k_guard_if(float *a, const float *b, float s, int n) {\n"
@@ -223,12 +224,45 @@ CASE(shared_memory, false,
      "cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x with a grid-stride loop or an 'if (i < n)' guard) at '__shared__ float tile[256];'")
 
 CASE(bound_not_parameter, false,
-     "__global__ void k_half_bound(float *a, int n) {\n"
+     "__global__ void k_loaded_bound(float *a, const int *len) {\n"
      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-     "  if (i < n / 2) a[i] = 0.0f;\n"
+     "  if (i < len[0] % 7) a[i] = 0.0f;\n"
      "}\n",
-     "k_half_bound<<<n, 256>>>(a, n);",
-     "the element loop's bound 'n / 2' must be a scalar parameter of the kernel")
+     "k_loaded_bound<<<n, 256>>>(a, ia);",
+     "the element loop's bound 'len[0] % 7' must be a scalar parameter of the kernel or an expression of them")
+
+// Counts written as expressions: a product of parameters, a const local, a
+// member of a by-value struct parameter, a quotient.
+CASE(bound_product, true,
+     "__global__ void k_rows_cols(float *a, int rows, int cols) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i < rows * cols) a[i] = 1.0f;\n"
+     "}\n",
+     "k_rows_cols<<<(hidden * n + 255) / 256, 256>>>(a, hidden, n);",
+     "[i < hidden * n]")
+
+CASE(bound_local, true,
+     "__global__ void k_local_bound(float *a, int rows, int cols) {\n"
+     "  const int total = rows * cols;\n"
+     "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += blockDim.x * gridDim.x) a[i] = 2.0f;\n"
+     "}\n",
+     "k_local_bound<<<32, 256>>>(a, hidden, n);",
+     "[i < hidden * n]")
+
+CASE(bound_member, true,
+     "__global__ void k_member_bound(float *a, Shape p) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i < p.n) a[i] = 3.0f;\n"
+     "}\n",
+     "k_member_bound<<<(shape.n + 127) / 128, 128>>>(a, shape);",
+     "[i < shape.n]")
+
+CASE(bound_quotient, true,
+     "__global__ void k_quarter(float *a, int n) {\n"
+     "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n / 4; i += blockDim.x * gridDim.x) a[i] = 4.0f;\n"
+     "}\n",
+     "k_quarter<<<8, 256>>>(a, n);",
+     "[i < (n/4)]")
 
 CASE(atomics, false,
      "__global__ void k_sum(const float *a, float *total, int n) {\n"

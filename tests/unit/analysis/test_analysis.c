@@ -39,12 +39,13 @@ static char *build_source(void) {
   size_t len;
   FILE *f = open_memstream(&buf, &len);
   fputs("#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n#include <curand_kernel.h>\n#include <cstdio>\n", f);
+  fputs("struct Shape { int n; float scale; };\n", f);
   for (size_t i = 0; i < NCASES; i++) {
     fprintf(f, "\n// case %s\n%s", CASES[i].name, CASES[i].kernel);
     fprintf(f,
             "void host_%s(float *a, float *b, float *c, __half *h, __half *h2, int *ia, int n, size_t sz,\n"
             "             float s, int hidden, unsigned long long seed, unsigned long long offset,\n"
-            "             cudaStream_t st) {\n"
+            "             cudaStream_t st, Shape shape) {\n"
             "#pragma coconet region name(%s)\n"
             "  {\n    %s\n  }\n}\n",
             CASES[i].name, CASES[i].name, CASES[i].launch);
