@@ -4,5 +4,5 @@
 # programs that --verify=exec builds and runs.
 TEST_TARGETS += test-golden
 
-test-golden: $(BIN)/coconet
+test-golden: $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB)
 	@$(RECORD) golden $(HOST_RUN_ENV) $(LIT) -sv --param build=$(abspath $(BUILD)) --param llvm_bin=$(LLVM_BIN) tests/golden tests/corpus
