@@ -228,10 +228,11 @@ static bool disjoint(const IrOp *a, const IrOp *b) {
   return a->span.nchunks > 1 && a->span.nchunks == b->span.nchunks && a->span.chunk != b->span.chunk;
 }
 
-// The first op after op that reads elements of t that op wrote.
+// The first op after op that reads elements of t that op wrote. A statement
+// coconet does not see into (an opaque launch, a call) may read anything.
 static const IrOp *reader_after(const IrOp *op, const IrTensor *t) {
   for (const IrOp *q = op->next; q; q = q->next)
-    if (tf_read(q, t) && !disjoint(op, q)) return q;
+    if ((q->kind == IR_OP_OPAQUE || tf_read(q, t)) && !disjoint(op, q)) return q;
   return NULL;
 }
 
@@ -269,6 +270,12 @@ static int check_marked(TfCtx *c, const IrTensor *t) {
   for (const IrOp *op = c->list; op; op = op->next) {
     if (output_gather(t, op)) {
       const IrOp *reader = reader_after(op, t);
+      if (reader->kind == IR_OP_OPAQUE) {
+        tf_fail(c, &arg->loc, "%s: '%s' may be read later in the region by a statement coconet does not see into, "
+                              "so its slices would have to be gathered", ir_clause_name(kind), t->name);
+        tf_note(c, &reader->loc, "this statement may read '%s'", t->name);
+        return -1;
+      }
       tf_fail(c, &arg->loc, "%s: '%s' is read by '%s' later in the region, so its slices would have to be gathered",
               ir_clause_name(kind), t->name, tf_title(reader));
       tf_note(c, &reader->loc, "'%s' is read here", t->name);
