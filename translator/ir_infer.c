@@ -12,7 +12,8 @@
 // are replicated in a data-parallel program only by the program's own
 // invariant, which the region cannot see; the user declares it.
 // Then the ops are walked in order; each write makes a new version whose
-// layout follows from the op (see layout_of).
+// layout follows from the op (see layout_of). After an opaque statement
+// (which may write anything) no buffer is replicated until an op writes it.
 #include "ir.h"
 
 #include <stdlib.h>
@@ -93,6 +94,11 @@ static int walk(IrRegion *r, IrOp *list, State *st, bool report) {
     st->origin[t->id] = NULL;
   }
   for (IrOp *op = list; op; op = op->next) {
+    // A statement coconet does not see into may change any buffer: from there on
+    // nothing is known to be the same on every rank until an op writes it.
+    if (op->kind == IR_OP_OPAQUE)
+      for (IrTensor *t = r->tensors; t; t = t->next)
+        if (st->layout[t->id] == IR_LAYOUT_REPLICATED) st->layout[t->id] = IR_LAYOUT_LOCAL;
     for (IrUse *u = op->reads; u; u = u->next) {
       u->ref.version = st->version[u->ref.t->id];
       u->ref.layout = st->layout[u->ref.t->id];

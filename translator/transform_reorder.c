@@ -160,7 +160,17 @@ static int check_gathered(TfCtx *c, const IrTensor *t, IrOp **chain, int n) {
                      "would change it; declare it shard(%s) or scratch(%s)",
                      t->name, t->name, t->name);
     const IrTensor *src = local->ref.t;
-    if (src == t && local->ref.version == 0) {
+    const IrOp *opaque = NULL;
+    for (const IrOp *op = c->r->ops; op && op->id < chain[i]->id && !opaque; op = op->next)
+      if (op->kind == IR_OP_OPAQUE) opaque = op;
+    if (opaque && (src->replicated || src->layout_in == IR_LAYOUT_REPLICATED)) {
+      tf_fail(c, &chain[i]->loc,
+              "reorder: kernel '%s' computes '%s' from '%s', which is replicated at region entry, but a statement "
+              "coconet does not see into comes first in the region and may change it; gathering the slices of "
+              "'%s' would then be wrong: move that statement out of the region, or declare shard(%s) or scratch(%s)",
+              chain[i]->pw.kernel, t->name, src->name, t->name, t->name, t->name);
+      tf_note(c, &opaque->loc, "this statement may change '%s'", src->name);
+    } else if (src == t && local->ref.version == 0) {
       tf_fail(c, &chain[i]->loc,
               "reorder: kernel '%s' updates '%s' on this rank's slice and its slices are then "
               "gathered, but '%s' at region entry is not known to be identical on every rank; "
