@@ -2,7 +2,8 @@
 // kernel's body can be proven to compute each element i from elements at i
 // (or broadcast reads [i % K], [i / K], [K]) and scalars:
 //
-//   - the element index: blockIdx.x * blockDim.x + threadIdx.x in any order,
+//   - the element index: blockIdx.x * blockDim.x + threadIdx.x in any order
+//     (blockDim.x may be written as a constant the launch's block size equals),
 //     through casts and helper variables;
 //   - the element loop: a grid-stride `for (i = INDEX; i < n; i += blockDim.x *
 //     gridDim.x)`, or `if (i < n) { ... }`, or `if (i >= n) return;` followed by
@@ -39,6 +40,7 @@ typedef struct Az {
   CXCursor bound;         // the element loop's bound as written (`n`, `rows * cols`, `p.n`)
   char *count_text;       // an expression bound in the launch's terms ("R * C"), else NULL
   bool guarded;           // the element loop is a guard (if (i < n)), not grid-stride
+  long long block_x;      // the launch's blockDim.x when it is a constant, else 0
   const char *hint_index; // from #pragma coconet pointwise
   const char *hint_count;
   Binding *locals;
@@ -149,6 +151,12 @@ static CXCursor referenced(CXCursor ref) {
 
 typedef enum { B_NONE, B_BLOCKIDX_X, B_BLOCKDIM_X, B_THREADIDX_X, B_GRIDDIM_X } Builtin;
 
+// A variable of integer type (not an array: `tile[256]`'s last child is its size).
+static bool is_integer_var(CXCursor d) {
+  IrType t = type_of(clang_getCursorType(d));
+  return t == IR_I32 || t == IR_U32 || t == IR_I64;
+}
+
 // blockIdx.x and friends, through casts and `int tid = threadIdx.x;` helpers.
 static Builtin builtin(const Az *az, CXCursor c) {
   c = strip(c);
@@ -158,9 +166,17 @@ static Builtin builtin(const Az *az, CXCursor c) {
     Kids ks = kids(c);
     return ks.n ? builtin(az, ks.last) : B_NONE;
   }
+  if ((k == CXCursor_IntegerLiteral || k == CXCursor_DeclRefExpr) && az->block_x > 0) {
+    // A constant the launch's block size equals (`blockIdx.x * BLOCK` with <<<g, BLOCK>>>).
+    CXEvalResult r = clang_Cursor_Evaluate(c);
+    bool is = r && clang_EvalResult_getKind(r) == CXEval_Int && clang_EvalResult_getAsLongLong(r) == az->block_x;
+    if (r) clang_EvalResult_dispose(r);
+    if (is) return B_BLOCKDIM_X;
+  }
   if (k == CXCursor_DeclRefExpr) {
     CXCursor d = clang_getCursorReferenced(c);
-    if (kind(d) != CXCursor_VarDecl || !clang_equalCursors(clang_getCursorSemanticParent(d), az->kernel))
+    if (kind(d) != CXCursor_VarDecl || !is_integer_var(d) ||
+        !clang_equalCursors(clang_getCursorSemanticParent(d), az->kernel))
       return B_NONE;
     Kids ks = kids(d);
     return ks.n ? builtin(az, ks.last) : B_NONE;
@@ -398,9 +414,24 @@ static bool binop_of(const char *op, IrBinaryOp *out) {
   return false;
 }
 
+// An operator that is not one: written in a macro's body, or really not supported.
+static IrExpr *bad_operator(Az *az, CXCursor c, const char *op) {
+  char *macro = fe_macro_in(az->fe, fe_range(az->fe, clang_getCursorExtent(c)));
+  if (macro) {
+    char *t = text_of(az, c);
+    fail(az, c, "kernel '%s': '%s' comes from macro '%s', whose body coconet cannot read (libclang 16 reports "
+                "code from a macro's body where the macro is used); write the expression out, or make the macro "
+                "a __device__ function", az->launch->kernel, t, macro);
+    free(t);
+    free(macro);
+    return NULL;
+  }
+  return fail(az, c, "kernel '%s': operator '%s' is not supported in a pointwise kernel", az->launch->kernel, op);
+}
+
 static IrExpr *binary_expr(Az *az, CXCursor c, CXCursor lhs, CXCursor rhs, const char *op) {
   IrBinaryOp bop;
-  if (!binop_of(op, &bop)) return fail(az, c, "kernel '%s': operator '%s' is not supported in a pointwise kernel", az->launch->kernel, op);
+  if (!binop_of(op, &bop)) return bad_operator(az, c, op);
   IrExpr *a = expr(az, lhs), *b = expr(az, rhs);
   if (!a || !b) return NULL;
   return cast_to(az, expr_type(c), ir_expr_binary(az->ir, bop, a, b));
@@ -411,7 +442,7 @@ static IrExpr *unary_expr(Az *az, CXCursor c) {
   char *op = unary_op(az, c, k.v[0]);
   int uop = strcmp(op, "-") == 0 ? IR_NEG : strcmp(op, "!") == 0 ? IR_NOT
             : strcmp(op, "~") == 0 ? IR_BITNOT : strcmp(op, "+") == 0 ? -1 : -2;
-  if (uop == -2) fail(az, c, "kernel '%s': operator '%s' is not supported in a pointwise kernel", az->launch->kernel, op);
+  if (uop == -2) bad_operator(az, c, op);
   free(op);
   IrExpr *a = uop == -2 ? NULL : expr(az, k.v[0]);
   if (!a) return NULL;
@@ -504,6 +535,15 @@ static IrExpr *philox_draw(Az *az, CXCursor c, CXCursor state_arg) {
 // Inline a __device__ helper whose body is locals and one return.
 static IrExpr *inline_helper(Az *az, CXCursor call, CXCursor def) {
   if (az->depth > 8) return fail(az, call, "kernel '%s': __device__ helpers nest too deeply", az->launch->kernel);
+  // A call clang resolved names the instantiated helper (its types resolved);
+  // should one name a template's pattern (types `T`), it is not read.
+  if (kind(def) == CXCursor_FunctionTemplate) {
+    char *name = fe_spelling(def);
+    fail(az, call, "kernel '%s' calls the __device__ helper template '%s', which coconet does not analyze yet; "
+                   "make it a plain __device__ function (one overload per type)", az->launch->kernel, name);
+    free(name);
+    return NULL;
+  }
   int n = clang_Cursor_getNumArguments(call);
   for (int i = 0; i < n; i++) {
     IrExpr *a = expr(az, clang_Cursor_getArgument(call, (unsigned)i));
@@ -593,8 +633,10 @@ static IrExpr *call_expr(Az *az, CXCursor c) {
   } else if (strncmp(name, "operator", 8) == 0 && n == 2 && strcmp(name, "operator=") != 0) {
     e = binary_expr(az, c, clang_Cursor_getArgument(c, 0), clang_Cursor_getArgument(c, 1), name + 8);
   } else if (strncmp(name, "operator", 8) == 0 && n <= 1) {
-    Kids k = kids(c);   // a conversion operator: `(float)h`
-    e = k.n ? cast_to(az, expr_type(c), expr(az, k.v[0])) : NULL;
+    Kids k = kids(c);   // a conversion operator: `(float)h`, called as h.operator float()
+    CXCursor object = k.n && kind(k.v[0]) == CXCursor_MemberRefExpr && kids(k.v[0]).n == 1 ? kids(k.v[0]).v[0]
+                      : k.n ? k.v[0] : clang_getNullCursor();
+    e = k.n ? cast_to(az, expr_type(c), expr(az, object)) : NULL;
     if (!k.n) fail(az, c, "kernel '%s': unsupported conversion", az->launch->kernel);
   } else if (ir_math_lookup(name, &fn, &mt) && n == ir_math_arity(fn)) {
     IrExpr *a = expr(az, clang_Cursor_getArgument(c, 0));
@@ -880,7 +922,7 @@ static bool builtin_alias(Az *az, CXCursor s) {
   Kids vars = kids(s);
   for (int i = 0; i < vars.n; i++) {
     Kids init = kids(vars.v[i]);
-    if (init.n == 0 || builtin(az, init.last) == B_NONE) return false;
+    if (init.n == 0 || !is_integer_var(vars.v[i]) || builtin(az, init.last) == B_NONE) return false;
   }
   return vars.n > 0;
 }
@@ -1062,17 +1104,21 @@ static CXCursor find_param(CXCursor kernel, const char *name) {
 static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const Pragma *hint,
                           char **why, SrcLoc *why_loc) {
   const Launch *l = s->launch;
-  Az az = {.fe = fe, .ir = ir, .launch = l, .kernel = l->def->cursor,
+  // A template is read in its instance (instantiate.c), where clang has resolved its types.
+  const KernelDef *def = l->def;
+  bool instance = def->is_template && def->inst_fe;
+  Az az = {.fe = instance ? def->inst_fe : fe, .ir = ir, .launch = l, .kernel = instance ? def->inst : def->cursor,
            .index = clang_getNullCursor(), .count = clang_getNullCursor(), .bound = clang_getNullCursor(),
            .philox = clang_getNullCursor()};
   const PragmaClause *pc = hint ? hint->clauses : NULL;
   const PragmaArg *hi = pragma_find_key(pc, "index"), *hc = pragma_find_key(pc, "count");
   az.hint_index = hi ? hi->text : NULL;
   az.hint_count = hc ? hc->text : NULL;
-  if (l->def->is_template) {
-    fail(&az, l->def->cursor, "kernel '%s' is a template: templated kernels are not analyzed yet", l->kernel);
+  az.block_x = launch_block_x(fe, s);
+  if (def->is_template && !instance) {
+    fail(&az, def->cursor, "%s", def->why ? def->why : "kernel template: no instance");
   } else if (az.hint_count && clang_Cursor_isNull(find_param(az.kernel, az.hint_count))) {
-    fail(&az, l->def->cursor, "'pointwise(count=%s)': kernel '%s' has no parameter '%s'", az.hint_count, l->kernel, az.hint_count);
+    fail(&az, def->cursor, "'pointwise(count=%s)': kernel '%s' has no parameter '%s'", az.hint_count, l->kernel, az.hint_count);
   } else {
     az.op = new_pointwise(ir, s);
     Kids k = kids(az.kernel);
@@ -1082,7 +1128,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
   }
   char *uncovered = NULL;
   const char *count = failed(&az) ? NULL : az.count_text ? az.count_text : launch_arg(&az, az.count);
-  if (!failed(&az) && az.guarded && !launch_covers(fe, s, az.bound, count ? count : "?", &uncovered)) {
+  if (!failed(&az) && az.guarded && !launch_covers(fe, s, az.fe, az.kernel, az.bound, count ? count : "?", &uncovered)) {
     az.why = uncovered;
     az.why_loc = s->range.begin;
   }
@@ -1100,6 +1146,12 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
       else if (u->index == IR_IDX_CONST && u->expr && u->expr->k && u->expr->k->kind == IR_SIZE_CONST)
         u->ref.t->count = ir_size_const(ir, u->expr->k->value + 1);
     }
+  }
+  if (!az.why && instance) {
+    SrcLoc at = fe_loc(fe, clang_getCursorLocation(def->cursor));
+    char *note = ir_printf(ir, "kernel '%s' (%s:%u:%u) is a template: analyzed as its instance for <%s>", def->name,
+                           at.file ? at.file : "?", at.line, at.col, def->args);
+    ir_region_note(ir, note);
   }
   free(az.locals);
   free(az.count_text);

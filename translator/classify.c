@@ -282,6 +282,8 @@ static KernelDef *kernel_def(const Frontend *fe, CXCursor call) {
   k->cursor = def;
   k->is_template = is_template;
   k->range = fe_range(fe, clang_getCursorExtent(def));
+  k->inst = clang_getNullCursor();
+  if (is_template) instance_describe(fe, decl, def, k);
   int np = 0;
   clang_visitChildren(def, count_params, &np);
   k->params = xcalloc((size_t)np + 1, sizeof *k->params);
@@ -435,6 +437,9 @@ void stmt_free(Stmt *s) {
       }
       free(l->def->params);
       free(l->def->name);
+      free(l->def->header);
+      free(l->def->args);
+      free(l->def->why);
       free(l->def);
     }
     free(l);

@@ -424,7 +424,9 @@ static bool emit_host_launch(Cg *cg, const IrOp *op) {
   const Launch *l = s->launch;
   Buf b = {0};
   buf_printf(&b, "coconet_host_launch(%s, ", op->kind == IR_OP_POINTWISE ? "COCONET_HOST_SIMPLE" : "COCONET_HOST_SYNC");
-  buf_printf(&b, l->template_args ? "(%s<%s>)" : "%s", l->kernel, l->template_args);
+  // A template's arguments are all written out (some may be deduced): the host launch takes a function pointer.
+  const char *targs = l->def && l->def->is_template && l->def->args ? l->def->args : l->template_args;
+  buf_printf(&b, targs ? "(%s<%s>)" : "%s", l->kernel, targs);
   buf_printf(&b, ", %s, %s, %s, %s", piece_text(cg, &l->grid), piece_text(cg, &l->block),
              l->shmem.text ? piece_text(cg, &l->shmem) : "0", l->stream.text ? piece_text(cg, &l->stream) : "0");
   for (int i = 0; i < l->nargs; i++) buf_printf(&b, ", %s", piece_text(cg, &l->args[i]));

@@ -2,8 +2,9 @@
 //
 // A generated kernel picks its own grid, so the grid, block and shared memory
 // expressions of the launches it replaces are dropped. A local variable or a
-// parameter named there that nothing else in its function uses would then draw
-// an unused-variable warning from the compiler; the block says (void)NAME.
+// parameter named there that nothing else in its function uses, or a variable of
+// the file's scope nothing else in the file uses, would then draw an
+// unused-variable warning from the compiler; the block says (void)NAME.
 #include "codegen.h"
 
 #include <stdlib.h>
@@ -38,7 +39,18 @@ static bool is_function(enum CXCursorKind k) {
          k == CXCursor_Constructor || k == CXCursor_Destructor || k == CXCursor_LambdaExpr;
 }
 
-// The local or parameter a piece names, if only replaced statements use it.
+// Count references in the main file's top-level declarations only (not the headers').
+static enum CXChildVisitResult count_refs_in_main(CXCursor c, CXCursor parent, CXClientData data) {
+  Refs *refs = data;
+  if (fe_in_main_file(refs->fe, clang_getCursorLocation(c))) {
+    count_refs(c, parent, data);
+    clang_visitChildren(c, count_refs, data);
+  }
+  return CXChildVisit_Continue;
+}
+
+// The local, parameter or file-scope variable (`constexpr int kBlock = 256;`)
+// a piece names, if only replaced statements use it.
 static char *unused_after(const Frontend *fe, const Piece *p, const SrcRange *skip, int nskip) {
   if (!p->text || !cg_simple(p->text) || strchr(p->text, '.') || strstr(p->text, "->")) return NULL;
   CXSourceLocation at = clang_getLocationForOffset(fe->tu, fe->file, p->range.begin.offset);
@@ -47,9 +59,13 @@ static char *unused_after(const Frontend *fe, const Piece *p, const SrcRange *sk
   CXCursor decl = clang_getCursorReferenced(ref);
   enum CXCursorKind k = clang_getCursorKind(decl);
   CXCursor fn = clang_getCursorSemanticParent(decl);
-  if ((k != CXCursor_VarDecl && k != CXCursor_ParmDecl) || !is_function(clang_getCursorKind(fn))) return NULL;
+  enum CXCursorKind scope = clang_getCursorKind(fn);
+  bool file_scope = k == CXCursor_VarDecl && (scope == CXCursor_TranslationUnit || scope == CXCursor_Namespace) &&
+                    fe_in_main_file(fe, clang_getCursorLocation(decl));
+  if ((k != CXCursor_VarDecl && k != CXCursor_ParmDecl) || (!is_function(scope) && !file_scope)) return NULL;
   Refs refs = {decl, skip, nskip, fe, 0};
-  clang_visitChildren(fn, count_refs, &refs);
+  if (file_scope) clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), count_refs_in_main, &refs);
+  else clang_visitChildren(fn, count_refs, &refs);
   return refs.count ? NULL : fe_spelling(decl);
 }
 

@@ -37,7 +37,8 @@ typedef struct Bound {  // a helper's parameter bound to its argument
 } Bound;
 
 typedef struct Cov {
-  const Frontend *fe;
+  const Frontend *fe;    // the launch's
+  const Frontend *kfe;   // the kernel's (a template's instance parse, else fe)
   Sym *all;
   Bound bound[64];
   int nbound;
@@ -45,6 +46,11 @@ typedef struct Cov {
   int via_init;      // inside a variable's initializer: read at its declaration, not at the launch
   bool changed;      // such an initializer reads a variable that may change before the launch
 } Cov;
+
+// The front end a cursor belongs to.
+static const Frontend *fe_of(const Cov *cv, CXCursor c) {
+  return clang_Cursor_getTranslationUnit(c) == cv->kfe->tu ? cv->kfe : cv->fe;
+}
 
 static Sym *sym_new(Cov *cv, SymKind kind) {
   Sym *s = calloc(1, sizeof *s);
@@ -233,10 +239,10 @@ static Sym *sym_of(Cov *cv, CXCursor c);
 static Sym *sym_var(Cov *cv, CXCursor c) {
   if (cv->via_init) {
     CXCursor d = base_decl(c);
-    if (clang_Cursor_isNull(d) || !never_assigned(cv->fe, d)) cv->changed = true;
+    if (clang_Cursor_isNull(d) || !never_assigned(fe_of(cv, d), d)) cv->changed = true;
   }
   Sym *s = sym_new(cv, S_VAR);
-  s->text = squeezed(cv->fe, c);
+  s->text = squeezed(fe_of(cv, c), c);
   return s;
 }
 
@@ -279,7 +285,7 @@ static Sym *sym_ref(Cov *cv, CXCursor c) {
     if (clang_equalCursors(cv->bound[i].param, d)) return cv->bound[i].value;
   if (kind_of(d) == CXCursor_VarDecl) {
     CXCursor init = last_kid(d);
-    if (!clang_Cursor_isNull(init) && clang_isExpression(kind_of(init)) && never_assigned(cv->fe, d)) {
+    if (!clang_Cursor_isNull(init) && clang_isExpression(kind_of(init)) && never_assigned(fe_of(cv, d), d)) {
       cv->via_init++;
       Sym *s = sym_of(cv, init);
       cv->via_init--;
@@ -296,7 +302,7 @@ static Sym *sym_member(Cov *cv, CXCursor c) {
     if (!clang_equalCursors(cv->bound[i].param, d)) continue;
     const Sym *b = cv->bound[i].value;
     if (b->kind != S_VAR) return NULL;
-    char *whole = squeezed(cv->fe, c), *dot = strpbrk(whole, ".-");
+    char *whole = squeezed(fe_of(cv, c), c), *dot = strpbrk(whole, ".-");
     Sym *s = sym_new(cv, S_VAR);
     if (!dot || asprintf(&s->text, "%s%s", b->text, dot) < 0) s->text = strdup("?");
     free(whole);
@@ -320,7 +326,7 @@ static Sym *sym_of(Cov *cv, CXCursor c) {
     case CXCursor_CallExpr: s = sym_call(cv, c); break;
     case CXCursor_BinaryOperator: {
       bool ok = false;
-      SymKind k = ks.n == 2 ? binary_kind(cv->fe, ks.v[0], ks.v[1], &ok) : S_ADD;
+      SymKind k = ks.n == 2 ? binary_kind(fe_of(cv, ks.v[0]), ks.v[0], ks.v[1], &ok) : S_ADD;
       if (ok) s = sym_bin(cv, k, sym_of(cv, ks.v[0]), sym_of(cv, ks.v[1]));
       break;
     }
@@ -437,7 +443,29 @@ static enum CXChildVisitResult find_launch(CXCursor c, CXCursor parent, CXClient
   return CXChildVisit_Recurse;
 }
 
-bool launch_covers(const Frontend *fe, const Stmt *s, CXCursor bound, const char *count, char **why) {
+static void syms_free(Cov *cv) {
+  while (cv->all) {
+    Sym *next = cv->all->all;
+    free(cv->all->text);
+    free(cv->all);
+    cv->all = next;
+  }
+}
+
+long long launch_block_x(const Frontend *fe, const Stmt *s) {
+  FindLaunch f = {0, clang_getNullCursor()};
+  if (find_launch(s->cursor, s->cursor, &f) == CXChildVisit_Recurse) clang_visitChildren(s->cursor, find_launch, &f);
+  if (clang_Cursor_isNull(f.call)) return 0;
+  Kids ks = kids_of(f.call);
+  Cov cv = {.fe = fe, .kfe = fe};
+  Sym *block = ks.n >= 2 ? sym_of(&cv, clang_Cursor_getArgument(ks.v[1], 1)) : NULL;
+  long long v = block && block->kind == S_CONST && !cv.changed ? block->value : 0;
+  syms_free(&cv);
+  return v;
+}
+
+bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCursor kernel, CXCursor bound,
+                   const char *count, char **why) {
   *why = NULL;
   // A bug planted on purpose, for the tests of --verify=exec: every launch "covers".
   if (getenv("COCONET_TEST_PLANT_COVERAGE_BUG")) return true;
@@ -446,12 +474,11 @@ bool launch_covers(const Frontend *fe, const Stmt *s, CXCursor bound, const char
   const Launch *l = s->launch;
   *why = NULL;
   bool ok = false;
-  const KernelDef *def = l->def;
-  int nparams = def ? clang_Cursor_getNumArguments(def->cursor) : -1;
+  int nparams = clang_Cursor_getNumArguments(kernel);
   if (!clang_Cursor_isNull(f.call) && nparams >= 0 && nparams <= clang_Cursor_getNumArguments(f.call) && nparams <= 64) {
     Kids ks = kids_of(f.call);
     CXCursor config = ks.v[1];
-    Cov cv = {.fe = fe};
+    Cov cv = {.fe = fe, .kfe = kfe};
     Sym *grid = sym_of(&cv, clang_Cursor_getArgument(config, 0));
     Sym *block = sym_of(&cv, clang_Cursor_getArgument(config, 1));
     // The bound in the launch's terms: each kernel parameter stands for its argument.
@@ -460,18 +487,13 @@ bool launch_covers(const Frontend *fe, const Stmt *s, CXCursor bound, const char
       CXCursor arg = clang_Cursor_getArgument(f.call, (unsigned)i);
       Sym *a = sym_of(&cv, arg);
       if (!a) a = sym_var(&cv, arg);  // a struct passed by value: its value at the launch
-      cv.bound[cv.nbound++] = (Bound){clang_Cursor_getArgument(def->cursor, (unsigned)i), a};
+      cv.bound[cv.nbound++] = (Bound){clang_Cursor_getArgument(kernel, (unsigned)i), a};
     }
     Sym *count = args ? sym_of(&cv, bound) : NULL;
     ok = grid && block && count && !cv.changed && covers(grid, block, count);
-    while (cv.all) {
-      Sym *next = cv.all->all;
-      free(cv.all->text);
-      free(cv.all);
-      cv.all = next;
-    }
+    syms_free(&cv);
   }
-  char *n = fe_text(fe, fe_range(fe, clang_getCursorExtent(bound)));
+  char *n = fe_text(kfe, fe_range(kfe, clang_getCursorExtent(bound)));
   if (!ok && asprintf(why,
                       "kernel '%s' computes only the elements that have a thread (its 'if (i < %s)' guard), and "
                       "coconet cannot prove that '<<<%s, %s>>>' gives every one of the %s elements a thread; "

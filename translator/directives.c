@@ -492,5 +492,9 @@ void program_free(Program *prog) {
   }
   annotations_free(prog->symmetric);
   annotations_free(prog->pointwise);
+  if (prog->instances) {
+    frontend_dispose(prog->instances);
+    free(prog->instances);
+  }
   memset(prog, 0, sizeof *prog);
 }

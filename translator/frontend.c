@@ -276,12 +276,13 @@ int frontend_parse(const Options *opts, SourceFile src, Frontend *fe) {
   for (int i = 0; i < a.n; i++) args_add(&all, a.v[i]);
   for (int i = 0; i < opts->nclang_args; i++) args_add(&all, opts->clang_args[i]);
   args_free(&a);
+  fe->args = all.v;
+  fe->nargs = all.n;
   fe->index = clang_createIndex(0, 0);
   struct CXUnsavedFile unsaved = {src.path, src.buf, (unsigned long)src.len};
   enum CXErrorCode err = clang_parseTranslationUnit2(
       fe->index, src.path, (const char *const *)all.v, all.n, &unsaved, 1,
       CXTranslationUnit_DetailedPreprocessingRecord, &fe->tu);
-  args_free(&all);
   if (err != CXError_Success || !fe->tu) {
     fprintf(stderr, "coconet: error: libclang could not parse '%s' (error %d)\n", src.path, err);
     return -1;
@@ -290,13 +291,54 @@ int frontend_parse(const Options *opts, SourceFile src, Frontend *fe) {
   return report_clang_errors(fe) ? -1 : 0;
 }
 
+int frontend_parse_appended(const Frontend *base, const char *extra, FeCopy *copies, int ncopies, Frontend *out,
+                            char **error) {
+  memset(out, 0, sizeof *out);
+  out->src = base->src;
+  out->copies = copies;
+  out->ncopies = ncopies;
+  *error = NULL;
+  size_t n = strlen(extra);
+  char *text = malloc(base->src.len + n + 1);
+  if (!text) COCONET_BUG("out of memory");
+  memcpy(text, base->src.buf, base->src.len);
+  memcpy(text + base->src.len, extra, n + 1);
+  out->index = clang_createIndex(0, 0);
+  struct CXUnsavedFile unsaved = {base->src.path, text, (unsigned long)(base->src.len + n)};
+  enum CXErrorCode err = clang_parseTranslationUnit2(out->index, base->src.path, (const char *const *)base->args,
+                                                     base->nargs, &unsaved, 1, CXTranslationUnit_None, &out->tu);
+  free(text);
+  if (err != CXError_Success || !out->tu) {
+    if (asprintf(error, "libclang could not parse it (error %d)", err) < 0) COCONET_BUG("out of memory");
+    return -1;
+  }
+  out->file = clang_getFile(out->tu, base->src.path);
+  unsigned nd = clang_getNumDiagnostics(out->tu);
+  for (unsigned i = 0; i < nd && !*error; i++) {
+    CXDiagnostic d = clang_getDiagnostic(out->tu, i);
+    if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
+      CXString s = clang_getDiagnosticSpelling(d);
+      *error = strdup(clang_getCString(s));
+      clang_disposeString(s);
+    }
+    clang_disposeDiagnostic(d);
+  }
+  return *error ? -1 : 0;
+}
+
 void frontend_dispose(Frontend *fe) {
   if (fe->tu) clang_disposeTranslationUnit(fe->tu);
   if (fe->index) clang_disposeIndex(fe->index);
   remove_tmpdir(fe->tmpdir);
+  for (int i = 0; i < fe->nargs; i++) free(fe->args[i]);
+  free(fe->args);
+  free(fe->copies);
   fe->tu = NULL;
   fe->index = NULL;
   fe->tmpdir = NULL;
+  fe->args = NULL;
+  fe->copies = NULL;
+  fe->nargs = fe->ncopies = 0;
 }
 
 bool fe_in_main_file(const Frontend *fe, CXSourceLocation loc) {
@@ -310,8 +352,20 @@ SrcLoc fe_loc(const Frontend *fe, CXSourceLocation loc) {
   unsigned line, col, offset;
   clang_getFileLocation(loc, &file, &line, &col, &offset);
   SrcLoc r = {NULL, line, col, offset};
-  if (file && clang_File_isEqual(file, fe->file)) r.file = fe->src.path;
-  return r;
+  if (!file || !clang_File_isEqual(file, fe->file)) return r;
+  r.file = fe->src.path;
+  if (offset < fe->src.len) return r;
+  // In an instance parse: a copy's bytes are the template's own.
+  for (int i = 0; i < fe->ncopies; i++) {
+    const FeCopy *c = &fe->copies[i];
+    if (offset >= c->header && offset <= c->at + c->len) {
+      unsigned o = offset >= c->at ? c->from + (offset - c->at) : c->from;
+      r = source_loc(&fe->src, o);
+      r.file = fe->src.path;
+      return r;
+    }
+  }
+  return source_loc(&fe->src, (unsigned)fe->src.len);
 }
 
 SrcRange fe_range(const Frontend *fe, CXSourceRange r) {
@@ -327,6 +381,23 @@ char *fe_text(const Frontend *fe, SrcRange r) {
   memcpy(s, fe->src.buf + b, e - b);
   s[e - b] = '\0';
   return s;
+}
+
+char *fe_macro_in(const Frontend *fe, SrcRange at) {
+  if (!at.begin.file || at.end.offset <= at.begin.offset || at.end.offset > fe->src.len) return NULL;
+  CXSourceRange r = clang_getRange(clang_getLocationForOffset(fe->tu, fe->file, at.begin.offset),
+                                   clang_getLocationForOffset(fe->tu, fe->file, at.end.offset));
+  CXToken *toks = NULL;
+  unsigned n = 0;
+  clang_tokenize(fe->tu, r, &toks, &n);
+  char *name = NULL;
+  for (unsigned i = 0; i < n && !name; i++) {
+    if (clang_getTokenKind(toks[i]) != CXToken_Identifier) continue;
+    CXCursor c = clang_getCursor(fe->tu, clang_getTokenLocation(fe->tu, toks[i]));
+    if (clang_getCursorKind(c) == CXCursor_MacroExpansion) name = fe_spelling(c);
+  }
+  clang_disposeTokens(fe->tu, toks, n);
+  return name;
 }
 
 char *fe_spelling(CXCursor c) {

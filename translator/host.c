@@ -335,6 +335,19 @@ static void lower_launch(Lower *l, CXCursor call, SrcRange r) {
     unsigned conf_begin = tok_end(l, &t, open);
     bool spaced = conf_begin < fe->src.len && is_space(fe->src.buf[conf_begin]);
     edit_add(l->edits, r.begin.offset, r.begin.offset, head);
+    // A template's arguments, all of them (some may be deduced at the launch):
+    // the host launch takes the kernel as a function pointer.
+    unsigned lt = 0;
+    while (lt < open && !tok_is(&t, lt, "<")) lt++;
+    CXCursor callee = clang_getCursorReferenced(call);
+    char *targs = lt == 0 || clang_Cursor_isNull(clang_getSpecializedCursorTemplate(callee)) ? NULL
+                                                                                         : template_args_of(callee);
+    if (targs) {
+      char *spelled = xasprintf("<%s>", targs);
+      edit_add(l->edits, tok_end(l, &t, lt - 1), tok_end(l, &t, open - 1), spelled);
+      free(spelled);
+      free(targs);
+    }
     edit_add(l->edits, tok_begin(l, &t, open), conf_begin, spaced ? "," : ", ");
     edit_add(l->edits, tok_end(l, &t, close - 1), after_paren, tail);
     free(head);

@@ -93,6 +93,14 @@ IrRegion *ir_region_new(IrProgram *p, const char *name, SrcLoc loc, SrcRange ran
   return r;
 }
 
+void ir_region_note(IrRegion *r, const char *what) {
+  IrStep *s = ir_alloc(r, sizeof *s);
+  s->what = ir_strdup(r, what);
+  IrStep **tail = &r->notes;
+  while (*tail) tail = &(*tail)->next;
+  *tail = s;
+}
+
 //
 // Types
 //

@@ -503,6 +503,7 @@ struct IrRegion {
   IrOp *ops;            // the statements as written, in order
   int nops;
   IrHoist *hoists;      // arguments evaluated once at the top (extract), in source order
+  IrStep *notes;        // what the analysis did that --explain says (a template read as its instance)
   bool inferred;        // ir_infer ran on ops
   // After ir_schedule (NULL / 0 before):
   IrOp *sched;          // the scheduled op list (copies of ops with spans, plus generated ops)
@@ -520,6 +521,7 @@ struct IrProgram {
 IrProgram *ir_program_new(void);
 void ir_program_free(IrProgram *p);  // frees every object of the program
 IrRegion *ir_region_new(IrProgram *p, const char *name, SrcLoc loc, SrcRange range);
+void ir_region_note(IrRegion *r, const char *what);  // appended to r->notes
 void *ir_alloc(IrRegion *r, size_t size);      // zeroed, lives in the program's arena
 char *ir_strdup(IrRegion *r, const char *s);   // NULL stays NULL
 char *ir_printf(IrRegion *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

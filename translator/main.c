@@ -406,6 +406,7 @@ static int translate(const Options *o, SourceFile src) {
   Program prog;
   IrCostModel model;
   int status = directives_collect(&fe, &prog) ? EXIT_INPUT : 0;
+  if (status == 0) instantiate_program(&fe, &prog);
   if (status == 0 && load_model(o, &model)) status = EXIT_INPUT;
   IrProgram *ir = ir_program_new();
   char *out = NULL;

@@ -381,6 +381,7 @@ void ir_explain(FILE *f, const IrRegion *r, const IrCostModel *model) {
   fprintf(f, "explain %s (%s:%u:%u):", r->name, r->loc.file ? r->loc.file : "?", r->loc.line, r->loc.col);
   for (const IrClause *c = r->clauses; c; c = c->next) fprintf(f, " %s", ir_clause_name(c->kind));
   fputs(r->clauses ? "\n" : " no clauses\n", f);
+  for (const IrStep *s = r->notes; s; s = s->next) fprintf(f, "  - analysis: %s\n", s->what);
   explain_steps(f, r);
   explain_model(f, r, m);
   double before = ir_cost_list(r->ops, m);

@@ -9,6 +9,8 @@
 //   classify.c   each statement of a region: NCCL call, kernel launch, cuBLAS
 //                GEMM, async CUDA call, or opaque; exact source ranges for all
 //   coverage.c   whether a launch gives every element of its count a thread
+//   instantiate.c kernel templates: an instance parse with a copy of each
+//                launched template as a plain function of its arguments
 //   json.c       --dump=json (schema: docs/dump-json.md)
 //   verify_exec.c --verify=exec: the region as written and as scheduled, run on
 //                the host backend by a generated harness, compared
@@ -93,12 +95,24 @@ bool source_same_file(const char *a, const char *b);
 // frontend.c
 //
 
+// In an instance parse (instantiate.c) the TU's main file is src followed by
+// copies of template definitions: bytes [at, at + len) of the TU's buffer copy
+// src's bytes from `from` on, and [header, at) declare the template's
+// parameters (they map to `from`).
+typedef struct FeCopy {
+  unsigned header, at, len, from;
+} FeCopy;
+
 typedef struct Frontend {
   CXIndex index;
   CXTranslationUnit tu;
   CXFile file;        // the main file inside the TU
   SourceFile src;     // the main file's bytes (offsets index into src.buf)
   char *tmpdir;       // prelude and texture_fetch_functions.h stub
+  char **args;        // the flags the TU was parsed with
+  int nargs;
+  FeCopy *copies;     // an instance parse: where its copies come from
+  int ncopies;
 } Frontend;
 
 // Parse opts->input with the CUDA 13 flag set (see frontend.c) plus flags from
@@ -106,6 +120,11 @@ typedef struct Frontend {
 // returns -1 when there are any (or the parse failed), else 0.
 int frontend_parse(const Options *opts, SourceFile src, Frontend *fe);
 void frontend_dispose(Frontend *fe);
+// Parse base's main file again, with `extra` appended (copies describes it);
+// out shares base's src and tmpdir (base outlives it). Clang's errors are
+// not printed: the first is returned in *error (malloc'd) with -1.
+int frontend_parse_appended(const Frontend *base, const char *extra, FeCopy *copies, int ncopies, Frontend *out,
+                            char **error);
 
 // The CUDA installation used for parsing (CUDA_HOME, nvcc on PATH, /usr/local/cuda).
 const char *frontend_cuda_home(void);
@@ -117,6 +136,11 @@ SrcRange fe_range(const Frontend *fe, CXSourceRange r);
 bool fe_in_main_file(const Frontend *fe, CXSourceLocation loc);
 char *fe_text(const Frontend *fe, SrcRange r);  // malloc'd copy of the bytes
 char *fe_spelling(CXCursor c);                    // malloc'd cursor spelling
+// The first macro expanded in a range of the main file (malloc'd), or NULL.
+// libclang 16 places code from a macro's body where the macro is used (its
+// spelling locations are expansion locations), so the operators written in
+// the body cannot be read; this names the macro for the message.
+char *fe_macro_in(const Frontend *fe, SrcRange r);
 
 // The children of a cursor: the first FE_KIDS of them in v, the last, and how many.
 enum { FE_KIDS = 8 };
@@ -161,6 +185,15 @@ typedef struct KernelDef {
   Param *params;
   int nparams;
   bool is_template;
+  // A template: the launch's instance (instantiate.c). header declares the
+  // template's parameters as the launch's arguments ("typedef float T;"),
+  // the definition's text from offset `from` on follows it; args spells the
+  // arguments ("float, 256"). inst is the instance's definition in inst_fe.
+  // why says why there is none (malloc'd), else NULL.
+  char *header, *args, *why;
+  unsigned from;
+  CXCursor inst;
+  const struct Frontend *inst_fe;
 } KernelDef;
 
 typedef struct Launch {
@@ -198,6 +231,17 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor stmt);
 void stmt_free(Stmt *s);
 
 //
+// instantiate.c
+//
+
+// For a launch of a kernel template: fill k's header, args and from from the
+// called specialization decl of template tmpl (or set k->why).
+void instance_describe(const Frontend *fe, CXCursor decl, CXCursor tmpl, KernelDef *k);
+// The template arguments of a function template specialization as code spells
+// them ("float, 256"; malloc'd), or NULL when one is neither a type nor an integer.
+char *template_args_of(CXCursor decl);
+
+//
 // directives.c
 //
 
@@ -228,12 +272,18 @@ typedef struct Program {
   Annotation *symmetric;
   Annotation *pointwise;
   int nregions;
+  Frontend *instances;   // the instance parse of the regions' kernel templates, or NULL
 } Program;
 
 // Find, parse, attach and validate every directive of the main file. Errors
 // are reported through diag; returns -1 when there were any.
 int directives_collect(const Frontend *fe, Program *prog);
 void program_free(Program *prog);
+
+// instantiate.c: parse, once, an instance of every kernel template that a
+// region launches, and point each launch's KernelDef at its instance (or
+// say in its `why` why there is none). Never fails: the analysis reports.
+void instantiate_program(const Frontend *fe, Program *prog);
 
 //
 // extract.c and analyze.c: from the front end's regions to the IR (ir.h)
@@ -258,8 +308,12 @@ const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p);
 // element loop's `i < BOUND`, its parameters bound to the launch arguments)
 // is proven from the launch configuration (the forms are listed in
 // coverage.c); else *why (malloc'd) says so, quoting the launch and count (the
-// bound in the launch's terms).
-bool launch_covers(const Frontend *fe, const Stmt *s, CXCursor bound, const char *count, char **why);
+// bound in the launch's terms). kfe and kernel: the kernel's front end and
+// definition (a template's instance, instantiate.c), where bound is.
+bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCursor kernel, CXCursor bound,
+                   const char *count, char **why);
+// blockDim.x of a launch when it is a constant (`256`, `dim3(kBlock)`), else 0.
+long long launch_block_x(const Frontend *fe, const Stmt *s);
 
 // Whether evaluating an expression as written may have side effects (a
 // call, ++/--, an assignment, new/delete); conservative.

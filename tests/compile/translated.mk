@@ -1,11 +1,12 @@
 # tests/compile/translated.mk: what coconet generates compiles with nvcc 13 for
 # sm_80 and sm_90, with no warning from nvcc or the host compiler. Each example
 # is translated and linked into a program (NCCL, cuBLAS, MPI); the golden
-# codegen inputs (one schedule feature each, no main) are translated and compiled
-# to objects. Outputs: $(BUILD)/compile/translated/NAME.cu, NAME (or NAME.o).
+# codegen inputs (one schedule feature each, no main) and the corpus of
+# real-style kernels (tests/corpus) are translated and compiled to objects. Outputs: $(BUILD)/compile/translated/NAME.cu, NAME (or NAME.o).
 
 TRANSLATED_DIR      := $(BUILD)/compile/translated
-TRANSLATED_INPUTS   := $(addprefix tests/golden/codegen/Inputs/,split.cu fusion.cu fuse.cu overlap.cu tail.cu)
+TRANSLATED_INPUTS   := $(addprefix tests/golden/codegen/Inputs/,split.cu fusion.cu fuse.cu overlap.cu tail.cu) \
+                       $(wildcard tests/corpus/*.cu)
 TRANSLATED_NVCCFLAGS = $(EXAMPLE_NVCCFLAGS) -Werror all-warnings -Xcompiler -Werror \
                        -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -I runtime/include
 TRANSLATED_BINS     := $(addprefix $(TRANSLATED_DIR)/,$(EXAMPLE_NAMES))

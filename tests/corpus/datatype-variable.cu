@@ -38,6 +38,7 @@ void step(floatX *w, floatX *g, float lr, int n, ncclDataType_t dtype, ncclRedOp
   }
 #endif
   (void)dtype;
+  (void)op;
 }
 
 // CODE: ncclReduceScatter(g, g + coconet_p.slice_lo, coconet_p.s, ncclFloatX, ncclSum, comm, s)

@@ -280,14 +280,30 @@ CASE(inner_loop, false,
      "k_inner_loop<<<n, 256>>>(a, n);",
      "kernel 'k_inner_loop': 'for (int r = 0; r < 4; r++) a[i] *= 0.5f' is not supported in a pointwise kernel")
 
-CASE(template_kernel, false,
+CASE(template_kernel, true,
      "template <typename T>\n"
      "__global__ void k_template(T *a, int n) {\n"
      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-     "  if (i < n) a[i] = a[i] + a[i];\n"
+     "  if (i < n) a[i] = a[i] + T(2) * a[i];\n"
      "}\n",
-     "k_template<float><<<n, 256>>>(a, n);",
-     "kernel 'k_template' is a template: templated kernels are not analyzed yet")
+     "k_template<float><<<(n + 255) / 256, 256>>>(a, n);",
+     "a[i] = a[i] + (f32)2 * a[i]")
+
+CASE(block_constant, true,
+     "__global__ void k_block_constant(float *a, int n) {\n"
+     "  const int i = blockIdx.x * 256 + threadIdx.x;\n"
+     "  if (i < n) a[i] = a[i] * 3.0f;\n"
+     "}\n",
+     "k_block_constant<<<(n + 255) / 256, 256>>>(a, n);",
+     "a[i] = a[i] * 3.0f")
+
+CASE(block_constant_other, false,
+     "__global__ void k_block_other(float *a, int n) {\n"
+     "  const int i = blockIdx.x * 128 + threadIdx.x;\n"
+     "  if (i < n) a[i] = a[i] * 3.0f;\n"
+     "}\n",
+     "k_block_other<<<(n + 255) / 256, 256>>>(a, n);",
+     "kernel 'k_block_other': 'blockIdx.x' is not supported in a pointwise kernel")
 
 CASE(philox_not_keyed, false,
      "__global__ void k_bad_dropout(float *a, int n, unsigned long long seed) {\n"

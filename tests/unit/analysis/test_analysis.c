@@ -67,6 +67,7 @@ static int setup(void **state) {
   diag_add_file(src.path, src.buf, src.len);
   Options opts = {.input = path};
   if (frontend_parse(&opts, src, &fe) || directives_collect(&fe, &prog)) return -1;
+  instantiate_program(&fe, &prog);
   return 0;
 }
 

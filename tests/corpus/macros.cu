@@ -1,0 +1,61 @@
+// Style: macros in and around kernels, as trainers write them: constants
+// (#define EPS, a block size), function-like macros that call functions
+// (CLAMP to fminf/fmaxf), error-check wrappers around the calls. Accepted
+// and verified. libclang 16 reports code from a macro's body where the macro
+// is used, so coconet cannot read an operator written in a macro's body
+// (SQR(x) ((x) * (x)), a CEIL_DIV grid): those are refused, naming the macro.
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %expect 1 %coconet --check %s -- -DOPERATOR_MACRO 2>&1 | %FileCheck --check-prefix=OPERATOR %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_MACRO 2>&1 | %FileCheck --check-prefix=GRID %s
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <cstdio>
+#include <cstdlib>
+
+#define EPS 1e-8f
+#define BLOCK_SIZE 256
+#define CLAMP(x, lo, hi) fminf(fmaxf((x), (lo)), (hi))
+#define SQR(x) ((x) * (x))
+#define CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+#define NCCL_CHECK(cmd)                                                        \
+  do {                                                                         \
+    ncclResult_t r_ = (cmd);                                                   \
+    if (r_ != ncclSuccess) {                                                   \
+      fprintf(stderr, "NCCL error %s at %s:%d\n", ncclGetErrorString(r_), __FILE__, __LINE__); \
+      exit(1);                                                                 \
+    }                                                                          \
+  } while (0)
+
+__global__ void rms_update(float *p, const float *g, float *v, float lr, float decay, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+#ifdef OPERATOR_MACRO
+    float vi = decay * v[i] + (1.0f - decay) * SQR(g[i]);
+#else
+    float vi = decay * v[i] + (1.0f - decay) * g[i] * g[i];
+#endif
+    v[i] = vi;
+    p[i] = p[i] - lr * CLAMP(g[i] / (sqrtf(vi) + EPS), -1.0f, 1.0f);
+  }
+}
+
+void step(float *p, float *g, float *v, float lr, int n, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(rmsprop) split reorder scratch(g) replicated(p) shard(v)
+  {
+    NCCL_CHECK(ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s));
+#ifdef GRID_MACRO
+    rms_update<<<CEIL_DIV(n, BLOCK_SIZE), BLOCK_SIZE, 0, s>>>(p, g, v, lr, 0.99f, n);
+#else
+    rms_update<<<(n + BLOCK_SIZE - 1) / BLOCK_SIZE, BLOCK_SIZE, 0, s>>>(p, g, v, lr, 0.99f, n);
+#endif
+  }
+}
+
+// IR: verify rmsprop: output 'p' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify rmsprop: ok
+// EXEC: verify=exec rmsprop: shard 'v' (f32): max 0 ULP apart
+// EXEC: verify=exec rmsprop: output 'p' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
+// EXEC: verify=exec rmsprop: ok
+// OPERATOR: macros.cu:34:48: error: kernel 'rms_update': 'SQR(g[i])' comes from macro 'SQR', whose body coconet cannot read (libclang 16 reports code from a macro's body where the macro is used); write the expression out, or make the macro a __device__ function
+// GRID: macros.cu:48:5: error: kernel 'rms_update' computes only the elements that have a thread (its 'if (i < n)' guard), and coconet cannot prove that '<<<CEIL_DIV(n, BLOCK_SIZE), BLOCK_SIZE>>>' gives every one of the n elements a thread
