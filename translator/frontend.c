@@ -23,6 +23,7 @@
 // declare the cache-hinted loads and stores (__ldcs, __stcs, ...) for only a
 // few types in the host pass, where kernels are parsed; these templates
 // stand in for the rest (exact declarations still win overload resolution).
+// Host min/max as nvcc's headers declare them follow.
 static const char PRELUDE[] =
     "// coconet: parsing prelude (host-side view of device code)\n"
     "#undef __CUDACC__\n"
@@ -37,7 +38,29 @@ static const char PRELUDE[] =
     "template <typename T> COCONET_DEV_ void __stcg(T *, T);\n"
     "template <typename T> COCONET_DEV_ void __stcs(T *, T);\n"
     "template <typename T> COCONET_DEV_ void __stwt(T *, T);\n"
-    "#undef COCONET_DEV_\n";
+    "#undef COCONET_DEV_\n"
+    // nvcc's headers give host code min and max on the integer and floating
+    // types (crt/math_functions.hpp); clang's give them to device code only.
+    "#define COCONET_MINMAX_(T, U, R) \\\n"
+    "  static inline __attribute__((host)) R min(T a, U b) { return a < b ? a : b; } \\\n"
+    "  static inline __attribute__((host)) R max(T a, U b) { return a > b ? a : b; }\n"
+    "COCONET_MINMAX_(int, int, int)\n"
+    "COCONET_MINMAX_(unsigned int, unsigned int, unsigned int)\n"
+    "COCONET_MINMAX_(int, unsigned int, unsigned int)\n"
+    "COCONET_MINMAX_(unsigned int, int, unsigned int)\n"
+    "COCONET_MINMAX_(long, long, long)\n"
+    "COCONET_MINMAX_(unsigned long, unsigned long, unsigned long)\n"
+    "COCONET_MINMAX_(long, unsigned long, unsigned long)\n"
+    "COCONET_MINMAX_(unsigned long, long, unsigned long)\n"
+    "COCONET_MINMAX_(long long, long long, long long)\n"
+    "COCONET_MINMAX_(unsigned long long, unsigned long long, unsigned long long)\n"
+    "COCONET_MINMAX_(long long, unsigned long long, unsigned long long)\n"
+    "COCONET_MINMAX_(unsigned long long, long long, unsigned long long)\n"
+    "COCONET_MINMAX_(float, float, float)\n"
+    "COCONET_MINMAX_(double, double, double)\n"
+    "COCONET_MINMAX_(float, double, double)\n"
+    "COCONET_MINMAX_(double, float, double)\n"
+    "#undef COCONET_MINMAX_\n";
 
 const char *frontend_cuda_home(void) {
   static char found[4096];
