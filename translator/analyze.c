@@ -1147,6 +1147,13 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
         u->ref.t->count = ir_size_const(ir, u->expr->k->value + 1);
     }
   }
+  if (!az.why && l->wrapper) {
+    char *note = ir_printf(ir, "the call of '%s' (%s:%u:%u) is the launch of kernel '%s' inside it, seen through "
+                           "(its parameters stand for the call's arguments)", l->wrapper,
+                           l->wrapper_loc.file ? l->wrapper_loc.file : "?", l->wrapper_loc.line, l->wrapper_loc.col,
+                           l->kernel);
+    ir_region_note(ir, note);
+  }
   if (!az.why && instance) {
     SrcLoc at = fe_loc(fe, clang_getCursorLocation(def->cursor));
     char *note = ir_printf(ir, "kernel '%s' (%s:%u:%u) is a template: analyzed as its instance for <%s>", def->name,

@@ -325,6 +325,7 @@ static Launch *launch_of(const Frontend *fe, CXCursor call, const Toks *t, unsig
   for (int i = 0; i < nconf && i < 4; i++) *slots[i] = conf[i];
   free(conf);
   l->args = split_pieces(fe, t, close + 2, args_end, &l->nargs);
+  l->call = call;
   l->def = kernel_def(fe, call);
   if (l->def) {
     CXCursor body = clang_getNullCursor();
@@ -385,7 +386,10 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
   Found f = {fe, clang_getNullCursor(), 0};
   if (clang_getCursorKind(cursor) == CXCursor_CallExpr) find_calls(cursor, cursor, &f);
   if (f.count == 0) clang_visitChildren(cursor, find_calls, &f);
-  if (f.count != 1) return s;
+  if (f.count != 1) {
+    if (f.count == 0) wrapper_see_through(fe, s);
+    return s;
+  }
   SrcRange cr = fe_range(fe, clang_getCursorExtent(f.call));
   if (!cr.begin.file || !cr.end.file || !written_here(fe, f.call, cr)) return s;
   Toks t = tokens_of(fe, s->range);
@@ -424,6 +428,7 @@ void stmt_free(Stmt *s) {
   if (s->launch) {
     Launch *l = s->launch;
     free(l->kernel);
+    free(l->wrapper);
     free(l->template_args);
     free(l->grid.text);
     free(l->block.text);
@@ -448,5 +453,6 @@ void stmt_free(Stmt *s) {
   }
   free(s->callee);
   free(s->wrapper);
+  free(s->why_opaque);
   free(s);
 }

@@ -420,7 +420,8 @@ static const char *piece_text(const Cg *cg, const Piece *p) {
 
 static bool emit_host_launch(Cg *cg, const IrOp *op) {
   const Stmt *s = stmt_at(cg->fr, op->range.begin.offset);
-  if (cg->target != TARGET_HOST || !s || s->kind != STMT_LAUNCH) return false;
+  // A launch seen through a host function stays that function's call (lowered in it).
+  if (cg->target != TARGET_HOST || !s || s->kind != STMT_LAUNCH || s->launch->wrapper) return false;
   const Launch *l = s->launch;
   Buf b = {0};
   buf_printf(&b, "coconet_host_launch(%s, ", op->kind == IR_OP_POINTWISE ? "COCONET_HOST_SIMPLE" : "COCONET_HOST_SYNC");

@@ -4,7 +4,8 @@
 // expressions of the launches it replaces are dropped. A local variable or a
 // parameter named there that nothing else in its function uses, or a variable of
 // the file's scope nothing else in the file uses, would then draw an
-// unused-variable warning from the compiler; the block says (void)NAME.
+// unused-variable warning from the compiler; the block says (void)NAME. So
+// does a static host function a replaced launch was seen through (wrapper.c).
 #include "codegen.h"
 
 #include <stdlib.h>
@@ -27,7 +28,8 @@ static bool in_ranges(const SrcRange *r, int n, unsigned offset) {
 static enum CXChildVisitResult count_refs(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
   Refs *refs = data;
-  if (clang_getCursorKind(c) == CXCursor_DeclRefExpr && clang_equalCursors(clang_getCursorReferenced(c), refs->decl)) {
+  if (clang_getCursorKind(c) == CXCursor_DeclRefExpr &&
+      clang_equalCursors(clang_getCanonicalCursor(clang_getCursorReferenced(c)), refs->decl)) {
     SrcLoc at = fe_loc(refs->fe, clang_getCursorLocation(c));
     if (!in_ranges(refs->skip, refs->nskip, at.offset)) refs->count++;
   }
@@ -63,7 +65,7 @@ static char *unused_after(const Frontend *fe, const Piece *p, const SrcRange *sk
   bool file_scope = k == CXCursor_VarDecl && (scope == CXCursor_TranslationUnit || scope == CXCursor_Namespace) &&
                     fe_in_main_file(fe, clang_getCursorLocation(decl));
   if ((k != CXCursor_VarDecl && k != CXCursor_ParmDecl) || (!is_function(scope) && !file_scope)) return NULL;
-  Refs refs = {decl, skip, nskip, fe, 0};
+  Refs refs = {clang_getCanonicalCursor(decl), skip, nskip, fe, 0};
   if (file_scope) clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), count_refs_in_main, &refs);
   else clang_visitChildren(fn, count_refs, &refs);
   return refs.count ? NULL : fe_spelling(decl);
@@ -83,10 +85,25 @@ static int add_name(char **names, int n, int max, char *name) {
   return n + 1;
 }
 
+// A host function of internal linkage (static) that a launch was seen through
+// (wrapper.c), if only replaced statements call it.
+static char *unused_wrapper(const Frontend *fe, const Stmt *s, const SrcRange *skip, int nskip) {
+  CXCursor fn = clang_getCursorReferenced(s->cursor);
+  if (clang_getCursorLinkage(fn) != CXLinkage_Internal) return NULL;
+  Refs refs = {clang_getCanonicalCursor(fn), skip, nskip, fe, 0};
+  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), count_refs_in_main, &refs);
+  return refs.count ? NULL : fe_spelling(fn);
+}
+
 int unused_config(const Frontend *fe, const Region *fr, const SrcRange *replaced, int nreplaced, char **names, int max) {
   int n = 0;
   for (const Stmt *s = fr->stmts; s; s = s->next) {
     if (s->kind != STMT_LAUNCH || !in_ranges(replaced, nreplaced, s->range.begin.offset)) continue;
+    // A launch seen through a wrapper: its configuration is the wrapper's, not the region's.
+    if (s->launch->wrapper) {
+      n = add_name(names, n, max, unused_wrapper(fe, s, replaced, nreplaced));
+      continue;
+    }
     const Piece *config[] = {&s->launch->grid, &s->launch->block, &s->launch->shmem};
     for (int i = 0; i < 3; i++) n = add_name(names, n, max, unused_after(fe, config[i], replaced, nreplaced));
   }

@@ -452,11 +452,18 @@ static void syms_free(Cov *cv) {
   }
 }
 
-long long launch_block_x(const Frontend *fe, const Stmt *s) {
+// The launch's call with its configuration (the launch in a wrapper seen through, too).
+static CXCursor launch_call(const Stmt *s) {
   FindLaunch f = {0, clang_getNullCursor()};
-  if (find_launch(s->cursor, s->cursor, &f) == CXChildVisit_Recurse) clang_visitChildren(s->cursor, find_launch, &f);
-  if (clang_Cursor_isNull(f.call)) return 0;
-  Kids ks = kids_of(f.call);
+  CXCursor root = s->launch->call;
+  if (find_launch(root, root, &f) == CXChildVisit_Recurse) clang_visitChildren(root, find_launch, &f);
+  return f.call;
+}
+
+long long launch_block_x(const Frontend *fe, const Stmt *s) {
+  CXCursor call = launch_call(s);
+  if (clang_Cursor_isNull(call)) return 0;
+  Kids ks = kids_of(call);
   Cov cv = {.fe = fe, .kfe = fe};
   Sym *block = ks.n >= 2 ? sym_of(&cv, clang_Cursor_getArgument(ks.v[1], 1)) : NULL;
   long long v = block && block->kind == S_CONST && !cv.changed ? block->value : 0;
@@ -469,9 +476,8 @@ bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCur
   *why = NULL;
   // A bug planted on purpose, for the tests of --verify=exec: every launch "covers".
   if (getenv("COCONET_TEST_PLANT_COVERAGE_BUG")) return true;
-  FindLaunch f = {0, clang_getNullCursor()};
-  if (find_launch(s->cursor, s->cursor, &f) == CXChildVisit_Recurse) clang_visitChildren(s->cursor, find_launch, &f);
   const Launch *l = s->launch;
+  FindLaunch f = {0, launch_call(s)};
   *why = NULL;
   bool ok = false;
   int nparams = clang_Cursor_getNumArguments(kernel);

@@ -577,7 +577,8 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
     }
     if (!done) {
       char *text = fe_text(fe, s->range);
-      ir_op_opaque(ir, s->range, text);
+      IrOp *op = ir_op_opaque(ir, s->range, text);
+      if (s->why_opaque) op->why_opaque = ir_strdup(ir, s->why_opaque);
       free(text);
     }
     IrOp *last = ir->ops;

@@ -396,6 +396,7 @@ struct IrOp {
   SrcRange range;       // the source statement
   SrcLoc loc;           // where diagnostics point (range.begin)
   const char *text;     // the statement as written (may be NULL except for OPAQUE)
+  const char *why_opaque;  // OPAQUE: why coconet does not see into it, when it nearly did (a host wrapper)
   IrUse *reads;         // tensors read, one entry per tensor
   IrUse *writes;        // tensors written, one entry per tensor
   const IrOp *orig;     // scheduled ops: the original op it comes from (NULL in region->ops)
@@ -425,6 +426,9 @@ IrOp *ir_op_copy(IrRegion *r, SrcRange range, const IrCopy *info);
 IrOp *ir_op_memset(IrRegion *r, SrcRange range, const IrMemset *info);
 IrOp *ir_op_event(IrRegion *r, SrcRange range, const IrEvent *info);
 IrOp *ir_op_opaque(IrRegion *r, SrcRange range, const char *text);
+// After an error that a statement coconet does not see into may explain: a
+// note for each opaque op of r that says why it is opaque.
+void ir_note_opaque(const IrRegion *r);
 // A pointwise kernel launch: info gives kernel, launch texts and count (params
 // and body are built with the calls below).
 IrOp *ir_op_pointwise(IrRegion *r, SrcRange range, const IrPointwise *info);

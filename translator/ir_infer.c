@@ -180,6 +180,7 @@ static int apply_replicated(IrRegion *r) {
       if (t) t->replicated = true;
       else {
         diag_error(&n->loc, "replicated: '%s' is not a buffer used in region '%s'", n->text, r->name);
+        if (!errors) ir_note_opaque(r);
         errors++;
       }
     }

@@ -108,6 +108,11 @@ IrOp *ir_op_opaque(IrRegion *r, SrcRange range, const char *text) {
   return op;
 }
 
+void ir_note_opaque(const IrRegion *r) {
+  for (const IrOp *op = r->ops; op; op = op->next)
+    if (op->kind == IR_OP_OPAQUE && op->why_opaque) diag_note(&op->loc, "%s", op->why_opaque);
+}
+
 IrOp *ir_op_pointwise(IrRegion *r, SrcRange range, const IrPointwise *info) {
   IrOp *op = new_op(r, IR_OP_POINTWISE, range);
   IrPointwise *pw = &op->pw;

@@ -85,6 +85,7 @@ static cJSON *launch_json(const Launch *l) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "kernel", l->kernel);
   cJSON_AddItemToObject(o, "template_args", str_or_null(l->template_args));
+  cJSON_AddItemToObject(o, "seen_through", str_or_null(l->wrapper));
   cJSON_AddItemToObject(o, "grid", piece_json(&l->grid));
   cJSON_AddItemToObject(o, "block", piece_json(&l->block));
   cJSON_AddItemToObject(o, "shmem", piece_json(&l->shmem));

@@ -205,9 +205,11 @@ static int mark_info(TfCtx *c) {
     const char *what = ir_clause_name(cl->kind);
     for (const IrName *n = cl->args; n; n = n->next) {
       IrTensor *t = ir_tensor_find(r, n->text);
-      if (!t) return tf_fail(c, &n->loc, "%s: '%s' is not a buffer used in region '%s'", what, n->text, r->name);
-      if (!t->written)
-        return tf_fail(c, &n->loc, "%s: '%s' is not written in region '%s'", what, n->text, r->name);
+      if (!t || !t->written) {
+        tf_fail(c, &n->loc, "%s: '%s' is not %s in region '%s'", what, n->text, t ? "written" : "a buffer used", r->name);
+        if (!c->quiet) ir_note_opaque(r);
+        return -1;
+      }
       if ((cl->kind == IR_CL_SHARD && t->scratch) || (cl->kind == IR_CL_SCRATCH && t->shard))
         return tf_fail(c, &n->loc, "%s: '%s' cannot be both shard and scratch", what, n->text);
       if (cl->kind == IR_CL_SHARD) t->shard = true;

@@ -291,10 +291,13 @@ int tf_reorder(TfCtx *c, const IrClause *cl) {
     moved += n;
     while (&(*pp)->next != last_next) pp = &(*pp)->next;
   }
-  if (moved == 0)
-    return tf_fail(c, &cl->loc,
-                   "reorder: no pointwise kernel consumes the result of a split AllReduce; there "
-                   "is nothing to move between ReduceScatter and AllGather");
+  if (moved == 0) {
+    tf_fail(c, &cl->loc,
+            "reorder: no pointwise kernel consumes the result of a split AllReduce; there "
+            "is nothing to move between ReduceScatter and AllGather");
+    if (!c->quiet) ir_note_opaque(c->r);
+    return -1;
+  }
   c->reorder = true;
   return 0;
 }

@@ -8,6 +8,7 @@
 //                attached to the statement that follows, validated
 //   classify.c   each statement of a region: NCCL call, kernel launch, cuBLAS
 //                GEMM, async CUDA call, or opaque; exact source ranges for all
+//   wrapper.c    a launch inside a small host function, seen through
 //   coverage.c   whether a launch gives every element of its count a thread
 //   instantiate.c kernel templates: an instance parse with a copy of each
 //                launched template as a plain function of its arguments
@@ -204,6 +205,9 @@ typedef struct Launch {
   Piece *args;
   int nargs;
   KernelDef *def;        // NULL when the definition is not in this file
+  CXCursor call;         // the launch's call (inside the wrapper, for one seen through)
+  char *wrapper;         // the host function the launch is seen through (wrapper.c), or NULL
+  SrcLoc wrapper_loc;
 } Launch;
 
 typedef struct Stmt {
@@ -217,6 +221,7 @@ typedef struct Stmt {
   Piece *args;           // call arguments (launch arguments for launches)
   int nargs;
   Launch *launch;        // for STMT_LAUNCH
+  char *why_opaque;      // an opaque call coconet nearly saw into (a host wrapper): why not, else NULL
   struct Stmt *next;
 } Stmt;
 
@@ -229,6 +234,11 @@ bool cursor_is_kernel(CXCursor decl);
 // Classify one statement of a region. Never fails: unknown forms are opaque.
 Stmt *classify_stmt(const Frontend *fe, CXCursor stmt);
 void stmt_free(Stmt *s);
+
+// wrapper.c: an opaque statement that is exactly a call of a host function of
+// this file whose body is initialized locals and one launch becomes that
+// launch, its texts in the caller's terms (Launch.wrapper names the function).
+void wrapper_see_through(const Frontend *fe, Stmt *s);
 
 //
 // instantiate.c

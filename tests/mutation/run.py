@@ -34,7 +34,9 @@ SOURCES = [("examples/adam/adam.cu", []), ("examples/adamw/adamw.cu", []), ("exa
            ("docs/examples/sgd.cu", []), ("tests/golden/legality/per-rank.cu", ["-DCASE_BIAS", "-DDECLARED"]),
            ("tests/golden/legality/coverage.cu", ["-DCASE_FORMS"]),
            ("tests/golden/legality/effects.cu", ["-DCASE_ONCE"]),
-           ("tests/golden/codegen/Inputs/fusion.cu", []), ("tests/golden/codegen/Inputs/tail.cu", [])]
+           ("tests/golden/codegen/Inputs/fusion.cu", []), ("tests/golden/codegen/Inputs/tail.cu", []),
+           ("tests/corpus/templates.cu", []), ("tests/corpus/macros.cu", []),
+           ("tests/corpus/math-intrinsics.cu", []), ("tests/corpus/count-expressions.cu", [])]
 TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+\.?\d*f?|==|!=|<=|>=|&&|\|\||<<|>>|[-+*/%<>=!&|^~?:;,.()\[\]{}]")
 MATH = ["sqrtf", "rsqrtf", "expf", "__expf", "logf", "tanhf", "fabsf", "fmaxf", "fminf", "powf", "fmaf", "erff",
         "__ldg", "min", "max", "atomicAdd", "__syncthreads", "__shfl_xor_sync", "curand_uniform"]

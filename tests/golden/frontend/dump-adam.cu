@@ -88,6 +88,7 @@ void train_step(float *w, float *g, float *m, float *v, size_t n, float lr, floa
 // CHECK:          "launch": {
 // CHECK-NEXT:       "kernel": "adam_update",
 // CHECK-NEXT:       "template_args": null,
+// CHECK-NEXT:       "seen_through": null,
 // CHECK-NEXT:       "grid": {
 // CHECK-NEXT:         "text": "blocks",
 // CHECK:            "block": {

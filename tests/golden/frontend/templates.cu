@@ -28,6 +28,7 @@ template void run<float>(float *, float *, float, int, ncclComm_t, cudaStream_t)
 // CHECK:      "launch": {
 // CHECK-NEXT:   "kernel": "axpy",
 // CHECK-NEXT:   "template_args": "T, 4",
+// CHECK-NEXT:   "seen_through": null,
 // CHECK-NEXT:   "grid": {
 // CHECK-NEXT:     "text": "dim3((n + 1023) / 1024, 1, 1)",
 // CHECK:        "block": {

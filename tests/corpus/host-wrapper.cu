@@ -1,0 +1,66 @@
+// Style: the launch inside a small host function, as trainers write their
+// optimizer steps: the function computes the grid and launches; the region
+// calls it. coconet sees through one such function defined in this file
+// (initialized locals, then one launch), and says why not when it cannot.
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
+// RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
+// RUN: %coconet --target=host %s | %FileCheck --check-prefix=HOST %s
+// RUN: %expect 1 %coconet --check %s -- -DEXTRA_STATEMENT 2>&1 | %FileCheck --check-prefix=EXTRA %s
+// RUN: %expect 1 %coconet --check %s -- -DEFFECT_ARG 2>&1 | %FileCheck --check-prefix=EFFECT %s
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+__global__ void adamw(float *p, const float *g, float *m, float *v, float lr, float b1, float b2, float eps, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    float mi = b1 * m[i] + (1.0f - b1) * g[i];
+    float vi = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+    m[i] = mi;
+    v[i] = vi;
+    p[i] -= lr * mi / (sqrtf(vi) + eps);
+  }
+}
+
+static void adamw_update(float *params, const float *grads, float *m, float *v, int n, float lr, cudaStream_t stream) {
+  const int block = 256;
+  const int grid = (n + block - 1) / block;
+#ifdef EXTRA_STATEMENT
+  cudaGetLastError();
+#endif
+  adamw<<<grid, block, 0, stream>>>(params, grads, m, v, lr, 0.9f, 0.999f, 1e-8f, n);
+}
+
+static float next_lr(int &calls) { return 1e-3f / (float)(++calls); }
+
+void step(float *w, float *g, float *m, float *v, int count, float lr, ncclComm_t comm, cudaStream_t s) {
+  int calls = 0;
+  (void)calls;
+#pragma coconet region name(wrapped) split reorder shard(m, v) scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, count, ncclFloat, ncclSum, comm, s);
+#ifdef EFFECT_ARG
+    adamw_update(w, g, m, v, count, next_lr(calls), s);
+#else
+    adamw_update(w, g, m, v, count, lr * 0.5f, s);
+#endif
+  }
+}
+
+// IR: verify wrapped: output 'w' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify wrapped: ok
+// EXEC: verify=exec wrapped: shard 'm' (f32): max 0 ULP apart
+// EXEC: verify=exec wrapped: output 'w' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
+// EXEC: verify=exec wrapped: ok
+// EXPLAIN: explain wrapped
+// EXPLAIN-NEXT: - analysis: the call of 'adamw_update' ({{.*}}host-wrapper.cu:26:13) is the launch of kernel 'adamw' inside it, seen through (its parameters stand for the call's arguments)
+// The scheduled block replaces the call; the static function it no longer calls is kept used:
+// CODE: ReduceScatter(g) -> adamw on this rank's slice -> AllGather(w)
+// CODE: (void)adamw_update;
+// CODE: coconet_wrapped_slice<<<coconet_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0, s>>>(m, g, v, w, 0.9f, 0.999f, (lr * 0.5f), 1e-8f, coconet_p.slice_lo, coconet_p.slice_hi);
+// The host backend lowers the launch inside the function:
+// HOST: coconet_host_launch(COCONET_HOST_SIMPLE, adamw, grid, block, 0, stream, params, grads, m, v, lr, 0.9f, 0.999f, 1e-8f, n);
+// EXTRA: host-wrapper.cu:40:86: error: replicated: 'w' is not a buffer used in region 'wrapped'
+// EXTRA: host-wrapper.cu:46:5: note: the call of 'adamw_update' ({{.*}}host-wrapper.cu:26:13) is not seen through as the kernel launch inside it: its body is not initialized locals and then one kernel launch; coconet sees through a host function whose body is initialized locals and then one launch
+// EFFECT: note: the call of 'adamw_update' ({{.*}}host-wrapper.cu:26:13) is not seen through as the kernel launch inside it: an argument of the call has side effects (a call, ++, an assignment)
