@@ -41,6 +41,7 @@ typedef struct Az {
   char *count_text;       // an expression bound in the launch's terms ("R * C"), else NULL
   bool guarded;           // the element loop is a guard (if (i < n)), not grid-stride
   long long block_x;      // the launch's blockDim.x when it is a constant, else 0
+  CXCursor stride;        // a local holding blockDim.x * gridDim.x (null if none); never read otherwise
   const char *hint_index; // from #pragma coconet pointwise
   const char *hint_count;
   Binding *locals;
@@ -599,6 +600,14 @@ static IrExpr *min_max(Az *az, CXCursor c, bool is_min) {
 }
 
 // The cache-hinted loads: __ldg(&t[i]) and friends read t[i].
+// The operator a 16-bit arithmetic intrinsic is (CUDA defines the operators by them), or NULL.
+static const char *half_op(const char *name) {
+  static const char *const ops[][2] = {{"__hadd", "+"}, {"__hsub", "-"}, {"__hmul", "*"}, {"__hdiv", "/"}};
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+    if (strcmp(name, ops[i][0]) == 0) return ops[i][1];
+  return NULL;
+}
+
 static bool is_cache_load(const char *name) {
   static const char *const loads[] = {"__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"};
   for (size_t i = 0; i < sizeof loads / sizeof *loads; i++)
@@ -654,6 +663,11 @@ static IrExpr *call_expr(Az *az, CXCursor c) {
                        ir_expr_float(az->ir, 1, IR_F32));
   } else if (strcmp(name, "__fdividef") == 0 && n == 2) {
     e = binary_expr(az, c, clang_Cursor_getArgument(c, 0), clang_Cursor_getArgument(c, 1), "/");
+  } else if (half_op(name) && n == 2) {  // __hadd(a, b) is a + b on __half and __nv_bfloat16
+    e = binary_expr(az, c, clang_Cursor_getArgument(c, 0), clang_Cursor_getArgument(c, 1), half_op(name));
+  } else if (strcmp(name, "__hneg") == 0 && n == 1) {
+    IrExpr *a = expr(az, clang_Cursor_getArgument(c, 0));
+    e = a ? cast_to(az, expr_type(c), ir_expr_unary(az->ir, IR_NEG, a)) : NULL;
   } else if (is_cache_load(name) && n == 1) {
     e = cache_load(az, c, name);
   } else if (strcmp(name, "curand_uniform") == 0 && n == 1) {
@@ -1000,12 +1014,28 @@ static bool bound(Az *az, CXCursor cond, const char *op) {
   return true;
 }
 
-// i += blockDim.x * gridDim.x
+// `const int stride = blockDim.x * gridDim.x;` before the loop. The local is
+// bound to nothing: any other use of it (a read, an assignment) is refused.
+static bool stride_decl(Az *az, CXCursor s) {
+  if (kind(s) != CXCursor_DeclStmt || !clang_Cursor_isNull(az->stride)) return false;
+  Kids vars = kids(s);
+  if (vars.n != 1 || kind(vars.v[0]) != CXCursor_VarDecl || !is_integer_var(vars.v[0])) return false;
+  Kids init = kids(vars.v[0]);
+  if (init.n == 0 || !is_product(az, init.last, B_BLOCKDIM_X, B_GRIDDIM_X)) return false;
+  az->stride = vars.v[0];
+  return true;
+}
+
+// i += blockDim.x * gridDim.x (or the stride local)
 static bool grid_stride(Az *az, CXCursor inc) {
   CXCursor lhs, rhs;
   char *op;
   if (!is_assignment(az, inc, &lhs, &rhs, &op)) return false;
-  bool ok = strcmp(op, "+=") == 0 && is_index(az, lhs) && is_product(az, rhs, B_BLOCKDIM_X, B_GRIDDIM_X);
+  CXCursor r = strip(rhs);
+  while (kind(r) == CXCursor_CStyleCastExpr || kind(r) == CXCursor_CXXStaticCastExpr) r = strip(kids(r).last);
+  bool via_local = kind(r) == CXCursor_DeclRefExpr && !clang_Cursor_isNull(az->stride) &&
+                   same(clang_getCursorReferenced(r), az->stride);
+  bool ok = strcmp(op, "+=") == 0 && is_index(az, lhs) && (via_local || is_product(az, rhs, B_BLOCKDIM_X, B_GRIDDIM_X));
   free(op);
   return ok;
 }
@@ -1037,7 +1067,7 @@ static void element_loop(Az *az, CXCursor body) {
   int j = 0;
   for (; j < l.n && !failed(az); j++) {
     CXCursor s = l.v[j];
-    if (index_decl(az, s) || builtin_alias(az, s)) continue;
+    if (index_decl(az, s) || builtin_alias(az, s) || stride_decl(az, s)) continue;
     // Locals before the loop (`const int total = rows * cols;`): values of the parameters.
     if (kind(s) == CXCursor_DeclStmt && clang_Cursor_isNull(az->index) && scalar_decls(s)) {
       decl_stmt(az, s);
@@ -1109,7 +1139,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
   bool instance = def->is_template && def->inst_fe;
   Az az = {.fe = instance ? def->inst_fe : fe, .ir = ir, .launch = l, .kernel = instance ? def->inst : def->cursor,
            .index = clang_getNullCursor(), .count = clang_getNullCursor(), .bound = clang_getNullCursor(),
-           .philox = clang_getNullCursor()};
+           .philox = clang_getNullCursor(), .stride = clang_getNullCursor()};
   const PragmaClause *pc = hint ? hint->clauses : NULL;
   const PragmaArg *hi = pragma_find_key(pc, "index"), *hc = pragma_find_key(pc, "count");
   az.hint_index = hi ? hi->text : NULL;

@@ -125,6 +125,46 @@ static bool is_arith(CXType t) {
   }
 }
 
+// dim3 (a launch configuration held in a local): recomputed like a number.
+static bool is_dim3(CXType t) {
+  CXString s = clang_getTypeSpelling(clang_getUnqualifiedType(clang_getCanonicalType(t)));
+  bool is = strcmp(clang_getCString(s), "dim3") == 0;
+  clang_disposeString(s);
+  return is;
+}
+
+// The text that recomputes a local from its initializer: the expression, or for
+// a constructor call (`dim3 grid(blocks, 2)`), dim3 built from its arguments.
+static char *init_text(const Harness *h, CXCursor decl, CXCursor init) {
+  char *t = fe_text(h->fe, fe_range(h->fe, clang_getCursorExtent(init)));
+  if (!is_dim3(clang_getCursorType(decl)) || clang_getCursorKind(init) != CXCursor_CallExpr) return t;
+  free(t);
+  int n = clang_Cursor_getNumArguments(init);
+  size_t cap = 64;
+  char *out = malloc(cap);
+  if (!out) COCONET_BUG("out of memory");
+  strcpy(out, "dim3(");
+  for (int i = 0; i < n; i++) {
+    char *a = fe_text(h->fe, fe_range(h->fe, clang_getCursorExtent(clang_Cursor_getArgument(init, (unsigned)i))));
+    if (!*a) {  // a default argument, not written
+      free(a);
+      break;
+    }
+    size_t need = strlen(out) + strlen(a) + 4;
+    if (need > cap) {
+      cap = need * 2;
+      char *g = realloc(out, cap);
+      if (!g) COCONET_BUG("out of memory");
+      out = g;
+    }
+    if (i) strcat(out, ", ");
+    strcat(out, a);
+    free(a);
+  }
+  strcat(out, ")");
+  return out;
+}
+
 static bool in_function(CXCursor decl) {
   enum CXCursorKind k = clang_getCursorKind(clang_getCursorSemanticParent(decl));
   return k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod || k == CXCursor_FunctionTemplate ||
@@ -171,16 +211,17 @@ static void add_var(Harness *h, CXCursor d) {
 }
 
 // Sizes, scalars, buffers and handles are given values by the harness; other
-// arithmetic locals are recomputed from their initializers (a grid size from
-// the count), which may need more variables.
+// arithmetic and dim3 locals are recomputed from their initializers (a grid
+// size from the count), which may need more variables.
 static bool set_by_ir(const Harness *h, const HVar *v);
 
 static void close_over_initializers(Harness *h) {
   for (int i = 0; i < h->n; i++) {
     HVar *v = &h->v[i];
     CXCursor init = initializer(v->decl);
-    if (clang_Cursor_isNull(init) || !is_arith(clang_getCursorType(v->decl)) || set_by_ir(h, v)) continue;
-    v->init = fe_text(h->fe, fe_range(h->fe, clang_getCursorExtent(init)));
+    CXType type = clang_getCursorType(v->decl);
+    if (clang_Cursor_isNull(init) || !(is_arith(type) || is_dim3(type)) || set_by_ir(h, v)) continue;
+    v->init = init_text(h, v->decl, init);
     Walk w = {.h = h, .begin = v->offset + 1};
     clang_visitChildren(init, find_refs, &w);
     if (clang_getCursorKind(init) == CXCursor_DeclRefExpr) find_refs(init, init, &w);
