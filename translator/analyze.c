@@ -1060,6 +1060,19 @@ static bool scalar_decls(CXCursor s) {
   return vars.n > 0 && vars.n <= FE_KIDS;
 }
 
+// A declaration whose every initializer is a constant clang evaluates.
+static bool constant_decls(CXCursor s) {
+  Kids vars = kids(s);
+  for (int i = 0; i < vars.n && i < FE_KIDS; i++) {
+    Kids init = kids(vars.v[i]);
+    CXEvalResult r = init.n ? clang_Cursor_Evaluate(init.last) : NULL;
+    CXEvalResultKind k = r ? clang_EvalResult_getKind(r) : CXEval_UnExposed;
+    if (r) clang_EvalResult_dispose(r);
+    if (k != CXEval_Int && k != CXEval_Float) return false;
+  }
+  return vars.n > 0 && vars.n <= FE_KIDS;
+}
+
 // Find the element loop in the kernel body; run `stmt` over the element body.
 static void element_loop(Az *az, CXCursor body) {
   StmtList l = {0};
@@ -1068,8 +1081,9 @@ static void element_loop(Az *az, CXCursor body) {
   for (; j < l.n && !failed(az); j++) {
     CXCursor s = l.v[j];
     if (index_decl(az, s) || builtin_alias(az, s) || stride_decl(az, s)) continue;
-    // Locals before the loop (`const int total = rows * cols;`): values of the parameters.
-    if (kind(s) == CXCursor_DeclStmt && clang_Cursor_isNull(az->index) && scalar_decls(s)) {
+    // Locals before the loop (`const int total = rows * cols;`): values of the parameters;
+    // after the index, constants only (`constexpr float one = 1.0f;`).
+    if (kind(s) == CXCursor_DeclStmt && (clang_Cursor_isNull(az->index) || constant_decls(s)) && scalar_decls(s)) {
       decl_stmt(az, s);
       continue;
     }
@@ -1105,6 +1119,14 @@ static void element_loop(Az *az, CXCursor body) {
 }
 
 // The pointwise op of a launch; its count is set once the loop is found.
+// The count divided by one of its factors, or NULL when k is not one.
+static IrSize *size_quotient(IrSize *count, const IrSize *k) {
+  if (!count || count->kind != IR_SIZE_MUL) return NULL;
+  if (ir_size_equal(count->rhs, k)) return count->lhs;
+  if (ir_size_equal(count->lhs, k)) return count->rhs;
+  return NULL;
+}
+
 static IrOp *new_pointwise(IrRegion *ir, const Stmt *s) {
   const Launch *l = s->launch;
   char *kernel = l->template_args ? ir_printf(ir, "%s<%s>", l->kernel, l->template_args) : ir_strdup(ir, l->kernel);
@@ -1172,6 +1194,8 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
       if (u->ref.t->count) continue;
       if (u->index == IR_IDX_I) u->ref.t->count = az.op->pw.count;
       else if (u->index == IR_IDX_MOD && u->expr) u->ref.t->count = u->expr->k;
+      // t[i / K] over rows * K elements: rows elements (K a factor of the count).
+      else if (u->index == IR_IDX_DIV && u->expr && u->expr->k) u->ref.t->count = size_quotient(az.op->pw.count, u->expr->k);
       // A device scalar, t[0] (or t[K] with K constant): K + 1 elements.
       else if (u->index == IR_IDX_CONST && u->expr && u->expr->k && u->expr->k->kind == IR_SIZE_CONST)
         u->ref.t->count = ir_size_const(ir, u->expr->k->value + 1);

@@ -5,7 +5,8 @@
 // parameter named there that nothing else in its function uses, or a variable of
 // the file's scope nothing else in the file uses, would then draw an
 // unused-variable warning from the compiler; the block says (void)NAME. So
-// does a static host function a replaced launch was seen through (wrapper.c).
+// does a kernel of internal linkage only the replaced launches called, and a
+// static host function a replaced launch was seen through (wrapper.c).
 #include "codegen.h"
 
 #include <stdlib.h>
@@ -85,11 +86,11 @@ static int add_name(char **names, int n, int max, char *name) {
   return n + 1;
 }
 
-// A host function of internal linkage (static) that a launch was seen through
-// (wrapper.c), if only replaced statements call it.
-static char *unused_wrapper(const Frontend *fe, const Stmt *s, const SrcRange *skip, int nskip) {
-  CXCursor fn = clang_getCursorReferenced(s->cursor);
-  if (clang_getCursorLinkage(fn) != CXLinkage_Internal) return NULL;
+// A function of internal linkage (static, or in an anonymous namespace) that
+// only replaced statements call: a kernel they launched, or a host function a
+// launch was seen through (wrapper.c).
+static char *unused_function(const Frontend *fe, CXCursor fn, const SrcRange *skip, int nskip) {
+  if (clang_Cursor_isNull(fn) || clang_getCursorLinkage(fn) != CXLinkage_Internal) return NULL;
   Refs refs = {clang_getCanonicalCursor(fn), skip, nskip, fe, 0};
   clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), count_refs_in_main, &refs);
   return refs.count ? NULL : fe_spelling(fn);
@@ -101,9 +102,11 @@ int unused_config(const Frontend *fe, const Region *fr, const SrcRange *replaced
     if (s->kind != STMT_LAUNCH || !in_ranges(replaced, nreplaced, s->range.begin.offset)) continue;
     // A launch seen through a wrapper: its configuration is the wrapper's, not the region's.
     if (s->launch->wrapper) {
-      n = add_name(names, n, max, unused_wrapper(fe, s, replaced, nreplaced));
+      n = add_name(names, n, max, unused_function(fe, clang_getCursorReferenced(s->cursor), replaced, nreplaced));
       continue;
     }
+    const KernelDef *def = s->launch->def;
+    if (def && !def->is_template) n = add_name(names, n, max, unused_function(fe, def->cursor, replaced, nreplaced));
     const Piece *config[] = {&s->launch->grid, &s->launch->block, &s->launch->shmem};
     for (int i = 0; i < 3; i++) n = add_name(names, n, max, unused_after(fe, config[i], replaced, nreplaced));
   }
