@@ -34,6 +34,26 @@ template <typename T> COCONET_DEV_ void __stcg(T *, T);
 template <typename T> COCONET_DEV_ void __stcs(T *, T);
 template <typename T> COCONET_DEV_ void __stwt(T *, T);
 #undef COCONET_DEV_
+#define COCONET_MINMAX_(T, U, R) \
+  static inline __attribute__((host)) R min(T a, U b) { return a < b ? a : b; } \
+  static inline __attribute__((host)) R max(T a, U b) { return a > b ? a : b; }
+COCONET_MINMAX_(int, int, int)
+COCONET_MINMAX_(unsigned int, unsigned int, unsigned int)
+COCONET_MINMAX_(int, unsigned int, unsigned int)
+COCONET_MINMAX_(unsigned int, int, unsigned int)
+COCONET_MINMAX_(long, long, long)
+COCONET_MINMAX_(unsigned long, unsigned long, unsigned long)
+COCONET_MINMAX_(long, unsigned long, unsigned long)
+COCONET_MINMAX_(unsigned long, long, unsigned long)
+COCONET_MINMAX_(long long, long long, long long)
+COCONET_MINMAX_(unsigned long long, unsigned long long, unsigned long long)
+COCONET_MINMAX_(long long, unsigned long long, unsigned long long)
+COCONET_MINMAX_(unsigned long long, long long, unsigned long long)
+COCONET_MINMAX_(float, float, float)
+COCONET_MINMAX_(double, double, double)
+COCONET_MINMAX_(float, double, double)
+COCONET_MINMAX_(double, float, double)
+#undef COCONET_MINMAX_
 PRELUDE
 flags=(-x cuda -std=c++17 --cuda-host-only --cuda-path="$cuda" -isystem "$cuda/include/cccl"
        -isystem "$tmp" -Xclang -fcuda-allow-variadic-functions -Wno-unknown-cuda-version

@@ -24,10 +24,7 @@
 #ifndef COCONET_H
 #define COCONET_H
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <curand_kernel.h>
 #include <nccl.h>
 
 #include <math.h>
