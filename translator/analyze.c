@@ -624,8 +624,17 @@ static IrExpr *cache_load(Az *az, CXCursor c, const char *name) {
     free(op);
     if (address) return read_expr(az, strip(k.v[0]));
   }
+  // t + i (or i + t) with t a pointer parameter: the address of t[i].
+  CXCursor a, b;
+  if (is_binary(az, p, "+", &a, &b)) {
+    CXCursor base = is_index(az, b) ? strip(a) : is_index(az, a) ? strip(b) : clang_getNullCursor();
+    if (kind(base) == CXCursor_DeclRefExpr && kind(referenced(base)) == CXCursor_ParmDecl && is_pointer(referenced(base))) {
+      IrTensor *t = tensor_of(az, base, NULL);
+      return t ? ir_expr_at(ir_expr_read(az->ir, t, IR_IDX_I, NULL), fe_loc(az->fe, clang_getCursorLocation(p))) : NULL;
+    }
+  }
   char *t = text_of(az, c);
-  fail(az, c, "kernel '%s': %s must load from &t[i] (%s)", az->launch->kernel, name, t);
+  fail(az, c, "kernel '%s': %s must load from &t[i] or t + i (%s)", az->launch->kernel, name, t);
   free(t);
   return NULL;
 }

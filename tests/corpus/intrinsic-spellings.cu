@@ -1,6 +1,6 @@
 // Style: the other spellings of the intrinsics: integer min/max (a comparison,
-// not fminf), __ldg through a pointer cast, and the nearest refusal, a cache
-// load from an address that is not &t[i].
+// not fminf), __ldg of &g[i] and of g + i, and the nearest refusal, a cache
+// load from an address that is neither (g + i + 1).
 // RUN: %coconet --verify=exec:2 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %expect 1 %coconet --check %s -- -DLOAD_OFFSET 2>&1 | %FileCheck --check-prefix=OFFSET %s
 #include <cuda_runtime.h>
@@ -14,9 +14,9 @@ __global__ void clamp_counts(int *c, int lo, int hi, int n) {
 __global__ void scaled(float *o, const float *g, float s, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
 #if defined(LOAD_OFFSET)
-  if (i < n) o[i] = s * __ldg(g + i);
+  if (i < n) o[i] = s * __ldg(g + i + 1);
 #else
-  if (i < n) o[i] = s * __ldg(&g[i]);
+  if (i < n) o[i] = s * (__ldg(&g[i]) + __ldg(g + i)) * 0.5f;
 #endif
 }
 
@@ -37,4 +37,4 @@ void step(int *c, float *g, float *o, float s, int lo, int hi, int n, ncclComm_t
 // EXEC: verify=exec counts: ok
 // EXEC: verify=exec scaled: output 'o' (f32): max 0 ULP apart over 1..2 ranks x 3 inputs
 // EXEC: verify=exec scaled: ok
-// OFFSET: intrinsic-spellings.cu:17:25: error: kernel 'scaled': __ldg must load from &t[i] (__ldg(g + i))
+// OFFSET: intrinsic-spellings.cu:17:25: error: kernel 'scaled': __ldg must load from &t[i] or t + i (__ldg(g + i + 1))
