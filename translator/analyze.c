@@ -6,8 +6,9 @@
 //     (blockDim.x may be written as a constant the launch's block size equals),
 //     through casts and helper variables;
 //   - the element loop: a grid-stride `for (i = INDEX; i < n; i += blockDim.x *
-//     gridDim.x)`, or `if (i < n) { ... }`, or `if (i >= n) return;` followed by
-//     the body; n is a kernel parameter (the count is its launch argument);
+//     gridDim.x)` (or `while (i < n) { ...; i += stride; }`), or `if (i < n) { ... }`,
+//     or `if (i >= n) return;` followed by the body; n is a kernel parameter or an
+//     expression of them (the count is it in the launch's terms);
 //   - the body: locals, stores t[i] = e (also +=, -=, *=, /=, and under an if
 //     as a select), arithmetic, comparisons, ternaries, casts, math functions,
 //     half/bf16 conversions and operators, inlined __device__ helpers
@@ -1049,6 +1050,16 @@ static bool grid_stride(Az *az, CXCursor inc) {
   return ok;
 }
 
+// A while loop's body that ends with the grid stride (and has it nowhere else).
+static bool while_stride(Az *az, CXCursor body) {
+  if (kind(body) != CXCursor_CompoundStmt) return false;
+  StmtList w = {0};
+  clang_visitChildren(body, list_stmt, &w);
+  bool ok = w.n >= 1 && grid_stride(az, w.v[w.n - 1]);
+  free(w.v);
+  return ok;
+}
+
 static bool is_return(CXCursor s) {
   if (kind(s) == CXCursor_ReturnStmt) return true;
   if (kind(s) != CXCursor_CompoundStmt) return false;
@@ -1100,6 +1111,14 @@ static void element_loop(Az *az, CXCursor body) {
     if (kind(s) == CXCursor_ForStmt && k.n == 4 && index_decl(az, k.v[0]) && bound(az, k.v[1], "<") &&
         grid_stride(az, k.v[2])) {
       stmt(az, k.v[3]);
+      j++;
+    } else if (kind(s) == CXCursor_WhileStmt && k.n == 2 && !clang_Cursor_isNull(az->index) && while_stride(az, k.v[1]) &&
+               bound(az, k.v[0], "<")) {
+      // while (i < n) { ...; i += blockDim.x * gridDim.x; }: the body without its last statement.
+      StmtList w = {0};
+      clang_visitChildren(k.v[1], list_stmt, &w);
+      for (int b = 0; b + 1 < w.n && !failed(az); b++) stmt(az, w.v[b]);
+      free(w.v);
       j++;
     } else if (kind(s) == CXCursor_IfStmt && k.n == 2 && bound(az, k.v[0], "<")) {
       az->guarded = true;
