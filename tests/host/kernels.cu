@@ -461,6 +461,8 @@ static void test_runtime_api(void) {
   CHECK(cudaGetDevice(&dev) == cudaSuccess && dev == 0);
   CHECK(cudaSetDevice(1) == cudaErrorInvalidDevice);
   CHECK(cudaGetLastError() == cudaErrorInvalidDevice);
+  CHECK(cudaSetDevice(-1) == cudaErrorInvalidDevice);
+  CHECK(cudaGetLastError() == cudaErrorInvalidDevice);
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0) == cudaSuccess);
   CHECK(prop.warpSize == 32 && prop.multiProcessorCount == 132 && prop.maxThreadsPerBlock == 1024);

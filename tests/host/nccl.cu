@@ -359,6 +359,16 @@ int main(int argc, char **argv) {
   CHECK(ncclCommInitRank(&comm, nranks, id, rank) == ncclSuccess);
   CHECK(cudaStreamCreate(&stream) == cudaSuccess);
 
+  // One device per rank of the node (all ranks are on one node here), so that a
+  // program choosing its GPU by node-local rank runs.
+  const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  int ndev = 0, dev = -1;
+  CHECK(cudaGetDeviceCount(&ndev) == cudaSuccess && ndev == nranks);
+  CHECK(cudaSetDevice(local ? atoi(local) : rank) == cudaSuccess);
+  CHECK(cudaGetDevice(&dev) == cudaSuccess && dev == rank);
+  CHECK(cudaSetDevice(ndev) == cudaErrorInvalidDevice);
+  CHECK(cudaGetLastError() == cudaErrorInvalidDevice);
+
   if (getenv("COCONET_HOST_CHUNK_BYTES")) {
     // Tiny chunks: fewer combinations, each split into many pieces.
     test_all_combinations({1, 103}, false);

@@ -242,9 +242,35 @@ cudaError_t check_event(cudaEvent_t event, const char *fn) {
   return events.count(event) ? cudaSuccess : fail(cudaErrorInvalidResourceHandle, fn, "unknown event");
 }
 
+/* How many devices each rank sees: COCONET_HOST_DEVICES, else the number of
+ * ranks on this node (Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE, MPICH's
+ * MPI_LOCALNRANKS), so that a program choosing its GPU by node-local rank
+ * (cudaSetDevice(local_rank)) runs; else 1. Every device is the same CPU. */
+int device_count(void) {
+  static int count = 0;
+  if (count) return count;
+  const char *names[] = {"COCONET_HOST_DEVICES", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"};
+  for (const char *name : names) {
+    const char *v = getenv(name);
+    char *end = nullptr;
+    long n = v ? strtol(v, &end, 10) : 0;
+    if (v && end != v && *end == '\0' && n >= 1 && n <= 1024) {
+      count = (int)n;
+      return count;
+    }
+  }
+  count = 1;
+  return count;
+}
+
+int current_device;
+
 cudaError_t check_device(int device, const char *fn) {
-  return device == 0 ? cudaSuccess
-                     : fail(cudaErrorInvalidDevice, fn, "the host backend has one device (0) per MPI rank");
+  if (device >= 0 && device < device_count()) return cudaSuccess;
+  static char why[160];
+  snprintf(why, sizeof why, "device %d: the host backend gives each rank %d device%s (0..%d; COCONET_HOST_DEVICES sets how many)",
+           device, device_count(), device_count() == 1 ? "" : "s", device_count() - 1);
+  return fail(cudaErrorInvalidDevice, fn, why);
 }
 
 void fill_properties(cudaDeviceProp *p) {
@@ -340,15 +366,19 @@ const char *cudaGetErrorName(cudaError_t error) {
 
 cudaError_t cudaGetDeviceCount(int *count) {
   if (!count) return fail(cudaErrorInvalidValue, "cudaGetDeviceCount", "null count");
-  *count = 1;
+  *count = device_count();
   return cudaSuccess;
 }
 
-cudaError_t cudaSetDevice(int device) { return check_device(device, "cudaSetDevice"); }
+cudaError_t cudaSetDevice(int device) {
+  if (cudaError_t err = check_device(device, "cudaSetDevice")) return err;
+  current_device = device;
+  return cudaSuccess;
+}
 
 cudaError_t cudaGetDevice(int *device) {
   if (!device) return fail(cudaErrorInvalidValue, "cudaGetDevice", "null device");
-  *device = 0;
+  *device = current_device;
   return cudaSuccess;
 }
 
