@@ -301,7 +301,12 @@ static int pass_through(const Options *o, const SourceFile *src) {
   // No regions: the IR views are empty (the picture is an empty graph).
   if (o->dot_file) return write_empty_dot(o->dot_file);
   if (o->dump == DUMP_IR || o->explain || o->verify_ranks || o->verify_exec) return 0;
-  return emit(o, src, src->buf, src->len) ? EXIT_INPUT : 0;
+  if (!o->line_directives) return emit(o, src, src->buf, src->len) ? EXIT_INPUT : 0;
+  size_t len;
+  char *out = rewrite_apply(src, NULL, true, &len);
+  int status = emit(o, src, out, len) ? EXIT_INPUT : 0;
+  free(out);
+  return status;
 }
 
 // The cost model: the defaults, or --model=FILE over them.

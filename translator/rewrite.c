@@ -76,17 +76,21 @@ static size_t newlines(const char *s, size_t n) {
 // After an edit that changed the number of lines, `#line` tells the compiler where the original text resumes:
 // the rest of the edited line (if any) goes on a line of its own, numbered as
 // in the input.
-static size_t resync_lines(Out *o, const SourceFile *src, size_t from) {
-  if (from < src->len && src->buf[from] == '\n') out_put(o, "\n", 1), from++;
-  else if (o->len && o->buf[o->len - 1] != '\n') out_put(o, "\n", 1);
+static void line_marker(Out *o, const SourceFile *src, unsigned line_no) {
   char line[64];
-  snprintf(line, sizeof line, "#line %u \"", source_loc(src, (unsigned)from).line);
+  snprintf(line, sizeof line, "#line %u \"", line_no);
   out_put(o, line, strlen(line));
   for (const char *p = src->path; *p; p++) {
     if (*p == '"' || *p == '\\') out_put(o, "\\", 1);
     out_put(o, p, 1);
   }
   out_put(o, "\"\n", 2);
+}
+
+static size_t resync_lines(Out *o, const SourceFile *src, size_t from) {
+  if (from < src->len && src->buf[from] == '\n') out_put(o, "\n", 1), from++;
+  else if (o->len && o->buf[o->len - 1] != '\n') out_put(o, "\n", 1);
+  line_marker(o, src, source_loc(src, (unsigned)from).line);
   return from;
 }
 
@@ -98,6 +102,9 @@ char *rewrite_apply(const SourceFile *src, const Edit *edits, bool line_directiv
       COCONET_BUG("overlapping or out-of-range edit [%u, %u)", v[i]->begin, v[i]->end);
   Out o = {NULL, 0, 0};
   out_put(&o, "", 0);
+  // The file is compiled from elsewhere (coconet-cc's temporary directory):
+  // __FILE__ and the compiler's messages name the input from the first line on.
+  if (line_directives) line_marker(&o, src, 1);
   size_t from = 0;
   for (int i = 0; i < n; i++) {
     out_put(&o, src->buf + from, v[i]->begin - from);

@@ -375,8 +375,9 @@ typedef struct Edit {
 void edit_add(Edit **list, unsigned begin, unsigned end, const char *text);
 void edits_free(Edit *list);
 // The input with the edits applied (sorted by offset; overlapping edits are a
-// bug). With line_directives, a `#line N "input"` after each edit makes
-// compiler messages about the text that follows point at the input's lines.
+// bug). With line_directives, `#line 1 "input"` first and a `#line N "input"`
+// after each edit that changes the line count make __FILE__ and compiler
+// messages point at the input's lines.
 // Returns a malloc'd buffer and its length.
 char *rewrite_apply(const SourceFile *src, const Edit *edits, bool line_directives, size_t *len);
 
