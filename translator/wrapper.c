@@ -15,6 +15,9 @@
 // wrapper's body must be declarations of initialized locals, then the one
 // launch, and no text of it may have side effects (a call, ++, an assignment:
 // with no other statement, nothing else can change a parameter or a local).
+// The launch's arguments and stream are used in the caller's scope, so they may
+// read only the function's parameters and locals (a global the function reads
+// could be another variable of the same name there).
 // Anything else (a second statement, a wrapper template) leaves the call opaque.
 #include "translator.h"
 
@@ -31,6 +34,7 @@ typedef struct Wrapper {
   CXCursor fn;
   Subst *v;
   int n;
+  bool foreign;  // the last text substituted names a variable that is not the function's
 } Wrapper;
 
 static bool is_name(const char *t) {
@@ -63,6 +67,7 @@ static char *substituted(Wrapper *w, SrcRange r) {
   unsigned n = 0;
   clang_tokenize(fe->tu, cr, &toks, &n);
   size_t cap = 64, len = 0;
+  w->foreign = false;
   char *out = malloc(cap);
   if (!out) COCONET_BUG("out of memory");
   out[0] = '\0';
@@ -76,8 +81,12 @@ static char *substituted(Wrapper *w, SrcRange r) {
     const Subst *s = NULL;
     if (i < n && clang_getTokenKind(toks[i]) == CXToken_Identifier) {
       CXCursor c = clang_getCursor(fe->tu, clang_getTokenLocation(fe->tu, toks[i]));
+      // A macro may stand for anything, a parameter included: not the caller's to read.
+      if (clang_getCursorKind(c) == CXCursor_MacroExpansion) w->foreign = true;
       CXCursor d = clang_getCursorReferenced(c);
       if (!clang_Cursor_isNull(d)) s = subst_of(w, d);
+      enum CXCursorKind dk = clang_getCursorKind(d);
+      if (!s && (dk == CXCursor_VarDecl || dk == CXCursor_ParmDecl)) w->foreign = true;
     }
     const char *tok = i < n ? fe->src.buf + b : "";
     size_t tlen = i < n ? e - b : 0;
@@ -113,10 +122,15 @@ static void free_wrapper(Wrapper *w) {
   free(w->v);
 }
 
-static void substitute_piece(Wrapper *w, Piece *p, const char **why) {
+// in_caller: the text is used in the caller's scope (arguments, stream), where a
+// variable the function reads from its own scope (a global) may name another.
+static void substitute_piece(Wrapper *w, Piece *p, bool in_caller, const char **why) {
   if (!p->text) return;
   char *t = substituted(w, p->range);
   if (extract_has_effects(t) && !*why) *why = "a text of its launch has side effects (a call, ++, an assignment)";
+  if (in_caller && w->foreign && !*why)
+    *why = "an argument or the stream of its launch reads a variable that is not the function's parameter or "
+           "local, or a macro";
   free(p->text);
   p->text = t;
 }
@@ -140,7 +154,7 @@ void wrapper_see_through(const Frontend *fe, Stmt *s) {
   free(text);
   if (!launches) return;
   const char *why = NULL;
-  Wrapper w = {fe, fn, NULL, 0};
+  Wrapper w = {fe, fn, NULL, 0, false};
   for (int i = 0; i < nparams; i++) {
     CXCursor a = clang_Cursor_getArgument(call, (unsigned)i);
     char *t = fe_text(fe, fe_range(fe, clang_getCursorExtent(a)));
@@ -175,8 +189,8 @@ void wrapper_see_through(const Frontend *fe, Stmt *s) {
   if (!why) {
     Launch *l = launch->launch;
     Piece *conf[] = {&l->grid, &l->block, &l->shmem, &l->stream};
-    for (int i = 0; i < 4; i++) substitute_piece(&w, conf[i], &why);
-    for (int i = 0; i < l->nargs; i++) substitute_piece(&w, &l->args[i], &why);
+    for (int i = 0; i < 4; i++) substitute_piece(&w, conf[i], i == 3, &why);
+    for (int i = 0; i < l->nargs; i++) substitute_piece(&w, &l->args[i], true, &why);
   }
   // The statement must be the call and its ';', nothing around it.
   SrcRange cr = fe_range(fe, clang_getCursorExtent(call));

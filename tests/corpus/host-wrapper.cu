@@ -9,6 +9,7 @@
 // RUN: %coconet --target=host %s | %FileCheck --check-prefix=HOST %s
 // RUN: %expect 1 %coconet --check %s -- -DEXTRA_STATEMENT 2>&1 | %FileCheck --check-prefix=EXTRA %s
 // RUN: %expect 1 %coconet --check %s -- -DEFFECT_ARG 2>&1 | %FileCheck --check-prefix=EFFECT %s
+// RUN: %expect 1 %coconet --check %s -- -DGLOBAL_STREAM 2>&1 | %FileCheck --check-prefix=GLOBAL %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -32,6 +33,14 @@ static void adamw_update(float *params, const float *grads, float *m, float *v, 
   adamw<<<grid, block, 0, stream>>>(params, grads, m, v, lr, 0.9f, 0.999f, 1e-8f, n);
 }
 
+#ifdef GLOBAL_STREAM
+// Its launch reads a global: in the caller, 's' is another variable of that name.
+cudaStream_t s;
+static void adamw_update_global(float *params, const float *grads, float *m, float *v, int n, float lr) {
+  adamw<<<(n + 255) / 256, 256, 0, s>>>(params, grads, m, v, lr, 0.9f, 0.999f, 1e-8f, n);
+}
+#endif
+
 #ifdef EFFECT_ARG
 static float next_lr(int &calls) { return 1e-3f / (float)(++calls); }
 #endif
@@ -45,6 +54,8 @@ void step(float *w, float *g, float *m, float *v, int count, float lr, ncclComm_
     ncclAllReduce(g, g, count, ncclFloat, ncclSum, comm, s);
 #ifdef EFFECT_ARG
     adamw_update(w, g, m, v, count, next_lr(calls), s);
+#elif defined(GLOBAL_STREAM)
+    adamw_update_global(w, g, m, v, count, lr);
 #else
     adamw_update(w, g, m, v, count, lr * 0.5f, s);
 #endif
@@ -57,13 +68,14 @@ void step(float *w, float *g, float *m, float *v, int count, float lr, ncclComm_
 // EXEC: verify=exec wrapped: output 'w' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
 // EXEC: verify=exec wrapped: ok
 // EXPLAIN: explain wrapped
-// EXPLAIN-NEXT: - analysis: the call of 'adamw_update' ({{.*}}host-wrapper.cu:26:13) is the launch of kernel 'adamw' inside it, seen through (its parameters stand for the call's arguments)
+// EXPLAIN-NEXT: - analysis: the call of 'adamw_update' ({{.*}}host-wrapper.cu:27:13) is the launch of kernel 'adamw' inside it, seen through (its parameters stand for the call's arguments)
 // The scheduled block replaces the call; the static function it no longer calls is kept used:
 // CODE: ReduceScatter(g) -> adamw on this rank's slice -> AllGather(w)
 // CODE: (void)adamw_update;
 // CODE: coconet_wrapped_slice<<<coconet_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0, s>>>(m, g, v, w, 0.9f, 0.999f, (lr * 0.5f), 1e-8f, coconet_p.slice_lo, coconet_p.slice_hi);
 // The host backend lowers the launch inside the function:
 // HOST: coconet_host_launch(COCONET_HOST_SIMPLE, adamw, grid, block, 0, stream, params, grads, m, v, lr, 0.9f, 0.999f, 1e-8f, n);
-// EXTRA: host-wrapper.cu:43:86: error: replicated: 'w' is not a buffer used in region 'wrapped'
-// EXTRA: host-wrapper.cu:49:5: note: the call of 'adamw_update' ({{.*}}host-wrapper.cu:26:13) is not seen through as the kernel launch inside it: its body is not initialized locals and then one kernel launch; coconet sees through a host function whose body is initialized locals and then one launch
-// EFFECT: note: the call of 'adamw_update' ({{.*}}host-wrapper.cu:26:13) is not seen through as the kernel launch inside it: an argument of the call has side effects (a call, ++, an assignment)
+// EXTRA: host-wrapper.cu:52:86: error: replicated: 'w' is not a buffer used in region 'wrapped'
+// EXTRA: host-wrapper.cu:60:5: note: the call of 'adamw_update' ({{.*}}host-wrapper.cu:27:13) is not seen through as the kernel launch inside it: its body is not initialized locals and then one kernel launch; coconet sees through a host function whose body is initialized locals and then one launch
+// EFFECT: note: the call of 'adamw_update' ({{.*}}host-wrapper.cu:27:13) is not seen through as the kernel launch inside it: an argument of the call has side effects (a call, ++, an assignment)
+// GLOBAL: note: the call of 'adamw_update_global' ({{.*}}host-wrapper.cu:{{[0-9]+}}:13) is not seen through as the kernel launch inside it: an argument or the stream of its launch reads a variable that is not the function's parameter or local, or a macro
