@@ -211,6 +211,43 @@ static void namespaces_of(CXCursor c, Text *open, Text *close) {
   free(name);
 }
 
+// The copy is parsed at the end of the file, where names declared after the
+// template are visible too; the template itself sees only those before it. A
+// copy that refers to anything declared after the template (an overload it
+// would not see, say) or follows an #include after it is not the template's
+// instance: refused.
+typedef struct Later {
+  const Frontend *fe;  // the instance parse
+  unsigned after;      // the template's end in the main file
+  unsigned end;        // the main file's length (the copies follow)
+  CXCursor found;
+} Later;
+
+static enum CXChildVisitResult find_later(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Later *l = data;
+  CXCursor d = clang_getCursorReferenced(c);
+  if (!clang_Cursor_isNull(d) && !clang_equalCursors(d, c)) {
+    CXFile file;
+    unsigned offset;
+    clang_getFileLocation(clang_getCursorLocation(d), &file, NULL, NULL, &offset);
+    if (file && clang_File_isEqual(file, l->fe->file) && offset >= l->after && offset < l->end) {
+      l->found = c;
+      return CXChildVisit_Break;
+    }
+  }
+  return CXChildVisit_Recurse;
+}
+
+static bool include_after(const SourceFile *src, unsigned from) {
+  for (const char *p = src->buf + from; (p = strchr(p, '#')) != NULL; p++) {
+    const char *q = p + 1;
+    while (*q == ' ' || *q == '\t') q++;
+    if (strncmp(q, "include", 7) == 0) return true;
+  }
+  return false;
+}
+
 void instantiate_program(const Frontend *fe, Program *prog) {
   KernelDef **defs = NULL;
   int n = 0;
@@ -265,6 +302,19 @@ void instantiate_program(const Frontend *fe, Program *prog) {
       if (asprintf(&defs[i]->why, "kernel template '%s' instantiated for <%s> does not compile as coconet copies it: %s",
                    defs[i]->name, defs[i]->args, error ? error : "its definition was not found") < 0)
         COCONET_BUG("out of memory");
+      continue;
+    }
+    Later later = {prog->instances, defs[i]->range.end.offset, (unsigned)fe->src.len, clang_getNullCursor()};
+    clang_visitChildren(f.found, find_later, &later);
+    bool includes = include_after(&fe->src, defs[i]->range.end.offset);
+    if (!clang_Cursor_isNull(later.found) || includes) {
+      char *what = clang_Cursor_isNull(later.found) ? strdup("an #include") : fe_spelling(later.found);
+      if (asprintf(&defs[i]->why, "kernel template '%s': coconet reads its instance for <%s> where '%s', which comes "
+                                  "after the template in the file, is visible, and the template would not see it; "
+                                  "move the template after it (or it before the template)",
+                   defs[i]->name, defs[i]->args, what) < 0)
+        COCONET_BUG("out of memory");
+      free(what);
       continue;
     }
     defs[i]->inst = f.found;

@@ -12,6 +12,7 @@
 // RUN: %coconet --target=host %s | %FileCheck --check-prefix=HOST %s
 // RUN: %expect 1 %coconet --check %s -- -DDEPENDENT 2>&1 | %FileCheck --check-prefix=DEPENDENT %s
 // RUN: %expect 1 %coconet --check %s -- -DPACK 2>&1 | %FileCheck --check-prefix=PACK %s
+// RUN: %expect 1 %coconet --check %s -- -DLATER_OVERLOAD 2>&1 | %FileCheck --check-prefix=LATER %s
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -82,6 +83,26 @@ void generic_step(T *x, T *y, int n, ncclComm_t comm, cudaStream_t s) {
 }
 #endif
 
+#ifdef LATER_OVERLOAD
+// The template's call of pick (a dependent call on a float: no argument-dependent
+// lookup) sees only the pick(double) before it; the instance coconet parses at the
+// end of the file would see this better overload too: refused.
+__device__ float pick(double x) { return (float)x + 1.0f; }
+template <typename T> __global__ void picked(T *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = pick(x[i]);
+}
+__device__ float pick(float x) { return x + 2.0f; }
+
+void later(float *x, int n, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(later) split reorder
+  {
+    ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm, s);
+    picked<<<(n + 255) / 256, 256, 0, s>>>(x, n);
+  }
+}
+#endif
+
 #ifdef PACK
 template <typename... Ts>
 __global__ void first_of(float *x, int n, Ts... rest) {
@@ -113,12 +134,12 @@ void pack(float *x, int n, ncclComm_t comm, cudaStream_t s) {
 
 
 // EXPLAIN: explain explicit_args
-// EXPLAIN-NEXT: - analysis: kernel 'adamw' ({{.*}}templates.cu:20:17) is a template: analyzed as its instance for <float, __nv_bfloat16>
+// EXPLAIN-NEXT: - analysis: kernel 'adamw' ({{.*}}templates.cu:21:17) is a template: analyzed as its instance for <float, __nv_bfloat16>
 // EXPLAIN: explain block_param
-// EXPLAIN-NEXT: - analysis: kernel 'scale_add' ({{.*}}templates.cu:37:17) is a template: analyzed as its instance for <128, float>
+// EXPLAIN-NEXT: - analysis: kernel 'scale_add' ({{.*}}templates.cu:38:17) is a template: analyzed as its instance for <128, float>
 
-// DEPENDENT: templates.cu:37:17: error: the launch of kernel template 'scale_add' has template arguments that depend on the enclosing template; coconet analyzes a launch whose arguments are known types and integers
-// DEPENDENT: templates.cu:80:5: note: region 'dependent' needs this launch to be pointwise for its schedule
+// DEPENDENT: templates.cu:38:17: error: the launch of kernel template 'scale_add' has template arguments that depend on the enclosing template; coconet analyzes a launch whose arguments are known types and integers
+// DEPENDENT: templates.cu:81:5: note: region 'dependent' needs this launch to be pointwise for its schedule
 // PACK: error: kernel template 'first_of' has a template template parameter or a parameter pack
 
 // The constant only the replaced launch used is kept used (nvcc warns otherwise):
@@ -127,3 +148,4 @@ void pack(float *x, int n, ncclComm_t comm, cudaStream_t s) {
 // The host backend launches a template with all its arguments written out:
 // HOST: coconet_host_launch(COCONET_HOST_SIMPLE, adamw<float, float>, (n + 255) / 256, 256, 0, s, p, g, m, v, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, n);
 // HOST-NEXT: coconet_host_launch(COCONET_HOST_SIMPLE, kernels::scale_add<128, float>, 32, kBlock, 0, s, p, m, 0.5f, n);
+// LATER: error: kernel template 'picked': coconet reads its instance for <float> where 'pick', which comes after the template in the file, is visible, and the template would not see it
