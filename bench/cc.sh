@@ -19,15 +19,6 @@ trap 'rm -rf "$tmp"' EXIT
 read -r -a mpi <<<"$(mpicxx --showme:compile)"
 flags=(-O2 -std=c++17 -gencode arch=compute_90,code=sm_90 -Xcompiler -Wno-unknown-pragmas "${mpi[@]}")
 
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-seconds() {  # seconds COMMAND...: median wall time of RUNS runs
-  for _ in $(seq "$runs"); do
-    local t0 t1
-    t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N)
-    echo "$t1 - $t0" | bc -l
-  done | median
-}
-
 # shellcheck source=lib.sh
 source "$root/bench/lib.sh"
 load_examples

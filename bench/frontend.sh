@@ -63,15 +63,6 @@ read -r -a mpi <<<"$(mpicxx --showme:compile)"
 python3 "$root/bench/gen_large.py" 6000 "$tmp/large.cu"
 grep -v 'pragma coconet' "$tmp/large.cu" >"$tmp/large_plain.cu"
 
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-seconds() {  # seconds COMMAND...: median wall time of RUNS runs
-  for _ in $(seq "$runs"); do
-    local t0 t1
-    t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N)
-    echo "$t1 - $t0" | bc -l
-  done | median
-}
-
 # The examples of bench/examples.conf, then the generated file.
 # shellcheck source=lib.sh
 source "$root/bench/lib.sh"

@@ -21,6 +21,7 @@
 #   rel_diff A B                   |A - B| / max(|A|, |B|) (0 when equal), or "nan"
 #   dot_pictures DOT OUTDIR NAME   renders each graph of DOT with `dot -Tpng`: OUTDIR/NAME.png (one
 #                                  region) or OUTDIR/NAME.REGION.png; prints the files written
+#   seconds COMMAND...             the median wall time of $runs runs of COMMAND (output discarded)
 
 bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 read -r -a BENCH_MPI_CFLAGS <<<"$(mpicxx --showme:compile)"
@@ -129,4 +130,13 @@ results_section() {
     cat "$2"
   } >>"$file"
   echo "results appended to $file"
+}
+
+# seconds COMMAND...: the median wall time of $runs runs (the caller sets runs).
+seconds() {
+  for _ in $(seq "$runs"); do
+    local t0 t1
+    t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N)
+    echo "$t1 - $t0" | bc -l
+  done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
