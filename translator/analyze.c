@@ -9,10 +9,11 @@
 //     gridDim.x)` (or `while (i < n) { ...; i += stride; }`), or `if (i < n) { ... }`,
 //     or `if (i >= n) return;` followed by the body; n is a kernel parameter or an
 //     expression of them (the count is it in the launch's terms);
-//   - the body: locals, stores t[i] = e (also +=, -=, *=, /=, and under an if
-//     as a select), arithmetic, comparisons, ternaries, casts, math functions,
-//     half/bf16 conversions and operators, inlined __device__ helpers
-//     returning one expression, curand Philox draws keyed by the element index.
+//   - the body: locals, stores t[i] = e (also +=, -=, *=, /=), if/else,
+//     early returns and constant loops as conditions (analyze_stmt.c),
+//     arithmetic, comparisons, ternaries, casts, math functions, half/bf16
+//     conversions and operators, bit casts, inlined __device__ helpers,
+//     curand Philox draws keyed by the element index (analyze_expr.c).
 //
 // `#pragma coconet pointwise(index=i, count=n)` names the index variable and
 // the count parameter when the search cannot find them; the checks stay.
@@ -337,6 +338,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     az.why_loc = s->range.begin;
   }
   if (!az_failed(&az)) {
+    ir_pw_drop_dead_stores(ir, az.op);
     az.op->pw.count = az.count_text ? ir_size_parse(ir, az.count_text)
                                     : ir_size_parse(ir, extract_size_text(fe, ir, &l->args[az_param_position(&az, az.count)]));
     for (IrUse *u = az.op->writes; u; u = u->next)
@@ -348,7 +350,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
       else if (u->index == IR_IDX_MOD && u->expr) u->ref.t->count = u->expr->k;
       // t[i / K] over rows * K elements: rows elements (K a factor of the count).
       else if (u->index == IR_IDX_DIV && u->expr && u->expr->k) u->ref.t->count = size_quotient(az.op->pw.count, u->expr->k);
-      // A device scalar, t[0] (or t[K] with K constant): K + 1 elements.
+      // A device scalar, t[0] (or t[K] with K constant, the largest read): K + 1 elements.
       else if (u->index == IR_IDX_CONST && u->expr && u->expr->k && u->expr->k->kind == IR_SIZE_CONST)
         u->ref.t->count = ir_size_const(ir, u->expr->k->value + 1);
     }

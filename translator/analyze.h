@@ -1,5 +1,6 @@
 // analyze.h: the kernel analysis' own header (analyze.c: the element loop and
-// the entry point; analyze_expr.c: expressions and the element body's statements).
+// the entry point; analyze_expr.c: expressions, addresses, calls and helpers;
+// analyze_stmt.c: the statements of the element body and of helpers).
 // What the analysis accepts is described in analyze.c.
 #ifndef COCONET_ANALYZE_H
 #define COCONET_ANALYZE_H
@@ -9,7 +10,9 @@
 
 typedef struct Binding {
   CXCursor decl;     // a local VarDecl or a helper's ParmDecl
-  IrExpr *value;
+  IrExpr *value;     // its value (NULL for a pointer)
+  CXCursor buffer;   // a helper's pointer parameter: the kernel's pointer parameter it points into
+  bool element;      // ... and it points at that buffer's element i (&t[i], t + i), not at t
 } Binding;
 
 typedef struct Az {
@@ -32,7 +35,19 @@ typedef struct Az {
   CXCursor philox;        // the curandStatePhilox4_32_10_t variable (null if none)
   IrExpr *seed, *offset;
   int draws;
+  IrExpr *draw_outer, *draw_cond;  // the conditions curand_init ran under: draws must run under them
   int depth;              // inlining depth of __device__ helpers
+  bool stores_ok;         // the helper being inlined was called as a statement: it may store
+  IrExpr *outer;          // the condition the inlined helper was called under (NULL: always)
+  IrExpr *cond;           // the condition the current statement runs under in its function (NULL: always)
+  IrExpr *returned;       // when the current function has returned (NULL: not yet)
+  IrExpr *ret;            // the value it returns (helpers)
+  IrType ret_type;        // ... of the helper's result type
+  bool done;              // it has returned on every path: the rest does not run
+  int lazy;               // > 0 in an operand evaluated only sometimes (a ?: branch, && or ||'s right)
+  CXCursor counters[8];   // the counters of the constant-trip loops being unrolled
+  int ncounters;
+  int unrolled;           // iterations unrolled so far (bounded)
   char *why;              // the first reason it is not pointwise
   SrcLoc why_loc;
 } Az;
@@ -44,7 +59,7 @@ static inline bool same(CXCursor a, CXCursor b) { return clang_equalCursors(a, b
 
 typedef enum { B_NONE, B_BLOCKIDX_X, B_BLOCKDIM_X, B_THREADIDX_X, B_GRIDDIM_X } Builtin;
 
-// analyze_expr.c
+// analyze_expr.c: expressions, addresses, calls, helpers
 bool az_failed(const Az *az);
 // Record the first reason the kernel is not pointwise, at a cursor; returns NULL.
 IrExpr *az_fail(Az *az, CXCursor at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -52,6 +67,7 @@ char *az_text_of(const Az *az, CXCursor c);               // source text (malloc
 CXCursor az_strip(CXCursor c);                            // without implicit nodes and parentheses
 CXCursor az_referenced(CXCursor ref);
 char *az_op_between(const Az *az, CXCursor lhs, CXCursor rhs);  // the operator text (malloc'd)
+char *az_unary_op(const Az *az, CXCursor c, CXCursor operand);  // a unary operator's text (malloc'd)
 IrType az_type_of(CXType t);
 bool az_is_pointer(CXCursor decl);
 bool az_is_integer_var(CXCursor d);
@@ -63,8 +79,22 @@ bool az_is_index(const Az *az, CXCursor c);               // a reference to the 
 int az_param_position(const Az *az, CXCursor decl);
 const char *az_launch_arg(const Az *az, CXCursor param);  // the launch's argument for a parameter
 bool az_simple_name(const char *t);                        // a name or a member chain
+IrExpr *az_expr(Az *az, CXCursor c);                      // an expression (NULL: failed, reason recorded)
+IrExpr *az_cast_to(Az *az, IrType t, IrExpr *e);
+IrExpr *az_binary_expr(Az *az, CXCursor c, CXCursor lhs, CXCursor rhs, const char *op);
+Binding *az_find_local(Az *az, CXCursor decl);
+Binding *az_bind(Az *az, CXCursor decl, IrExpr *value);   // (re)binds; keeps the other fields
+// The condition a statement runs under: the caller's, the enclosing ifs', and
+// not yet returned; NULL when unconditional.
+IrExpr *az_cond(Az *az);
+bool az_buffer(Az *az, CXCursor c, CXCursor *buffer, bool *element);  // a pointer the kernel names
+IrTensor *az_element_address(Az *az, CXCursor e);         // &t[i], t + i, ...: t (NULL: not one)
+IrTensor *az_element_target(Az *az, CXCursor lhs);        // t[i], *p, ... as assigned (NULL: failed)
+IrExpr *az_inline_helper(Az *az, CXCursor call, CXCursor def, bool as_stmt);
+
+// analyze_stmt.c: the statements of the element body and of helpers
 bool az_is_assignment(const Az *az, CXCursor s, CXCursor *lhs, CXCursor *rhs, char **op);
-void az_decl_stmt(Az *az, CXCursor s);                    // locals of the element body
-void az_stmt(Az *az, CXCursor s);                         // one statement of the element body
+void az_decl_stmt(Az *az, CXCursor s);                    // locals
+void az_stmt(Az *az, CXCursor s);                         // one statement
 
 #endif

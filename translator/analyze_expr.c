@@ -1,6 +1,7 @@
-// analyze_expr.c: the kernel analysis' expressions and the statements of the
-// element body (locals, stores, conditional stores, curand_init), into IR
-// expressions; helpers, math functions and intrinsics. See analyze.c.
+// analyze_expr.c: the kernel analysis' expressions, into IR expressions: reads
+// and the addresses of elements, locals, parameters and constants, operators,
+// math functions and intrinsics, and the inlining of __device__ helpers (whose
+// statements analyze_stmt.c reads). See analyze.c.
 #include "analyze.h"
 
 #include <stdarg.h>
@@ -50,7 +51,7 @@ char *az_op_between(const Az *az, CXCursor lhs, CXCursor rhs) {
 }
 
 // The leading or trailing operator of a unary expression.
-static char *unary_op(const Az *az, CXCursor c, CXCursor operand) {
+char *az_unary_op(const Az *az, CXCursor c, CXCursor operand) {
   SrcRange whole = fe_range(az->fe, clang_getCursorExtent(c));
   SrcRange inner = fe_range(az->fe, clang_getCursorExtent(operand));
   SrcRange r = whole;
@@ -208,76 +209,190 @@ bool az_simple_name(const char *t) {
 // Expressions
 //
 
-static IrExpr *expr(Az *az, CXCursor c);
+#define expr az_expr
+#define cast_to az_cast_to
 
-static Binding *find_local(Az *az, CXCursor decl) {
+Binding *az_find_local(Az *az, CXCursor decl) {
   for (int i = az->nlocals - 1; i >= 0; i--)
     if (same(az->locals[i].decl, decl)) return &az->locals[i];
   return NULL;
 }
 
-static void bind(Az *az, CXCursor decl, IrExpr *value) {
-  Binding *b = find_local(az, decl);
-  if (b) {
-    b->value = value;
-    return;
+Binding *az_bind(Az *az, CXCursor decl, IrExpr *value) {
+  Binding *b = az_find_local(az, decl);
+  if (!b) {
+    if (az->nlocals == az->cap) {
+      az->cap = az->cap ? 2 * az->cap : 16;
+      az->locals = realloc(az->locals, (size_t)az->cap * sizeof *az->locals);
+      if (!az->locals) COCONET_BUG("out of memory");
+    }
+    b = &az->locals[az->nlocals++];
+    *b = (Binding){.decl = decl};
   }
-  if (az->nlocals == az->cap) {
-    az->cap = az->cap ? 2 * az->cap : 16;
-    az->locals = realloc(az->locals, (size_t)az->cap * sizeof *az->locals);
-    if (!az->locals) COCONET_BUG("out of memory");
-  }
-  az->locals[az->nlocals++] = (Binding){decl, value};
+  b->value = value;
+  return b;
 }
 
-static IrExpr *cast_to(Az *az, IrType t, IrExpr *e) {
+IrExpr *az_cast_to(Az *az, IrType t, IrExpr *e) {
   if (!e || t == IR_VOID || e->type == t) return e;
   return ir_expr_cast(az->ir, t, e);
 }
 
-static IrTensor *tensor_of(Az *az, CXCursor base, IrSize *count) {
-  CXCursor decl = az_referenced(base);
-  if (kind(decl) != CXCursor_ParmDecl || !az_is_pointer(decl)) {
+IrExpr *az_cond(Az *az) {
+  IrExpr *live = az->returned ? ir_expr_unary(az->ir, IR_NOT, az->returned) : NULL;
+  if (!az->cond) return live;
+  return live ? ir_expr_binary(az->ir, IR_LAND, az->cond, live) : az->cond;
+}
+
+// A pointer the kernel names: one of its pointer parameters, or a helper's
+// pointer parameter bound to one (*element: it points at that buffer's t[i]).
+bool az_buffer(Az *az, CXCursor c, CXCursor *buffer, bool *element) {
+  c = az_strip(c);
+  if (kind(c) != CXCursor_DeclRefExpr) return false;
+  CXCursor d = clang_getCursorReferenced(c);
+  Binding *b = az_find_local(az, d);
+  if (b && !clang_Cursor_isNull(b->buffer)) {
+    *buffer = b->buffer;
+    *element = b->element;
+    return true;
+  }
+  if (kind(d) != CXCursor_ParmDecl || !az_is_pointer(d) || !same(clang_getCursorSemanticParent(d), az->kernel))
+    return false;
+  *buffer = d;
+  *element = false;
+  return true;
+}
+
+// The tensor a kernel's pointer parameter is bound to by the launch.
+static IrTensor *buffer_tensor(Az *az, CXCursor decl, CXCursor at, IrSize *count) {
+  const char *arg = az_launch_arg(az, decl);
+  CXType pointee = clang_getPointeeType(clang_getCursorType(decl));
+  IrType et = az_type_of(pointee);
+  enum CXTypeKind k = clang_getCanonicalType(pointee).kind;
+  bool narrow = k == CXType_Bool || k == CXType_Char_S || k == CXType_SChar || k == CXType_Char_U ||
+                k == CXType_UChar || k == CXType_Short || k == CXType_UShort;
+  if (!arg || et == IR_VOID || narrow) {
+    char *name = fe_spelling(decl);
+    CXString ts = clang_getTypeSpelling(clang_getCanonicalType(pointee));
+    if (narrow)  // computed as int, but stored in 1 or 2 bytes: generated code would declare the wrong pointer
+      az_fail(az, at, "kernel '%s': buffer '%s' has elements of type '%s'; coconet handles buffers of float, double, "
+                   "__half, __nv_bfloat16, int, unsigned and 64-bit integers", az->launch->kernel, name,
+              clang_getCString(ts));
+    else
+      az_fail(az, at, "kernel '%s': cannot tell the element type of '%s'", az->launch->kernel, name);
+    clang_disposeString(ts);
+    free(name);
+    return NULL;
+  }
+  return ir_tensor_get_or_add(az->ir, arg, et, count, fe_loc(az->fe, clang_getCursorLocation(at)));
+}
+
+// The buffer of a subscript's base (not a helper's pointer at t[i]).
+static IrTensor *tensor_of(Az *az, CXCursor base) {
+  CXCursor decl;
+  bool element;
+  if (!az_buffer(az, base, &decl, &element) || element) {
     char *t = az_text_of(az, base);
     az_fail(az, base, "kernel '%s' indexes '%s', which is not a pointer parameter", az->launch->kernel, t);
     free(t);
     return NULL;
   }
-  const char *arg = az_launch_arg(az, decl);
-  IrType et = az_type_of(clang_getPointeeType(clang_getCursorType(decl)));
-  if (!arg || et == IR_VOID) {
-    az_fail(az, base, "kernel '%s': cannot tell the element type of '%s'", az->launch->kernel,
-         clang_getCString(clang_getCursorSpelling(decl)));
-    return NULL;
+  return buffer_tensor(az, decl, base, NULL);
+}
+
+static bool is_zero(CXCursor c) {
+  CXEvalResult r = clang_Cursor_Evaluate(az_strip(c));
+  bool zero = r && clang_EvalResult_getKind(r) == CXEval_Int && clang_EvalResult_getAsLongLong(r) == 0;
+  if (r) clang_EvalResult_dispose(r);
+  return zero;
+}
+
+// The address of element i of a buffer: &t[i], t + i, i + t, or a helper's
+// pointer at t[i] (p, &p[0], p + 0). NULL, with no reason recorded, when it is not one.
+static bool element_of(Az *az, CXCursor e, CXCursor *decl) {
+  e = az_strip(e);
+  CXCursor a, b;
+  bool element;
+  if (az_buffer(az, e, decl, &element)) return element;
+  Kids k = kids(e);
+  if (kind(e) == CXCursor_UnaryOperator && k.n == 1 && kind(az_strip(k.v[0])) == CXCursor_ArraySubscriptExpr) {
+    char *op = az_unary_op(az, e, k.v[0]);
+    bool address = strcmp(op, "&") == 0;
+    free(op);
+    Kids sub = kids(az_strip(k.v[0]));
+    return address && sub.n == 2 && az_buffer(az, sub.v[0], decl, &element) &&
+           (element ? is_zero(sub.v[1]) : az_is_index(az, sub.v[1]));
   }
-  return ir_tensor_get_or_add(az->ir, arg, et, count, fe_loc(az->fe, clang_getCursorLocation(base)));
+  if (!az_is_binary(az, e, "+", &a, &b)) return false;
+  if (az_buffer(az, a, decl, &element) && (element ? is_zero(b) : az_is_index(az, b))) return true;
+  return az_buffer(az, b, decl, &element) && (element ? is_zero(a) : az_is_index(az, a));
+}
+
+IrTensor *az_element_address(Az *az, CXCursor e) {
+  CXCursor decl;
+  return element_of(az, e, &decl) ? buffer_tensor(az, decl, e, NULL) : NULL;
+}
+
+// The element an assignment writes: t[i], p[0] or *p with p a helper's pointer
+// at t[i], *(t + i). NULL with the reason recorded when it is not one.
+IrTensor *az_element_target(Az *az, CXCursor lhs) {
+  lhs = az_strip(lhs);
+  Kids k = kids(lhs);
+  CXCursor decl;
+  bool element;
+  IrTensor *t = NULL;
+  if (kind(lhs) == CXCursor_ArraySubscriptExpr && k.n == 2 && az_buffer(az, k.v[0], &decl, &element))
+    t = (element ? is_zero(k.v[1]) : az_is_index(az, k.v[1])) ? buffer_tensor(az, decl, lhs, az->op->pw.count) : NULL;
+  else if (kind(lhs) == CXCursor_UnaryOperator && k.n == 1 && element_of(az, k.v[0], &decl))
+    t = buffer_tensor(az, decl, lhs, az->op->pw.count);
+  if (!t && !az_failed(az)) {
+    char *text = az_text_of(az, lhs);
+    bool buffer_write = kind(lhs) == CXCursor_ArraySubscriptExpr || kind(lhs) == CXCursor_UnaryOperator;
+    if (buffer_write)
+      az_fail(az, lhs, "kernel '%s' writes %s: a pointwise kernel writes only at [i]", az->launch->kernel, text);
+    else
+      az_fail(az, lhs, "kernel '%s' assigns to '%s': only t[i] and locals can be assigned", az->launch->kernel, text);
+    free(text);
+  }
+  return t;
 }
 
 // A size operand K of i % K, i / K, t[K]: a literal or a scalar parameter.
 static IrSize *size_operand(Az *az, CXCursor c) {
   c = az_strip(c);
-  if (kind(c) == CXCursor_IntegerLiteral) {
-    CXEvalResult r = clang_Cursor_Evaluate(c);
-    long v = r ? (long)clang_EvalResult_getAsLongLong(r) : 0;
-    if (r) clang_EvalResult_dispose(r);
-    return ir_size_const(az->ir, v);
-  }
-  if (kind(c) == CXCursor_DeclRefExpr) {
-    CXCursor d = clang_getCursorReferenced(c);
-    if (kind(d) == CXCursor_ParmDecl && !az_is_pointer(d)) return ir_size_parse(az->ir, az_launch_arg(az, d));
-  }
+  CXCursor d = kind(c) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(c) : clang_getNullCursor();
+  Binding *b = clang_Cursor_isNull(d) ? NULL : az_find_local(az, d);
+  if (b && b->value && b->value->kind == IR_E_INT) return ir_size_const(az->ir, (long)b->value->ival);  // a loop counter
+  if (b) return NULL;
+  CXEvalResult r = clang_Cursor_Evaluate(c);
+  bool known = r && clang_EvalResult_getKind(r) == CXEval_Int;
+  long v = known ? (long)clang_EvalResult_getAsLongLong(r) : 0;
+  if (r) clang_EvalResult_dispose(r);
+  if (known) return ir_size_const(az->ir, v);
+  if (kind(d) == CXCursor_ParmDecl && !az_is_pointer(d) && same(clang_getCursorSemanticParent(d), az->kernel))
+    return ir_size_parse(az->ir, az_launch_arg(az, d));
   return NULL;
 }
 
 static IrExpr *read_expr(Az *az, CXCursor c) {
   Kids k = kids(c);
   if (k.n != 2) return az_fail(az, c, "kernel '%s': unexpected subscript", az->launch->kernel);
-  CXCursor idx = k.v[1], a, b;
-  IrTensor *t = tensor_of(az, k.v[0], NULL);
+  CXCursor idx = k.v[1], a, b, decl;
+  bool element;
+  SrcLoc loc = fe_loc(az->fe, clang_getCursorLocation(c));
+  if (az_buffer(az, k.v[0], &decl, &element) && element) {  // p[0] with p = &t[i]
+    IrTensor *t = is_zero(idx) ? buffer_tensor(az, decl, c, NULL) : NULL;
+    if (!t && !az_failed(az)) {
+      char *text = az_text_of(az, c);
+      az_fail(az, c, "kernel '%s' reads %s, which is not element i (the pointer points at element i)", az->launch->kernel, text);
+      free(text);
+    }
+    return t ? ir_expr_at(ir_expr_read(az->ir, t, IR_IDX_I, NULL), loc) : NULL;
+  }
+  IrTensor *t = tensor_of(az, k.v[0]);
   if (!t) return NULL;
   IrExpr *e;
   IrSize *kk;
-  SrcLoc loc = fe_loc(az->fe, clang_getCursorLocation(c));
   if (az_is_index(az, idx)) e = ir_expr_read(az->ir, t, IR_IDX_I, NULL);
   else if (az_is_binary(az, idx, "%", &a, &b) && az_is_index(az, a) && (kk = size_operand(az, b)))
     e = ir_expr_read(az->ir, t, IR_IDX_MOD, kk);
@@ -292,12 +407,45 @@ static IrExpr *read_expr(Az *az, CXCursor c) {
   return ir_expr_at(e, loc);
 }
 
+// *e: element i (e = &t[i], t + i, a helper's pointer at it) or element 0 (e = t).
+static IrExpr *deref_expr(Az *az, CXCursor c, CXCursor e) {
+  SrcLoc loc = fe_loc(az->fe, clang_getCursorLocation(c));
+  IrTensor *t = az_element_address(az, e);
+  if (t) return ir_expr_at(ir_expr_read(az->ir, t, IR_IDX_I, NULL), loc);
+  CXCursor decl;
+  bool element;
+  if (!az_failed(az) && az_buffer(az, e, &decl, &element) && (t = buffer_tensor(az, decl, e, NULL)))
+    return ir_expr_at(ir_expr_read(az->ir, t, IR_IDX_CONST, ir_size_const(az->ir, 0)), loc);
+  if (az_failed(az)) return NULL;
+  char *text = az_text_of(az, c);
+  az_fail(az, c, "kernel '%s' reads %s: a pointwise kernel dereferences only &t[i], t + i or a buffer parameter",
+          az->launch->kernel, text);
+  free(text);
+  return NULL;
+}
+
+// A named constant: const or constexpr, at file scope or static, with a value clang computes.
+static IrExpr *named_constant(Az *az, CXCursor d) {
+  IrType t = az_type_of(clang_getCursorType(d));
+  if (kind(d) != CXCursor_VarDecl || t == IR_VOID || !clang_isConstQualifiedType(clang_getCursorType(d))) return NULL;
+  Kids init = kids(d);
+  CXEvalResult r = init.n ? clang_Cursor_Evaluate(init.last) : NULL;
+  CXEvalResultKind k = r ? clang_EvalResult_getKind(r) : CXEval_UnExposed;
+  IrExpr *e = k == CXEval_Int ? cast_to(az, t, ir_expr_int(az->ir, clang_EvalResult_getAsLongLong(r), IR_I64))
+              : k == CXEval_Float ? cast_to(az, t, ir_expr_float(az->ir, clang_EvalResult_getAsDouble(r), IR_F64))
+                                  : NULL;
+  if (r) clang_EvalResult_dispose(r);
+  return e;
+}
+
 static IrExpr *ref_expr(Az *az, CXCursor c) {
   CXCursor d = clang_getCursorReferenced(c);
   if (!clang_Cursor_isNull(az->index) && same(d, az->index))
     return cast_to(az, expr_type(c), ir_expr_index(az->ir));
-  Binding *b = find_local(az, d);
-  if (b) return b->value;
+  Binding *b = az_find_local(az, d);
+  if (b && b->value) return b->value;
+  IrExpr *k = b ? NULL : named_constant(az, d);
+  if (k) return k;
   if (kind(d) == CXCursor_ParmDecl && same(clang_getCursorSemanticParent(d), az->kernel) && !az_is_pointer(d)) {
     char *name = fe_spelling(d);
     IrParam *p = NULL;
@@ -316,6 +464,14 @@ static IrExpr *ref_expr(Az *az, CXCursor c) {
   return NULL;
 }
 
+// threadIdx.x, blockIdx.y, warpSize, ...: where the thread is.
+static bool builtin_name(const char *text) {
+  static const char *const names[] = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strncmp(text, names[i], strlen(names[i])) == 0) return true;
+  return false;
+}
+
 // p.lr with p a by-value struct parameter: a scalar parameter of its own,
 // named p_lr in generated code, bound to the launch argument's member.
 static IrExpr *member_expr(Az *az, CXCursor c) {
@@ -327,6 +483,13 @@ static IrExpr *member_expr(Az *az, CXCursor c) {
   IrType t = expr_type(c);
   if (!arg || !az_simple_name(arg) || t == IR_VOID) {
     char *text = az_text_of(az, c);
+    if (builtin_name(text)) {
+      az_fail(az, c, "kernel '%s' reads '%s' other than in the element index: which thread handles element i changes "
+                  "when the schedule runs the kernel on a slice, so a value keyed by it (a random stream, a noise "
+                  "hash) would change; key it by the element index", az->launch->kernel, text);
+      free(text);
+      return NULL;
+    }
     az_fail(az, c, "kernel '%s': '%s' is not supported in a pointwise kernel (members of by-value struct parameters "
                 "are, when the launch passes a variable)", az->launch->kernel, text);
     free(text);
@@ -374,21 +537,27 @@ static IrExpr *bad_operator(Az *az, CXCursor c, const char *op) {
   return az_fail(az, c, "kernel '%s': operator '%s' is not supported in a pointwise kernel", az->launch->kernel, op);
 }
 
-static IrExpr *binary_expr(Az *az, CXCursor c, CXCursor lhs, CXCursor rhs, const char *op) {
+IrExpr *az_binary_expr(Az *az, CXCursor c, CXCursor lhs, CXCursor rhs, const char *op) {
   IrBinaryOp bop;
   if (!binop_of(op, &bop)) return bad_operator(az, c, op);
-  IrExpr *a = expr(az, lhs), *b = expr(az, rhs);
+  IrExpr *a = expr(az, lhs);
+  bool lazy = bop == IR_LAND || bop == IR_LOR;
+  az->lazy += lazy;
+  IrExpr *b = expr(az, rhs);
+  az->lazy -= lazy;
   if (!a || !b) return NULL;
   return cast_to(az, expr_type(c), ir_expr_binary(az->ir, bop, a, b));
 }
 
 static IrExpr *unary_expr(Az *az, CXCursor c) {
   Kids k = kids(c);
-  char *op = unary_op(az, c, k.v[0]);
+  char *op = az_unary_op(az, c, k.v[0]);
   int uop = strcmp(op, "-") == 0 ? IR_NEG : strcmp(op, "!") == 0 ? IR_NOT
             : strcmp(op, "~") == 0 ? IR_BITNOT : strcmp(op, "+") == 0 ? -1 : -2;
-  if (uop == -2) bad_operator(az, c, op);
+  bool deref = strcmp(op, "*") == 0;
+  if (uop == -2 && !deref) bad_operator(az, c, op);
   free(op);
+  if (deref) return cast_to(az, expr_type(c), deref_expr(az, c, k.v[0]));
   IrExpr *a = uop == -2 ? NULL : expr(az, k.v[0]);
   if (!a) return NULL;
   return cast_to(az, expr_type(c), uop == -1 ? a : ir_expr_unary(az->ir, (IrUnaryOp)uop, a));
@@ -405,7 +574,7 @@ static IrExpr *literal(Az *az, CXCursor c, bool is_float) {
   return e;
 }
 
-static IrExpr *expr(Az *az, CXCursor c) {
+IrExpr *az_expr(Az *az, CXCursor c) {
   if (az_failed(az)) return NULL;
   Kids k = kids(c);
   switch (kind(c)) {
@@ -423,12 +592,11 @@ static IrExpr *expr(Az *az, CXCursor c) {
   case CXCursor_ArraySubscriptExpr:
     return read_expr(az, c);
   case CXCursor_MemberRefExpr:
-    if (az_builtin(az, c) == B_NONE) return member_expr(az, c);
-    break;
+    return member_expr(az, c);
   case CXCursor_BinaryOperator:
     if (k.n == 2) {
       char *op = az_op_between(az, k.v[0], k.v[1]);
-      IrExpr *e = binary_expr(az, c, k.v[0], k.v[1], op);
+      IrExpr *e = az_binary_expr(az, c, k.v[0], k.v[1], op);
       free(op);
       return e;
     }
@@ -438,7 +606,10 @@ static IrExpr *expr(Az *az, CXCursor c) {
     break;
   case CXCursor_ConditionalOperator:
     if (k.n == 3) {
-      IrExpr *p = expr(az, k.v[0]), *a = expr(az, k.v[1]), *b = expr(az, k.v[2]);
+      IrExpr *p = expr(az, k.v[0]);
+      az->lazy++;
+      IrExpr *a = expr(az, k.v[1]), *b = expr(az, k.v[2]);
+      az->lazy--;
       return p && a && b ? cast_to(az, expr_type(c), ir_expr_select(az->ir, p, a, b)) : NULL;
     }
     break;
@@ -462,6 +633,11 @@ static IrExpr *expr(Az *az, CXCursor c) {
 // Calls: math, 16-bit conversions and operators, curand, __device__ helpers
 //
 
+static const struct { const char *name; IrType from, to; } BITCASTS[] = {
+    {"__float_as_uint", IR_F32, IR_U32}, {"__float_as_int", IR_F32, IR_I32},
+    {"__uint_as_float", IR_U32, IR_F32}, {"__int_as_float", IR_I32, IR_F32},
+};
+
 static const struct { const char *name; IrType to; } CONVERSIONS[] = {
     {"__half2float", IR_F32},     {"__bfloat162float", IR_F32}, {"__float2half", IR_F16},
     {"__float2half_rn", IR_F16},  {"__float2bfloat16", IR_BF16}, {"__float2bfloat16_rn", IR_BF16},
@@ -474,11 +650,72 @@ static IrExpr *philox_draw(Az *az, CXCursor c, CXCursor state_arg) {
   bool ok = kind(s) == CXCursor_UnaryOperator && k.n == 1 && !clang_Cursor_isNull(az->philox) &&
             same(az_referenced(k.v[0]), az->philox) && az->seed;
   if (!ok) return az_fail(az, c, "kernel '%s': curand_uniform must draw from the Philox state initialised with curand_init(seed, i, offset, &state) in the element loop", az->launch->kernel);
+  if (az->lazy || az->outer != az->draw_outer || az->cond != az->draw_cond)
+    return az_fail(az, c, "kernel '%s': curand_uniform under a condition: which number each later draw gets would "
+                       "depend on the path taken; draw unconditionally and use the value under the condition",
+                   az->launch->kernel);
   return ir_expr_philox(az->ir, az->seed, az->offset, az->draws++);
 }
 
-// Inline a __device__ helper whose body is locals and one return.
-static IrExpr *inline_helper(Az *az, CXCursor call, CXCursor def) {
+static bool trivial(const IrExpr *e) {
+  return e->kind == IR_E_LOCAL || e->kind == IR_E_PARAM || e->kind == IR_E_INT || e->kind == IR_E_FLOAT ||
+         e->kind == IR_E_INDEX;
+}
+
+static enum CXChildVisitResult find_branch(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (kind(c) == CXCursor_IfStmt || kind(c) == CXCursor_ForStmt) {
+    *(bool *)data = true;
+    return CXChildVisit_Break;
+  }
+  return CXChildVisit_Recurse;
+}
+
+// A helper with statements that branch: its arguments and value are named (lets),
+// since the branches' selects use them several times.
+static bool branches(CXCursor body) {
+  bool found = false;
+  clang_visitChildren(body, find_branch, &found);
+  return found;
+}
+
+static IrExpr *named(Az *az, CXCursor decl, IrExpr *e, const char *suffix) {
+  if (!e || trivial(e)) return e;
+  char *name = fe_spelling(decl), *full = ir_printf(az->ir, "%s%s", name, suffix);
+  free(name);
+  return ir_pw_let(az->ir, az->op, full, e, fe_loc(az->fe, clang_getCursorLocation(decl)));
+}
+
+static bool bind_argument(Az *az, CXCursor call, CXCursor def, CXCursor param, CXCursor arg, bool name) {
+  if (!az_is_pointer(param)) {
+    IrExpr *a = cast_to(az, expr_type(param), expr(az, arg));
+    if (!a) return false;
+    Binding *b = az_bind(az, param, name ? named(az, param, a, "") : a);
+    b->buffer = clang_getNullCursor();
+    b->element = false;
+    return true;
+  }
+  CXCursor decl;
+  bool element = element_of(az, arg, &decl);
+  if (!element && !az_buffer(az, arg, &decl, &element)) {
+    char *text = az_text_of(az, arg), *name = fe_spelling(def);
+    az_fail(az, call, "kernel '%s' passes '%s' to helper '%s': a pointer argument must be a buffer parameter, "
+                   "&t[i] or t + i", az->launch->kernel, text, name);
+    free(text);
+    free(name);
+    return false;
+  }
+  Binding *b = az_bind(az, param, NULL);
+  b->buffer = decl;
+  b->element = element;
+  return true;
+}
+
+// Inline a __device__ helper: its parameters bound to the call's arguments (a
+// pointer to a buffer or to its element i), its statements read as the element
+// body's (analyze_stmt.c), its value the returns' under their conditions.
+// Called as a statement (as_stmt), it may store through its pointers.
+IrExpr *az_inline_helper(Az *az, CXCursor call, CXCursor def, bool as_stmt) {
   if (az->depth > 8) return az_fail(az, call, "kernel '%s': __device__ helpers nest too deeply", az->launch->kernel);
   // A call clang resolved names the instantiated helper (its types resolved);
   // should one name a template's pattern (types `T`), it is not read.
@@ -489,43 +726,43 @@ static IrExpr *inline_helper(Az *az, CXCursor call, CXCursor def) {
     free(name);
     return NULL;
   }
-  int n = clang_Cursor_getNumArguments(call);
-  for (int i = 0; i < n; i++) {
-    IrExpr *a = expr(az, clang_Cursor_getArgument(call, (unsigned)i));
-    if (!a) return NULL;
-    CXCursor p = clang_Cursor_getArgument(def, (unsigned)i);
-    bind(az, p, cast_to(az, expr_type(p), a));
-  }
   Kids k = kids(def);
   CXCursor body = k.n ? k.last : clang_getNullCursor();
-  if (kind(body) != CXCursor_CompoundStmt) return az_fail(az, call, "kernel '%s': cannot inline this helper", az->launch->kernel);
-  Kids stmts = kids(body);
-  if (stmts.n > 8) return az_fail(az, call, "kernel '%s': helper '%s' is too long to inline (at most 8 statements)", az->launch->kernel, clang_getCString(clang_getCursorSpelling(def)));
-  az->depth++;
-  IrExpr *result = NULL;
-  for (int i = 0; i < stmts.n && i < 8 && !az_failed(az); i++) {
-    CXCursor s = stmts.v[i];
-    if (kind(s) == CXCursor_ReturnStmt) {
-      Kids r = kids(s);
-      result = r.n == 1 ? cast_to(az, az_type_of(clang_getResultType(clang_getCursorType(def))), expr(az, r.v[0])) : NULL;
-      break;
-    }
-    if (kind(s) != CXCursor_DeclStmt) {
-      az_fail(az, s, "kernel '%s': helper '%s' must be locals and one return to be inlined",
-           az->launch->kernel, clang_getCString(clang_getCursorSpelling(def)));
-      break;
-    }
-    Kids vars = kids(s);
-    for (int j = 0; j < vars.n && !az_failed(az); j++) {
-      Kids init = kids(vars.v[j]);
-      if (init.n == 0) continue;
-      IrExpr *v = expr(az, init.last);
-      if (v) bind(az, vars.v[j], cast_to(az, expr_type(vars.v[j]), v));
-    }
+  char *name = fe_spelling(def);
+  if (kind(body) != CXCursor_CompoundStmt) {
+    az_fail(az, call, "kernel '%s': cannot inline helper '%s' (no body)", az->launch->kernel, name);
+    free(name);
+    return NULL;
   }
-  az->depth--;
-  if (!result && !az_failed(az)) az_fail(az, call, "kernel '%s': cannot inline this helper", az->launch->kernel);
-  return result;
+  int n = clang_Cursor_getNumArguments(call);
+  bool branchy = branches(body);
+  for (int i = 0; i < n && !az_failed(az); i++)
+    bind_argument(az, call, def, clang_Cursor_getArgument(def, (unsigned)i), clang_Cursor_getArgument(call, (unsigned)i),
+                  branchy);
+  CXType result = clang_getResultType(clang_getCursorType(def));
+  Az frame = *az;  // the caller's condition and return state
+  az->outer = az_cond(az);
+  az->cond = az->returned = az->ret = NULL;
+  az->done = false;
+  az->stores_ok = as_stmt;
+  az->ret_type = az_type_of(result);
+  az->depth++;
+  if (!az_failed(az)) az_stmt(az, body);
+  IrExpr *value = az->ret;
+  az->depth = frame.depth;
+  az->outer = frame.outer;
+  az->cond = frame.cond;
+  az->returned = frame.returned;
+  az->ret = frame.ret;
+  az->done = frame.done;
+  az->stores_ok = frame.stores_ok;
+  az->ret_type = frame.ret_type;
+  if (!value && result.kind == CXType_Void) value = ir_expr_int(az->ir, 0, IR_I32);
+  else if (branchy && !az_failed(az)) value = named(az, def, value, "_value");
+  if (!value && !az_failed(az))
+    az_fail(az, call, "kernel '%s': helper '%s' returns no value coconet can read", az->launch->kernel, name);
+  free(name);
+  return az_failed(az) ? NULL : value;
 }
 
 // min(a, b), max(a, b): fminf/fmaxf on floats (as CUDA's overloads), a select on integers.
@@ -563,20 +800,14 @@ static IrExpr *cache_load(Az *az, CXCursor c, const char *name) {
   CXCursor p = az_strip(clang_Cursor_getArgument(c, 0));
   Kids k = kids(p);
   if (kind(p) == CXCursor_UnaryOperator && k.n == 1 && kind(az_strip(k.v[0])) == CXCursor_ArraySubscriptExpr) {
-    char *op = unary_op(az, p, k.v[0]);
+    char *op = az_unary_op(az, p, k.v[0]);
     bool address = strchr(op, '&') != NULL;
     free(op);
     if (address) return read_expr(az, az_strip(k.v[0]));
   }
-  // t + i (or i + t) with t a pointer parameter: the address of t[i].
-  CXCursor a, b;
-  if (az_is_binary(az, p, "+", &a, &b)) {
-    CXCursor base = az_is_index(az, b) ? az_strip(a) : az_is_index(az, a) ? az_strip(b) : clang_getNullCursor();
-    if (kind(base) == CXCursor_DeclRefExpr && kind(az_referenced(base)) == CXCursor_ParmDecl && az_is_pointer(az_referenced(base))) {
-      IrTensor *t = tensor_of(az, base, NULL);
-      return t ? ir_expr_at(ir_expr_read(az->ir, t, IR_IDX_I, NULL), fe_loc(az->fe, clang_getCursorLocation(p))) : NULL;
-    }
-  }
+  IrTensor *e = az_element_address(az, p);  // t + i, or a helper's pointer at t[i]
+  if (e) return ir_expr_at(ir_expr_read(az->ir, e, IR_IDX_I, NULL), fe_loc(az->fe, clang_getCursorLocation(p)));
+  if (az_failed(az)) return NULL;
   char *t = az_text_of(az, c);
   az_fail(az, c, "kernel '%s': %s must load from &t[i] or t + i (%s)", az->launch->kernel, name, t);
   free(t);
@@ -593,7 +824,7 @@ static IrExpr *call_expr(Az *az, CXCursor c) {
   if (kind(callee) == CXCursor_Constructor && n == 1) {  // __half(h), __half(x): copy or convert
     e = cast_to(az, expr_type(c), expr(az, clang_Cursor_getArgument(c, 0)));
   } else if (strncmp(name, "operator", 8) == 0 && n == 2 && strcmp(name, "operator=") != 0) {
-    e = binary_expr(az, c, clang_Cursor_getArgument(c, 0), clang_Cursor_getArgument(c, 1), name + 8);
+    e = az_binary_expr(az, c, clang_Cursor_getArgument(c, 0), clang_Cursor_getArgument(c, 1), name + 8);
   } else if (strncmp(name, "operator", 8) == 0 && n <= 1) {
     Kids k = kids(c);   // a conversion operator: `(float)h`, called as h.operator float()
     CXCursor object = k.n && kind(k.v[0]) == CXCursor_MemberRefExpr && kids(k.v[0]).n == 1 ? kids(k.v[0]).v[0]
@@ -615,9 +846,9 @@ static IrExpr *call_expr(Az *az, CXCursor c) {
                        ir_expr_call(az->ir, IR_FN_FMAX, IR_F32, a, ir_expr_float(az->ir, 0, IR_F32)),
                        ir_expr_float(az->ir, 1, IR_F32));
   } else if (strcmp(name, "__fdividef") == 0 && n == 2) {
-    e = binary_expr(az, c, clang_Cursor_getArgument(c, 0), clang_Cursor_getArgument(c, 1), "/");
+    e = az_binary_expr(az, c, clang_Cursor_getArgument(c, 0), clang_Cursor_getArgument(c, 1), "/");
   } else if (half_op(name) && n == 2) {  // __hadd(a, b) is a + b on __half and __nv_bfloat16
-    e = binary_expr(az, c, clang_Cursor_getArgument(c, 0), clang_Cursor_getArgument(c, 1), half_op(name));
+    e = az_binary_expr(az, c, clang_Cursor_getArgument(c, 0), clang_Cursor_getArgument(c, 1), half_op(name));
   } else if (strcmp(name, "__hneg") == 0 && n == 1) {
     IrExpr *a = expr(az, clang_Cursor_getArgument(c, 0));
     e = a ? cast_to(az, expr_type(c), ir_expr_unary(az->ir, IR_NEG, a)) : NULL;
@@ -629,9 +860,14 @@ static IrExpr *call_expr(Az *az, CXCursor c) {
     for (size_t i = 0; i < sizeof CONVERSIONS / sizeof *CONVERSIONS; i++)
       if (strcmp(name, CONVERSIONS[i].name) == 0 && n == 1)
         e = cast_to(az, CONVERSIONS[i].to, expr(az, clang_Cursor_getArgument(c, 0)));
+    for (size_t i = 0; i < sizeof BITCASTS / sizeof *BITCASTS; i++)
+      if (strcmp(name, BITCASTS[i].name) == 0 && n == 1) {
+        IrExpr *a = cast_to(az, BITCASTS[i].from, expr(az, clang_Cursor_getArgument(c, 0)));
+        e = a ? ir_expr_bitcast(az->ir, BITCASTS[i].to, a) : NULL;
+      }
     CXCursor def = clang_getCursorDefinition(callee);
     if (!e && !az_failed(az) && !clang_Cursor_isNull(def) && fe_in_main_file(az->fe, clang_getCursorLocation(def)))
-      e = inline_helper(az, c, def);
+      e = az_inline_helper(az, c, def, false);
     else if (!e && !az_failed(az)) {
       char *t = az_text_of(az, c);
       az_fail(az, c, "kernel '%s' calls '%s', which a pointwise kernel cannot use (%s)", az->launch->kernel, name, t);
@@ -640,204 +876,5 @@ static IrExpr *call_expr(Az *az, CXCursor c) {
   }
   free(name);
   return e;
-}
-
-//
-// Statements of the element loop
-//
-
-
-static enum CXChildVisitResult each_stmt(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  Az *az = data;
-  az_stmt(az, c);
-  return az_failed(az) ? CXChildVisit_Break : CXChildVisit_Continue;
-}
-
-static IrTensor *store_target(Az *az, CXCursor lhs) {
-  lhs = az_strip(lhs);
-  if (kind(lhs) != CXCursor_ArraySubscriptExpr) return NULL;
-  Kids k = kids(lhs);
-  if (k.n != 2 || !az_is_index(az, k.v[1])) {
-    char *t = az_text_of(az, lhs);
-    az_fail(az, lhs, "kernel '%s' writes %s: a pointwise kernel writes only at [i]", az->launch->kernel, t);
-    free(t);
-    return NULL;
-  }
-  return tensor_of(az, k.v[0], az->op->pw.count);
-}
-
-static void store(Az *az, CXCursor at, IrTensor *t, IrExpr *value, IrExpr *cond) {
-  if (!t || !value) return;
-  value = cast_to(az, t->type, value);
-  if (cond) value = ir_expr_select(az->ir, cond, value, ir_expr_read(az->ir, t, IR_IDX_I, NULL));
-  ir_pw_store(az->ir, az->op, t, value, fe_loc(az->fe, clang_getCursorLocation(at)));
-}
-
-// x = e, x op= e: a store to t[i] or a new value of a local.
-static void assign(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *op, IrExpr *cond) {
-  IrExpr *value;
-  if (strcmp(op, "=") == 0) {
-    value = expr(az, rhs);
-  } else {
-    char bop[3] = {op[0], op[1] == '=' ? '\0' : op[1], '\0'};
-    value = binary_expr(az, s, lhs, rhs, bop);
-  }
-  if (!value) return;  // the reason is recorded
-  CXCursor l = az_strip(lhs);
-  if (kind(l) == CXCursor_DeclRefExpr && find_local(az, clang_getCursorReferenced(l))) {
-    if (cond) {
-      az_fail(az, s, "kernel '%s': a local assigned under a condition is not supported", az->launch->kernel);
-      return;
-    }
-    CXCursor d = clang_getCursorReferenced(l);
-    char *name = fe_spelling(d);
-    bind(az, d, ir_pw_let(az->ir, az->op, name, cast_to(az, expr_type(d), value),
-                          fe_loc(az->fe, clang_getCursorLocation(s))));
-    free(name);
-    return;
-  }
-  IrTensor *t = store_target(az, lhs);
-  if (!t && !az_failed(az)) {
-    char *text = az_text_of(az, lhs);
-    az_fail(az, s, "kernel '%s' assigns to '%s': only t[i] and locals can be assigned", az->launch->kernel, text);
-    free(text);
-  }
-  store(az, s, t, value, cond);
-}
-
-// x = e, x op= e; for class types (__half) these are calls of operator=, operator+=, ...
-bool az_is_assignment(const Az *az, CXCursor s, CXCursor *lhs, CXCursor *rhs, char **op) {
-  if (kind(s) == CXCursor_CallExpr && clang_Cursor_getNumArguments(s) == 2) {
-    char *name = fe_spelling(clang_getCursorReferenced(s));
-    size_t n = strlen(name);
-    bool assign = strncmp(name, "operator", 8) == 0 && n > 8 && name[n - 1] == '=' &&
-                  strcmp(name + 8, "==") != 0 && strcmp(name + 8, "!=") != 0 &&
-                  strcmp(name + 8, "<=") != 0 && strcmp(name + 8, ">=") != 0;
-    if (assign) {
-      *op = strdup(name + 8);
-      *lhs = clang_Cursor_getArgument(s, 0);
-      *rhs = clang_Cursor_getArgument(s, 1);
-    }
-    free(name);
-    return assign;
-  }
-  Kids k = kids(s);
-  if ((kind(s) != CXCursor_BinaryOperator && kind(s) != CXCursor_CompoundAssignOperator) || k.n != 2)
-    return false;
-  *op = az_op_between(az, k.v[0], k.v[1]);
-  size_t n = strlen(*op);
-  if (n == 0 || (*op)[n - 1] != '=' || strcmp(*op, "==") == 0 || strcmp(*op, "<=") == 0 ||
-      strcmp(*op, ">=") == 0 || strcmp(*op, "!=") == 0) {
-    free(*op);
-    return false;
-  }
-  *lhs = k.v[0];
-  *rhs = k.v[1];
-  return true;
-}
-
-void az_decl_stmt(Az *az, CXCursor s) {
-  Kids vars = kids(s);
-  for (int i = 0; i < vars.n && !az_failed(az); i++) {
-    CXCursor v = vars.v[i];
-    CXString ts = clang_getTypeSpelling(clang_getCursorType(v));
-    bool state = strstr(clang_getCString(ts), "curandStatePhilox4_32_10") != NULL;
-    clang_disposeString(ts);
-    if (state) {
-      az->philox = v;
-      continue;
-    }
-    Kids init = kids(v);
-    CXCursor last = init.n ? init.last : clang_getNullCursor();
-    if (init.n == 0 || kind(last) == CXCursor_TypeRef) {
-      az_fail(az, v, "kernel '%s': a local without an initial value is not supported", az->launch->kernel);
-      return;
-    }
-    IrExpr *value = expr(az, last);
-    if (!value) return;
-    char *name = fe_spelling(v);
-    bind(az, v, ir_pw_let(az->ir, az->op, name, cast_to(az, expr_type(v), value),
-                          fe_loc(az->fe, clang_getCursorLocation(v))));
-    free(name);
-  }
-}
-
-static void curand_init_call(Az *az, CXCursor c) {
-  int n = clang_Cursor_getNumArguments(c);
-  CXCursor state = n == 4 ? az_strip(clang_Cursor_getArgument(c, 3)) : clang_getNullCursor();
-  Kids k = kids(state);
-  if (n != 4 || !az_is_index(az, clang_Cursor_getArgument(c, 1)) || k.n != 1 ||
-      clang_Cursor_isNull(az->philox) || !same(az_referenced(k.v[0]), az->philox)) {
-    az_fail(az, c, "kernel '%s': curand_init must be keyed by the element index: curand_init(seed, i, offset, &state)", az->launch->kernel);
-    return;
-  }
-  az->seed = cast_to(az, IR_I64, expr(az, clang_Cursor_getArgument(c, 0)));
-  az->offset = cast_to(az, IR_I64, expr(az, clang_Cursor_getArgument(c, 2)));
-  az->draws = 0;
-}
-
-typedef struct CondStores {
-  Az *az;
-  IrExpr *cond;
-} CondStores;
-
-static enum CXChildVisitResult cond_store(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  CondStores *cs = data;
-  c = az_strip(c);
-  CXCursor lhs, rhs;
-  char *op;
-  if (!az_is_assignment(cs->az, c, &lhs, &rhs, &op)) {
-    az_fail(cs->az, c, "kernel '%s': only stores may be conditional in a pointwise kernel", cs->az->launch->kernel);
-    return CXChildVisit_Break;
-  }
-  assign(cs->az, c, lhs, rhs, op, cs->cond);
-  free(op);
-  return az_failed(cs->az) ? CXChildVisit_Break : CXChildVisit_Continue;
-}
-
-// if (c) t[i] = e;  becomes  t[i] = c ? e : t[i].
-static void if_stmt(Az *az, CXCursor s) {
-  Kids k = kids(s);
-  if (k.n != 2) {
-    az_fail(az, s, "kernel '%s': 'if' with 'else' in the element loop is not supported", az->launch->kernel);
-    return;
-  }
-  IrExpr *cond = expr(az, k.v[0]);
-  if (!cond) return;
-  CondStores cs = {az, cond};
-  if (kind(k.v[1]) == CXCursor_CompoundStmt) clang_visitChildren(k.v[1], cond_store, &cs);
-  else cond_store(k.v[1], s, &cs);
-}
-
-void az_stmt(Az *az, CXCursor s) {
-  if (az_failed(az)) return;
-  s = az_strip(s);  // expression statements may be wrapped in implicit nodes
-  CXCursor lhs, rhs;
-  char *op;
-  if (az_is_assignment(az, s, &lhs, &rhs, &op)) {
-    assign(az, s, lhs, rhs, op, NULL);
-    free(op);
-    return;
-  }
-  switch (kind(s)) {
-  case CXCursor_CompoundStmt: clang_visitChildren(s, each_stmt, az); break;
-  case CXCursor_DeclStmt: az_decl_stmt(az, s); break;
-  case CXCursor_NullStmt: break;
-  case CXCursor_IfStmt: if_stmt(az, s); break;
-  case CXCursor_CallExpr: {
-    char *name = fe_spelling(clang_getCursorReferenced(s));
-    if (strcmp(name, "curand_init") == 0) curand_init_call(az, s);
-    else az_fail(az, s, "kernel '%s' calls '%s' as a statement: not supported in a pointwise kernel", az->launch->kernel, name);
-    free(name);
-    break;
-  }
-  default: {
-    char *t = az_text_of(az, s);
-    az_fail(az, s, "kernel '%s': '%s' is not supported in a pointwise kernel", az->launch->kernel, t);
-    free(t);
-  }
-  }
 }
 

@@ -266,6 +266,16 @@ static void emit_call(Ex *x, const IrExpr *e) {
   buf_puts(x->b, h ? "))" : ")");
 }
 
+// __float_as_uint(a) and friends: the operand is f32 for an integer result, else the integer type.
+static void emit_bitcast(Ex *x, const IrExpr *e) {
+  bool to_float = e->type == IR_F32;
+  IrType from = to_float ? e->a->type : IR_F32;
+  buf_printf(x->b, "%s(", to_float ? (from == IR_U32 ? "__uint_as_float" : "__int_as_float")
+                                   : (e->type == IR_U32 ? "__float_as_uint" : "__float_as_int"));
+  emit_as(x, e->a, from, 0);
+  buf_puts(x->b, ")");
+}
+
 static void emit_select(Ex *x, const IrExpr *e) {
   if (is16(e->a->type)) emit_float16(x, e->a, e->a->type);
   else emit_node(x, e->a, PREC_SELECT + 1);
@@ -312,6 +322,7 @@ static void emit_node(Ex *x, const IrExpr *e, int min) {
   case IR_E_SELECT: emit_select(x, e); break;
   case IR_E_CALL: emit_call(x, e); break;
   case IR_E_PHILOX: buf_puts(x->b, x->nm->draw(x->nm->ctx, e)); break;
+  case IR_E_BITCAST: emit_bitcast(x, e); break;
   case IR_E_CAST: break;
   }
   if (paren) buf_puts(x->b, ")");

@@ -332,6 +332,20 @@ static IrVal eval_unary(Interp *in, const IrExpr *e) {
   }
 }
 
+// The bits of an f32 as u32/i32, or of a u32/i32 as f32.
+static IrVal eval_bitcast(Interp *in, const IrExpr *e) {
+  if (e->type == IR_F32) {
+    uint32_t u = (uint32_t)eval_as(in, e->a, e->a->type).i;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return (IrVal){.f = f};
+  }
+  float f = (float)eval_as(in, e->a, IR_F32).f;
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return ival(wrap((int64_t)u, e->type));
+}
+
 IrVal interp_eval(Interp *in, const IrExpr *e) {
   if (in->failed) return ival(0);
   switch (e->kind) {
@@ -360,6 +374,7 @@ IrVal interp_eval(Interp *in, const IrExpr *e) {
     return interp_from_double(r, t);
   }
   case IR_E_PHILOX: return eval_philox(in, e);
+  case IR_E_BITCAST: return eval_bitcast(in, e);
   }
   return ival(0);
 }

@@ -201,6 +201,7 @@ typedef enum {
   IR_E_CAST,    // (type) a, rounding to nearest even for 16-bit types and f32
   IR_E_CALL,    // math function (fn) of a [, b [, c]]
   IR_E_PHILOX,  // curand Philox4x32-10 uniform draw, see below
+  IR_E_BITCAST, // the bits of a as another 32-bit type (__float_as_uint and friends)
 } IrExprKind;
 
 typedef enum { IR_NEG, IR_NOT, IR_BITNOT } IrUnaryOp;
@@ -262,6 +263,9 @@ IrExpr *ir_expr_fma(IrRegion *r, IrType type, IrExpr *a, IrExpr *b, IrExpr *c); 
 // a float in (0, 1]. The subsequence is always the absolute element index i, so
 // a slice draws the same numbers as the whole.
 IrExpr *ir_expr_philox(IrRegion *r, IrExpr *seed, IrExpr *offset, int draw);
+// __float_as_uint(a), __uint_as_float(a), __float_as_int(a), __int_as_float(a):
+// a's bits as type (f32 <-> u32 or i32).
+IrExpr *ir_expr_bitcast(IrRegion *r, IrType type, IrExpr *a);
 IrExpr *ir_expr_at(IrExpr *e, SrcLoc loc);  // set e->loc, return e
 
 // A scalar parameter of a pointwise kernel, bound to its launch argument.
@@ -435,6 +439,10 @@ IrOp *ir_op_pointwise(IrRegion *r, SrcRange range, const IrPointwise *info);
 IrParam *ir_pw_param(IrRegion *r, IrOp *op, const char *name, IrType type, const char *arg_text);
 IrExpr *ir_pw_let(IrRegion *r, IrOp *op, const char *name, IrExpr *value, SrcLoc loc);  // returns the IR_E_LOCAL
 void ir_pw_store(IrRegion *r, IrOp *op, IrTensor *t, IrExpr *value, SrcLoc loc);      // t[i] = value
+// Remove the stores a later store of the same tensor overwrites before anything
+// reads it (`if (c) { t[i] = a; return; } t[i] = b;` leaves t[i] = c ? a : b),
+// and with them their reads.
+void ir_pw_drop_dead_stores(IrRegion *r, IrOp *op);
 
 // Clauses of the region pragma, in the order written.
 typedef enum {

@@ -126,6 +126,12 @@ IrExpr *ir_expr_philox(IrRegion *r, IrExpr *seed, IrExpr *offset, int draw) {
   return e;
 }
 
+IrExpr *ir_expr_bitcast(IrRegion *r, IrType type, IrExpr *a) {
+  IrExpr *e = new_expr(r, IR_E_BITCAST, type);
+  e->a = a;
+  return e;
+}
+
 IrExpr *ir_expr_at(IrExpr *e, SrcLoc loc) {
   e->loc = loc;
   return e;
@@ -222,14 +228,20 @@ static int index_rank(IrIndexKind k) {
   return 3;
 }
 
-// Add t to a use list (once), keeping the least slice-friendly read.
+static bool larger_const(const IrExpr *a, const IrExpr *b) {
+  return a && b && a->k && b->k && a->k->kind == IR_SIZE_CONST && b->k->kind == IR_SIZE_CONST && a->k->value > b->k->value;
+}
+
+// Add t to a use list (once), keeping the least slice-friendly read (of
+// constant indices t[K], the largest K: it sizes a device scalar's buffer).
 static IrUse *use_add(IrRegion *r, IrUse **list, IrTensor *t, IrIndexKind index,
                       const IrExpr *expr, SrcLoc loc) {
   IrUse **tail = list;
   for (; *tail; tail = &(*tail)->next) {
     IrUse *u = *tail;
     if (u->ref.t != t) continue;
-    if (index_rank(index) > index_rank(u->index)) {
+    bool larger = index == IR_IDX_CONST && u->index == IR_IDX_CONST && larger_const(expr, u->expr);
+    if (index_rank(index) > index_rank(u->index) || larger) {
       u->index = index;
       u->expr = expr;
       if (expr && expr->loc.file) u->loc = expr->loc;
@@ -277,6 +289,37 @@ IrExpr *ir_pw_let(IrRegion *r, IrOp *op, const char *name, IrExpr *value, SrcLoc
   e->let = s;
   e->loc = loc;
   return e;
+}
+
+static bool reads_tensor(const IrExpr *e, const IrTensor *t) {
+  if (!e || e->kind == IR_E_LOCAL) return false;
+  if (e->kind == IR_E_READ && e->tensor == t) return true;
+  return reads_tensor(e->a, t) || reads_tensor(e->b, t) || reads_tensor(e->c, t);
+}
+
+// A store is dead when a later store of the same tensor follows and nothing
+// between them (nor the later store's value) reads the tensor.
+static bool dead_store(const IrStmt *s) {
+  for (const IrStmt *n = s->next; n; n = n->next) {
+    if (reads_tensor(n->value, s->tensor)) return false;
+    if (n->kind == IR_S_STORE && n->tensor == s->tensor) return true;
+  }
+  return false;
+}
+
+void ir_pw_drop_dead_stores(IrRegion *r, IrOp *op) {
+  bool dropped = false;
+  for (IrStmt **p = &op->pw.body; *p;) {
+    if ((*p)->kind == IR_S_STORE && dead_store(*p)) {
+      *p = (*p)->next;
+      dropped = true;
+    } else {
+      p = &(*p)->next;
+    }
+  }
+  if (!dropped) return;
+  op->reads = NULL;
+  for (const IrStmt *s = op->pw.body; s; s = s->next) collect_reads(r, op, s->value);
 }
 
 void ir_pw_store(IrRegion *r, IrOp *op, IrTensor *t, IrExpr *value, SrcLoc loc) {

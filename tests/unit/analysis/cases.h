@@ -146,7 +146,7 @@ CASE(device_helper, true,
      "  if (i < n) a[i] = gelu(b[i]);\n"
      "}\n",
      "k_gelu<<<n, 256>>>(a, b, n);",
-     "a[i] = 0.5f * b[i] * (1.0f + tanhf(0.797884583f * (b[i] + 0.0447149985f * b[i] * b[i] * b[i])))")
+     "a[i] = 0.5f * b[i] * (1.0f + tanhf(c * (b[i] + 0.0447149985f * b[i] * b[i] * b[i])))")
 
 CASE(philox_dropout, true,
      "__global__ void k_dropout(float *a, const float *b, float p, int n,\n"
@@ -170,7 +170,7 @@ CASE(conditional_store, true,
      "  }\n"
      "}\n",
      "k_cond<<<n, 256>>>(a, b, n);",
-     "a[i] = b[i] > 0.0f ? b[i] : a[i]")
+     "let cond = b[i] > 0.0f\n      a[i] = cond ? b[i] : a[i]")
 
 CASE(hint_index, true,
      "#pragma coconet pointwise(index=idx, count=len)\n"
@@ -272,13 +272,21 @@ CASE(atomics, false,
      "k_sum<<<n, 256>>>(a, c, n);",
      "kernel 'k_sum' calls 'atomicAdd' as a statement: not supported in a pointwise kernel")
 
-CASE(inner_loop, false,
-     "__global__ void k_inner_loop(float *a, int n) {\n"
+CASE(inner_loop, true,
+     "__global__ void k_inner_loop(float *a, const float *w, int n) {\n"
      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-     "  if (i < n) { for (int r = 0; r < 4; r++) a[i] *= 0.5f; }\n"
+     "  if (i < n) { for (int r = 0; r < 3; r++) a[i] *= w[r]; }\n"
      "}\n",
-     "k_inner_loop<<<n, 256>>>(a, n);",
-     "kernel 'k_inner_loop': 'for (int r = 0; r < 4; r++) a[i] *= 0.5f' is not supported in a pointwise kernel")
+     "k_inner_loop<<<n, 256>>>(a, b, n);",
+     "a[i] = a[i] * b[0]\n      a[i] = a[i] * b[1]\n      a[i] = a[i] * b[2]")
+
+CASE(inner_loop_runtime_bound, false,
+     "__global__ void k_inner_loop_n(float *a, int n, int taps) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i < n) { for (int r = 0; r < taps; r++) a[i] *= 0.5f; }\n"
+     "}\n",
+     "k_inner_loop_n<<<n, 256>>>(a, n, 4);",
+     "kernel 'k_inner_loop_n': a loop in the element body must have constant bounds to be unrolled")
 
 CASE(template_kernel, true,
      "template <typename T>\n"
@@ -303,7 +311,7 @@ CASE(block_constant_other, false,
      "  if (i < n) a[i] = a[i] * 3.0f;\n"
      "}\n",
      "k_block_other<<<(n + 255) / 256, 256>>>(a, n);",
-     "kernel 'k_block_other': 'blockIdx.x' is not supported in a pointwise kernel")
+     "kernel 'k_block_other' reads 'blockIdx.x' other than in the element index")
 
 CASE(philox_not_keyed, false,
      "__global__ void k_bad_dropout(float *a, int n, unsigned long long seed) {\n"
@@ -317,21 +325,29 @@ CASE(philox_not_keyed, false,
      "k_bad_dropout<<<n, 256>>>(a, n, seed);",
      "curand_init must be keyed by the element index: curand_init(seed, i, offset, &state)")
 
-CASE(if_else, false,
+CASE(if_else, true,
      "__global__ void k_if_else(float *a, int n) {\n"
      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "  if (i < n) { if (a[i] > 0.0f) a[i] = 1.0f; else a[i] = -1.0f; }\n"
      "}\n",
      "k_if_else<<<n, 256>>>(a, n);",
-     "'if' with 'else' in the element loop is not supported")
+     "let cond = a[i] > 0.0f\n      a[i] = !cond ? -1.0f : 1.0f\n")
 
-CASE(pointer_arithmetic, false,
+CASE(pointer_arithmetic, true,
      "__global__ void k_deref(float *a, const float *b, int n) {\n"
      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-     "  if (i < n) a[i] = *(b + i);\n"
+     "  if (i < n) *(a + i) = *(b + i);\n"
      "}\n",
      "k_deref<<<n, 256>>>(a, b, n);",
-     "operator '*' is not supported in a pointwise kernel")
+     "a[i] = b[i]")
+
+CASE(pointer_arithmetic_offset, false,
+     "__global__ void k_deref_next(float *a, const float *b, int n) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i < n) a[i] = *(b + i + 1);\n"
+     "}\n",
+     "k_deref_next<<<n, 256>>>(a, b, n);",
+     "kernel 'k_deref_next' reads *(b + i + 1): a pointwise kernel dereferences only &t[i], t + i or a buffer parameter")
 
 CASE(global_variable, false,
      "__device__ float g_scale;\n"
@@ -355,13 +371,21 @@ CASE(printf_statement, false,
      "k_printf<<<n, 256>>>(a, n);",
      "kernel 'k_printf' calls 'printf' as a statement")
 
-CASE(local_without_value, false,
+CASE(local_without_value, true,
      "__global__ void k_uninit(float *a, int n) {\n"
      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-     "  if (i < n) { float x; x = a[i]; a[i] = x; }\n"
+     "  if (i < n) { float x; x = a[i] * 2.0f; a[i] = x; }\n"
      "}\n",
      "k_uninit<<<n, 256>>>(a, n);",
-     "a local without an initial value is not supported")
+     "let x = a[i] * 2.0f")
+
+CASE(local_array, false,
+     "__global__ void k_local_array(float *a, int n) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i < n) { float x[2]; a[i] = 1.0f; }\n"
+     "}\n",
+     "k_local_array<<<n, 256>>>(a, n);",
+     "kernel 'k_local_array': local 'x' of type 'float[2]' is not supported (arithmetic scalars only)")
 
 // Launch coverage: a guarded kernel computes only the elements that have a
 // thread, so the launch must be proven to give each of the n elements one.
