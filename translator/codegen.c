@@ -24,6 +24,7 @@
 // declaration that holds the region, between marker comments.
 #include "codegen.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -766,7 +767,20 @@ static Scope scope_of(const IrOp *list) {
 }
 
 // (void)NAME for what only the replaced launches' configurations used.
-static void unused_lines(Cg *cg, const Scope *sc) {
+// Whether `name` is an identifier of the generated text.
+static bool names_identifier(const char *text, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = text ? strstr(text, name) : NULL; p; p = strstr(p + 1, name)) {
+    bool left = p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+    bool right = !(isalnum((unsigned char)p[n]) || p[n] == '_');
+    if (left && right) return true;
+  }
+  return false;
+}
+
+// (void)NAME for what only the replaced statements used and the generated
+// block (`body`, emitted after these lines) does not.
+static void unused_lines(Cg *cg, const Scope *sc, const char *body) {
   SrcRange replaced[64];
   int n = 0;
   for (const IrOp *o = cg->r->ops; o && n < 64; o = o->next) {
@@ -776,9 +790,13 @@ static void unused_lines(Cg *cg, const Scope *sc) {
   }
   char *names[16];
   int k = unused_config(cg->fe, cg->fr, replaced, n, names, 16);
-  if (k) line(cg, "// coconet: the generated kernels pick their own grid; this was for the launches they replace");
+  bool said = false;
   for (int i = 0; i < k; i++) {
-    line(cg, "(void)%s;", names[i]);
+    if (!names_identifier(body, names[i])) {
+      if (!said) line(cg, "// coconet: the generated kernels pick their own grid and arguments; this was for the launches they replace");
+      said = true;
+      line(cg, "(void)%s;", names[i]);
+    }
     free(names[i]);
   }
 }
@@ -790,12 +808,18 @@ static int generate(Cg *cg, const Scope *sc) {
   if (cg->r->hoists) line(cg, "// coconet: arguments with side effects, evaluated once, in the order written");
   for (const IrHoist *h = cg->r->hoists; h; h = h->next)
     line(cg, "[[maybe_unused]] const auto %s = %s;", names_add(&cg->names, h->name), h->text);
-  unused_lines(cg, sc);
+  Buf head = cg->out;  // the ops go to a buffer of their own, the (void) lines before them
+  cg->out = (Buf){0};
   int consumed, rc = 0;
   for (int i = 0; i < sc->n && rc == 0; i += consumed) {
     if (sc->ops[i]->span.nchunks > 1) rc = emit_overlap(cg, sc, i, &consumed);
     else rc = emit_op(cg, sc, i, &consumed);
   }
+  char *ops = buf_take(&cg->out);
+  cg->out = head;
+  unused_lines(cg, sc, ops);
+  if (ops) buf_puts(&cg->out, ops);
+  free(ops);
   Scope none = {NULL, 0};
   fuse_markers(cg, &none, 0);
   buf_printf(&cg->out, "%s}", cg->indent);

@@ -1,7 +1,8 @@
 // codegen_unused.c: variables only the replaced launches used.
 //
 // A generated kernel picks its own grid, so the grid, block and shared memory
-// expressions of the launches it replaces are dropped. A local variable or a
+// expressions of the launches it replaces are dropped, and it takes only the
+// arguments its body reads. A local variable or a
 // parameter named there that nothing else in its function uses, or a variable of
 // the file's scope nothing else in the file uses, would then draw an
 // unused-variable warning from the compiler; the block says (void)NAME. So
@@ -109,6 +110,9 @@ int unused_config(const Frontend *fe, const Region *fr, const SrcRange *replaced
     if (def && !def->is_template) n = add_name(names, n, max, unused_function(fe, def->cursor, replaced, nreplaced));
     const Piece *config[] = {&s->launch->grid, &s->launch->block, &s->launch->shmem};
     for (int i = 0; i < 3; i++) n = add_name(names, n, max, unused_after(fe, config[i], replaced, nreplaced));
+    // Arguments the generated kernel does not take (a parameter its body never reads).
+    for (int i = 0; i < s->launch->nargs; i++)
+      n = add_name(names, n, max, unused_after(fe, &s->launch->args[i], replaced, nreplaced));
   }
   return n;
 }
