@@ -87,6 +87,7 @@ Binding *az_bind(Az *az, CXCursor decl, IrExpr *value);   // (re)binds; keeps th
 // The condition a statement runs under: the caller's, the enclosing ifs', and
 // not yet returned; NULL when unconditional.
 IrExpr *az_cond(Az *az);
+bool az_constant_truth(const IrExpr *e, bool *truth);    // a constant (through casts), and its truth
 bool az_buffer(Az *az, CXCursor c, CXCursor *buffer, bool *element);  // a pointer the kernel names
 IrTensor *az_element_address(Az *az, CXCursor e);         // &t[i], t + i, ...: t (NULL: not one)
 IrTensor *az_element_target(Az *az, CXCursor lhs);        // t[i], *p, ... as assigned (NULL: failed)

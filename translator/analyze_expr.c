@@ -238,6 +238,23 @@ IrExpr *az_cast_to(Az *az, IrType t, IrExpr *e) {
   return ir_expr_cast(az->ir, t, e);
 }
 
+// Whether e is a constant, and then whether it is true (through casts).
+bool az_constant_truth(const IrExpr *e, bool *truth) {
+  if (!e) return false;
+  if (e->kind == IR_E_INT) {
+    int64_t v = e->ival;
+    *truth = e->type == IR_I32 ? (int32_t)(uint32_t)(uint64_t)v != 0 : e->type == IR_U32 ? (uint32_t)(uint64_t)v != 0 : v != 0;
+    return true;
+  }
+  if (e->kind == IR_E_FLOAT) {
+    *truth = e->fval != 0;
+    return true;
+  }
+  if (e->kind != IR_E_CAST || !az_constant_truth(e->a, truth)) return false;
+  if (e->a->kind == IR_E_INT && (e->type == IR_I32 || e->type == IR_U32)) *truth = (uint32_t)(uint64_t)e->a->ival != 0;
+  return !ir_type_is_float(e->a->type) || ir_type_is_float(e->type);  // float -> int may truncate to 0
+}
+
 IrExpr *az_cond(Az *az) {
   IrExpr *live = az->returned ? ir_expr_unary(az->ir, IR_NOT, az->returned) : NULL;
   if (!az->cond) return live;
@@ -264,8 +281,24 @@ bool az_buffer(Az *az, CXCursor c, CXCursor *buffer, bool *element) {
 }
 
 // The tensor a kernel's pointer parameter is bound to by the launch.
+// A launch argument that is a null pointer constant: NULL, nullptr, 0, (T *)NULL.
+static bool null_text(const char *t) {
+  while (*t == ' ') t++;
+  if (*t == '(' && strchr(t, ')') && strchr(t, '*') && strchr(t, '*') < strchr(t, ')')) t = strchr(t, ')') + 1;
+  while (*t == ' ') t++;
+  size_t n = strcspn(t, " ");
+  return (n == 4 && strncmp(t, "NULL", 4) == 0) || (n == 7 && strncmp(t, "nullptr", 7) == 0) ||
+         (n == 1 && *t == '0') || (n == 6 && strncmp(t, "__null", 6) == 0);
+}
+
 static IrTensor *buffer_tensor(Az *az, CXCursor decl, CXCursor at, IrSize *count) {
   const char *arg = az_launch_arg(az, decl);
+  if (arg && null_text(arg)) {
+    char *name = fe_spelling(decl);
+    az_fail(az, at, "kernel '%s' uses '%s', which the launch passes as %s", az->launch->kernel, name, arg);
+    free(name);
+    return NULL;
+  }
   CXType pointee = clang_getPointeeType(clang_getCursorType(decl));
   IrType et = az_type_of(pointee);
   enum CXTypeKind k = clang_getCanonicalType(pointee).kind;
@@ -424,6 +457,58 @@ static IrExpr *deref_expr(Az *az, CXCursor c, CXCursor e) {
   return NULL;
 }
 
+static bool null_constant(CXCursor c) {
+  c = az_strip(c);
+  while (kind(c) == CXCursor_CStyleCastExpr || kind(c) == CXCursor_CXXStaticCastExpr) {
+    Kids k = kids(c);
+    if (!k.n) return false;
+    c = az_strip(k.last);
+  }
+  if (kind(c) == CXCursor_GNUNullExpr || kind(c) == CXCursor_CXXNullPtrLiteralExpr) return true;
+  return kind(c) == CXCursor_IntegerLiteral && is_zero(c);
+}
+
+// A test of a pointer against NULL: `p`, `p != NULL`, `nullptr == p`, `!p`, ...:
+// +1 when true for a non-null p, -1 when true for a null one, 0 if not one.
+static int null_test(Az *az, CXCursor c, CXCursor *buffer) {
+  bool as_bool = clang_getCanonicalType(clang_getCursorType(c)).kind == CXType_Bool;
+  c = az_strip(c);
+  bool element;
+  if (az_buffer(az, c, buffer, &element)) return as_bool && !element ? 1 : 0;
+  Kids k = kids(c);
+  if (kind(c) == CXCursor_UnaryOperator && k.n == 1) {
+    char *op = az_unary_op(az, c, k.v[0]);
+    int t = strcmp(op, "!") == 0 ? -null_test(az, k.v[0], buffer) : 0;
+    free(op);
+    return t;
+  }
+  if (kind(c) != CXCursor_BinaryOperator || k.n != 2) return 0;
+  char *op = az_op_between(az, k.v[0], k.v[1]);
+  int sign = strcmp(op, "!=") == 0 ? 1 : strcmp(op, "==") == 0 ? -1 : 0;
+  free(op);
+  if (!sign) return 0;
+  if (null_constant(k.v[1]) && az_buffer(az, k.v[0], buffer, &element) && !element) return sign;
+  if (null_constant(k.v[0]) && az_buffer(az, k.v[1], buffer, &element) && !element) return sign;
+  return 0;
+}
+
+// The value of a null test: known when the launch passes a null pointer
+// constant (the test is false) or a buffer the region uses (true).
+static IrExpr *null_test_value(Az *az, CXCursor c, CXCursor buffer, int sign) {
+  const char *arg = az_launch_arg(az, buffer);
+  char *name = fe_spelling(buffer);
+  IrExpr *e = NULL;
+  if (arg && null_text(arg))
+    e = ir_expr_int(az->ir, sign < 0, IR_I32);
+  else
+    az_fail(az, c, "kernel '%s' tests '%s' against NULL, and the launch passes '%s', which coconet cannot tell is "
+                "NULL or not; it handles a pointer the launch passes as NULL or nullptr (the test is then false and "
+                "what it guards is left out), not yet one that may be NULL at run time",
+            az->launch->kernel, name, arg ? arg : "?");
+  free(name);
+  return e;
+}
+
 // A named constant: const or constexpr, at file scope or static, with a value clang computes.
 static IrExpr *named_constant(Az *az, CXCursor d) {
   IrType t = az_type_of(clang_getCursorType(d));
@@ -542,6 +627,9 @@ IrExpr *az_binary_expr(Az *az, CXCursor c, CXCursor lhs, CXCursor rhs, const cha
   if (!binop_of(op, &bop)) return bad_operator(az, c, op);
   IrExpr *a = expr(az, lhs);
   bool lazy = bop == IR_LAND || bop == IR_LOR;
+  bool truth;
+  if (lazy && az_constant_truth(a, &truth) && truth == (bop == IR_LOR))  // decided by a constant left side
+    return ir_expr_int(az->ir, bop == IR_LOR, IR_I32);
   az->lazy += lazy;
   IrExpr *b = expr(az, rhs);
   az->lazy -= lazy;
@@ -576,6 +664,9 @@ static IrExpr *literal(Az *az, CXCursor c, bool is_float) {
 
 IrExpr *az_expr(Az *az, CXCursor c) {
   if (az_failed(az)) return NULL;
+  CXCursor buffer;
+  int test = null_test(az, c, &buffer);
+  if (test) return null_test_value(az, c, buffer, test);
   Kids k = kids(c);
   switch (kind(c)) {
   case CXCursor_UnexposedExpr:
@@ -607,6 +698,9 @@ IrExpr *az_expr(Az *az, CXCursor c) {
   case CXCursor_ConditionalOperator:
     if (k.n == 3) {
       IrExpr *p = expr(az, k.v[0]);
+      bool truth;
+      if (az_constant_truth(p, &truth))  // a constant condition (a template flag, a NULL test): the other branch never runs
+        return cast_to(az, expr_type(c), expr(az, k.v[truth ? 1 : 2]));
       az->lazy++;
       IrExpr *a = expr(az, k.v[1]), *b = expr(az, k.v[2]);
       az->lazy--;

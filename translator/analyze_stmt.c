@@ -216,6 +216,12 @@ static void if_stmt(Az *az, CXCursor s) {
   }
   IrExpr *c = az_expr(az, k.v[0]);
   if (!c) return;
+  bool truth;
+  if (az_constant_truth(c, &truth)) {  // a constant condition (a template flag, a NULL test): one branch runs
+    if (truth) az_stmt(az, k.v[1]);
+    else if (k.n == 3) az_stmt(az, k.v[2]);
+    return;
+  }
   // Evaluated once: the branch may store to what the condition reads.
   if (!stable(c)) c = ir_pw_let(az->ir, az->op, "cond", c, fe_loc(az->fe, clang_getCursorLocation(k.v[0])));
   IrExpr *saved = az->cond;

@@ -349,6 +349,22 @@ CASE(pointer_arithmetic_offset, false,
      "k_deref_next<<<n, 256>>>(a, b, n);",
      "kernel 'k_deref_next' reads *(b + i + 1): a pointwise kernel dereferences only &t[i], t + i or a buffer parameter")
 
+CASE(null_argument_unguarded, false,
+     "__global__ void k_null(float *a, const float *b, int n) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i < n) a[i] = b[i];\n"
+     "}\n",
+     "k_null<<<n, 256>>>(a, nullptr, n);",
+     "kernel 'k_null' uses 'b', which the launch passes as nullptr")
+
+CASE(null_test_guarded, true,
+     "__global__ void k_opt(float *a, const float *b, int n) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i < n) { a[i] = 2.0f; if (b) a[i] += b[i]; if (!b) a[i] *= 3.0f; }\n"
+     "}\n",
+     "k_opt<<<n, 256>>>(a, NULL, n);",
+     "a[i] = a[i] * 3.0f")
+
 CASE(global_variable, false,
      "__device__ float g_scale;\n"
      "__global__ void k_global(float *a, int n) {\n"
