@@ -86,12 +86,14 @@ demo: deps
 # Benchmarks print figures measured side by side in one run (bench/*.sh) and append
 # them to bench/RESULTS.md. The GPU benchmark is bench/gpu/prepare.sh here, then
 # bench/gpu/run.sh on a machine with a GPU (bench/README.md).
-BENCH_TARGETS := bench-frontend bench-cc bench-host bench-host-examples
-.PHONY: bench-host-examples bench-cc
+BENCH_TARGETS := bench-frontend bench-cc bench-host bench-host-examples bench-host-checks
+.PHONY: bench-host-examples bench-cc bench-host-checks
 bench-frontend: all
 	bench/frontend.sh $(abspath $(BUILD))
 bench-cc: all
 	bench/cc.sh $(abspath $(BUILD))
+bench-host-checks: all
+	@HOST_MPIRUN="$(HOST_MPIRUN)" HOST_RUN_ENV="$(HOST_RUN_ENV)" bench/host-checks.sh $(abspath $(BUILD))
 bench-host-examples: all
 	@HOST_MPIRUN="$(HOST_MPIRUN)" HOST_RUN_ENV="$(HOST_RUN_ENV)" bench/host.sh $(abspath $(BUILD))
 

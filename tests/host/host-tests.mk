@@ -8,6 +8,8 @@
 #   test-host-symm      symmetric memory across 2 and 4 ranks
 #   test-host-program   a third-party-style program, <<<>>> source and lowering
 #   test-host-death     unsupported or broken uses abort with a clear message
+#   test-host-mismatch  ranks calling different collectives, or not arriving,
+#                       end the job with a report (2 ranks)
 
 HOST_TEST_DIR  := tests/host
 HOST_TEST_BIN  := $(BIN)/host-tests
@@ -32,9 +34,9 @@ $(HOST_TEST_BIN)/c_api: $(OBJ)/tests/host/c_api.o $(HOST_LIB)
 HOST_EACH := $(HOST_TEST_DIR)/mpirun-each.sh
 
 .PHONY: test-host-kernels test-host-fp16 test-host-nccl test-host-cublas test-host-symm test-host-program \
-        test-host-death
+        test-host-death test-host-mismatch
 TEST_TARGETS += test-host-kernels test-host-fp16 test-host-nccl test-host-cublas test-host-symm \
-                test-host-program test-host-death
+                test-host-program test-host-death test-host-mismatch
 
 test-host-kernels: $(HOST_TEST_BIN)/kernels $(HOST_TEST_BIN)/c_api
 	@$(RECORD) host-kernels $(HOST_RUN_ENV) $<
@@ -60,3 +62,6 @@ test-host-program: $(HOST_PROGRAM)
 
 test-host-death: $(HOST_TEST_BIN)/death
 	@$(RECORD) host-death $(HOST_RUN_ENV) $(HOST_TEST_DIR)/death.sh $<
+
+test-host-mismatch: $(HOST_TEST_BIN)/mismatch
+	@$(RECORD) host-mismatch $(HOST_RUN_ENV) $(HOST_TEST_DIR)/mismatch.sh "$(HOST_MPIRUN)" $<

@@ -179,8 +179,31 @@ ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int
 ncclResult_t ncclGroupStart(void);
 ncclResult_t ncclGroupEnd(void);
 
+/* The host backend's: where the next NCCL call is made, for its error
+ * reports (a collective the ranks call differently, one that waits too long). */
+void coconet_host_callsite(const char *file, int line);
+
 #ifdef __cplusplus
 }
+#endif
+
+/* Each collective and send/recv call records its file:line first. Define
+ * COCONET_HOST_NO_CALLSITES for a program that names these functions other
+ * than in calls (`::ncclAllReduce(...)`, a function pointer is fine). */
+#ifndef COCONET_HOST_NO_CALLSITES
+#define COCONET_HOST_AT_(call) (coconet_host_callsite(__FILE__, __LINE__), call)
+#define ncclAllReduce(...) COCONET_HOST_AT_(ncclAllReduce(__VA_ARGS__))
+#define ncclReduceScatter(...) COCONET_HOST_AT_(ncclReduceScatter(__VA_ARGS__))
+#define ncclAllGather(...) COCONET_HOST_AT_(ncclAllGather(__VA_ARGS__))
+#define ncclBroadcast(...) COCONET_HOST_AT_(ncclBroadcast(__VA_ARGS__))
+#define ncclBcast(...) COCONET_HOST_AT_(ncclBcast(__VA_ARGS__))
+#define ncclReduce(...) COCONET_HOST_AT_(ncclReduce(__VA_ARGS__))
+#define ncclAlltoAll(...) COCONET_HOST_AT_(ncclAlltoAll(__VA_ARGS__))
+#define ncclGather(...) COCONET_HOST_AT_(ncclGather(__VA_ARGS__))
+#define ncclScatter(...) COCONET_HOST_AT_(ncclScatter(__VA_ARGS__))
+#define ncclSend(...) COCONET_HOST_AT_(ncclSend(__VA_ARGS__))
+#define ncclRecv(...) COCONET_HOST_AT_(ncclRecv(__VA_ARGS__))
+#define ncclCommDestroy(...) COCONET_HOST_AT_(ncclCommDestroy(__VA_ARGS__))
 #endif
 
 #endif

@@ -10,6 +10,8 @@
 //               warp collectives
 //   cudart.cc   the CUDA runtime API: memory, streams, events, the device
 //   nccl.cc     communicators, groups, collectives and send/recv over MPI
+//   checks.cc   the ranks' calls compared before data moves, waits with a
+//               timeout (COCONET_HOST_TIMEOUT), call sites
 //   reduce.cc   NCCL data types and rank-order reductions
 //   symm.cc     ncclMemAlloc and windows over POSIX shared memory
 //   cublas.cc   cuBLAS GEMMs on OpenBLAS
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "cuda_runtime.h"
+#define COCONET_HOST_NO_CALLSITES 1  // the runtime defines the functions nccl.h's macros call
 #include "nccl.h"
 
 // Defined when compiled with AddressSanitizer (gcc or clang).
@@ -136,6 +139,26 @@ void reduce_ranks(const void *in, size_t stride, int nranks, size_t count, ncclD
 
 // ---- nccl.cc ----------------------------------------------------------------
 
+enum op_kind { ALLREDUCE, REDUCE, BROADCAST, REDUCESCATTER, ALLGATHER, ALLTOALL, GATHER, SCATTER, SEND, RECV };
+
+const char *op_kind_name(op_kind kind);
+bool needs_reduction(op_kind kind);  // AllReduce, Reduce, ReduceScatter
+bool has_root(op_kind kind);         // Reduce, Broadcast, Gather, Scatter
+
+// One issued NCCL operation.
+struct queued_op {
+  op_kind kind;
+  const void *send;
+  void *recv;
+  size_t count;  // per rank: count, recvcount or sendcount as NCCL names it
+  ncclDataType_t dtype;
+  ncclRedOp_t op;
+  int root;  // root, or peer for Send/Recv
+  ncclComm_t comm;
+  unsigned long long seq;  // collectives: 1 + the number issued on comm before it
+  char site[96];           // "file:line" of the call, or ""
+};
+
 // A user-defined reduction op (ncclRedOpCreatePreMulSum).
 struct premul_op {
   bool live;
@@ -152,6 +175,7 @@ struct ncclComm {
   MPI_Comm mpi;
   int rank;  // == rank in mpi
   int nranks;
+  unsigned long long collectives;            // issued on it so far
   std::vector<ncclWindow_vidmem *> windows;  // registered symmetric windows
   std::vector<coconet_host::premul_op> ops;  // ncclRedOpCreatePreMulSum, index = op - ncclNumOps
 };
@@ -170,6 +194,25 @@ namespace coconet_host {
 
 // Records the message ncclGetLastError returns and logs it as a warning.
 ncclResult_t nccl_error(ncclResult_t result, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// ---- checks.cc --------------------------------------------------------------
+
+// The call site coconet_host_callsite recorded for the NCCL call being made
+// ("" if none), into site; clears it.
+void take_callsite(char *site, size_t size);
+// Compares the group's collectives on comm (ops, in issue order) with every
+// rank's before any data moves: kind, count, datatype, op, root and sequence
+// number. A mismatch is reported with each rank's calls and returns
+// ncclInvalidUsage; unless COCONET_HOST_ON_ERROR=continue the job is ended.
+// Ranks that do not arrive within COCONET_HOST_TIMEOUT seconds (default 60,
+// 0: wait forever) end the job with a report of where this rank waits.
+ncclResult_t check_collectives(ncclComm_t comm, const std::vector<const queued_op *> &ops);
+// MPI_Waitall with the same timeout; `what` says what is waited for.
+void wait_all(std::vector<MPI_Request> &requests, const char *what);
+// At ncclCommDestroy (which every rank calls): waits for the other ranks (with
+// the timeout), then reports a send no receive matched (ends the job unless
+// COCONET_HOST_ON_ERROR=continue).
+void check_destroy(ncclComm_t comm);
 
 // ---- symm.cc ----------------------------------------------------------------
 

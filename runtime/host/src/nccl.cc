@@ -18,13 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "host.h"
 
 namespace coconet_host {
-
-namespace {
-
-enum op_kind { ALLREDUCE, REDUCE, BROADCAST, REDUCESCATTER, ALLGATHER, ALLTOALL, GATHER, SCATTER, SEND, RECV };
 
 const char *op_kind_name(op_kind kind) {
   switch (kind) {
@@ -42,17 +40,10 @@ const char *op_kind_name(op_kind kind) {
   return "?";
 }
 
-// One issued NCCL operation.
-struct queued_op {
-  op_kind kind;
-  const void *send;
-  void *recv;
-  size_t count;  // per rank: count, recvcount or sendcount as NCCL names it
-  ncclDataType_t dtype;
-  ncclRedOp_t op;
-  int root;  // root, or peer for Send/Recv
-  ncclComm_t comm;
-};
+bool needs_reduction(op_kind kind) { return kind == ALLREDUCE || kind == REDUCE || kind == REDUCESCATTER; }
+bool has_root(op_kind kind) { return kind == REDUCE || kind == BROADCAST || kind == GATHER || kind == SCATTER; }
+
+namespace {
 
 char last_error[1024];
 int group_depth;
@@ -229,15 +220,33 @@ void post_p2p(const queued_op &q, std::vector<MPI_Request> &requests) {
   }
 }
 
-void run_group(void) {
+// Runs the queued operations; the collectives of each communicator are first
+// compared with the other ranks' (checks.cc), and a communicator's that differ
+// are dropped (when the job is not ended).
+ncclResult_t run_group(void) {
   std::vector<queued_op> ops;
   ops.swap(group);
+  ncclResult_t result = ncclSuccess;
+  std::vector<ncclComm_t> comms, bad;
+  for (const queued_op &q : ops)
+    if (q.kind != SEND && q.kind != RECV && std::find(comms.begin(), comms.end(), q.comm) == comms.end())
+      comms.push_back(q.comm);
+  for (ncclComm_t c : comms) {
+    std::vector<const queued_op *> mine;
+    for (const queued_op &q : ops)
+      if (q.comm == c && q.kind != SEND && q.kind != RECV) mine.push_back(&q);
+    if (check_collectives(c, mine) != ncclSuccess) {
+      bad.push_back(c);
+      result = ncclInvalidUsage;
+    }
+  }
   std::vector<MPI_Request> requests;
   for (const queued_op &q : ops)
     if (q.kind == RECV) post_p2p(q, requests);
   for (const queued_op &q : ops)
     if (q.kind == SEND) post_p2p(q, requests);
   for (const queued_op &q : ops) {
+    if (std::find(bad.begin(), bad.end(), q.comm) != bad.end()) continue;
     switch (q.kind) {
       case ALLREDUCE: run_allreduce(q); break;
       case REDUCE: run_reduce(q); break;
@@ -251,16 +260,14 @@ void run_group(void) {
       case RECV: break;
     }
   }
-  if (!requests.empty())
-    COCONET_MPI_CHECK(MPI_Waitall((int)requests.size(), requests.data(), MPI_STATUSES_IGNORE));
+  if (!requests.empty()) wait_all(requests, "ncclSend/ncclRecv: the peers' matching calls");
+  return result;
 }
 
-bool needs_reduction(op_kind kind) { return kind == ALLREDUCE || kind == REDUCE || kind == REDUCESCATTER; }
-bool has_root(op_kind kind) { return kind == REDUCE || kind == BROADCAST || kind == GATHER || kind == SCATTER; }
-
 // Validates an operation, queues it, and runs the queue outside groups.
-ncclResult_t issue(const queued_op &q, cudaStream_t stream) {
+ncclResult_t issue(queued_op q, cudaStream_t stream) {
   const char *name = op_kind_name(q.kind);
+  take_callsite(q.site, sizeof q.site);
   if (!q.comm) return nccl_error(ncclInvalidArgument, "nccl%s: comm is NULL", name);
   if (!dtype_size(q.dtype)) return nccl_error(ncclInvalidArgument, "nccl%s: invalid data type %d", name, (int)q.dtype);
   if (!stream_is_valid(stream)) return nccl_error(ncclInvalidArgument, "nccl%s: invalid stream", name);
@@ -288,9 +295,9 @@ ncclResult_t issue(const queued_op &q, cudaStream_t stream) {
                "nccl%s: comm %p rank %d/%d, count %zu %s, op %s, %s %d, send %p recv %p%s", name, (void *)q.comm,
                q.comm->rank, q.comm->nranks, q.count, dtype_name(q.dtype), redop_name(q.op),
                has_root(q.kind) ? "root" : "peer", q.root, q.send, q.recv, group_depth ? " (grouped)" : "");
+  if (q.kind != SEND && q.kind != RECV) q.seq = ++q.comm->collectives;
   group.push_back(q);
-  if (group_depth == 0) run_group();
-  return ncclSuccess;
+  return group_depth == 0 ? run_group() : ncclSuccess;
 }
 
 }  // namespace
@@ -375,6 +382,7 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) {
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (!comm) return nccl_error(ncclInvalidArgument, "ncclCommDestroy: comm is NULL");
+  check_destroy(comm);
   windows_release(comm);
   COCONET_MPI_CHECK(MPI_Comm_free(&comm->mpi));
   COCONET_INFO(SUB_INIT, "ncclCommDestroy: comm %p", (void *)comm);
@@ -481,57 +489,57 @@ ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
 
 ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                         int root, ncclComm_t comm, cudaStream_t stream) {
-  return issue(queued_op{REDUCE, sendbuff, recvbuff, count, datatype, op, root, comm}, stream);
+  return issue(queued_op{REDUCE, sendbuff, recvbuff, count, datatype, op, root, comm, 0, {}}, stream);
 }
 
 ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                        cudaStream_t stream) {
-  return issue(queued_op{BROADCAST, buff, buff, count, datatype, ncclSum, root, comm}, stream);
+  return issue(queued_op{BROADCAST, buff, buff, count, datatype, ncclSum, root, comm, 0, {}}, stream);
 }
 
 ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                            ncclComm_t comm, cudaStream_t stream) {
-  return issue(queued_op{BROADCAST, sendbuff, recvbuff, count, datatype, ncclSum, root, comm}, stream);
+  return issue(queued_op{BROADCAST, sendbuff, recvbuff, count, datatype, ncclSum, root, comm, 0, {}}, stream);
 }
 
 ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-  return issue(queued_op{ALLREDUCE, sendbuff, recvbuff, count, datatype, op, 0, comm}, stream);
+  return issue(queued_op{ALLREDUCE, sendbuff, recvbuff, count, datatype, op, 0, comm, 0, {}}, stream);
 }
 
 ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount, ncclDataType_t datatype,
                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-  return issue(queued_op{REDUCESCATTER, sendbuff, recvbuff, recvcount, datatype, op, 0, comm}, stream);
+  return issue(queued_op{REDUCESCATTER, sendbuff, recvbuff, recvcount, datatype, op, 0, comm, 0, {}}, stream);
 }
 
 ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
                            ncclComm_t comm, cudaStream_t stream) {
-  return issue(queued_op{ALLGATHER, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0, comm}, stream);
+  return issue(queued_op{ALLGATHER, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0, comm, 0, {}}, stream);
 }
 
 ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                           ncclComm_t comm, cudaStream_t stream) {
-  return issue(queued_op{ALLTOALL, sendbuff, recvbuff, count, datatype, ncclSum, 0, comm}, stream);
+  return issue(queued_op{ALLTOALL, sendbuff, recvbuff, count, datatype, ncclSum, 0, comm, 0, {}}, stream);
 }
 
 ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                         ncclComm_t comm, cudaStream_t stream) {
-  return issue(queued_op{GATHER, sendbuff, recvbuff, count, datatype, ncclSum, root, comm}, stream);
+  return issue(queued_op{GATHER, sendbuff, recvbuff, count, datatype, ncclSum, root, comm, 0, {}}, stream);
 }
 
 ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                          ncclComm_t comm, cudaStream_t stream) {
-  return issue(queued_op{SCATTER, sendbuff, recvbuff, count, datatype, ncclSum, root, comm}, stream);
+  return issue(queued_op{SCATTER, sendbuff, recvbuff, count, datatype, ncclSum, root, comm, 0, {}}, stream);
 }
 
 ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-  return issue(queued_op{SEND, sendbuff, nullptr, count, datatype, ncclSum, peer, comm}, stream);
+  return issue(queued_op{SEND, sendbuff, nullptr, count, datatype, ncclSum, peer, comm, 0, {}}, stream);
 }
 
 ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-  return issue(queued_op{RECV, nullptr, recvbuff, count, datatype, ncclSum, peer, comm}, stream);
+  return issue(queued_op{RECV, nullptr, recvbuff, count, datatype, ncclSum, peer, comm, 0, {}}, stream);
 }
 
 ncclResult_t ncclGroupStart(void) {
@@ -541,6 +549,5 @@ ncclResult_t ncclGroupStart(void) {
 
 ncclResult_t ncclGroupEnd(void) {
   if (group_depth == 0) return nccl_error(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
-  if (--group_depth == 0) run_group();
-  return ncclSuccess;
+  return --group_depth == 0 ? run_group() : ncclSuccess;
 }

@@ -1,0 +1,242 @@
+// coconet host backend: the checks NCCL does not make.
+//
+// On GPUs, ranks that call different collectives (or the same with another
+// count, datatype, op or root) hang or compute garbage. Here every group's
+// collectives on a communicator are compared across its ranks before any data
+// moves: each rank's calls (with their call sites, recorded by nccl.h's
+// macros) are gathered, and a difference is reported with every rank's calls.
+// The exchange, and the waits for sends and receives, poll with a timeout
+// (COCONET_HOST_TIMEOUT seconds) so that a rank that never arrives (another
+// call, an early exit) ends the job with a report instead of a hang.
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <string>
+
+#include "host.h"
+
+namespace coconet_host {
+
+namespace {
+
+thread_local char callsite[96];
+
+// What the ranks compare: one collective.
+struct call_print {
+  unsigned long long seq;
+  unsigned long long count;
+  int kind, dtype, op, root;
+  char site[96];
+};
+
+double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+// COCONET_HOST_TIMEOUT: seconds a rank waits for the others (0: forever).
+double timeout_seconds(void) {
+  const char *v = getenv("COCONET_HOST_TIMEOUT");
+  if (!v || !*v) return 60;
+  char *end;
+  double t = strtod(v, &end);
+  if (*end || t < 0) fatal("environment", "COCONET_HOST_TIMEOUT must be a number of seconds (0: no timeout), not '%s'", v);
+  return t;
+}
+
+bool keep_going(void) {
+  const char *v = getenv("COCONET_HOST_ON_ERROR");
+  if (!v || !*v || strcmp(v, "abort") == 0) return false;
+  if (strcmp(v, "continue") == 0) return true;
+  fatal("environment", "COCONET_HOST_ON_ERROR must be 'abort' (the default) or 'continue', not '%s'", v);
+}
+
+// Polls until every request completes; after the timeout ends the job saying `what`.
+void wait_polling(MPI_Request *requests, int n, const char *what) {
+  const double limit = timeout_seconds(), start = now();
+  const char *y = getenv("OMPI_MCA_mpi_yield_when_idle");
+  const bool yield = y && strcmp(y, "0") != 0 && strcmp(y, "false") != 0;
+  for (;;) {
+    int done = 0;
+    COCONET_MPI_CHECK(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE));
+    if (done) return;
+    double waited = now() - start;
+    if (limit > 0 && waited > limit)
+      fatal("timeout",
+            "waited %.0f s for %s; a rank that has not arrived is in another call, has finished, or has exited "
+            "(COCONET_HOST_TIMEOUT=%g; every rank's COCONET_DEBUG=INFO log shows its calls)",
+            waited, what, limit);
+    if (waited > 0.05) {  // busy for 50 ms, as MPI's blocking calls are; then 1 ms naps for long waits
+      struct timespec pause = {0, 1000000};
+      nanosleep(&pause, nullptr);
+    } else if (yield) {  // an oversubscribed run, where MPI's own waits yield too
+      sched_yield();
+    }
+  }
+}
+
+const int DESTROY = -1;  // the kind of an ncclCommDestroy (compared like a collective)
+
+std::string describe(const call_print &c) {
+  char text[256];
+  const op_kind kind = (op_kind)c.kind;
+  if (c.kind == DESTROY) {
+    snprintf(text, sizeof text, "ncclCommDestroy after %llu collectives%s%s", c.seq - 1, c.site[0] ? " at " : "", c.site);
+    return text;
+  }
+  int n = snprintf(text, sizeof text, "call %llu: nccl%s count %llu %s", c.seq, op_kind_name(kind), c.count,
+                   dtype_name((ncclDataType_t)c.dtype));
+  if (needs_reduction(kind)) n += snprintf(text + n, sizeof text - n, " %s", redop_name((ncclRedOp_t)c.op));
+  if (has_root(kind)) n += snprintf(text + n, sizeof text - n, " root %d", c.root);
+  if (c.site[0]) snprintf(text + n, sizeof text - n, " at %s", c.site);
+  return text;
+}
+
+bool same_call(const call_print &a, const call_print &b) {
+  const op_kind kind = (op_kind)a.kind;
+  if (a.kind == DESTROY || b.kind == DESTROY) return a.kind == b.kind && a.seq == b.seq;
+  return a.seq == b.seq && a.kind == b.kind && a.count == b.count && a.dtype == b.dtype &&
+         (!needs_reduction(kind) || a.op == b.op) && (!has_root(kind) || a.root == b.root);
+}
+
+}  // namespace
+
+void take_callsite(char *site, size_t size) {
+  snprintf(site, size, "%s", callsite);
+  callsite[0] = '\0';
+}
+
+namespace {
+
+// Every rank's calls gathered and compared with rank 0's; a difference is reported.
+// COCONET_HOST_CHECK=0 turns the comparison off (to measure what it costs).
+bool checking(void) {
+  static int on = -1;
+  if (on < 0) {
+    const char *v = getenv("COCONET_HOST_CHECK");
+    on = !(v && strcmp(v, "0") == 0);
+  }
+  return on;
+}
+
+ncclResult_t compare(ncclComm_t comm, const std::vector<call_print> &mine) {
+  if (!checking()) return ncclSuccess;
+  const int n = comm->nranks;
+  char where[160];
+  snprintf(where, sizeof where, "the other ranks of communicator %p in %s", (void *)comm,
+           mine.empty() ? "a group" : describe(mine[0]).c_str());
+  // One exchange of the count and the first FIRST calls; a second for groups of more.
+  enum { FIRST = 2 };
+  struct head {
+    int count;
+    call_print first[FIRST];
+  } me = {(int)mine.size(), {}};
+  for (int k = 0; k < me.count && k < FIRST; ++k) me.first[k] = mine[k];
+  std::vector<head> heads(n);
+  MPI_Request r;
+  COCONET_MPI_CHECK(MPI_Iallgather(&me, sizeof me, MPI_BYTE, heads.data(), sizeof me, MPI_BYTE, comm->mpi, &r));
+  wait_polling(&r, 1, where);
+  std::vector<int> counts(n), bytes(n), displs(n);
+  int total = 0, most = 0;
+  for (int j = 0; j < n; ++j) {
+    counts[j] = heads[j].count;
+    bytes[j] = (counts[j] > FIRST ? counts[j] - FIRST : 0) * (int)sizeof(call_print);
+    displs[j] = total * (int)sizeof(call_print);
+    total += counts[j];
+    most = counts[j] > most ? counts[j] : most;
+  }
+  std::vector<call_print> all(total), rest(total);
+  if (most > FIRST) {
+    std::vector<int> rest_displs(n);
+    for (int j = 1; j < n; ++j) rest_displs[j] = rest_displs[j - 1] + bytes[j - 1];
+    COCONET_MPI_CHECK(MPI_Iallgatherv(mine.data() + (me.count > FIRST ? FIRST : me.count), bytes[comm->rank],
+                                      MPI_BYTE, rest.data(), bytes.data(), rest_displs.data(), MPI_BYTE, comm->mpi, &r));
+    wait_polling(&r, 1, where);
+    for (int j = 0, at = 0; j < n; ++j)
+      for (int k = FIRST; k < counts[j]; ++k) all[displs[j] / sizeof(call_print) + k] = rest[at++];
+  }
+  for (int j = 0; j < n; ++j)
+    for (int k = 0; k < counts[j] && k < FIRST; ++k) all[displs[j] / sizeof(call_print) + k] = heads[j].first[k];
+  bool differ = false;
+  for (int j = 1; j < n && !differ; ++j) {
+    differ = counts[j] != counts[0];
+    for (int k = 0; k < counts[0] && !differ; ++k) differ = !same_call(all[displs[j] / sizeof(call_print) + k], all[k]);
+  }
+  if (!differ) return ncclSuccess;
+  std::string report;
+  for (int j = 0; j < n; ++j) {
+    report += "\n  rank " + std::to_string(j) + ":";
+    if (!counts[j]) report += " no collective in this group";
+    for (int k = 0; k < counts[j]; ++k) report += (k ? "; " : " ") + describe(all[displs[j] / sizeof(call_print) + k]);
+  }
+  const bool go_on = keep_going();
+  if (comm->rank == 0) {
+    const char *say = "the ranks of a communicator must make the same collective calls in the same order, with the "
+                      "same count, datatype, reduction op and root";
+    if (go_on) {
+      fprintf(stderr, "coconet-host[rank %d]: error: collective mismatch on communicator %p (%d ranks):%s\n  %s; "
+              "the calls return ncclInvalidUsage (COCONET_HOST_ON_ERROR=continue)\n", world_rank(), (void *)comm, n,
+              report.c_str(), say);
+      fflush(stderr);
+    } else {
+      fatal("collective mismatch", "on communicator %p (%d ranks):%s\n  %s", (void *)comm, n, report.c_str(), say);
+    }
+  } else if (!go_on) {
+    MPI_Request never;  // rank 0 reports and ends the job
+    COCONET_MPI_CHECK(MPI_Ibarrier(comm->mpi, &never));
+    wait_polling(&never, 1, "rank 0 to report a collective mismatch");
+  }
+  return nccl_error(ncclInvalidUsage, "collective mismatch on communicator %p", (void *)comm);
+}
+
+}  // namespace
+
+ncclResult_t check_collectives(ncclComm_t comm, const std::vector<const queued_op *> &ops) {
+  std::vector<call_print> mine(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const queued_op &q = *ops[i];
+    mine[i] = call_print{q.seq, q.count, (int)q.kind, (int)q.dtype, (int)q.op, q.root, {0}};
+    snprintf(mine[i].site, sizeof mine[i].site, "%s", q.site);
+  }
+  return compare(comm, mine);
+}
+
+void wait_all(std::vector<MPI_Request> &requests, const char *what) {
+  wait_polling(requests.data(), (int)requests.size(), what);
+}
+
+void check_destroy(ncclComm_t comm) {
+  std::vector<call_print> mine(1, call_print{comm->collectives + 1, 0, DESTROY, 0, 0, 0, {0}});
+  take_callsite(mine[0].site, sizeof mine[0].site);
+  if (compare(comm, mine) != ncclSuccess) return;
+  // Every rank is here: a send that was made is in by now (wait a little for the last bytes).
+  int pending = 0;
+  MPI_Status status;
+  for (int tries = 0; tries < 50 && !pending; ++tries) {
+    COCONET_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm->mpi, &pending, &status));
+    if (!pending) {
+      struct timespec pause = {0, 1000000};
+      nanosleep(&pause, nullptr);
+    }
+  }
+  if (!pending) return;
+  int bytes = 0;
+  COCONET_MPI_CHECK(MPI_Get_count(&status, MPI_BYTE, &bytes));
+  char text[256];
+  snprintf(text, sizeof text, "rank %d has %d bytes sent by rank %d that no ncclRecv received (a ncclSend without "
+           "its matching ncclRecv: on GPUs the sender hangs)", comm->rank, bytes, status.MPI_SOURCE);
+  if (!keep_going()) fatal("unmatched send", "%s", text);
+  nccl_error(ncclInvalidUsage, "%s", text);
+}
+
+}  // namespace coconet_host
+
+using namespace coconet_host;
+
+void coconet_host_callsite(const char *file, int line) {
+  snprintf(callsite, sizeof callsite, "%s:%d", file ? file : "?", line);
+}

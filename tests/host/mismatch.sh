@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# mismatch.sh "MPIRUN" PROGRAM: runs each case of tests/host/mismatch.cu on 2
+# ranks; a mistake must end the job non-zero (never hang: each run has a time
+# limit) and print the report with both ranks' calls.
+mpirun=$1 prog=$2
+failed=0 passed=0
+run() {  # run CASE STATUS(0|nonzero) MESSAGE...
+  local what=$1 want=$2 out status
+  shift 2
+  out=$(COCONET_HOST_TIMEOUT=${TIMEOUT:-20} timeout 120 $mpirun -np 2 "$prog" "$what" 2>&1)
+  status=$?
+  local ok=1
+  if [ "$want" = 0 ]; then [ $status -eq 0 ] || ok=0; else [ $status -ne 0 ] && [ $status -ne 124 ] || ok=0; fi
+  for message in "$@"; do grep -qF -- "$message" <<<"$out" || ok=0; done
+  if [ $ok = 1 ]; then
+    passed=$((passed + 1))
+  else
+    echo "mismatch: '$what' exited $status; expected $want and: $*" >&2
+    echo "$out" | head -30 >&2
+    failed=$((failed + 1))
+  fi
+}
+src=mismatch.cu
+run kind 1 "error: collective mismatch" "rank 0: call 2: ncclAllReduce count 1000 float32 sum at" \
+  "rank 1: call 2: ncclReduceScatter count 500 float32 sum at" "$src:"
+run allgather 1 "rank 1: call 2: ncclAllGather count 1000 float32 at"
+run count 1 "rank 0: call 2: ncclAllReduce count 1000 float32 sum" "rank 1: call 2: ncclAllReduce count 500 float32 sum"
+run dtype 1 "rank 1: call 2: ncclAllReduce count 1000 int32 sum"
+run op 1 "rank 1: call 2: ncclAllReduce count 1000 float32 max"
+run root 1 "rank 0: call 2: ncclBroadcast count 1000 float32 root 0" "rank 1: call 2: ncclBroadcast count 1000 float32 root 1"
+run group 1 "rank 0: call 2: ncclAllReduce count 1000 float32 sum at" "; call 3: ncclAllGather"
+run skip 1 "rank 0: call 2: ncclAllReduce count 1000 float32 sum" "rank 1: ncclCommDestroy after 1 collectives at"
+TIMEOUT=3 run late 1 "error: timeout: waited 3 s for the other ranks of communicator" "in call 2: ncclAllReduce count 1000"
+run unmatched-send 1 "error: unmatched send: rank 1 has 4000 bytes sent by rank 0 that no ncclRecv received"
+COCONET_HOST_ON_ERROR=continue run continue 0 "error: collective mismatch" "rank 0: continued after ncclInvalidUsage" \
+  "rank 1: continued after ncclInvalidUsage"
+run group3 1 "rank 0: call 2: ncclAllReduce count 1000 float32 sum at" "; call 4: ncclAllReduce count 10 float32 sum" \
+  "; call 4: ncclAllReduce count 20 float32 sum"
+run group3-same 0
+run same 0
+echo "host mismatch tests: $passed passed, $failed failed"
+[ $failed -eq 0 ]
