@@ -41,6 +41,24 @@ __global__ void grid_sync_kernel(int *x) {
   x[threadIdx.x] = 0;
 }
 
+// Writes or reads elements [from, to) of a buffer of n floats (out of bounds past n).
+__global__ void overflow_kernel(float *y, int from, int to) {
+  for (int i = from + threadIdx.x; i < to; i += blockDim.x) y[i] = 1.0f;
+}
+
+__global__ void overread_kernel(float *out, const float *y, int at) { out[threadIdx.x] = y[at + threadIdx.x]; }
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN 1
+#endif
+#endif
+#ifndef ASAN
+#define ASAN 0
+#endif
+
 static ncclComm_t init_comm(int nranks, int rank) {
   ncclUniqueId id;
   ncclGetUniqueId(&id);
@@ -52,6 +70,11 @@ static ncclComm_t init_comm(int nranks, int rank) {
 int main(int argc, char **argv) {
   if (argc != 2) return 2;
   const char *what = argv[1];
+  if (!strcmp(what, "build")) {  // which reports the memcheck cases give: ASan's or COCONET_HOST_MEMCHECK's
+    printf("%s\n", ASAN ? "asan" : "plain");
+    return 0;
+  }
+  if (!strncmp(what, "memcheck-", 9) && !ASAN) setenv("COCONET_HOST_MEMCHECK", "1", 1);
   int *x;
   cudaMallocManaged(&x, 64 * sizeof(int));
   if (!strcmp(what, "simple-barrier")) coconet_host_launch(COCONET_HOST_SIMPLE, barrier_kernel, 1, 32, 0, 0, x);
@@ -77,6 +100,19 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "peer-ptr")) {
     ncclComm_t comm = init_comm(1, 0);
     coconet_host_peer_ptr(comm, x, 0);
+  }
+  if (!strncmp(what, "memcheck-", 9)) {
+    float *y, *out;
+    cudaMalloc(&y, 1000 * sizeof(float));
+    cudaMalloc(&out, 32 * sizeof(float));
+    coconet_host_launch(COCONET_HOST_SIMPLE, overflow_kernel, 1, 32, 0, 0, y, 0, 1000);  // in bounds: fine
+    if (!strcmp(what, "memcheck-write-far")) coconet_host_launch(COCONET_HOST_SIMPLE, overflow_kernel, 1, 32, 0, 0, y, 0, 1064);
+    if (!strcmp(what, "memcheck-write-near")) coconet_host_launch(COCONET_HOST_SIMPLE, overflow_kernel, 1, 1, 0, 0, y, 1000, 1001);
+    if (!strcmp(what, "memcheck-read")) coconet_host_launch(COCONET_HOST_SIMPLE, overread_kernel, 1, 32, 0, 0, out, y, 1300);
+    if (!strcmp(what, "memcheck-free")) {
+      cudaMemset(y, 0, 1001 * sizeof(float));  // host-side, one element too many
+      cudaFree(y);
+    }
   }
   printf("death: %s did not stop the program\n", what);
   cudaFree(x);

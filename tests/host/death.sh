@@ -27,5 +27,21 @@ expect init-all "the host backend runs one MPI rank per GPU"
 expect rank-mismatch "maps NCCL ranks to MPI_COMM_WORLD ranks"
 expect window "is not inside an ncclMemAlloc allocation"
 expect peer-ptr "is not inside a window registered on comm"
+# Out-of-bounds device memory: COCONET_HOST_MEMCHECK=1's reports, or under
+# AddressSanitizer (make SANITIZE=1) ASan's, which sees device buffers as they
+# were asked for (exact sizes).
+if [ "$("$prog" build)" = asan ]; then
+  for what in memcheck-write-far memcheck-write-near memcheck-read memcheck-free; do
+    expect $what "ERROR: AddressSanitizer: heap-buffer-overflow"
+  done
+else
+  expect memcheck-write-far "error: memcheck: kernel overflow_kernel launched at tests/host/death.cu:"
+  expect memcheck-write-far "accessed byte 4096 of device allocation #2 (4000 bytes at"
+  expect memcheck-write-far "allocated at tests/host/death.cu:"
+  expect memcheck-write-near "wrote byte 4000 of device allocation #2 (4000 bytes at"
+  expect memcheck-read "error: memcheck: kernel overread_kernel launched at tests/host/death.cu:"
+  expect memcheck-read "accessed byte 5200 of device allocation #2"
+  expect memcheck-free "error: memcheck: a kernel or copy before this cudaFree wrote byte 4000 of device allocation #2"
+fi
 echo "host death tests: $passed passed, $failed failed"
 [ $failed -eq 0 ]

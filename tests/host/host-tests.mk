@@ -1,7 +1,7 @@
 # Tests of the host backend (runtime/host): plain asserting programs built
 # against libcoconet_host.a, several of them run under mpirun with 1-4 ranks.
 #   test-host-kernels   execution model and CUDA runtime API (1 process);
-#                       the headers from a C program
+#                       the headers from a C program; again under COCONET_HOST_MEMCHECK=1
 #   test-host-fp16      half/bf16/fp8 conversions and arithmetic, Philox/cuRAND
 #   test-host-nccl      every collective x type x op, groups, split; 1-4 ranks
 #   test-host-cublas    GEMMs against a naive triple loop
@@ -32,6 +32,8 @@ $(HOST_TEST_BIN)/c_api: $(OBJ)/tests/host/c_api.o $(HOST_LIB)
 	$(CXX) $(LDFLAGS) $< -o $@ $(HOST_LDLIBS)
 
 HOST_EACH := $(HOST_TEST_DIR)/mpirun-each.sh
+# COCONET_HOST_MEMCHECK=1 runs; not under SANITIZE=1, where ASan checks device memory instead.
+HOST_MEMCHECK_RUNS := $(if $(filter 1,$(SANITIZE)),,yes)
 
 .PHONY: test-host-kernels test-host-fp16 test-host-nccl test-host-cublas test-host-symm test-host-program \
         test-host-death test-host-mismatch
@@ -40,6 +42,7 @@ TEST_TARGETS += test-host-kernels test-host-fp16 test-host-nccl test-host-cublas
 
 test-host-kernels: $(HOST_TEST_BIN)/kernels $(HOST_TEST_BIN)/c_api
 	@$(RECORD) host-kernels $(HOST_RUN_ENV) $<
+	$(if $(HOST_MEMCHECK_RUNS),@$(RECORD) host-kernels-memcheck $(HOST_RUN_ENV) COCONET_HOST_MEMCHECK=1 $<)
 	@$(RECORD) host-c-api $(HOST_RUN_ENV) $(HOST_TEST_BIN)/c_api
 
 test-host-fp16: $(HOST_TEST_BIN)/fp16
@@ -48,6 +51,7 @@ test-host-fp16: $(HOST_TEST_BIN)/fp16
 test-host-nccl: $(HOST_TEST_BIN)/nccl
 	@$(RECORD) host-nccl $(HOST_RUN_ENV) $(HOST_EACH) "$(HOST_MPIRUN)" "1 2 3 4" $<
 	@$(RECORD) host-nccl-chunked $(HOST_RUN_ENV) COCONET_HOST_CHUNK_BYTES=24 $(HOST_EACH) "$(HOST_MPIRUN)" "3" $<
+	$(if $(HOST_MEMCHECK_RUNS),@$(RECORD) host-nccl-memcheck $(HOST_RUN_ENV) COCONET_HOST_MEMCHECK=1 $(HOST_EACH) "$(HOST_MPIRUN)" "2" $<)
 
 test-host-cublas: $(HOST_TEST_BIN)/cublas
 	@$(RECORD) host-cublas $(HOST_RUN_ENV) $<

@@ -111,4 +111,13 @@ inline cudaError_t cudaOccupancyMaxPotentialBlockSize(int *minGridSize, int *blo
 
 #endif
 
+/* Device allocations record their file:line for COCONET_HOST_MEMCHECK's
+ * reports (COCONET_HOST_NO_CALLSITES: not). */
+#ifndef COCONET_HOST_NO_CALLSITES
+#define cudaMalloc(...) (coconet_host_callsite(__FILE__, __LINE__), cudaMalloc(__VA_ARGS__))
+#define cudaMallocManaged(...) (coconet_host_callsite(__FILE__, __LINE__), cudaMallocManaged(__VA_ARGS__))
+#define cudaMallocAsync(...) (coconet_host_callsite(__FILE__, __LINE__), cudaMallocAsync(__VA_ARGS__))
+#define cudaMallocPitch(...) (coconet_host_callsite(__FILE__, __LINE__), cudaMallocPitch(__VA_ARGS__))
+#endif
+
 #endif

@@ -114,6 +114,9 @@ cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheCon
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize,
                                                           size_t dynamicSMemSize);
 
+/* the host backend's: where the next allocation (or NCCL call) is made, for error reports */
+void coconet_host_callsite(const char *file, int line);
+
 #ifdef __cplusplus
 }
 #endif

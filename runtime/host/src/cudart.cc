@@ -211,8 +211,17 @@ std::map<const char *, allocation>::iterator find_allocation(const void *p) {
 cudaError_t allocate(void **p, size_t size, cudaMemoryType type, int fill, const char *fn) {
   if (!p) return fail(cudaErrorInvalidValue, fn, "null result pointer");
   *p = nullptr;
+  char site[96];
+  take_callsite(site, sizeof site);
   if (size == 0) return cudaSuccess;
-  void *mem = aligned_alloc(256, (size + 255) / 256 * 256);
+  const bool guard = type != cudaMemoryTypeHost && memcheck_enabled();
+  void *mem = guard ? memcheck_alloc(size, site) : nullptr;
+#ifdef COCONET_HOST_ASAN
+  // The exact size: AddressSanitizer then reports an access one byte past the end.
+  if (!guard && posix_memalign(&mem, 256, size) != 0) mem = nullptr;
+#else
+  if (!guard) mem = aligned_alloc(256, (size + 255) / 256 * 256);
+#endif
   if (!mem) return fail(cudaErrorMemoryAllocation, fn, "host memory exhausted");
   memset(mem, fill, size);
   allocations[static_cast<char *>(mem)] = allocation{size, type, false};
@@ -228,7 +237,9 @@ cudaError_t release(void *p, bool device_side, const char *fn) {
                   (device_side ? it->second.type != cudaMemoryTypeHost : it->second.type == cudaMemoryTypeHost);
   if (!ok) return fail(cudaErrorInvalidValue, fn, "not a pointer this function allocated");
   allocations.erase(it);
-  free(p);
+  char who[160];
+  snprintf(who, sizeof who, "a kernel or copy before this %s", fn);
+  if (!memcheck_free(p, who)) free(p);
   return cudaSuccess;
 }
 
@@ -473,7 +484,8 @@ cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
 
 cudaError_t cudaDeviceReset(void) {
   for (auto &a : allocations)
-    if (!a.second.registered) free(const_cast<char *>(a.first));
+    if (!a.second.registered && !memcheck_free(const_cast<char *>(a.first), "a kernel or copy before cudaDeviceReset"))
+      free(const_cast<char *>(a.first));
   allocations.clear();
   for (cudaStream_t s : streams) delete s;
   streams.clear();

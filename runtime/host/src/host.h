@@ -12,6 +12,7 @@
 //   nccl.cc     communicators, groups, collectives and send/recv over MPI
 //   checks.cc   the ranks' calls compared before data moves, waits with a
 //               timeout (COCONET_HOST_TIMEOUT), call sites
+//   memcheck.cc guard zones around device allocations (COCONET_HOST_MEMCHECK)
 //   reduce.cc   NCCL data types and rank-order reductions
 //   symm.cc     ncclMemAlloc and windows over POSIX shared memory
 //   cublas.cc   cuBLAS GEMMs on OpenBLAS
@@ -25,8 +26,8 @@
 
 #include <vector>
 
+#define COCONET_HOST_NO_CALLSITES 1  // the runtime defines the functions the headers' call-site macros call
 #include "cuda_runtime.h"
-#define COCONET_HOST_NO_CALLSITES 1  // the runtime defines the functions nccl.h's macros call
 #include "nccl.h"
 
 // Defined when compiled with AddressSanitizer (gcc or clang).
@@ -107,6 +108,9 @@ void fiber_started(void);
 
 // ---- launch.cc: the launch interface is in coconet_host.h and --------------
 // ---- coconet_host_device.h. --------------------------------------------------
+
+// "kernel K launched at file:line" while a kernel runs, else "host code".
+const char *launch_description(void);
 
 // ---- cudart.cc --------------------------------------------------------------
 
@@ -213,6 +217,18 @@ void wait_all(std::vector<MPI_Request> &requests, const char *what);
 // the timeout), then reports a send no receive matched (ends the job unless
 // COCONET_HOST_ON_ERROR=continue).
 void check_destroy(ncclComm_t comm);
+
+// ---- memcheck.cc -------------------------------------------------------------
+
+// COCONET_HOST_MEMCHECK=1: device allocations get guard zones.
+bool memcheck_enabled(void);
+// size bytes between guard zones (site: where it was allocated, or ""); NULL when out of memory.
+void *memcheck_alloc(size_t size, const char *site);
+// Checks p's zones (a damaged one ends the job naming `who`) and unmaps it;
+// false if p is not a guarded allocation.
+bool memcheck_free(void *p, const char *who);
+// Checks every guarded allocation's zones; a damaged one ends the job naming `who`.
+void memcheck_verify(const char *who);
 
 // ---- symm.cc ----------------------------------------------------------------
 

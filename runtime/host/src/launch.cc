@@ -299,10 +299,10 @@ void run_block(void) {
   }
 }
 
+}  // namespace
+
 // The running launch for messages, or "host code" outside kernels.
 const char *launch_description(void) { return L.active ? L.description : "host code"; }
-
-}  // namespace
 
 bool launch_begin(int flags, const launch_site *site, const void *kernel, dim3 grid, dim3 block, size_t shmem,
                   cudaStream_t stream) {
@@ -342,6 +342,7 @@ bool launch_begin(int flags, const launch_site *site, const void *kernel, dim3 g
 }
 
 void launch_end(void) {
+  if (memcheck_enabled()) memcheck_verify(L.description);
   free(L.shared);
   L.shared = nullptr;
   L.active = false;
