@@ -38,5 +38,7 @@ run group3 1 "rank 0: call 2: ncclAllReduce count 1000 float32 sum at" "; call 4
   "; call 4: ncclAllReduce count 20 float32 sum"
 run group3-same 0
 run same 0
+COCONET_DEBUG=INFO COCONET_DEBUG_SUBSYS=COLL run same 0 \
+  "ncclCommDestroy: comm" "rank 1/2 ran 2 operations: AllReduce 1 (4000 bytes in), ReduceScatter 1 (4000 bytes in)"
 echo "host mismatch tests: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -180,6 +180,7 @@ struct ncclComm {
   int rank;  // == rank in mpi
   int nranks;
   unsigned long long collectives;            // issued on it so far
+  unsigned long long calls[10], bytes[10];   // run on it, by op_kind, and this rank's input bytes
   std::vector<ncclWindow_vidmem *> windows;  // registered symmetric windows
   std::vector<coconet_host::premul_op> ops;  // ncclRedOpCreatePreMulSum, index = op - ncclNumOps
 };

@@ -220,6 +220,36 @@ void post_p2p(const queued_op &q, std::vector<MPI_Request> &requests) {
   }
 }
 
+// The bytes of this rank's buffer an operation reads (its input), for the summary at ncclCommDestroy.
+unsigned long long input_bytes(const queued_op &q) {
+  const unsigned long long n = q.count * dtype_size(q.dtype), all = n * (unsigned long long)q.comm->nranks;
+  const bool root = q.comm->rank == q.root;
+  switch (q.kind) {
+    case REDUCESCATTER: case ALLTOALL: return all;
+    case SCATTER: return root ? all : 0;
+    case BROADCAST: return root ? n : 0;
+    case RECV: return 0;
+    default: return n;
+  }
+}
+
+// One line per kind: "AllReduce 3 calls, 12288 bytes in"
+void log_summary(ncclComm_t comm) {
+  if (!log_enabled(LOG_INFO, SUB_COLL)) return;
+  char text[1024];
+  int n = 0;
+  unsigned long long total = 0;
+  for (int k = ALLREDUCE; k <= RECV; ++k) {
+    if (!comm->calls[k]) continue;
+    total += comm->calls[k];
+    n += snprintf(text + n, sizeof text - n, "%s%s %llu (%llu bytes in)", n ? ", " : "", op_kind_name((op_kind)k),
+                  comm->calls[k], comm->bytes[k]);
+    if (n >= (int)sizeof text) break;
+  }
+  COCONET_INFO(SUB_COLL, "ncclCommDestroy: comm %p rank %d/%d ran %llu operations%s%s", (void *)comm, comm->rank,
+               comm->nranks, total, total ? ": " : "", total ? text : "");
+}
+
 // Runs the queued operations; the collectives of each communicator are first
 // compared with the other ranks' (checks.cc), and a communicator's that differ
 // are dropped (when the job is not ended).
@@ -247,6 +277,8 @@ ncclResult_t run_group(void) {
     if (q.kind == SEND) post_p2p(q, requests);
   for (const queued_op &q : ops) {
     if (std::find(bad.begin(), bad.end(), q.comm) != bad.end()) continue;
+    q.comm->calls[q.kind]++;
+    q.comm->bytes[q.kind] += input_bytes(q);
     switch (q.kind) {
       case ALLREDUCE: run_allreduce(q); break;
       case REDUCE: run_reduce(q); break;
@@ -383,6 +415,7 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) {
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (!comm) return nccl_error(ncclInvalidArgument, "ncclCommDestroy: comm is NULL");
   check_destroy(comm);
+  log_summary(comm);
   windows_release(comm);
   COCONET_MPI_CHECK(MPI_Comm_free(&comm->mpi));
   COCONET_INFO(SUB_INIT, "ncclCommDestroy: comm %p", (void *)comm);
