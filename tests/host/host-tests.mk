@@ -1,7 +1,8 @@
 # Tests of the host backend (runtime/host): plain asserting programs built
 # against libcoconet_host.a, several of them run under mpirun with 1-4 ranks.
 #   test-host-kernels   execution model and CUDA runtime API (1 process);
-#                       the headers from a C program; again under COCONET_HOST_MEMCHECK=1
+#                       the headers from a C program; again under COCONET_HOST_MEMCHECK=1;
+#                       docs/host-backend.md's list of supported calls = the headers'
 #   test-host-fp16      half/bf16/fp8 conversions and arithmetic, Philox/cuRAND
 #   test-host-nccl      every collective x type x op, groups, split; 1-4 ranks
 #   test-host-cublas    GEMMs against a naive triple loop
@@ -44,6 +45,7 @@ test-host-kernels: $(HOST_TEST_BIN)/kernels $(HOST_TEST_BIN)/c_api
 	@$(RECORD) host-kernels $(HOST_RUN_ENV) $<
 	$(if $(HOST_MEMCHECK_RUNS),@$(RECORD) host-kernels-memcheck $(HOST_RUN_ENV) COCONET_HOST_MEMCHECK=1 $<)
 	@$(RECORD) host-c-api $(HOST_RUN_ENV) $(HOST_TEST_BIN)/c_api
+	@$(RECORD) host-api-list python3 $(HOST_TEST_DIR)/api_list.py docs/host-backend.md $(HOST_DIR)/include
 
 test-host-fp16: $(HOST_TEST_BIN)/fp16
 	@$(RECORD) host-fp16 $(HOST_RUN_ENV) $<
