@@ -2,7 +2,7 @@
 // kernel, extern "C" kernels, ternary ReLU, SiLU and sigmoid written with
 // expf, a per-row scale read at [i / cols], and an ncclAvg reduction.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 

@@ -3,7 +3,7 @@
 // file-scope constants, a clamp helper with early returns, and the fp16
 // gradient unscaled into an fp32 copy, all in one grid-stride loop.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>

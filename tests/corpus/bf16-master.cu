@@ -3,7 +3,7 @@
 // by the same kernel, a loss scale and bias corrections passed as scalars,
 // and a lerp helper.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>

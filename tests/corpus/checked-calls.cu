@@ -2,7 +2,7 @@
 // CUDACHECK macros around the calls, a checking function around another, and
 // cudaGetLastError after the launch, inside the region.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <cstdio>

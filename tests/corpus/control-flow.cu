@@ -8,7 +8,7 @@
 // number each later draw gets would depend on the path); -DRUNTIME_LOOP loops
 // to a kernel parameter (refused: not unrolled).
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DDRAW_UNDER_IF 2>&1 | %FileCheck --check-prefix=DRAW %s
 // RUN: %expect 1 %coconet --check %s -- -DRUNTIME_LOOP 2>&1 | %FileCheck --check-prefix=LOOP %s

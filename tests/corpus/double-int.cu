@@ -2,7 +2,7 @@
 // ncclDouble, and int32 counters reduced with ncclInt32 then scaled into
 // floats (a histogram normalised after the AllReduce).
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 

@@ -4,7 +4,7 @@
 // coconet computes 16-bit arithmetic in float, and float fma then a rounding to
 // half can differ from it.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %expect 1 %coconet --check %s -- -DHFMA 2>&1 | %FileCheck --check-prefix=HFMA %s
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

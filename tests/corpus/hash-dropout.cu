@@ -4,7 +4,7 @@
 // multiplies on uint32_t), turned into a uniform float from its top 24 bits,
 // then the residual add; the mask is kept as 0/1 floats.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cstdint>
 #include <cuda_runtime.h>
 #include <nccl.h>

@@ -1,7 +1,7 @@
 // Style: 64-bit element indices (int64_t, long long, unsigned), a grid-stride
 // loop with the stride held in a local, and a count passed as size_t.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cstdint>
 #include <cuda_runtime.h>
 #include <nccl.h>

@@ -2,7 +2,7 @@
 // anonymous namespace, indexed with size_t and an early return, launched with
 // a dim3 configuration and a block size constant.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <cstddef>

@@ -2,7 +2,7 @@
 // early returns, the update's interpolation in a local, decoupled weight
 // decay under an `if` on a scalar parameter, and the moment written last.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 

@@ -3,7 +3,7 @@
 // body ends with the grid stride. A while loop that also changes the index
 // elsewhere is refused.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %expect 1 %coconet --check %s -- -DINDEX_CHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
 #include <cuda_runtime.h>
 #include <nccl.h>

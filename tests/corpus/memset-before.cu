@@ -2,7 +2,7 @@
 // as a step that resets an accumulator and keeps a copy of the gradients:
 // cudaMemsetAsync and cudaMemcpyAsync kept in place, the kernel moved.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 

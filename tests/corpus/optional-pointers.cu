@@ -6,7 +6,7 @@
 // false and what it guards is left out. -DMASTER_VARIABLE passes a pointer
 // that may be NULL at run time: refused (not yet supported).
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DMASTER_VARIABLE 2>&1 | %FileCheck --check-prefix=VARIABLE %s
 #include <cuda_bf16.h>

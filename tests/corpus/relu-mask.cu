@@ -4,7 +4,7 @@
 // __half here; -DBYTE_MASK makes it `unsigned char`, refused (coconet has no
 // 8-bit element type yet).
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DBYTE_MASK 2>&1 | %FileCheck --check-prefix=BYTE %s
 #include <cuda_fp16.h>

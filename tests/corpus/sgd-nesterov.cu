@@ -3,7 +3,7 @@
 // a path with if/else (nesterov or not, weight decay or not), and the
 // learning rate read from a one-element device buffer through `*lr`.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 

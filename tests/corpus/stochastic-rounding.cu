@@ -8,7 +8,7 @@
 // element's rounding then depends on which thread runs it, which the schedule
 // changes, so it is refused.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=KERNEL %s
 // RUN: %expect 1 %coconet --check %s -- -DTHREAD_KEYED 2>&1 | %FileCheck --check-prefix=THREAD %s
 #include <cuda_bf16.h>

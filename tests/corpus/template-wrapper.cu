@@ -2,7 +2,7 @@
 // block size from a macro, launched through host wrappers whose parameters
 // come in another order than the kernel's.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 #define BLK 128

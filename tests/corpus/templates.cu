@@ -6,7 +6,7 @@
 // calls to instantiated helpers, read with their types).
 // coconet analyzes the instance each launch runs (clang resolves the types).
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --target=host %s | %FileCheck --check-prefix=HOST %s
@@ -126,10 +126,10 @@ void pack(float *x, int n, ncclComm_t comm, cudaStream_t s) {
 // IR: verify block_param: ok
 
 // EXEC: verify=exec explicit_args: shard 'm' (f32): max 0 ULP apart
-// EXEC: verify=exec explicit_args: output 'p' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
+// EXEC: verify=exec explicit_args: output 'p' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
 // EXEC: verify=exec explicit_args: ok
 // EXEC: verify=exec deduced_args: ok
-// EXEC: verify=exec block_param: output 'x' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
+// EXEC: verify=exec block_param: output 'x' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
 // EXEC: verify=exec block_param: ok
 
 

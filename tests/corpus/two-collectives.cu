@@ -1,7 +1,7 @@
 // Style: one region with two AllReduces, each followed by its own kernel
 // (two parameter groups updated in one step), both split and reordered.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 

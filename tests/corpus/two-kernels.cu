@@ -2,7 +2,7 @@
 // device scalar, clipping by value, then SGD with momentum and nesterov),
 // each its own kernel as a trainer's optimizer step launches them.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
