@@ -83,7 +83,7 @@ IrExpr *az_expr(Az *az, CXCursor c);                      // an expression (NULL
 IrExpr *az_cast_to(Az *az, IrType t, IrExpr *e);
 IrExpr *az_binary_expr(Az *az, CXCursor c, CXCursor lhs, CXCursor rhs, const char *op);
 Binding *az_find_local(Az *az, CXCursor decl);
-Binding *az_bind(Az *az, CXCursor decl, IrExpr *value);   // (re)binds; keeps the other fields
+Binding *az_bind(Az *az, CXCursor decl, IrExpr *value);   // (re)binds decl to a value (not a pointer)
 // The condition a statement runs under: the caller's, the enclosing ifs', and
 // not yet returned; NULL when unconditional.
 IrExpr *az_cond(Az *az);

@@ -227,10 +227,15 @@ Binding *az_bind(Az *az, CXCursor decl, IrExpr *value) {
       if (!az->locals) COCONET_BUG("out of memory");
     }
     b = &az->locals[az->nlocals++];
-    *b = (Binding){.decl = decl};
   }
-  b->value = value;
+  *b = (Binding){.decl = decl, .value = value, .buffer = clang_getNullCursor()};
   return b;
+}
+
+static void bind_pointer(Az *az, CXCursor decl, CXCursor buffer, bool element) {
+  Binding *b = az_bind(az, decl, NULL);
+  b->buffer = buffer;
+  b->element = element;
 }
 
 IrExpr *az_cast_to(Az *az, IrType t, IrExpr *e) {
@@ -784,9 +789,7 @@ static bool bind_argument(Az *az, CXCursor call, CXCursor def, CXCursor param, C
   if (!az_is_pointer(param)) {
     IrExpr *a = cast_to(az, expr_type(param), expr(az, arg));
     if (!a) return false;
-    Binding *b = az_bind(az, param, name ? named(az, param, a, "") : a);
-    b->buffer = clang_getNullCursor();
-    b->element = false;
+    az_bind(az, param, name ? named(az, param, a, "") : a);
     return true;
   }
   CXCursor decl;
@@ -799,9 +802,7 @@ static bool bind_argument(Az *az, CXCursor call, CXCursor def, CXCursor param, C
     free(name);
     return false;
   }
-  Binding *b = az_bind(az, param, NULL);
-  b->buffer = decl;
-  b->element = element;
+  bind_pointer(az, param, decl, element);
   return true;
 }
 

@@ -167,9 +167,7 @@ void az_decl_stmt(Az *az, CXCursor s) {
     if (init.n == 0 || kind(last) == CXCursor_TypeRef) {
       // `float step;` assigned on every path later: reading it first would be
       // undefined, so any value is the program's; it starts as 0.
-      Binding *b = az_bind(az, v, az_cast_to(az, t, ir_expr_int(az->ir, 0, IR_I32)));
-      b->buffer = clang_getNullCursor();
-      b->element = false;
+      az_bind(az, v, az_cast_to(az, t, ir_expr_int(az->ir, 0, IR_I32)));
       continue;
     }
     if (az_is_pointer(v)) {
@@ -183,10 +181,8 @@ void az_decl_stmt(Az *az, CXCursor s) {
     IrExpr *cond = az_cond(az);
     if (cond && may_trap(value)) value = ir_expr_select(az->ir, cond, value, ir_expr_int(az->ir, 0, t));
     char *name = fe_spelling(v);
-    Binding *b = az_bind(az, v, ir_pw_let(az->ir, az->op, name, value, fe_loc(az->fe, clang_getCursorLocation(v))));
+    az_bind(az, v, ir_pw_let(az->ir, az->op, name, value, fe_loc(az->fe, clang_getCursorLocation(v))));
     free(name);
-    b->buffer = clang_getNullCursor();
-    b->element = false;
   }
 }
 
@@ -320,9 +316,7 @@ static void for_stmt(Az *az, CXCursor s) {
       az_fail(az, s, "kernel '%s': more than %d loop iterations to unroll", az->launch->kernel, MAX_UNROLLED);
       break;
     }
-    Binding *b = az_bind(az, counter, ir_expr_int(az->ir, v, t));
-    b->buffer = clang_getNullCursor();
-    b->element = false;
+    az_bind(az, counter, ir_expr_int(az->ir, v, t));
     az_stmt(az, k.v[3]);
   }
   az->ncounters--;

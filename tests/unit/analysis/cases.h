@@ -365,6 +365,51 @@ CASE(null_test_guarded, true,
      "k_opt<<<n, 256>>>(a, NULL, n);",
      "a[i] = a[i] * 3.0f")
 
+CASE(loop_down_by_two, true,
+     "__global__ void k_down(float *a, int n) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i < n) { for (int k = 4; k > 0; k -= 2) a[i] += (float)k; }\n"
+     "}\n",
+     "k_down<<<n, 256>>>(a, n);",
+     "a[i] = a[i] + (f32)4\n      a[i] = a[i] + (f32)2\n")
+
+CASE(return_in_grid_stride, false,
+     "__global__ void k_ret(float *a, int n) {\n"
+     "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {\n"
+     "    if (a[i] < 0.0f) return;\n"
+     "    a[i] = 1.0f;\n"
+     "  }\n"
+     "}\n",
+     "k_ret<<<n, 256>>>(a, n);",
+     "kernel 'k_ret': 'return' in a grid-stride loop ends the thread, not the element: write 'continue'")
+
+CASE(helper_stores_in_expression, false,
+     "__device__ float put(float *p, float v) { *p = v; return v; }\n"
+     "__global__ void k_put(float *a, float *b, int n) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i < n) a[i] = put(&b[i], 1.0f) * 2.0f;\n"
+     "}\n",
+     "k_put<<<n, 256>>>(a, b, n);",
+     "kernel 'k_put': a helper that stores must be called as a statement")
+
+CASE(helper_pointer_offset_argument, false,
+     "__device__ float first(const float *p) { return p[0]; }\n"
+     "__global__ void k_first(float *a, const float *b, int n) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i < n) a[i] = first(b + i + 1);\n"
+     "}\n",
+     "k_first<<<n, 256>>>(a, b, n);",
+     "kernel 'k_first' passes 'b + i + 1' to helper 'first': a pointer argument must be a buffer parameter, &t[i] or t + i")
+
+CASE(helper_element_pointer_neighbour, false,
+     "__device__ float next(const float *p) { return p[1]; }\n"
+     "__global__ void k_next(float *a, const float *b, int n) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i < n) a[i] = next(&b[i]);\n"
+     "}\n",
+     "k_next<<<n, 256>>>(a, b, n);",
+     "kernel 'k_next' reads p[1], which is not element i (the pointer points at element i)")
+
 CASE(global_variable, false,
      "__device__ float g_scale;\n"
      "__global__ void k_global(float *a, int n) {\n"
