@@ -20,18 +20,6 @@
 
 namespace coconet_host {
 
-namespace {
-
-thread_local char callsite[96];
-
-// What the ranks compare: one collective.
-struct call_print {
-  unsigned long long seq;
-  unsigned long long count;
-  int kind, dtype, op, root;
-  char site[96];
-};
-
 double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -47,6 +35,18 @@ double timeout_seconds(void) {
   if (*end || t < 0) fatal("environment", "COCONET_HOST_TIMEOUT must be a number of seconds (0: no timeout), not '%s'", v);
   return t;
 }
+
+namespace {
+
+thread_local char callsite[96];
+
+// What the ranks compare: one collective.
+struct call_print {
+  unsigned long long seq;
+  unsigned long long count;
+  int kind, dtype, op, root;
+  char site[96];
+};
 
 bool keep_going(void) {
   const char *v = getenv("COCONET_HOST_ON_ERROR");

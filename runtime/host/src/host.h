@@ -15,6 +15,8 @@
 //   memcheck.cc guard zones around device allocations (COCONET_HOST_MEMCHECK)
 //   reduce.cc   NCCL data types and rank-order reductions
 //   symm.cc     ncclMemAlloc and windows over POSIX shared memory
+//   lsa.cc      the device API (nccl_device.h): device communicators, LSA
+//               pointers and barriers over the windows
 //   cublas.cc   cuBLAS GEMMs on OpenBLAS
 #ifndef COCONET_HOST_SRC_HOST_H
 #define COCONET_HOST_SRC_HOST_H
@@ -193,6 +195,7 @@ struct ncclWindow_vidmem {
   std::vector<size_t> peer_sizes;  // every rank's size
   std::vector<void *> maps;        // the peers' whole segments as mapped here (nullptr for this rank)
   std::vector<size_t> map_sizes;
+  int lsa_base, lsa_size;          // the LSA domain: ranks [lsa_base, lsa_base + lsa_size) of the comm
 };
 
 namespace coconet_host {
@@ -201,6 +204,11 @@ namespace coconet_host {
 ncclResult_t nccl_error(ncclResult_t result, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // ---- checks.cc --------------------------------------------------------------
+
+// Seconds on the monotonic clock.
+double now(void);
+// COCONET_HOST_TIMEOUT: seconds a rank waits for the others (default 60; 0: forever).
+double timeout_seconds(void);
 
 // The call site coconet_host_callsite recorded for the NCCL call being made
 // ("" if none), into site; clears it.
@@ -237,6 +245,12 @@ void memcheck_verify(const char *who);
 void windows_release(ncclComm_t comm);
 // Unlinks this process's shared-memory segments (at exit and on fatal errors).
 void symm_cleanup(void);
+
+// ---- lsa.cc -------------------------------------------------------------------
+
+// The LSA domain of comm's rank: its first rank and its size (every rank, or
+// COCONET_HOST_LSA_SIZE consecutive ranks).
+void lsa_domain(ncclComm_t comm, int *base, int *size);
 
 // ---- cublas.cc: no internal interface. ------------------------------------
 

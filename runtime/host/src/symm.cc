@@ -135,6 +135,7 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size, nc
   w->peer_sizes.resize(comm->nranks);
   w->maps.resize(comm->nranks);
   w->map_sizes.resize(comm->nranks);
+  lsa_domain(comm, &w->lsa_base, &w->lsa_size);
   for (int r = 0; r < comm->nranks; ++r) {
     w->peer_sizes[r] = all[r].size;
     if (r == comm->rank) {
