@@ -5,7 +5,8 @@
 #                                  (arrays, one entry per line of bench/examples.conf)
 #   host_build BIN OUTDIR NAME SRC VARIANT
 #                                  coconet-cc --target=host: OUTDIR/NAME_VARIANT (orig: as written,
-#                                  --schedule=none; sched: the pragma's schedule); skipped when
+#                                  --schedule=none; sched: the pragma's schedule; fused: built with
+#                                  -DCOCONET_EXAMPLE_FUSE, the example's fuse variant); skipped when
 #                                  the binary is newer than its inputs; log in OUTDIR/NAME_VARIANT.log
 #   coconet_info BIN OUTDIR NAME SRC MODEL
 #                                  one coconet run: --dump=ir, --explain (with --model=MODEL) and
@@ -50,8 +51,9 @@ host_build() {
   local bin=$1 outdir=$2 name=$3 src=$4 variant=$5
   local out=$outdir/${name}_$variant flags=()
   [ "$variant" = orig ] && flags=(--coconet-flags=--schedule=none)
+  [ "$variant" = fused ] && flags=(-DCOCONET_EXAMPLE_FUSE)
   local inputs=("$bench_root/$src" "$bin/coconet" "$bin/coconet-cc"
-                "$bench_root/runtime/include/coconet.h")
+                "$bench_root/runtime/include/coconet.h" "$bench_root/runtime/include/coconet_fused.h")
   local lib
   lib=$(dirname "$bin")/lib/libcoconet_host.a
   [ -e "$lib" ] && inputs+=("$lib")

@@ -6,6 +6,9 @@
 #     as written (--schedule=none) and scheduled, both run under mpirun -np 4 in
 #     alternating rounds, their checksums compared and their step times (the programs'
 #     own time_ms= lines, first step of each run dropped, median) put side by side;
+#   - an example with a fuse variant (its source tests COCONET_EXAMPLE_FUSE) built a third
+#     time with it (fused kernels on symmetric memory) and run once: its checksum must
+#     equal the scheduled build's (the NCCL path) and the one as written (within tolerance);
 #   - the dataflow of each region before and after scheduling (--emit-dot, rendered by
 #     Graphviz's dot) in BUILD/demo/NAME.png.
 # It ends with a summary table, also written to BUILD/demo/summary.txt (format below),
@@ -44,7 +47,9 @@ for i in "${!EX_NAME[@]}"; do
   name=${EX_NAME[$i]} src=${EX_SRC[$i]}
   python3 "$root/bench/examples.py" model "${EX_SIZES[$i]}" "${EX_DEMO[$i]}" "$np" >"$out/$name.model"
   rm -f "$out/$name".{info,explain,ir,diff,dot,ok_*}
-  for variant in orig sched; do
+  variants=(orig sched)
+  grep -q COCONET_EXAMPLE_FUSE "$root/$src" && variants+=(fused)
+  for variant in "${variants[@]}"; do
     parallel_limit "$cores"
     (host_build "$bin" "$out" "$name" "$src" "$variant" && touch "$out/$name.ok_$variant") &
   done
@@ -118,6 +123,27 @@ for i in "${!EX_NAME[@]}"; do
     echo "np=$np, $rounds rounds: checksum as written $a, scheduled $b (relative difference $rel," \
          "tolerance $tol): $([ $agree = yes ] && echo agree || echo DISAGREE)"
     echo "median step time: as written $orig_ms ms, scheduled $sched_ms ms: $ratio"
+  fi
+  if [ "$agree" = yes ] && grep -q COCONET_EXAMPLE_FUSE "$root/$src"; then
+    log=$out/${name}_fused_np${np}.out
+    if [ ! -e "$out/$name.ok_fused" ]; then
+      echo "demo: building the fused variant failed:"; tail -n 20 "$out/${name}_fused.log" | sed 's/^/  /'
+      agree=no rel=build
+    elif ! COCONET_DEBUG=INFO host_run "$log" "$np" "$out/${name}_fused" "${args[@]}"; then
+      echo "demo: mpirun -np $np ${name}_fused ${args[*]} failed:"; tail -n 15 "$log" | sed 's/^/  /'
+      agree=no rel=run
+    else
+      c=$(checksum "$log")
+      path=$(sed -n 's/^coconet\[rank 0\] INFO region [^:]*: //p' "$log" | head -n 1)
+      fused_rel=$(rel_diff "$a" "$c")
+      if [ "$c" = "$b" ] && within "$fused_rel" "$tol" && [ "${path#fused kernel}" != "$path" ]; then
+        echo "fused variant (-DCOCONET_EXAMPLE_FUSE, split reorder fuse): $path; checksum $c:" \
+             "equal to the NCCL path, and to as written within $tol: agree"
+      else
+        echo "fused variant: checksum $c (NCCL path $b, as written $a), path: ${path:-none}: DISAGREE"
+        agree=no rel=fused
+      fi
+    fi
   fi
   if [ "$agree" = yes ]; then agree_n=$((agree_n + 1)); else disagree_n=$((disagree_n + 1)); fi
   rows+=("$name ${schedule:--} $diffsize $predicted $orig_ms $sched_ms $ratio $agree $rel")

@@ -69,6 +69,8 @@ typedef struct Cg {
   const char *side;         // the second stream inside the overlap loop (after the GEMM)
   const char *last_comm;    // communicator of the latest collective: slices of kernels use its ranks
   int fuse_open;            // the fuse group whose markers are open
+  bool fusing;              // emitting a fused group's NCCL path (no markers)
+  int nfused;               // fused kernels generated
   bool overlap;             // the region needs its static stream state
   bool runtime;             // the block calls coconet.h
 } Cg;
@@ -396,8 +398,145 @@ static void fuse_markers(Cg *cg, const Scope *sc, int at) {
   Buf b = {0};
   flow(&b, &sc->ops[at], n);
   line(cg, "// coconet: fuse: call site of the fused kernel for %s", buf_str(&b));
-  line(cg, "// coconet: fuse: (on symmetric memory; a later version generates it); until then this NCCL schedule runs:");
+  line(cg, "// coconet: fuse: (the one-shot fused kernel of an AllReduce and its kernels is not generated yet); this NCCL "
+           "schedule runs:");
   buf_free(&b);
+}
+
+//
+// Fused kernels: a split group (ReduceScatter, kernels on the slice and the
+// tail, AllGathers) becomes one kernel on symmetric memory, with the NCCL
+// schedule as its run-time fallback
+//
+
+static int emit_op(Cg *cg, const Scope *sc, int at, int *consumed);
+
+// The first op of a split fuse group outside an overlap loop.
+static bool is_fused_head(const IrOp *op) {
+  return op->fuse_group && op->span.nchunks <= 1 && op->kind == IR_OP_COLLECTIVE && op->generated &&
+         op->coll.kind == IR_REDUCESCATTER && op->span.part == IR_PART_BODY;
+}
+
+static void add_window(FusedSpec *f, const IrTensor *t) {
+  for (int i = 0; i < f->nwindows; i++)
+    if (strcmp(f->window_names[i], t->name) == 0) return;
+  if (f->nwindows < FUSED_MAX_WINDOWS) f->window_names[f->nwindows++] = t->name;
+}
+
+static const IrTensor *window_tensor(const FusedSpec *f, int w) {
+  if (strcmp(f->source->name, f->window_names[w]) == 0) return f->source;
+  for (int i = 0; i < f->ngathered; i++)
+    if (strcmp(f->gathered[i]->name, f->window_names[w]) == 0) return f->gathered[i];
+  COCONET_BUG("window '%s' of no tensor", f->window_names[w]);
+}
+
+// The group's collectives as a FusedSpec; false when it is not RS + kernels + AllGathers.
+static bool fused_spec(const Scope *sc, int at, int n, FusedSpec *f, Buf *flow_text) {
+  const IrOp *rs = sc->ops[at];
+  *f = (FusedSpec){.source = rs->coll.in, .reduced = rs->coll.out, .red = rs->coll.red, .dtype = rs->coll.dtype};
+  add_window(f, f->source);
+  for (int i = at + 1; i < at + n; i++) {
+    const IrOp *op = sc->ops[i];
+    if (op->kind == IR_OP_POINTWISE) continue;
+    if (op->kind != IR_OP_COLLECTIVE) return false;
+    if (op->coll.kind == IR_ALLREDUCE && op->span.part == IR_PART_TAIL) continue;
+    if (op->coll.kind != IR_ALLGATHER || op->span.part != IR_PART_BODY || f->ngathered == FUSED_MAX_WINDOWS)
+      return false;
+    f->gathered[f->ngathered++] = op->coll.out;
+    add_window(f, op->coll.out);
+  }
+  flow(flow_text, &sc->ops[at], n);
+  f->flow = buf_str(flow_text);
+  return f->nwindows <= FUSED_MAX_WINDOWS;
+}
+
+static void emit_fused_launch(Cg *cg, const Kernel *k, const Part *p, const char *stream) {
+  char tail[256];
+  snprintf(tail, sizeof tail, "%s.slice_lo, %s.slice_hi, %s.tail_lo, %s.hi", p->name, p->name, p->name, p->name);
+  if (cg->target == TARGET_HOST)
+    line(cg, "coconet_host_launch(COCONET_HOST_SYNC, %s, coconet_fused_grid(%s.s), COCONET_BLOCK_SIZE, 0, %s, %s, %s);",
+         k->fused_name, p->name, stream, k->fused_args, tail);
+  else
+    line(cg, "%s<<<coconet_fused_grid(%s.s), COCONET_BLOCK_SIZE, 0, %s>>>(%s, %s);", k->fused_name, p->name, stream,
+         k->fused_args, tail);
+  line(cg, "%s(cudaGetLastError());", cg->cuda_check);
+}
+
+// The group from sc->ops[at]: 0 when emitted, 1 when it gets no fused kernel
+// (nothing emitted: the caller emits it on the NCCL path), -1 on errors.
+static int emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
+  const IrOp *rs = sc->ops[at];
+  int n = 0;
+  while (at + n < sc->n && sc->ops[at + n]->fuse_group == rs->fuse_group) n++;
+  FusedSpec f;
+  Buf flow_text = {0};
+  if (!fused_spec(sc, at, n, &f, &flow_text)) {
+    buf_free(&flow_text);
+    return 1;
+  }
+  Scope none = {NULL, 0};
+  fuse_markers(cg, &none, 0);
+  const Part *p = part_for(cg, sc, at, rs);
+  const Rank *rk = rank_for(cg, rs->coll.comm);
+  // The NCCL path first, into a buffer of its own (its kernel is the one the fused kernel calls).
+  Buf saved = cg->out;
+  int saved_parts = cg->nparts, saved_ranks = cg->nranks, first_kernel = cg->nkernels;
+  cg->out = (Buf){0};
+  cg->depth++;
+  cg->fusing = true;
+  int rc = 0, c;
+  for (int i = at; i < at + n && rc == 0; i += c) rc = emit_op(cg, sc, i, &c);
+  cg->fusing = false;
+  cg->depth--;
+  char *nccl_path = buf_take(&cg->out);
+  cg->out = saved;
+  cg->nparts = saved_parts;
+  cg->nranks = saved_ranks;
+  Kernel *k = cg->nkernels == first_kernel + 1 ? &cg->kernels[first_kernel] : NULL;
+  if (rc == 0 && k) {
+    char name[256];
+    snprintf(name, sizeof name, cg->nfused ? "coconet_%s_fused%d" : "coconet_%s_fused", cg->r->name, cg->nfused + 1);
+    if (!(k->fused_name = strdup(name))) COCONET_BUG("out of memory");
+    f.args = names_add(&cg->names, "coconet_f");
+    rc = kernel_fused(cg->r, cg->unit, k, &f);
+  }
+  if (rc != 0 || !k) {  // no fused kernel: the caller emits the group again, on the NCCL path
+    free(nccl_path);
+    buf_free(&flow_text);
+    while (cg->nkernels > first_kernel) kernel_free(&cg->kernels[--cg->nkernels]);
+    return rc < 0 ? -1 : 1;
+  }
+  cg->nfused++;
+  *consumed = n;
+  line(cg, "// coconet: fuse: %s as one kernel (%s) on symmetric memory, or on the NCCL path below when a "
+           "buffer is not symmetric or the ranks do not share memory", f.flow, k->fused_name);
+  const char *names = names_add(&cg->names, "coconet_fused_names");
+  const char *bufs = names_add(&cg->names, "coconet_fused_bufs");
+  const char *bytes = names_add(&cg->names, "coconet_fused_bytes");
+  const char *args = f.args;
+  Buf nb = {0}, bb = {0}, sb = {0};
+  for (int w = 0; w < f.nwindows; w++) {
+    const IrTensor *t = window_tensor(&f, w);
+    buf_printf(&nb, "%s\"%s\"", w ? ", " : "", t->name);
+    buf_printf(&bb, "%s%s", w ? ", " : "", t->text);
+    buf_printf(&sb, "%s%s.count * sizeof(%s)", w ? ", " : "", p->name, cg_ctype(t->type));
+  }
+  line(cg, "const char *const %s[] = {%s};", names, buf_str(&nb));
+  line(cg, "const void *const %s[] = {%s};", bufs, buf_str(&bb));
+  line(cg, "const size_t %s[] = {%s};", bytes, buf_str(&sb));
+  line(cg, "coconet_fused_args %s = {};", args);
+  line(cg, "if (coconet_fused_ready(&%s_state, %s, %s, %d, %s, %s, %s, &%s)) {", k->fused_name, rs->coll.comm,
+       rk->nranks, f.nwindows, names, bufs, bytes, args);
+  cg->depth++;
+  emit_fused_launch(cg, k, p, stream_of(cg, rs->coll.stream));
+  cg->depth--;
+  line(cg, "} else {");
+  buf_puts(&cg->out, nccl_path);
+  line(cg, "}");
+  buf_free(&nb), buf_free(&bb), buf_free(&sb);
+  free(nccl_path);
+  buf_free(&flow_text);
+  return 0;
 }
 
 //
@@ -458,7 +597,12 @@ static void emit_verbatim(Cg *cg, const IrOp *op) {
 static int emit_op(Cg *cg, const Scope *sc, int at, int *consumed) {
   const IrOp *op = sc->ops[at];
   *consumed = 1;
-  fuse_markers(cg, sc, at);
+  if (!cg->fusing && is_fused_head(op)) {
+    int rc = emit_fused(cg, sc, at, consumed);
+    if (rc <= 0) return rc;
+    *consumed = 1;
+  }
+  if (!cg->fusing) fuse_markers(cg, sc, at);
   if (is_pointwise_run(op)) return emit_run(cg, sc, at, consumed);
   if (op->kind == IR_OP_COLLECTIVE && is_rewritten(op)) return emit_collective(cg, sc, at);
   if (op->kind == IR_OP_GEMM && op->span.nchunks > 1) return emit_gemm_chunk(cg, sc, at);
@@ -703,11 +847,9 @@ static unsigned line_start(const char *buf, unsigned at) {
   return at;
 }
 
-// Where the generated kernels go: before the top-level declaration holding the
-// region (at file scope, outside namespaces and classes), above the comment
-// lines directly on top of it.
-static unsigned kernels_offset(const Frontend *fe, const Region *fr) {
-  TopLevel t = {fe, fr->range.begin.offset, fr->function_start.offset, false};
+// Where the generated kernels go (translator.h).
+unsigned codegen_decl_offset(const Frontend *fe, unsigned offset) {
+  TopLevel t = {fe, offset, offset, false};
   clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_top, &t);
   const char *buf = fe->src.buf;
   unsigned at = t.begin, ls = line_start(buf, at);
@@ -737,7 +879,8 @@ static const char *cuda_wrapper(const Region *fr) {
 
 static char *kernels_text(Cg *cg) {
   Buf b = {0};
-  buf_printf(&b, "// coconet: begin generated code for region %s\n#include <coconet.h>\n", cg->r->name);
+  buf_printf(&b, "// coconet: begin generated code for region %s\n#include <%s>\n", cg->r->name,
+             cg->nfused ? "coconet_fused.h" : "coconet.h");
   // The headers of the types and functions the generated kernels use, those only
   // (curand_kernel.h alone costs nvcc 0.7 s).
   static const char *const headers[][2] = {
@@ -751,7 +894,13 @@ static char *kernels_text(Cg *cg) {
   if (cg->overlap)
     buf_printf(&b, "// coconet: the second stream and events of region %s (created once per device)\n"
                    "static coconet_region_state coconet_%s_overlap;\n\n", cg->r->name, cg->r->name);
-  for (int i = 0; i < cg->nkernels; i++) buf_printf(&b, "%s\n", cg->kernels[i].text);
+  for (int i = 0; i < cg->nkernels; i++) {
+    buf_printf(&b, "%s\n", cg->kernels[i].text);
+    if (cg->kernels[i].fused_name)
+      buf_printf(&b, "// coconet: the path %s's call site takes, said once under COCONET_DEBUG=INFO\n"
+                     "static coconet_fused_state %s_state = {\"%s\", false, false};\n\n",
+                 cg->kernels[i].fused_name, cg->kernels[i].fused_name, cg->r->name);
+  }
   buf_printf(&b, "// coconet: end generated code for region %s\n\n", cg->r->name);
   return buf_take(&b);
 }
@@ -843,7 +992,7 @@ int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Targ
   if (rc == 0) {
     out->body = buf_take(&cg->out);
     out->kernels = cg->runtime ? kernels_text(cg) : NULL;
-    out->kernels_at = cg->runtime ? kernels_offset(fe, fr) : 0;
+    out->kernels_at = cg->runtime ? codegen_decl_offset(fe, fr->range.begin.offset) : 0;
   }
   buf_free(&cg->out);
   for (int i = 0; i < cg->nkernels; i++) kernel_free(&cg->kernels[i]);
@@ -862,7 +1011,15 @@ void region_code_free(RegionCode *c) {
 
 void codegen_explain(FILE *f, const IrRegion *r) {
   if (r->nfuse == 0) return;
-  fprintf(f, "  - codegen: fuse: %d group(s) run unfused on the NCCL path (ReduceScatter/AllReduce, kernels, "
-             "AllGather); the generated code marks each group's call site for the fused kernel, which needs "
-             "symmetric memory and is not generated by this version\n", r->nfuse);
+  int fused = 0;
+  const IrOp *list = r->sched ? r->sched : r->ops;
+  for (const IrOp *op = list; op; op = op->next) fused += is_fused_head(op);
+  if (fused)
+    fprintf(f, "  - codegen: fuse: %d group(s) become a fused kernel on NCCL's device API (symmetric memory, LSA "
+               "barriers); each call site keeps the NCCL path as its run-time fallback (a buffer not symmetric, "
+               "ranks that do not share memory)\n", fused);
+  if (r->nfuse > fused)
+    fprintf(f, "  - codegen: fuse: %d group(s) run unfused on the NCCL path (AllReduce + kernels: the one-shot fused "
+               "kernel is not generated yet; chunks of overlap are not fused), their call sites marked\n",
+            r->nfuse - fused);
 }

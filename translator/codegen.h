@@ -5,7 +5,8 @@
 //                     of generated kernels, statements kept as written
 //   codegen_kernel.c  generated kernels: a run of scheduled pointwise ops
 //                     becomes one __device__ element function (from the IR
-//                     expressions) and one grid-stride __global__ over [lo, hi)
+//                     expressions) and one grid-stride __global__ over [lo, hi);
+//                     a fuse group's fused __global__ on the device API
 //   codegen_expr.c    IR expressions as CUDA C++ text, with CUDA's conversions
 //   codegen_unused.c  variables only the replaced launches used
 //   codegen_buf.c     a growing text buffer, names made unique
@@ -92,11 +93,32 @@ typedef struct Kernel {
   char *name;             // coconet_REGION_slice, coconet_REGION_chunk (+ a number)
   char *args;             // the launch's arguments before lo, hi: "w, g, m, v, lr, hidden"
   char *text;             // the element function and the __global__ (file scope)
+  char *fused_name;       // kernel_fused: coconet_REGION_fused
+  char *fused_args;       // its launch's arguments before lo, hi, tail_lo, tail_hi
 } Kernel;
+
+// A fuse group's collectives, for its fused kernel.
+enum { FUSED_MAX_WINDOWS = 16 };
+typedef struct FusedSpec {
+  const IrTensor *source;     // ReduceScatter's input: read from every peer
+  const IrTensor *reduced;    // its output, which the ops read at [i]
+  IrRedOp red;
+  IrType dtype;
+  const IrTensor *gathered[FUSED_MAX_WINDOWS];  // AllGather outputs: written to every peer
+  int ngathered;
+  const char *window_names[FUSED_MAX_WINDOWS];  // the windows' buffers: source first, then gathered ones
+  int nwindows;
+  const char *flow;           // "ReduceScatter(g) -> momentum -> AllGather(w)"
+  const char *args;           // the call site's coconet_fused_args variable
+} FusedSpec;
 
 // Generate k->text and k->args for k->ops (unit: one indentation step); -1
 // after reporting why it cannot.
 int kernel_generate(const IrRegion *r, const char *unit, Kernel *k);
+// After kernel_generate: append the fused __global__ of group f to k->text
+// (k->fused_name, k->fused_args); 1 when the group's buffers are read at
+// another index than [i] (no fused kernel), -1 after reporting an error.
+int kernel_fused(const IrRegion *r, const char *unit, Kernel *k, const FusedSpec *f);
 void kernel_free(Kernel *k);
 
 #endif

@@ -468,7 +468,8 @@ static int check_reads(const Plan *p, const IrExpr *e) {
   return check_reads(p, e->a) || check_reads(p, e->b) || check_reads(p, e->c);
 }
 
-int kernel_generate(const IrRegion *r, const char *unit, Kernel *k) {
+// The plan of k's ops: statements, liveness, tables, names; NULL after reporting why not.
+static Plan *plan_make(const IrRegion *r, const char *unit, Kernel *k) {
   Plan *p = calloc(1, sizeof *p);
   if (!p) COCONET_BUG("out of memory");
   p->r = r;
@@ -482,19 +483,190 @@ int kernel_generate(const IrRegion *r, const char *unit, Kernel *k) {
   }
   if (rc == 0) {
     name_all(p);
-    Buf b = {0};
-    emit_elem(p, &b);
-    emit_global(p, &b);
-    k->text = buf_take(&b);
-    k->args = launch_args(p);
+    return p;
   }
   names_free(&p->names);
   free(p);
-  return rc;
+  return NULL;
+}
+
+static void plan_free(Plan *p) {
+  names_free(&p->names);
+  free(p);
+}
+
+//
+// Fused kernels (codegen.c decides which groups get one)
+//
+
+static const char *red_template(IrRedOp op) {
+  switch (op) {
+  case IR_RED_PROD: return "COCONET_PROD";
+  case IR_RED_MAX: return "COCONET_MAX";
+  case IR_RED_MIN: return "COCONET_MIN";
+  case IR_RED_AVG: return "COCONET_AVG";
+  default: return "COCONET_SUM";
+  }
+}
+
+static bool is_gathered(const FusedSpec *f, const IrTensor *t) {
+  for (int i = 0; i < f->ngathered; i++)
+    if (f->gathered[i] == t) return true;
+  return false;
+}
+
+// The element function's arguments with the reduced tensor read from `reduced`.
+static void fused_elem_args(Plan *p, Buf *b, const FusedSpec *f, const char *reduced) {
+  const char *sep = "";
+  if (p->uses_i) {
+    buf_puts(b, "i");
+    sep = ", ";
+  }
+  for (int i = 0; i < p->ntensors; i++) {
+    const KTensor *kt = &p->tensors[i];
+    if (kt->t == f->reduced) buf_printf(b, "%s%s", sep, reduced);
+    else if (kt->pointer) buf_printf(b, "%s%s", sep, kt->name);
+    else buf_printf(b, "%s%s[i]", sep, kt->name);
+    sep = ", ";
+  }
+  for (int i = 0; i < p->nscalars; i++) buf_printf(b, "%s%s", sep, p->scalars[i].name), sep = ", ";
+  for (int i = 0; i < p->nsizes; i++) buf_printf(b, "%s%s", sep, p->sizes[i].name), sep = ", ";
+}
+
+static const KTensor *reduced_tensor(const Plan *p, const FusedSpec *f) {
+  for (int i = 0; i < p->ntensors; i++)
+    if (p->tensors[i].t == f->reduced) return &p->tensors[i];
+  return NULL;
+}
+
+static const char *reduced_name(const Plan *p, const FusedSpec *f) {
+  const KTensor *red = reduced_tensor(p, f);
+  return red ? red->vec : "coconet_unused";
+}
+
+// "T g_v = coconet_reduce<OP, T>(g_win, g_off, dev.lsaSize, i)": element i summed from every peer in rank order.
+static void fused_reduce(const Plan *p, Buf *b, const FusedSpec *f, const char *u, bool tail) {
+  const char *ct = cg_ctype(f->dtype), *in = f->window_names[0];
+  buf_printf(b, "%s%s %s = ", u, ct, reduced_name(p, f));
+  if (tail) buf_puts(b, "mine ? ");
+  buf_printf(b, "coconet_reduce<%s, %s>(%s_win, %s_off, dev.lsaSize, i)", red_template(f->red), ct, in, in);
+  if (tail) buf_printf(b, " : %s()", ct);
+  buf_puts(b, ";\n");
+}
+
+// Element i's ops, its local stores and (peers) its gathered buffers written to every peer.
+static void fused_ops(Plan *p, Buf *b, const FusedSpec *f, const char *u, bool peers) {
+  const KTensor *red = reduced_tensor(p, f);
+  const char *rname = reduced_name(p, f);
+  buf_printf(b, "%s%s_elem(", u, p->k->name);
+  fused_elem_args(p, b, f, rname);
+  buf_puts(b, ");\n");
+  if (red && !f->reduced->scratch) buf_printf(b, "%s%s[i] = %s;\n", u, red->name, rname);
+  for (int i = 0; i < p->ntensors && peers; i++) {
+    const KTensor *kt = &p->tensors[i];
+    if (!is_gathered(f, kt->t)) continue;
+    buf_printf(b, "%sfor (int peer = 0; peer < dev.lsaSize; peer++)\n", u);
+    buf_printf(b, "%s%sif (peer != dev.lsaRank) coconet_peer<%s>(%s_win, %s_off, peer)[i] = %s%s;\n", u, p->unit,
+               cg_ctype(kt->t->type), kt->t->name, kt->t->name, kt == red ? rname : kt->name, kt == red ? "" : "[i]");
+  }
+}
+
+// The reduced tensor is read from the peers; its pointer is passed only when it is stored.
+static bool fused_passed(const KTensor *kt, const FusedSpec *f) { return kt->t != f->reduced || !f->reduced->scratch; }
+
+static void fused_params(Plan *p, Buf *b, const FusedSpec *f) {
+  buf_puts(b, "ncclDevComm dev");
+  for (int w = 0; w < f->nwindows; w++) buf_printf(b, ", ncclWindow_t %s_win, size_t %s_off", f->window_names[w], f->window_names[w]);
+  for (int i = 0; i < p->ntensors; i++) {
+    const KTensor *kt = &p->tensors[i];
+    if (!fused_passed(kt, f)) continue;
+    bool store = kt->written || kt->t == f->reduced;
+    buf_printf(b, ", %s%s *%s", store ? "" : "const ", cg_ctype(kt->t->type), kt->name);
+  }
+  for (int i = 0; i < p->nscalars; i++) buf_printf(b, ", %s %s", cg_ctype(p->scalars[i].type), p->scalars[i].name);
+  for (int i = 0; i < p->nsizes; i++) buf_printf(b, ", size_t %s", p->sizes[i].name);
+  buf_puts(b, ", size_t lo, size_t hi, size_t tail_lo, size_t tail_hi");
+}
+
+int kernel_fused(const IrRegion *r, const char *unit, Kernel *k, const FusedSpec *f) {
+  Plan *p = plan_make(r, unit, k);
+  if (!p) return -1;
+  for (int i = 0; i < p->ntensors; i++) {
+    const KTensor *kt = &p->tensors[i];
+    if ((kt->t == f->reduced || is_gathered(f, kt->t)) && kt->pointer) {
+      plan_free(p);
+      return 1;  // read at another index than [i]: not fused
+    }
+  }
+  Buf b = {0};
+  buf_printf(&b, "// coconet: %s of region %s as one kernel on symmetric memory: block b of every rank\n"
+                 "// coconet: meets its peers' block b at LSA barriers; each rank sums its slice [lo, hi) of '%s' "
+                 "from every\n// coconet: peer in rank order, runs the ops and writes ", f->flow, r->name,
+             f->window_names[0]);
+  for (int i = 0; i < f->ngathered; i++) buf_printf(&b, "%s'%s'", i ? (i + 1 == f->ngathered ? " and " : ", ") : "", f->gathered[i]->name);
+  buf_printf(&b, "%s to every peer;\n// coconet: block 0 also computes the tail [tail_lo, tail_hi) on every rank, "
+                 "as the NCCL path does\n", f->ngathered ? "" : "nothing");
+  buf_printf(&b, "__global__ void %s(", k->fused_name);
+  fused_params(p, &b, f);
+  buf_puts(&b, ")\n{\n");
+  const char *u = unit;
+  buf_printf(&b, "%sncclLsaBarrierSession<ncclCoopCta> bar{ncclCoopCta(), dev, ncclTeamTagLsa(), blockIdx.x};\n", u);
+  buf_printf(&b, "%s// the peers' inputs are ready (their earlier work on their streams is done)\n", u);
+  buf_printf(&b, "%sbar.sync(ncclCoopCta(), cuda::memory_order_acquire);\n", u);
+  buf_printf(&b, "%sconst size_t first = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n", u);
+  buf_printf(&b, "%sconst size_t stride = (size_t)blockDim.x * gridDim.x;\n", u);
+  char u2[64], u3[64];
+  snprintf(u2, sizeof u2, "%s%s", u, u);
+  snprintf(u3, sizeof u3, "%s%s%s", u, u, u);
+  buf_printf(&b, "%sfor (size_t i = lo + first; i < hi; i += stride) {\n", u);
+  fused_reduce(p, &b, f, u2, false);
+  fused_ops(p, &b, f, u2, true);
+  buf_printf(&b, "%s}\n%sif (blockIdx.x == 0) {\n", u, u);
+  buf_printf(&b, "%sconst size_t i = tail_lo + threadIdx.x;\n%sconst bool mine = i < tail_hi;\n", u2, u2);
+  fused_reduce(p, &b, f, u2, true);
+  buf_printf(&b, "%s// every rank has read the tail from its peers before any rank writes it\n", u2);
+  buf_printf(&b, "%sbar.sync(ncclCoopCta(), cuda::memory_order_acq_rel);\n%sif (mine) {\n", u2, u2);
+  fused_ops(p, &b, f, u3, false);
+  buf_printf(&b, "%s}\n", u2);
+  buf_printf(&b, "%s}\n%s// every write to a peer is done before any rank goes on\n", u, u);
+  buf_printf(&b, "%sbar.sync(ncclCoopCta(), cuda::memory_order_release);\n}\n", u);
+  char *text = buf_take(&b);
+  Buf all = {0};
+  buf_printf(&all, "%s\n%s", k->text, text);
+  free(text);
+  free(k->text);
+  k->text = buf_take(&all);
+  Buf a = {0};
+  buf_printf(&a, "%s.dev", f->args);
+  for (int w = 0; w < f->nwindows; w++) buf_printf(&a, ", %s.win[%d], %s.offset[%d]", f->args, w, f->args, w);
+  for (int i = 0; i < p->ntensors; i++)
+    if (fused_passed(&p->tensors[i], f)) buf_printf(&a, ", %s", p->tensors[i].t->text);
+  for (int i = 0; i < p->nscalars; i++) buf_printf(&a, ", %s", p->scalars[i].arg);
+  for (int i = 0; i < p->nsizes; i++) {
+    buf_puts(&a, ", ");
+    cg_size(&a, p->sizes[i].k);
+  }
+  k->fused_args = buf_take(&a);
+  plan_free(p);
+  return 0;
+}
+
+int kernel_generate(const IrRegion *r, const char *unit, Kernel *k) {
+  Plan *p = plan_make(r, unit, k);
+  if (!p) return -1;
+  Buf b = {0};
+  emit_elem(p, &b);
+  emit_global(p, &b);
+  k->text = buf_take(&b);
+  k->args = launch_args(p);
+  plan_free(p);
+  return 0;
 }
 
 void kernel_free(Kernel *k) {
   free(k->name);
   free(k->args);
   free(k->text);
+  free(k->fused_name);
+  free(k->fused_args);
 }

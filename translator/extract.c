@@ -160,6 +160,8 @@ static bool extract_collective(const Frontend *fe, IrRegion *ir, const Stmt *s) 
     if (c.dtype == IR_VOID) c.dtype = buf;
     if (c.dtype == IR_VOID)
       return kept_as_written(s, "neither its datatype nor its buffer's pointer type tells the element type");
+    // A datatype macro inside another macro's argument has no text libclang gives: generated calls spell the type.
+    if (!c.dtype_text || !*c.dtype_text) c.dtype_text = ir_nccl_type_name(c.dtype);
     if (buf != IR_VOID && buf != c.dtype && ir_type_size(buf) != ir_type_size(c.dtype)) {
       diag_error(&s->args[dt].range.begin, "%s: datatype '%s' is %s but the buffer points to %s", s->callee,
                  c.dtype_text, ir_type_name(c.dtype), ir_type_name(buf));

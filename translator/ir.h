@@ -298,6 +298,7 @@ typedef enum { IR_RED_NONE, IR_RED_SUM, IR_RED_PROD, IR_RED_MAX, IR_RED_MIN, IR_
 
 const char *ir_coll_name(IrCollKind k);  // "AllReduce", ...
 const char *ir_red_name(IrRedOp op);     // "sum", ...
+const char *ir_nccl_type_name(IrType t);          // IR_F32 -> "ncclFloat"
 IrRedOp ir_red_from_name(const char *nccl_name);  // "ncclSum" -> IR_RED_SUM; IR_RED_NONE if unknown
 
 typedef struct IrCollective {

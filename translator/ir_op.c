@@ -224,3 +224,17 @@ const char *ir_op_stream(const IrOp *op, char *buf, size_t len) {
     snprintf(buf, len, "0");
   return buf;
 }
+
+const char *ir_nccl_type_name(IrType t) {
+  switch (t) {
+  case IR_F32: return "ncclFloat";
+  case IR_F16: return "ncclHalf";
+  case IR_BF16: return "ncclBfloat16";
+  case IR_F64: return "ncclDouble";
+  case IR_I32: return "ncclInt32";
+  case IR_I64: return "ncclInt64";
+  case IR_U32: return "ncclUint32";
+  case IR_VOID: return "?";
+  }
+  return "?";
+}

@@ -394,6 +394,7 @@ static int pipeline(const Options *o, const Frontend *fe, const Program *prog, I
   int i = 0;
   for (const IrRegion *r = ir->regions; r && fr && status == 0 && !o->schedule_none; r = r->next, fr = fr->next)
     if (region_edits(o, fe, fr, r, &edits, &bodies[i++])) status = EXIT_INPUT;
+  if (status == 0 && !o->schedule_none && symmetric_edits(fe, prog, &edits)) status = EXIT_INPUT;
   // Host lowering comes last: it leaves alone what the region edits replace.
   if (status == 0 && o->target == TARGET_HOST && host_lower(fe, &edits)) status = EXIT_INPUT;
   if (status == 0 && diag_error_count() == 0) *out = rewrite_apply(&fe->src, edits, o->line_directives, len);

@@ -89,20 +89,6 @@ int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrOp *coll
   return rc;
 }
 
-static const char *nccl_type(IrType t) {
-  switch (t) {
-  case IR_F32: return "ncclFloat";
-  case IR_F16: return "ncclHalf";
-  case IR_BF16: return "ncclBfloat16";
-  case IR_F64: return "ncclDouble";
-  case IR_I32: return "ncclInt32";
-  case IR_I64: return "ncclInt64";
-  case IR_U32: return "ncclUint32";
-  case IR_VOID: return "?";
-  }
-  return "?";
-}
-
 // The tensors the chain writes, other than x, each once, in order of first write.
 static int chain_outputs(const IrTensor *x, IrOp **chain, int n, IrUse **out, int max) {
   int k = 0;
@@ -235,7 +221,7 @@ static IrOp *rebuild(TfCtx *c, IrOp *ag, IrOp **chain, int n, IrOp ***last_next)
     IrTensor *t = outs[i]->ref.t;
     IrOp *g = tf_collective(c, ag, IR_ALLGATHER, t, t, IR_PART_BODY);
     g->coll.dtype = t->type;
-    g->coll.dtype_text = nccl_type(t->type);
+    g->coll.dtype_text = ir_nccl_type_name(t->type);
     *tail = g;
     tail = &g->next;
   }

@@ -358,9 +358,13 @@ typedef struct RegionCode {
 int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Target target,
                    const char *indent, RegionCode *out);
 void region_code_free(RegionCode *c);
-// --explain: what code generation does differently from the schedule (fuse
-// groups run unfused on the NCCL path, their call sites marked).
+// --explain: what code generation does with fuse groups (a fused kernel with
+// the NCCL path as fallback; AllReduce groups unfused, their call sites marked).
 void codegen_explain(FILE *f, const IrRegion *r);
+// Where text for file scope goes before offset: the start of the top-level
+// declaration that holds it (outside namespaces and classes), above the
+// comment lines directly on top of it.
+unsigned codegen_decl_offset(const Frontend *fe, unsigned offset);
 
 //
 // rewrite.c: the output file = the input with byte-range edits, nothing else
@@ -394,6 +398,16 @@ char *rewrite_pragma_comment(const SourceFile *src, SrcRange pragma);
 long rewrite_find_translated(const char *buf, size_t len);
 // The whitespace that starts the line holding offset (malloc'd).
 char *rewrite_line_indent(const SourceFile *src, unsigned offset);
+
+//
+// symmetric.c: `#pragma coconet symmetric`
+//
+
+// The annotated cudaMalloc calls become coconet_symmetric_malloc, every
+// cudaFree and ncclCommDestroy call of the main file coconet_free and
+// coconet_comm_destroy, and <coconet_fused.h> is included before the first;
+// nothing when the file has no symmetric directive. -1 after reporting errors.
+int symmetric_edits(const Frontend *fe, const Program *prog, Edit **edits);
 
 //
 // diff.c: --diff

@@ -148,8 +148,11 @@ static void train_step(float* w, float* g, float* m, float* v, size_t n, int ste
     const float step_size = hp.lr / (1.0f - std::pow(hp.beta1, static_cast<float>(step)));
     const float inv_sqrt_bc2 = 1.0f / std::sqrt(1.0f - std::pow(hp.beta2, static_cast<float>(step)));
     const float grad_scale = 1.0f / static_cast<float>(nranks);
-
+#ifndef COCONET_EXAMPLE_FUSE
 #pragma coconet region name(adam_step) split reorder shard(m, v) scratch(g) replicated(w)
+#else  // the fused kernel (make demo builds this variant too): g and w are symmetric below
+#pragma coconet region name(adam_step) split reorder shard(m, v) scratch(g) replicated(w) fuse
+#endif
     {
         NCCLCHECK(ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, stream));
         adam_update<<<blocks, kThreads, 0, stream>>>(w, g, m, v, n, grad_scale, hp.beta1, hp.beta2, hp.eps,
@@ -233,8 +236,15 @@ int main(int argc, char** argv)
     const size_t n = opt.n;
     const size_t bytes = n * sizeof(float);
     float *w, *g, *m, *v;
+#ifdef COCONET_EXAMPLE_FUSE
+#pragma coconet symmetric
+    CUDACHECK(cudaMalloc(&w, bytes));
+#pragma coconet symmetric
+    CUDACHECK(cudaMalloc(&g, bytes));
+#else
     CUDACHECK(cudaMalloc(&w, bytes));
     CUDACHECK(cudaMalloc(&g, bytes));
+#endif
     CUDACHECK(cudaMalloc(&m, bytes));
     CUDACHECK(cudaMalloc(&v, bytes));
 

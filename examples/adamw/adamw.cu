@@ -173,11 +173,14 @@ static void train_step(__nv_bfloat16* p, float* w, __nv_bfloat16* g, float* m, f
     const float bc1 = 1.0f - std::pow(hp.beta1, static_cast<float>(step));
     const float bc2 = 1.0f - std::pow(hp.beta2, static_cast<float>(step));
     const float grad_scale = 1.0f / static_cast<float>(nranks);
-
     // After the step only p is read in full (by the next backward pass and the
     // checksum): the fp32 master weights and the moments are optimizer state that
     // only this region reads again (shard), and the reduced gradient is dead (scratch).
+#ifndef COCONET_EXAMPLE_FUSE
 #pragma coconet region name(adamw_step) split reorder shard(m, v, w) scratch(g)
+#else  // the fused kernel (make demo builds this variant too): g and p are symmetric below
+#pragma coconet region name(adamw_step) split reorder shard(m, v, w) scratch(g) fuse
+#endif
     {
         NCCLCHECK(ncclAllReduce(g, g, n, ncclBfloat16, ncclSum, comm, stream));
         adamw_update<<<blocks, kThreads, 0, stream>>>(p, w, g, m, v, n, grad_scale, hp.lr, hp.beta1, hp.beta2,
@@ -279,8 +282,15 @@ int main(int argc, char** argv)
     const size_t bytes32 = n * sizeof(float);
     __nv_bfloat16 *p, *g;
     float *w, *m, *v;
+#ifdef COCONET_EXAMPLE_FUSE
+#pragma coconet symmetric
+    CUDACHECK(cudaMalloc(&p, bytes16));
+#pragma coconet symmetric
+    CUDACHECK(cudaMalloc(&g, bytes16));
+#else
     CUDACHECK(cudaMalloc(&p, bytes16));
     CUDACHECK(cudaMalloc(&g, bytes16));
+#endif
     CUDACHECK(cudaMalloc(&w, bytes32));
     CUDACHECK(cudaMalloc(&m, bytes32));
     CUDACHECK(cudaMalloc(&v, bytes32));

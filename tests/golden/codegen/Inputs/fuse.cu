@@ -1,5 +1,5 @@
-// fuse: the NCCL schedule runs, between comments that mark where the fused
-// kernel (symmetric memory, a later version) will be called.
+// fuse: a split group becomes a fused kernel on NCCL's device API with the
+// NCCL schedule as fallback; an AllReduce group runs as written between markers.
 #include <cuda_runtime.h>
 #include <nccl.h>
 

@@ -1,0 +1,77 @@
+#!/bin/sh
+# Fused kernels on the host backend: tests/fused/sgd.cu translated (split
+# reorder fuse, symmetric buffers) must print what the program as written
+# prints, bit for bit, at every rank count, in f32, f16 and bf16; with a
+# buffer that is not symmetric, or ranks that do not share memory, the call
+# site takes the NCCL path (and says why under COCONET_DEBUG=INFO); with the
+# LSA barriers broken (a test-only fault) and the peers lagging, the results
+# must differ, or the emulation could not expose a race.
+# Usage: run.sh COCONET BUILD_DIR "MPIRUN" "RANKS" CXX CXXFLAGS... -- LDLIBS...
+set -eu
+coconet=$1 out=$2 mpirun=$3 ranks=$4 cxx=$5
+shift 5
+cxxflags=
+while [ "$1" != -- ]; do cxxflags="$cxxflags $1"; shift; done
+shift
+ldlibs="$*"
+src=tests/fused/sgd.cu
+mpif=$(mpicxx --showme:compile)
+mkdir -p "$out"
+fail() { echo "tests/fused/run.sh: FAIL: $*" >&2; exit 1; }
+
+build() {  # NAME SCHEDULE_FLAGS DEFINES (the program as written keeps its pragmas)
+  "$coconet" --target=host $2 "$src" -o "$out/$1.cu" -- $mpif $3
+  # shellcheck disable=SC2086
+  $cxx $cxxflags -Wno-unknown-pragmas $3 "$out/$1.cu" -o "$out/$1" $ldlibs
+}
+
+run() {  # BINARY NP [ENV...]: rank lines, sorted
+  bin=$1 np=$2
+  shift 2
+  env "$@" $mpirun -np "$np" "$bin" 2>"$out/stderr" | sort
+}
+
+for variant in f32: f16:-DELEM_HALF bf16:-DELEM_BF16; do
+  name=${variant%%:*} defs=${variant#*:}
+  build "written-$name" --schedule=none "$defs"
+  build "fused-$name" "" "$defs"
+  for np in $ranks; do
+    run "$out/written-$name" "$np" > "$out/written.txt"
+    run "$out/fused-$name" "$np" COCONET_DEBUG=INFO > "$out/fused.txt"
+    [ "$(wc -l < "$out/fused.txt")" -eq "$np" ] || fail "$name np=$np: $(cat "$out/stderr")"
+    cmp -s "$out/written.txt" "$out/fused.txt" || fail "$name np=$np: fused differs from as written:
+$(cat "$out/written.txt")
+---
+$(cat "$out/fused.txt")"
+    grep -q "region sgd: fused kernel on symmetric memory ($np ranks)" "$out/stderr" ||
+      fail "$name np=$np: the fused kernel did not run: $(cat "$out/stderr")"
+    echo "fused $name np=$np: equal to as written"
+  done
+done
+
+# Ranks in LSA domains of one: the NCCL path, equal results.
+run "$out/written-f32" 2 > "$out/written.txt"
+run "$out/fused-f32" 2 COCONET_DEBUG=INFO COCONET_HOST_LSA_SIZE=1 > "$out/fused.txt"
+cmp -s "$out/written.txt" "$out/fused.txt" || fail "NCCL path (LSA domains of 1) differs from as written"
+grep -q "region sgd: NCCL path: the 2 ranks are not one LSA domain (1 share memory" "$out/stderr" ||
+  fail "no fallback message for LSA domains: $(cat "$out/stderr")"
+echo "fallback: ranks not in one LSA domain: NCCL path, equal to as written"
+
+# A weight buffer that is not symmetric: the NCCL path.
+build written-plain --schedule=none -DPLAIN_MALLOC
+build fused-plain "" -DPLAIN_MALLOC
+run "$out/written-plain" 3 > "$out/written.txt"
+run "$out/fused-plain" 3 COCONET_DEBUG=INFO > "$out/fused.txt"
+cmp -s "$out/written.txt" "$out/fused.txt" || fail "NCCL path (w not symmetric) differs from as written"
+grep -q "region sgd: NCCL path: 'w' is not in symmetric memory" "$out/stderr" ||
+  fail "no fallback message for a buffer not symmetric: $(cat "$out/stderr")"
+echo "fallback: a buffer not symmetric: NCCL path, equal to as written"
+
+# The barriers broken and the peers lagging: the race must show.
+run "$out/written-f32" 2 > "$out/written.txt"
+run "$out/fused-f32" 2 COCONET_HOST_FAULT=lsa-barrier COCONET_HOST_LSA_DELAY_US=20000 > "$out/fused.txt"
+[ "$(wc -l < "$out/fused.txt")" -eq 2 ] || fail "the faulty run did not finish: $(cat "$out/stderr")"
+if cmp -s "$out/written.txt" "$out/fused.txt"; then
+  fail "with COCONET_HOST_FAULT=lsa-barrier the fused program still agrees: the emulation cannot expose races"
+fi
+echo "fault: broken LSA barriers are exposed (results differ)"
