@@ -411,11 +411,9 @@ static void fuse_markers(Cg *cg, const Scope *sc, int at) {
 
 static int emit_op(Cg *cg, const Scope *sc, int at, int *consumed);
 
-// The first op of a split fuse group outside an overlap loop.
-static bool is_fused_head(const IrOp *op) {
-  return op->fuse_group && op->span.nchunks <= 1 && op->kind == IR_OP_COLLECTIVE && op->generated &&
-         op->coll.kind == IR_REDUCESCATTER && op->span.part == IR_PART_BODY;
-}
+static bool is_split_head(const IrOp *op) { return ir_fused_form(op) == IR_FUSED_SPLIT; }
+static bool is_oneshot_head(const IrOp *op) { return ir_fused_form(op) == IR_FUSED_ONESHOT; }
+static bool is_fused_head(const IrOp *op) { return ir_fused_form(op) != IR_FUSED_NONE; }
 
 static void add_window(FusedSpec *f, const IrTensor *t) {
   for (int i = 0; i < f->nwindows; i++)
@@ -430,14 +428,21 @@ static const IrTensor *window_tensor(const FusedSpec *f, int w) {
   COCONET_BUG("window '%s' of no tensor", f->window_names[w]);
 }
 
-// The group's collectives as a FusedSpec; false when it is not RS + kernels + AllGathers.
+// The group's collectives as a FusedSpec; false when it is not RS + kernels +
+// AllGathers, or AllReduce + kernels (one-shot).
 static bool fused_spec(const Scope *sc, int at, int n, FusedSpec *f, Buf *flow_text) {
   const IrOp *rs = sc->ops[at];
-  *f = (FusedSpec){.source = rs->coll.in, .reduced = rs->coll.out, .red = rs->coll.red, .dtype = rs->coll.dtype};
+  *f = (FusedSpec){.source = rs->coll.in, .reduced = rs->coll.out, .red = rs->coll.red, .dtype = rs->coll.dtype,
+                   .oneshot = is_oneshot_head(rs)};
   add_window(f, f->source);
+  int kernels = 0;
   for (int i = at + 1; i < at + n; i++) {
     const IrOp *op = sc->ops[i];
-    if (op->kind == IR_OP_POINTWISE) continue;
+    if (op->kind == IR_OP_POINTWISE && (op->span.part == IR_PART_ALL) == f->oneshot) {
+      kernels++;
+      continue;
+    }
+    if (f->oneshot) return false;
     if (op->kind != IR_OP_COLLECTIVE) return false;
     if (op->coll.kind == IR_ALLREDUCE && op->span.part == IR_PART_TAIL) continue;
     if (op->coll.kind != IR_ALLGATHER || op->span.part != IR_PART_BODY || f->ngathered == FUSED_MAX_WINDOWS)
@@ -447,18 +452,17 @@ static bool fused_spec(const Scope *sc, int at, int n, FusedSpec *f, Buf *flow_t
   }
   flow(flow_text, &sc->ops[at], n);
   f->flow = buf_str(flow_text);
-  return f->nwindows <= FUSED_MAX_WINDOWS;
+  return kernels > 0 && f->nwindows <= FUSED_MAX_WINDOWS;
 }
 
-static void emit_fused_launch(Cg *cg, const Kernel *k, const Part *p, const char *stream) {
-  char tail[256];
-  snprintf(tail, sizeof tail, "%s.slice_lo, %s.slice_hi, %s.tail_lo, %s.hi", p->name, p->name, p->name, p->name);
+// grid: the elements the grid covers; range: the kernel's last arguments.
+static void emit_fused_launch(Cg *cg, const Kernel *k, const char *grid, const char *range, const char *stream) {
   if (cg->target == TARGET_HOST)
-    line(cg, "coconet_host_launch(COCONET_HOST_SYNC, %s, coconet_fused_grid(%s.s), COCONET_BLOCK_SIZE, 0, %s, %s, %s);",
-         k->fused_name, p->name, stream, k->fused_args, tail);
+    line(cg, "coconet_host_launch(COCONET_HOST_SYNC, %s, coconet_fused_grid(%s), COCONET_BLOCK_SIZE, 0, %s, %s, %s);",
+         k->fused_name, grid, stream, k->fused_args, range);
   else
-    line(cg, "%s<<<coconet_fused_grid(%s.s), COCONET_BLOCK_SIZE, 0, %s>>>(%s, %s);", k->fused_name, p->name, stream,
-         k->fused_args, tail);
+    line(cg, "%s<<<coconet_fused_grid(%s), COCONET_BLOCK_SIZE, 0, %s>>>(%s, %s);", k->fused_name, grid, stream,
+         k->fused_args, range);
   line(cg, "%s(cudaGetLastError());", cg->cuda_check);
 }
 
@@ -493,6 +497,13 @@ static int emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
   cg->nparts = saved_parts;
   cg->nranks = saved_ranks;
   Kernel *k = cg->nkernels == first_kernel + 1 ? &cg->kernels[first_kernel] : NULL;
+  if (rc == 0 && f.oneshot && cg->nkernels == first_kernel && cg->nkernels < MAX_KERNELS) {
+    // The kernels stay as written on the NCCL path: the fused kernel gets their element function.
+    k = &cg->kernels[cg->nkernels++];
+    *k = (Kernel){0};
+    for (int i = at + 1; i < at + n && k->nops < (int)(sizeof k->ops / sizeof *k->ops); i++) k->ops[k->nops++] = sc->ops[i];
+    if (asprintf(&k->name, "coconet_%s_oneshot", cg->r->name) < 0) COCONET_BUG("out of memory");
+  }
   if (rc == 0 && k) {
     char name[256];
     snprintf(name, sizeof name, cg->nfused ? "coconet_%s_fused%d" : "coconet_%s_fused", cg->r->name, cg->nfused + 1);
@@ -508,8 +519,12 @@ static int emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
   }
   cg->nfused++;
   *consumed = n;
-  line(cg, "// coconet: fuse: %s as one kernel (%s) on symmetric memory, or on the NCCL path below when a "
-           "buffer is not symmetric or the ranks do not share memory", f.flow, k->fused_name);
+  if (f.oneshot)
+    line(cg, "// coconet: fuse: %s as one kernel (%s, one-shot: every rank reduces every element from its peers) on "
+             "symmetric memory up to COCONET_ONESHOT_MAX_BYTES, or as written below", f.flow, k->fused_name);
+  else
+    line(cg, "// coconet: fuse: %s as one kernel (%s) on symmetric memory, or on the NCCL path below when a "
+             "buffer is not symmetric or the ranks do not share memory", f.flow, k->fused_name);
   const char *names = names_add(&cg->names, "coconet_fused_names");
   const char *bufs = names_add(&cg->names, "coconet_fused_bufs");
   const char *bytes = names_add(&cg->names, "coconet_fused_bytes");
@@ -525,10 +540,18 @@ static int emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
   line(cg, "const void *const %s[] = {%s};", bufs, buf_str(&bb));
   line(cg, "const size_t %s[] = {%s};", bytes, buf_str(&sb));
   line(cg, "coconet_fused_args %s = {};", args);
-  line(cg, "if (coconet_fused_ready(&%s_state, %s, %s, %d, %s, %s, %s, &%s)) {", k->fused_name, rs->coll.comm,
-       rk->nranks, f.nwindows, names, bufs, bytes, args);
+  line(cg, "if (coconet_fused_ready(&%s_state, %s, %s, %d, %s, %s, %s, %s, &%s)) {", k->fused_name, rs->coll.comm,
+       rk->nranks, f.nwindows, names, bufs, bytes, f.oneshot ? "COCONET_ONESHOT_MAX_BYTES" : "0", args);
   cg->depth++;
-  emit_fused_launch(cg, k, p, stream_of(cg, rs->coll.stream));
+  char grid[128], range[256];
+  if (f.oneshot) {
+    snprintf(grid, sizeof grid, "%s.count", p->name);
+    snprintf(range, sizeof range, "%s.count", p->name);
+  } else {
+    snprintf(grid, sizeof grid, "%s.s", p->name);
+    snprintf(range, sizeof range, "%s.slice_lo, %s.slice_hi, %s.tail_lo, %s.hi", p->name, p->name, p->name, p->name);
+  }
+  emit_fused_launch(cg, k, grid, range, stream_of(cg, rs->coll.stream));
   cg->depth--;
   line(cg, "} else {");
   buf_puts(&cg->out, nccl_path);
@@ -1011,15 +1034,18 @@ void region_code_free(RegionCode *c) {
 
 void codegen_explain(FILE *f, const IrRegion *r) {
   if (r->nfuse == 0) return;
-  int fused = 0;
+  int split = 0, oneshot = 0;
   const IrOp *list = r->sched ? r->sched : r->ops;
-  for (const IrOp *op = list; op; op = op->next) fused += is_fused_head(op);
-  if (fused)
+  for (const IrOp *op = list; op; op = op->next) split += is_split_head(op), oneshot += is_oneshot_head(op);
+  if (split)
     fprintf(f, "  - codegen: fuse: %d group(s) become a fused kernel on NCCL's device API (symmetric memory, LSA "
                "barriers); each call site keeps the NCCL path as its run-time fallback (a buffer not symmetric, "
-               "ranks that do not share memory)\n", fused);
-  if (r->nfuse > fused)
-    fprintf(f, "  - codegen: fuse: %d group(s) run unfused on the NCCL path (AllReduce + kernels: the one-shot fused "
-               "kernel is not generated yet; chunks of overlap are not fused), their call sites marked\n",
-            r->nfuse - fused);
+               "ranks that do not share memory)\n", split);
+  if (oneshot)
+    fprintf(f, "  - codegen: fuse: %d AllReduce group(s) become a one-shot fused kernel (every rank reduces every "
+               "element from its peers' symmetric memory, then runs the kernels) up to COCONET_ONESHOT_MAX_BYTES; "
+               "larger buffers, buffers not symmetric and ranks that do not share memory run as written\n", oneshot);
+  if (r->nfuse > split + oneshot)
+    fprintf(f, "  - codegen: fuse: %d group(s) inside overlap chunks run unfused on the NCCL path, their call sites "
+               "marked\n", r->nfuse - split - oneshot);
 }

@@ -110,14 +110,17 @@ typedef struct FusedSpec {
   int nwindows;
   const char *flow;           // "ReduceScatter(g) -> momentum -> AllGather(w)"
   const char *args;           // the call site's coconet_fused_args variable
+  bool oneshot;               // AllReduce + kernels: every rank reduces every element
 } FusedSpec;
 
 // Generate k->text and k->args for k->ops (unit: one indentation step); -1
 // after reporting why it cannot.
 int kernel_generate(const IrRegion *r, const char *unit, Kernel *k);
-// After kernel_generate: append the fused __global__ of group f to k->text
-// (k->fused_name, k->fused_args); 1 when the group's buffers are read at
-// another index than [i] (no fused kernel), -1 after reporting an error.
+// After kernel_generate (or, one-shot, with k->text NULL: the element
+// function first): append the fused __global__ of group f to k->text
+// (k->fused_name set by the caller, k->fused_args); 1 when the group's
+// buffers are read at another index than [i] (no fused kernel), -1 after
+// reporting an error.
 int kernel_fused(const IrRegion *r, const char *unit, Kernel *k, const FusedSpec *f);
 void kernel_free(Kernel *k);
 

@@ -585,7 +585,46 @@ static void fused_params(Plan *p, Buf *b, const FusedSpec *f) {
   }
   for (int i = 0; i < p->nscalars; i++) buf_printf(b, ", %s %s", cg_ctype(p->scalars[i].type), p->scalars[i].name);
   for (int i = 0; i < p->nsizes; i++) buf_printf(b, ", size_t %s", p->sizes[i].name);
-  buf_puts(b, ", size_t lo, size_t hi, size_t tail_lo, size_t tail_hi");
+  buf_puts(b, f->oneshot ? ", size_t count" : ", size_t lo, size_t hi, size_t tail_lo, size_t tail_hi");
+}
+
+// Split: this rank's slice from every peer, written to every peer; block 0 the tail.
+static void fused_split_body(Plan *p, Buf *b, const FusedSpec *f) {
+  const char *u = p->unit;
+  char u2[64], u3[64];
+  snprintf(u2, sizeof u2, "%s%s", u, u);
+  snprintf(u3, sizeof u3, "%s%s%s", u, u, u);
+  buf_printf(b, "%sconst size_t first = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n", u);
+  buf_printf(b, "%sconst size_t stride = (size_t)blockDim.x * gridDim.x;\n", u);
+  buf_printf(b, "%sfor (size_t i = lo + first; i < hi; i += stride) {\n", u);
+  fused_reduce(p, b, f, u2, false);
+  fused_ops(p, b, f, u2, true);
+  buf_printf(b, "%s}\n%sif (blockIdx.x == 0) {\n", u, u);
+  buf_printf(b, "%sconst size_t i = tail_lo + threadIdx.x;\n%sconst bool mine = i < tail_hi;\n", u2, u2);
+  fused_reduce(p, b, f, u2, true);
+  buf_printf(b, "%s// every rank has read the tail from its peers before any rank writes it\n", u2);
+  buf_printf(b, "%sbar.sync(ncclCoopCta(), cuda::memory_order_acq_rel);\n%sif (mine) {\n", u2, u2);
+  fused_ops(p, b, f, u3, false);
+  buf_printf(b, "%s}\n", u2);
+  buf_printf(b, "%s}\n%s// every write to a peer is done before any rank goes on\n", u, u);
+  buf_printf(b, "%sbar.sync(ncclCoopCta(), cuda::memory_order_release);\n", u);
+}
+
+// One-shot: every element from every peer, tile by tile; a tile is written
+// only after every rank has read it (the buffer may be reduced in place).
+static void fused_oneshot_body(Plan *p, Buf *b, const FusedSpec *f) {
+  const char *u = p->unit;
+  char u2[64], u3[64];
+  snprintf(u2, sizeof u2, "%s%s", u, u);
+  snprintf(u3, sizeof u3, "%s%s%s", u, u, u);
+  buf_printf(b, "%sconst size_t tiles = (count + blockDim.x - 1) / blockDim.x;\n", u);
+  buf_printf(b, "%sfor (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {\n", u);
+  buf_printf(b, "%sconst size_t i = t * blockDim.x + threadIdx.x;\n%sconst bool mine = i < count;\n", u2, u2);
+  fused_reduce(p, b, f, u2, true);
+  buf_printf(b, "%s// every rank has read this tile from its peers before any rank writes it\n", u2);
+  buf_printf(b, "%sbar.sync(ncclCoopCta(), cuda::memory_order_acq_rel);\n%sif (mine) {\n", u2, u2);
+  fused_ops(p, b, f, u3, false);
+  buf_printf(b, "%s}\n%s}\n", u2, u);
 }
 
 int kernel_fused(const IrRegion *r, const char *unit, Kernel *k, const FusedSpec *f) {
@@ -599,43 +638,34 @@ int kernel_fused(const IrRegion *r, const char *unit, Kernel *k, const FusedSpec
     }
   }
   Buf b = {0};
-  buf_printf(&b, "// coconet: %s of region %s as one kernel on symmetric memory: block b of every rank\n"
-                 "// coconet: meets its peers' block b at LSA barriers; each rank sums its slice [lo, hi) of '%s' "
-                 "from every\n// coconet: peer in rank order, runs the ops and writes ", f->flow, r->name,
-             f->window_names[0]);
-  for (int i = 0; i < f->ngathered; i++) buf_printf(&b, "%s'%s'", i ? (i + 1 == f->ngathered ? " and " : ", ") : "", f->gathered[i]->name);
-  buf_printf(&b, "%s to every peer;\n// coconet: block 0 also computes the tail [tail_lo, tail_hi) on every rank, "
-                 "as the NCCL path does\n", f->ngathered ? "" : "nothing");
+  if (k->text) buf_printf(&b, "%s\n", k->text);
+  else emit_elem(p, &b);
+  if (f->oneshot) {
+    buf_printf(&b, "// coconet: %s of region %s as one kernel on symmetric memory (one-shot): every rank sums\n"
+                   "// coconet: each element of '%s' from every peer in rank order and runs the ops on its own "
+                   "copy; block b\n// coconet: of every rank meets its peers' block b at an LSA barrier between "
+                   "reading a tile and writing it\n", f->flow, r->name, f->window_names[0]);
+  } else {
+    buf_printf(&b, "// coconet: %s of region %s as one kernel on symmetric memory: block b of every rank\n"
+                   "// coconet: meets its peers' block b at LSA barriers; each rank sums its slice [lo, hi) of '%s' "
+                   "from every\n// coconet: peer in rank order, runs the ops and writes ", f->flow, r->name,
+               f->window_names[0]);
+    for (int i = 0; i < f->ngathered; i++)
+      buf_printf(&b, "%s'%s'", i ? (i + 1 == f->ngathered ? " and " : ", ") : "", f->gathered[i]->name);
+    buf_printf(&b, "%s to every peer;\n// coconet: block 0 also computes the tail [tail_lo, tail_hi) on every rank, "
+                   "as the NCCL path does\n", f->ngathered ? "" : "nothing");
+  }
   buf_printf(&b, "__global__ void %s(", k->fused_name);
   fused_params(p, &b, f);
   buf_puts(&b, ")\n{\n");
-  const char *u = unit;
-  buf_printf(&b, "%sncclLsaBarrierSession<ncclCoopCta> bar{ncclCoopCta(), dev, ncclTeamTagLsa(), blockIdx.x};\n", u);
-  buf_printf(&b, "%s// the peers' inputs are ready (their earlier work on their streams is done)\n", u);
-  buf_printf(&b, "%sbar.sync(ncclCoopCta(), cuda::memory_order_acquire);\n", u);
-  buf_printf(&b, "%sconst size_t first = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n", u);
-  buf_printf(&b, "%sconst size_t stride = (size_t)blockDim.x * gridDim.x;\n", u);
-  char u2[64], u3[64];
-  snprintf(u2, sizeof u2, "%s%s", u, u);
-  snprintf(u3, sizeof u3, "%s%s%s", u, u, u);
-  buf_printf(&b, "%sfor (size_t i = lo + first; i < hi; i += stride) {\n", u);
-  fused_reduce(p, &b, f, u2, false);
-  fused_ops(p, &b, f, u2, true);
-  buf_printf(&b, "%s}\n%sif (blockIdx.x == 0) {\n", u, u);
-  buf_printf(&b, "%sconst size_t i = tail_lo + threadIdx.x;\n%sconst bool mine = i < tail_hi;\n", u2, u2);
-  fused_reduce(p, &b, f, u2, true);
-  buf_printf(&b, "%s// every rank has read the tail from its peers before any rank writes it\n", u2);
-  buf_printf(&b, "%sbar.sync(ncclCoopCta(), cuda::memory_order_acq_rel);\n%sif (mine) {\n", u2, u2);
-  fused_ops(p, &b, f, u3, false);
-  buf_printf(&b, "%s}\n", u2);
-  buf_printf(&b, "%s}\n%s// every write to a peer is done before any rank goes on\n", u, u);
-  buf_printf(&b, "%sbar.sync(ncclCoopCta(), cuda::memory_order_release);\n}\n", u);
-  char *text = buf_take(&b);
-  Buf all = {0};
-  buf_printf(&all, "%s\n%s", k->text, text);
-  free(text);
+  buf_printf(&b, "%sncclLsaBarrierSession<ncclCoopCta> bar{ncclCoopCta(), dev, ncclTeamTagLsa(), blockIdx.x};\n", unit);
+  buf_printf(&b, "%s// the peers' inputs are ready (their earlier work on their streams is done)\n", unit);
+  buf_printf(&b, "%sbar.sync(ncclCoopCta(), cuda::memory_order_acquire);\n", unit);
+  if (f->oneshot) fused_oneshot_body(p, &b, f);
+  else fused_split_body(p, &b, f);
+  buf_puts(&b, "}\n");
   free(k->text);
-  k->text = buf_take(&all);
+  k->text = buf_take(&b);
   Buf a = {0};
   buf_printf(&a, "%s.dev", f->args);
   for (int w = 0; w < f->nwindows; w++) buf_printf(&a, ", %s.win[%d], %s.offset[%d]", f->args, w, f->args, w);

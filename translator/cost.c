@@ -11,6 +11,9 @@
 // max(2 m n k / flops, bytes / hbm_bw) + launch.
 // A fused group (one generated kernel) overlaps its communication and its
 // memory traffic: max(sum of collective times, sum of kernel times) + one launch.
+// The one-shot form's communication is every rank reading the N-1 other copies,
+// (N-1) B / link_bw + alpha; above IR_ONESHOT_MAX_BYTES it runs as written and
+// is priced so. Groups inside overlap chunks run unfused and are priced so.
 // An overlapped GEMM + collective in K chunks is a two-stage pipeline:
 //   A_0 + sum_{c=1..K-1} max(A_c, B_{c-1}) + B_{K-1}
 // with A_c the GEMM chunk and B_c the collective and kernels of chunk c.
@@ -164,11 +167,31 @@ double ir_cost_op(const IrOp *op, const IrCostModel *m) {
   return 0;
 }
 
-// The cost of op; *next is what follows. A fused group is priced as the ops
-// it holds: the fused kernel is not generated yet (codegen emits the unfused
-// schedule with a marked call site), and auto must not choose what it cannot
-// deliver.
+// A fused group from op (its first op): *next gets what follows; < 0 when it
+// is priced op by op (the one-shot form above its size limit).
+static double fused_cost(const IrOp *op, const IrCostModel *m, const IrOp **next) {
+  IrFusedForm form = ir_fused_form(op);
+  double comm = 0, work = 0;
+  const IrOp *q = op;
+  for (; q && q->fuse_group == op->fuse_group; q = q->next) {
+    if (q->kind == IR_OP_COLLECTIVE) comm += collective_cost(m, q);
+    else work += kernel_time(m, q);
+  }
+  if (form == IR_FUSED_ONESHOT) {
+    double bytes = span_elems(m, &op->span, op->coll.count) * ir_type_size(op->coll.dtype);
+    if (bytes > IR_ONESHOT_MAX_BYTES) return -1;
+    comm = m->nranks > 1 ? (m->nranks - 1) * bytes / m->link_bw + m->alpha : 0;
+  }
+  *next = q;
+  return (comm > work ? comm : work) + m->launch;
+}
+
+// The cost of op, or of the fused group it starts; *next is what follows.
 static double unit_cost(const IrOp *op, const IrCostModel *m, const IrOp **next) {
+  if (ir_fused_form(op) != IR_FUSED_NONE) {
+    double t = fused_cost(op, m, next);
+    if (t >= 0) return t;
+  }
   *next = op->next;
   return ir_cost_op(op, m);
 }

@@ -299,6 +299,14 @@ typedef enum { IR_RED_NONE, IR_RED_SUM, IR_RED_PROD, IR_RED_MAX, IR_RED_MIN, IR_
 const char *ir_coll_name(IrCollKind k);  // "AllReduce", ...
 const char *ir_red_name(IrRedOp op);     // "sum", ...
 const char *ir_nccl_type_name(IrType t);          // IR_F32 -> "ncclFloat"
+
+// What kernel a fuse group becomes, told by its first op: the split form
+// (ReduceScatter, kernels on the slice and the tail, AllGathers), the one-shot
+// form (AllReduce + kernels as written), or none (not a group's first op, or a
+// group inside overlap chunks: it runs unfused).
+typedef enum { IR_FUSED_NONE, IR_FUSED_SPLIT, IR_FUSED_ONESHOT } IrFusedForm;
+IrFusedForm ir_fused_form(const IrOp *op);
+#define IR_ONESHOT_MAX_BYTES (1u << 20)  // = COCONET_ONESHOT_MAX_BYTES (runtime/include/coconet_fused.h)
 IrRedOp ir_red_from_name(const char *nccl_name);  // "ncclSum" -> IR_RED_SUM; IR_RED_NONE if unknown
 
 typedef struct IrCollective {
@@ -407,7 +415,7 @@ struct IrOp {
   const IrOp *orig;     // scheduled ops: the original op it comes from (NULL in region->ops)
   IrSpan span;          // scheduled ops: which elements (ALL for original ops)
   bool generated;       // scheduled ops that split created (RS/AG/tail AR)
-  int fuse_group;       // 0 = none; ops with the same nonzero group become one kernel
+  int fuse_group;       // 0 = none; ops with the same nonzero group become one kernel (ir_fused_form)
   int nccl_group;       // 0, or k: inside the region's k-th ncclGroupStart()/ncclGroupEnd()
                         // (the Start and End statements themselves included)
   union {

@@ -238,3 +238,10 @@ const char *ir_nccl_type_name(IrType t) {
   }
   return "?";
 }
+
+IrFusedForm ir_fused_form(const IrOp *op) {
+  if (!op->fuse_group || op->span.nchunks > 1 || op->kind != IR_OP_COLLECTIVE) return IR_FUSED_NONE;
+  if (op->generated && op->coll.kind == IR_REDUCESCATTER && op->span.part == IR_PART_BODY) return IR_FUSED_SPLIT;
+  if (!op->generated && op->coll.kind == IR_ALLREDUCE && op->span.part == IR_PART_ALL) return IR_FUSED_ONESHOT;
+  return IR_FUSED_NONE;
+}

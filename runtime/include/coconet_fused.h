@@ -18,7 +18,8 @@
  *                          at a fused kernel's call site: whether the fused
  *                          kernel can run (every buffer it reaches on a peer
  *                          is in a symmetric allocation, the whole team is one
- *                          LSA domain, the rank count fits); registers the
+ *                          LSA domain, the rank count fits, a one-shot
+ *                          kernel's buffer is at most COCONET_ONESHOT_MAX_BYTES); registers the
  *                          windows and creates the device communicator on
  *                          first use; else the NCCL path runs. Under
  *                          COCONET_DEBUG=INFO (or TRACE) each region says the
@@ -55,6 +56,9 @@
 #define COCONET_FUSED_MAX_BLOCKS 128 /* blocks of a fused kernel = LSA barriers of its device communicator */
 #define COCONET_MAX_SYMMETRIC 256    /* live symmetric allocations */
 #define COCONET_MAX_BUFFERS 16       /* buffers one fused kernel reaches on its peers */
+#ifndef COCONET_ONESHOT_MAX_BYTES
+#define COCONET_ONESHOT_MAX_BYTES (1u << 20) /* one-shot kernels (every rank reads all N copies): up to this buffer size */
+#endif
 
 typedef struct coconet_symmetric_alloc {
   char *base;
@@ -204,13 +208,17 @@ static inline unsigned coconet_fused_grid(size_t n) {
 }
 
 /* Whether the fused kernel of a region runs: names[i] is buffer i's name, at
- * bufs[i] with bytes[i] bytes, reached on the peers. */
+ * bufs[i] with bytes[i] bytes, reached on the peers; max_bytes (0: none) the
+ * largest buffer the kernel takes (one-shot kernels). */
 static inline bool coconet_fused_ready(coconet_fused_state *state, ncclComm_t comm, int nranks, int nbufs,
                                        const char *const *names, const void *const *bufs, const size_t *bytes,
-                                       coconet_fused_args *args) {
+                                       size_t max_bytes, coconet_fused_args *args) {
   char why[256] = "";
   const ncclTeam lsa = ncclTeamLsa(comm);
-  if (nbufs > COCONET_MAX_BUFFERS)
+  if (max_bytes && nbufs > 0 && bytes[0] > max_bytes)
+    snprintf(why, sizeof why, "'%s' has %zu bytes, more than the one-shot kernel takes (COCONET_ONESHOT_MAX_BYTES, %zu)",
+             names[0], bytes[0], max_bytes);
+  else if (nbufs > COCONET_MAX_BUFFERS)
     snprintf(why, sizeof why, "it reaches %d buffers on its peers, more than COCONET_MAX_BUFFERS (%d)", nbufs,
              COCONET_MAX_BUFFERS);
   else if (lsa.nRanks != nranks)

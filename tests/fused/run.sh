@@ -1,9 +1,10 @@
 #!/bin/sh
 # Fused kernels on the host backend: tests/fused/sgd.cu translated (split
-# reorder fuse, symmetric buffers) must print what the program as written
-# prints, bit for bit, at every rank count, in f32, f16 and bf16; with a
-# buffer that is not symmetric, or ranks that do not share memory, the call
-# site takes the NCCL path (and says why under COCONET_DEBUG=INFO); with the
+# reorder fuse and a one-shot fuse, symmetric buffers) must print what the
+# program as written prints, bit for bit, at every rank count, in f32, f16 and
+# bf16; with a buffer that is not symmetric, ranks that do not share memory, or
+# a one-shot buffer over the size limit, the call site takes the fallback path
+# (and says why under COCONET_DEBUG=INFO); with the
 # LSA barriers broken (a test-only fault) and the peers lagging, the results
 # must differ, or the emulation could not expose a race.
 # Usage: run.sh COCONET BUILD_DIR "MPIRUN" "RANKS" CXX CXXFLAGS... -- LDLIBS...
@@ -43,8 +44,10 @@ for variant in f32: f16:-DELEM_HALF bf16:-DELEM_BF16; do
 $(cat "$out/written.txt")
 ---
 $(cat "$out/fused.txt")"
-    grep -q "region sgd: fused kernel on symmetric memory ($np ranks)" "$out/stderr" ||
-      fail "$name np=$np: the fused kernel did not run: $(cat "$out/stderr")"
+    for region in sgd act; do
+      grep -q "region $region: fused kernel on symmetric memory ($np ranks)" "$out/stderr" ||
+        fail "$name np=$np: the fused kernel of $region did not run: $(cat "$out/stderr")"
+    done
     echo "fused $name np=$np: equal to as written"
   done
 done
@@ -66,6 +69,17 @@ cmp -s "$out/written.txt" "$out/fused.txt" || fail "NCCL path (w not symmetric) 
 grep -q "region sgd: NCCL path: 'w' is not in symmetric memory" "$out/stderr" ||
   fail "no fallback message for a buffer not symmetric: $(cat "$out/stderr")"
 echo "fallback: a buffer not symmetric: NCCL path, equal to as written"
+
+# A one-shot buffer larger than COCONET_ONESHOT_MAX_BYTES: as written, equal results.
+build fused-limit "" -DCOCONET_ONESHOT_MAX_BYTES=256
+run "$out/written-f32" 3 > "$out/written.txt"
+run "$out/fused-limit" 3 COCONET_DEBUG=INFO > "$out/fused.txt"
+cmp -s "$out/written.txt" "$out/fused.txt" || fail "one-shot over its size limit differs from as written"
+grep -q "region act: NCCL path: 'x' has 4012 bytes, more than the one-shot kernel takes (COCONET_ONESHOT_MAX_BYTES, 256)" \
+  "$out/stderr" || fail "no fallback message for the one-shot size limit: $(cat "$out/stderr")"
+grep -q "region sgd: fused kernel on symmetric memory (3 ranks)" "$out/stderr" ||
+  fail "the split fused kernel did not run with the one-shot limit lowered: $(cat "$out/stderr")"
+echo "fallback: a one-shot buffer over COCONET_ONESHOT_MAX_BYTES: as written, equal"
 
 # The barriers broken and the peers lagging: the race must show.
 run "$out/written-f32" 2 > "$out/written.txt"

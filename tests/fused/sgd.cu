@@ -1,10 +1,11 @@
 // A data-parallel SGD-with-momentum step whose AllReduce, update and
 // AllGather coconet fuses into one kernel on symmetric memory (split reorder
-// fuse), in f32, f16 (-DELEM_HALF) or bf16 (-DELEM_BF16). The program prints
-// every rank's weights and momentum as bits after STEPS steps, so that the
-// translated program can be compared with the program as written, byte for
-// byte. -DPLAIN_MALLOC allocates the weights with cudaMalloc (not symmetric):
-// the fused call site must take the NCCL path.
+// fuse), and an activation whose AllReduce and scale + ReLU become a one-shot
+// kernel (fuse alone), in f32, f16 (-DELEM_HALF) or bf16 (-DELEM_BF16). The
+// program prints every rank's weights, momentum and activations as bits after
+// 3 steps, so that the translated program can be compared with the program as
+// written, byte for byte. -DPLAIN_MALLOC allocates the weights with cudaMalloc
+// (not symmetric): the fused call site must take the NCCL path.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -47,6 +48,19 @@ __global__ void momentum_step(elem *w, elem *buf, const elem *g, size_t n, float
   }
 }
 
+__global__ void scale_relu(elem *x, float scale, size_t n) {
+  const size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i < n) x[i] = from_float(fmaxf(scale * to_float(x[i]), 0.0f));
+}
+
+static void activation(elem *x, size_t n, ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(act) fuse
+  {
+    CHECK(ncclAllReduce(x, x, n, NCCL_ELEM, ncclSum, comm, stream));
+    scale_relu<<<(unsigned)((n + 127) / 128), 128, 0, stream>>>(x, 0.5f, n);
+  }
+}
+
 static void step(elem *g, elem *w, elem *buf, size_t n, float lr, float mu, ncclComm_t comm, cudaStream_t stream) {
 #pragma coconet region name(sgd) split reorder shard(buf) scratch(g) replicated(w) fuse
   {
@@ -70,7 +84,7 @@ int main(int argc, char **argv) {
 
   const size_t n = argc > 1 ? (size_t)atol(argv[1]) : 1003;  // not a multiple of the rank count
   const size_t bytes = n * sizeof(elem);
-  elem *g, *w, *buf;
+  elem *g, *w, *buf, *act;
 #pragma coconet symmetric
   CHECK(cudaMalloc(&g, bytes));
 #ifdef PLAIN_MALLOC
@@ -80,6 +94,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMalloc(&w, bytes));
 #endif
   CHECK(cudaMalloc(&buf, bytes));
+#pragma coconet symmetric
+  CHECK(cudaMalloc(&act, bytes));
 
   elem *h = (elem *)malloc(bytes);
   for (size_t i = 0; i < n; i++) h[i] = from_float(0.01f * (float)(i % 97));
@@ -89,6 +105,9 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n; i++) h[i] = from_float(0.001f * (float)((i * 7 + (size_t)rank * 13 + (size_t)s) % 101) - 0.05f);
     CHECK(cudaMemcpy(g, h, bytes, cudaMemcpyHostToDevice));
     step(g, w, buf, n, 0.1f, 0.9f, comm, stream);
+    for (size_t i = 0; i < n; i++) h[i] = from_float(0.01f * (float)((i * 5 + (size_t)rank * 3 + (size_t)s) % 41) - 0.2f);
+    CHECK(cudaMemcpy(act, h, bytes, cudaMemcpyHostToDevice));
+    activation(act, n, comm, stream);
   }
   CHECK(cudaStreamSynchronize(stream));
 
@@ -96,7 +115,7 @@ int main(int argc, char **argv) {
   const size_t s = n / (size_t)nranks;
   CHECK(cudaMemcpy(h, w, bytes, cudaMemcpyDeviceToHost));
   const double w0 = (double)to_float(h[0]);
-  unsigned long long sum_w = 0, sum_buf = 0;
+  unsigned long long sum_w = 0, sum_buf = 0, sum_act = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned bits = 0;
     memcpy(&bits, &h[i], sizeof h[i]);
@@ -110,11 +129,18 @@ int main(int argc, char **argv) {
       sum_buf = sum_buf * 31 + bits;
     }
   }
-  printf("rank %d of %d: w %016llx buf %016llx w[0] %.6f\n", rank, nranks, sum_w, sum_buf, w0);
+  CHECK(cudaMemcpy(h, act, bytes, cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < n; i++) {
+    unsigned bits = 0;
+    memcpy(&bits, &h[i], sizeof h[i]);
+    sum_act = sum_act * 31 + bits;
+  }
+  printf("rank %d of %d: w %016llx buf %016llx act %016llx w[0] %.6f\n", rank, nranks, sum_w, sum_buf, sum_act, w0);
   free(h);
   CHECK(cudaFree(g));
   CHECK(cudaFree(w));
   CHECK(cudaFree(buf));
+  CHECK(cudaFree(act));
   CHECK(ncclCommDestroy(comm));
   MPI_Finalize();
   return 0;

@@ -60,6 +60,19 @@ struct coconet_verify_ctx {
   char first[512];    /* the first mismatch */
 };
 
+/* A harness whose regions have fused kernels allocates its buffers in symmetric
+ * memory (so that the fused kernels run, not only their NCCL-path fallback). */
+#ifdef COCONET_VERIFY_SYMMETRIC
+#include <coconet_fused.h>
+#define COCONET_VERIFY_MALLOC coconet_symmetric_malloc
+#define COCONET_VERIFY_FREE coconet_free
+#define COCONET_VERIFY_COMM_DESTROY coconet_comm_destroy
+#else
+#define COCONET_VERIFY_MALLOC cudaMalloc
+#define COCONET_VERIFY_FREE cudaFree
+#define COCONET_VERIFY_COMM_DESTROY ncclCommDestroy
+#endif
+
 #define COCONET_VERIFY_CHECK(call, ok)                                                             \
   do {                                                                                             \
     if ((call) != (ok)) {                                                                          \
@@ -112,8 +125,8 @@ static inline void *coconet_verify_buffer_of(coconet_verify_ctx *cx, int id, con
   coconet_verify_buffer *b = &cx->buffers[id];
   if (id >= cx->nbuffers) cx->nbuffers = id + 1;
   if (!b->dev || b->count < count) {
-    if (b->dev) COCONET_VERIFY_CHECK(cudaFree(b->dev), cudaSuccess);
-    COCONET_VERIFY_CHECK(cudaMalloc(&b->dev, (count ? count : 1) * coconet_verify_size(type)), cudaSuccess);
+    if (b->dev) COCONET_VERIFY_CHECK(COCONET_VERIFY_FREE(b->dev), cudaSuccess);
+    COCONET_VERIFY_CHECK(COCONET_VERIFY_MALLOC(&b->dev, (count ? count : 1) * coconet_verify_size(type)), cudaSuccess);
   }
   b->name = name;
   b->type = type;
@@ -235,7 +248,7 @@ static inline long coconet_verify_region_end(coconet_verify_ctx *cx, int region,
     std::fflush(stdout);
   }
   for (int i = 0; i < cx->nbuffers; i++)
-    if (cx->buffers[i].dev) COCONET_VERIFY_CHECK(cudaFree(cx->buffers[i].dev), cudaSuccess);
+    if (cx->buffers[i].dev) COCONET_VERIFY_CHECK(COCONET_VERIFY_FREE(cx->buffers[i].dev), cudaSuccess);
   return total;
 }
 
@@ -246,7 +259,7 @@ static inline int coconet_verify_end(coconet_verify_ctx *cx, long mismatches) {
     cudaEventDestroy(cx->events[i]);
   }
   cublasDestroy(cx->cublas);
-  ncclCommDestroy(cx->comm);
+  COCONET_VERIFY_COMM_DESTROY(cx->comm);
   MPI_Finalize();
   return mismatches ? 1 : 0;
 }

@@ -102,8 +102,19 @@ static void test_adam_prediction(void **state) {
   assert_close(ir_cost_list(r->sched, &m), rs + slice + rs);  // RS, slice kernel, AllGather(w); empty tail
   IrRegion *f = build_adam(p, "split reorder shard(m, v) scratch(g) replicated(w) fuse");
   assert_int_equal(ir_schedule(f, &(IrSchedOptions){.model = &m}), 0);
-  // The fused kernel is not generated yet: a fuse group costs its unfused ops.
-  assert_close(ir_cost_list(f->sched, &m), rs + slice + rs);
+  // One fused kernel: its communication (RS + AllGather) and its slice work overlap, one launch.
+  double work = n / 4 * per_elem / 4e12, comm = 2 * rs;
+  assert_close(ir_cost_list(f->sched, &m), fmax(comm, work) + 3e-6);
+  assert_true(ir_cost_list(f->sched, &m) < ir_cost_list(r->sched, &m));
+  // fuse alone: the one-shot kernel reads the other 3 copies (up to 1 MiB), then runs the kernel.
+  IrRegion *o = build_adam(p, "fuse");
+  assert_int_equal(ir_schedule(o, &(IrSchedOptions){.model = &m}), 0);
+  assert_close(ir_cost_list(o->sched, &m), ar + kernel);  // 4 MiB: above the one-shot limit, priced as written
+  m.nsizes = 1;
+  snprintf(m.sizes[0].name, sizeof m.sizes[0].name, "n");
+  m.sizes[0].value = 65536;
+  double small = 65536 * 4.0, oneshot = 3 * small / 450e9 + 1e-6, small_kernel = 65536 * per_elem / 4e12;
+  assert_close(ir_cost_list(o->sched, &m), fmax(oneshot, small_kernel) + 3e-6);
   ir_program_free(p);
 }
 

@@ -309,8 +309,8 @@ static void test_auto(void **state) {
   IrRegion *r = scheduled(build_adam(prog, "shard(m, v) scratch(g) replicated(w) schedule(auto)"));
   char *text = explain_string(r);
   assert_non_null(strstr(text, "  - schedule(auto): as written: not legal here\n"));
-  // fuse costs the same as split reorder (no fused kernel yet): the first of equals wins.
-  assert_non_null(strstr(text, "  - schedule(auto): chose split reorder ("));
+  // The fused kernel overlaps communication and the update and saves launches: it wins.
+  assert_non_null(strstr(text, "  - schedule(auto): chose split reorder fuse ("));
   assert_non_null(strstr(text, "  - reorder: 'w' is replicated: all-gathered after the slice work\n"));
   assert_non_null(strstr(text, "x)\n"));
   free(text);

@@ -1,5 +1,6 @@
 // fuse: a split group becomes a fused kernel on NCCL's device API with the
-// NCCL schedule as fallback; an AllReduce group runs as written between markers.
+// NCCL schedule as fallback; an AllReduce group a one-shot fused kernel with
+// the statements as written as fallback.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
