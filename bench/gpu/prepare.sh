@@ -7,6 +7,9 @@
 #                                  (--schedule=none) and scheduled; --fmad=false so that
 #                                  the checksums can be compared with the host backend's
 #   bin/copybw                     the device-to-device cudaMemcpy bandwidth
+#   bin/fused                      bench/gpu/fused.cu: a split reorder fuse region timed on the
+#                                  fused kernel and on its NCCL path (needs the GPU machine's
+#                                  NCCL >= 2.28: its device API)
 #   lib/ktrace.so                  per-kernel GPU times from CUPTI (CUDA_INJECTION64_PATH)
 #   lib/                           the shared libraries these need that a GPU machine may
 #                                  lack: Open MPI (libmpi and its dependencies), libcupti;
@@ -68,6 +71,9 @@ done
 parallel_limit "$cores"
 "$nvcc" -O2 -arch="$arch" "$root/bench/gpu/copybw.cu" -o "$dir/bin/copybw" >"$dir/logs/copybw.log" 2>&1 &
 parallel_limit "$cores"
+"$bin/coconet-cc" -O2 -std=c++17 -arch="$arch" "$root/bench/gpu/fused.cu" -o "$dir/bin/fused" -lnccl \
+  -Xlinker -rpath -Xlinker '$ORIGIN/../lib' >"$dir/logs/fused.log" 2>&1 &
+parallel_limit "$cores"
 c++ -std=c++17 -O2 -Wall -Wextra -shared -fPIC -I"$cuda/include" "$root/bench/gpu/ktrace.cc" -o "$dir/lib/ktrace.so" \
   -L"$cuda/lib64" -lcupti -Wl,-rpath,'$ORIGIN' >"$dir/logs/ktrace.log" 2>&1 &
 parallel_limit "$cores"
@@ -94,7 +100,7 @@ for i in "${!EX_NAME[@]}"; do
       { echo "prepare.sh: building ${EX_NAME[$i]}_$variant failed:"; tail -n 20 "$dir/logs/${EX_NAME[$i]}_$variant.log"; exit 1; }
   done
 done
-for f in bin/copybw bin/mpiprobe lib/ktrace.so ncclstub/libnccl.so.2 mpistub/libmpi.so.40; do
+for f in bin/copybw bin/fused bin/mpiprobe lib/ktrace.so ncclstub/libnccl.so.2 mpistub/libmpi.so.40; do
   [ -e "$dir/$f" ] || { echo "prepare.sh: building $f failed:"; cat "$dir/logs/"*.log | tail -n 20; exit 1; }
 done
 

@@ -14,7 +14,10 @@
 #   2. at the GPU sizes, under ktrace.so (CUPTI): the GPU time of the region's pointwise
 #      kernels (as written: the user's kernel; scheduled: the generated coconet_*
 #      kernels), their bytes moved per step (from the schedule, prepare.sh) / time,
-#      against the device's copy bandwidth (cudaMemcpy device to device, read + write).
+#      against the device's copy bandwidth (cudaMemcpy device to device, read + write);
+# and, with a real NCCL >= 2.28, bench/gpu/fused.cu: a split reorder fuse region on the
+# fused kernel against its NCCL path, the fused kernel's bytes / time against the copy
+# bandwidth (the fused-kernel issue's goal: 85%).
 # Prints everything; with OUT set, also writes $OUT/results.txt (a bench/RESULTS.md
 # section) and the raw logs to $OUT/gpu-logs.txt.
 set -uo pipefail
@@ -104,7 +107,22 @@ say "Copy bandwidth (cudaMemcpy device to device, 1 GiB, best of 20, bytes read 
 say ""
 [ -n "$copy" ] || { cat "$tmp/copybw.out"; copy=0; }
 
-check_rows=() time_rows=() bad=0
+# The fused kernel (bench/gpu/fused.cu) against its NCCL path, 64 Mi floats, np=1.
+bad=0
+if [ "$nccl_dir" = "$dir/ncclstub" ]; then
+  say "Fused kernel: skipped (the one-rank NCCL stub has no device API; needs NCCL >= 2.28)."
+elif run "$tmp/fused.out" "$dir/bin/fused" 67108864 20; then
+  line=$(grep '^fused ' "$tmp/fused.out")
+  g=$(sed -n 's/.*fused_gbps=\([0-9.]*\).*/\1/p' <<<"$line")
+  say "Fused kernel (split reorder fuse, momentum SGD, np=1): $line;" \
+      "$(awk -v g="${g:-0}" -v c="$copy" 'BEGIN {printf "%.0f%% of the copy bandwidth (goal: 85%%)", (c > 0 ? 100 * g / c : 0)}')."
+else
+  say "Fused kernel: bench/gpu/fused.cu failed: $(tail -n 3 "$tmp/fused.out" | paste -sd' ' -)"
+  bad=$((bad + 1))
+fi
+say ""
+
+check_rows=() time_rows=()
 exec 3<"$dir/manifest.txt"
 while IFS=$'\t' read -r -u 3 name tol check gpuargs ref_o ref_s kernels bytes_o bytes_s; do
   [[ $name == \#* ]] && continue

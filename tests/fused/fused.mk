@@ -4,7 +4,9 @@
 #                host backend it prints what the program as written prints, bit
 #                for bit, at 1..8 ranks in f32, f16 and bf16; the NCCL-path
 #                fallbacks (a buffer not symmetric, ranks not in one LSA domain)
-#                agree too and say why; broken LSA barriers are exposed.
+#                agree too and say why; broken LSA barriers are exposed; and
+#                bench/gpu/fused.cu (the GPU benchmark's fused program) runs on
+#                the host backend: both paths taken, results equal.
 
 FUSED_DIR       := $(BUILD)/fused
 FUSED_NVCCFLAGS  = $(EXAMPLE_NVCCFLAGS) -Werror all-warnings -Xcompiler -Werror \
@@ -19,6 +21,16 @@ $(FUSED_DIR)/sgd-cuda: $(FUSED_DIR)/sgd-cuda.cu runtime/include/coconet.h runtim
 
 TEST_TARGETS += test-fused
 .PHONY: test-fused
-test-fused: $(FUSED_DIR)/sgd-cuda $(BIN)/coconet $(HOST_LIB)
+$(FUSED_DIR)/bench-fused: bench/gpu/fused.cu $(BIN)/coconet $(HOST_LIB) runtime/include/coconet_fused.h
+	@mkdir -p $(@D)
+	$(BIN)/coconet --target=host $< -o $@.cu
+	$(call coconet_host_program,$@,$@.cu,$(WARN) -I$(CURDIR)/runtime/include)
+
+test-fused: $(FUSED_DIR)/sgd-cuda $(FUSED_DIR)/bench-fused $(BIN)/coconet $(HOST_LIB)
 	@$(RECORD) fused $(HOST_RUN_ENV) tests/fused/run.sh $(BIN)/coconet $(FUSED_DIR)/host "$(HOST_MPIRUN)" \
 	  "1 2 3 4 5 6 7 8" $(CXX) $(HOST_CXXFLAGS) $(WARN) -I$(CURDIR)/runtime/include -- $(HOST_LDLIBS)
+	@$(RECORD) fused-bench-smoke sh -c 'COCONET_DEBUG=INFO $(FUSED_DIR)/bench-fused 10007 2 > $(FUSED_DIR)/bench.out 2>&1 && \
+	  grep -q "^fused n=10007 iters=2 .* equal=yes$$" $(FUSED_DIR)/bench.out && \
+	  grep -q "region bench_sgd: fused kernel on symmetric memory" $(FUSED_DIR)/bench.out && \
+	  grep -q "region bench_sgd: NCCL path: .g. is not in symmetric memory" $(FUSED_DIR)/bench.out || \
+	  { cat $(FUSED_DIR)/bench.out; exit 1; }' 
