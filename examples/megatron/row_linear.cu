@@ -173,11 +173,14 @@ static void row_linear_forward(const Layer& layer, float p, unsigned long long s
     const int blocks = static_cast<int>((n + kThreads - 1) / kThreads);
     const float alpha = 1.0f;
     const float beta = 0.0f;
-
     // cuBLAS is column-major: a row-major [r x c] matrix is a column-major [c x r]
     // one. So row-major Y = X W is computed as column-major Y^T = W^T X^T:
     // m = hidden, n = tokens, k = k_part, with leading dimensions hidden, k_part, hidden.
+#ifndef COCONET_EXAMPLE_FUSE
 #pragma coconet region name(row_linear) replicated(residual, bias) overlap(chunks=4) split reorder
+#else  // the fused kernel (make demo builds this variant too; not overlapped): y and out are symmetric below
+#pragma coconet region name(row_linear) replicated(residual, bias) split reorder fuse
+#endif
     {
         CUBLASCHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, hidden, tokens, k_part, &alpha, w, CUDA_R_16F,
                                  hidden, x, CUDA_R_16F, k_part, &beta, y, CUDA_R_16F, hidden, CUBLAS_COMPUTE_32F,
@@ -289,8 +292,15 @@ int main(int argc, char** argv)
     CUDACHECK(cudaMalloc(&layer.w, static_cast<size_t>(layer.k_part) * hidden * sizeof(__half)));
     CUDACHECK(cudaMalloc(&layer.bias, hidden * sizeof(__half)));
     CUDACHECK(cudaMalloc(&layer.residual, n * sizeof(__half)));
+#ifdef COCONET_EXAMPLE_FUSE
+#pragma coconet symmetric
+    CUDACHECK(cudaMalloc(&layer.y, n * sizeof(__half)));
+#pragma coconet symmetric
+    CUDACHECK(cudaMalloc(&layer.out, n * sizeof(__half)));
+#else
     CUDACHECK(cudaMalloc(&layer.y, n * sizeof(__half)));
     CUDACHECK(cudaMalloc(&layer.out, n * sizeof(__half)));
+#endif
 
     // This rank's blocks of the global X, W, bias and residual. W is scaled by
     // 1/sqrt(k) so that Y stays O(1) and fp16 does not overflow.
