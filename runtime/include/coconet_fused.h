@@ -109,21 +109,20 @@ static inline cudaError_t coconet_free(T *p) {
   return cudaSuccess;
 }
 
-/* The window of comm that holds [p, p + bytes) and p's offset in it; false if p is not symmetric. */
-static inline bool coconet_symmetric_window(ncclComm_t comm, const void *p, size_t bytes, ncclWindow_t *win,
-                                            size_t *offset) {
-  coconet_symmetric_alloc *a = coconet_symmetric_find(p, bytes);
-  if (!a) return false;
+/* The window of comm that holds a's memory, registered on first use (collective). */
+static inline ncclWindow_t coconet_symmetric_window(ncclComm_t comm, coconet_symmetric_alloc *a) {
   int c = 0;
   while (c < COCONET_MAX_COMMS && a->comm[c] && a->comm[c] != comm) c++;
-  if (c == COCONET_MAX_COMMS) return false;
+  if (c == COCONET_MAX_COMMS) {
+    fprintf(stderr, "coconet: a symmetric allocation is registered with more than COCONET_MAX_COMMS (%d) communicators\n",
+            COCONET_MAX_COMMS);
+    abort();
+  }
   if (!a->comm[c]) {
     COCONET_NCCL_CHECK(ncclCommWindowRegister(comm, a->base, a->bytes, &a->win[c], NCCL_WIN_COLL_SYMMETRIC));
     a->comm[c] = comm;
   }
-  *win = a->win[c];
-  *offset = (size_t)((const char *)p - a->base);
-  return true;
+  return a->win[c];
 }
 
 /*
@@ -226,12 +225,25 @@ static inline bool coconet_fused_ready(coconet_fused_state *state, ncclComm_t co
              lsa.nRanks);
   else if (nranks > COCONET_BLOCK_SIZE)
     snprintf(why, sizeof why, "%d ranks are more than a block's %d threads (the tail)", nranks, COCONET_BLOCK_SIZE);
-  for (int i = 0; i < nbufs && !why[0]; i++)
-    if (!coconet_symmetric_window(comm, bufs[i], bytes[i], &args->win[i], &args->offset[i]))
+  coconet_symmetric_alloc *allocs[COCONET_MAX_BUFFERS] = {NULL};
+  for (int i = 0; i < nbufs && !why[0]; i++) {
+    allocs[i] = coconet_symmetric_find(bufs[i], bytes[i]);
+    if (!allocs[i])
       snprintf(why, sizeof why, "'%s' is not in symmetric memory (allocate it under #pragma coconet symmetric)",
                names[i]);
+    else
+      args->offset[i] = (size_t)((const char *)bufs[i] - allocs[i]->base);
+  }
   const bool fused = !why[0];
-  if (fused) args->dev = *coconet_devcomm(comm);
+#if defined(COCONET_HOST_H)
+  /* The host backend compares the call with the other ranks' (the path, the buffers' offsets) before the
+     collective registrations below, so that a rank on the other path is reported, not waited for. */
+  if (fused) coconet_host_fused_check(comm, state->region, nbufs, args->offset);
+#endif
+  if (fused) {
+    for (int i = 0; i < nbufs; i++) args->win[i] = coconet_symmetric_window(comm, allocs[i]);
+    args->dev = *coconet_devcomm(comm);
+  }
   if (fused ? !state->said_fused : !state->said_fallback) {
     if (coconet_debug_info()) {
       int rank = 0;

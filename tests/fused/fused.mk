@@ -4,7 +4,8 @@
 #                host backend it prints what the program as written prints, bit
 #                for bit, at 1..8 ranks in f32, f16 and bf16; the NCCL-path
 #                fallbacks (a buffer not symmetric, ranks not in one LSA domain)
-#                agree too and say why; broken LSA barriers are exposed; and
+#                agree too and say why; ranks on different paths or a buffer at
+#                another offset are reported; broken LSA barriers are exposed; and
 #                bench/gpu/fused.cu (the GPU benchmark's fused program) runs on
 #                the host backend: both paths taken, results equal.
 

@@ -4,7 +4,8 @@
 # program as written prints, bit for bit, at every rank count, in f32, f16 and
 # bf16; with a buffer that is not symmetric, ranks that do not share memory, or
 # a one-shot buffer over the size limit, the call site takes the fallback path
-# (and says why under COCONET_DEBUG=INFO); with the
+# (and says why under COCONET_DEBUG=INFO); ranks on different paths, or a
+# buffer at another offset on one rank, end the job with a report; with the
 # LSA barriers broken (a test-only fault) and the peers lagging, the results
 # must differ, or the emulation could not expose a race.
 # Usage: run.sh COCONET BUILD_DIR "MPIRUN" "RANKS" CXX CXXFLAGS... -- LDLIBS...
@@ -80,6 +81,22 @@ grep -q "region act: NCCL path: 'x' has 4012 bytes, more than the one-shot kerne
 grep -q "region sgd: fused kernel on symmetric memory (3 ranks)" "$out/stderr" ||
   fail "the split fused kernel did not run with the one-shot limit lowered: $(cat "$out/stderr")"
 echo "fallback: a one-shot buffer over COCONET_ONESHOT_MAX_BYTES: as written, equal"
+
+# Ranks that disagree: the host backend must end the job and say who does what.
+build fused-rank0-plain "" -DRANK0_PLAIN
+run "$out/fused-rank0-plain" 2 COCONET_HOST_TIMEOUT=20 > "$out/fused.txt"
+[ -s "$out/fused.txt" ] && fail "rank 0 on the NCCL path and rank 1 on the fused kernel: the job did not fail"
+grep -q "collective mismatch" "$out/stderr" && grep -q "rank 0: call 1: ncclReduceScatter" "$out/stderr" &&
+  grep -q "rank 1: call 1: the fused kernel of region sgd" "$out/stderr" ||
+  fail "no report of rank 0 on the NCCL path and rank 1 on the fused kernel: $(cat "$out/stderr")"
+echo "mismatch: one rank on the NCCL path, the other on the fused kernel: reported"
+build fused-rank-offset "" -DRANK_OFFSET
+run "$out/fused-rank-offset" 2 COCONET_HOST_TIMEOUT=20 > "$out/fused.txt"
+[ -s "$out/fused.txt" ] && fail "rank 1's weights at another offset: the job did not fail"
+grep -q "rank 0: call 1: the fused kernel of region sgd, its buffers at offsets 0, 0 of their windows" "$out/stderr" &&
+  grep -q "rank 1: call 1: the fused kernel of region sgd, its buffers at offsets 0, 256 of their windows" "$out/stderr" ||
+  fail "no report of a buffer at another offset: $(cat "$out/stderr")"
+echo "mismatch: a buffer at another offset of its window on one rank: reported"
 
 # The barriers broken and the peers lagging: the race must show.
 run "$out/written-f32" 2 > "$out/written.txt"

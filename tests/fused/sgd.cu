@@ -5,7 +5,11 @@
 // program prints every rank's weights, momentum and activations as bits after
 // 3 steps, so that the translated program can be compared with the program as
 // written, byte for byte. -DPLAIN_MALLOC allocates the weights with cudaMalloc
-// (not symmetric): the fused call site must take the NCCL path.
+// (not symmetric): the fused call site must take the NCCL path. Two mistakes
+// the host backend must report (tests/fused/run.sh): -DRANK0_PLAIN (rank 0's
+// weights not symmetric: rank 0 takes the NCCL path, the others the fused
+// kernel) and -DRANK_OFFSET (rank 1's weights at another offset of their
+// allocation: the fused kernel would read the wrong elements).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -87,8 +91,20 @@ int main(int argc, char **argv) {
   elem *g, *w, *buf, *act;
 #pragma coconet symmetric
   CHECK(cudaMalloc(&g, bytes));
+  elem *wbase = NULL;
 #ifdef PLAIN_MALLOC
   CHECK(cudaMalloc(&w, bytes));
+#elif defined(RANK0_PLAIN)
+  if (rank == 0) {
+    CHECK(cudaMalloc(&w, bytes));
+  } else {
+#pragma coconet symmetric
+    CHECK(cudaMalloc(&w, bytes));
+  }
+#elif defined(RANK_OFFSET)
+#pragma coconet symmetric
+  CHECK(cudaMalloc(&wbase, bytes + 64 * sizeof(elem)));
+  w = wbase + (rank == 1 ? 64 : 0);
 #else
 #pragma coconet symmetric
   CHECK(cudaMalloc(&w, bytes));
@@ -138,7 +154,7 @@ int main(int argc, char **argv) {
   printf("rank %d of %d: w %016llx buf %016llx act %016llx w[0] %.6f\n", rank, nranks, sum_w, sum_buf, sum_act, w0);
   free(h);
   CHECK(cudaFree(g));
-  CHECK(cudaFree(w));
+  CHECK(cudaFree(wbase ? wbase : w));
   CHECK(cudaFree(buf));
   CHECK(cudaFree(act));
   CHECK(ncclCommDestroy(comm));

@@ -37,6 +37,12 @@ void *coconet_host_dynamic_shared(void);
  * (registered with ncclCommWindowRegister on comm); aborts if there is none. */
 void *coconet_host_peer_ptr(ncclComm_t comm, void *local_ptr, int peer);
 
+/* A fused kernel's call site (coconet_fused_ready), compared across the ranks of
+ * comm like a collective: a rank that takes the NCCL path instead, or a buffer
+ * at another offset of its window (the fused kernel would read the wrong
+ * elements), ends the job with every rank's call. */
+void coconet_host_fused_check(ncclComm_t comm, const char *region, int nbufs, const size_t *offsets);
+
 #ifdef __cplusplus
 }
 

@@ -46,6 +46,9 @@ struct call_print {
   unsigned long long count;
   int kind, dtype, op, root;
   char site[96];
+  // A fused kernel's call (kind FUSED): its region, and where its buffers (root of them) lie in their windows.
+  char region[32];
+  unsigned long long offsets[4];
 };
 
 bool keep_going(void) {
@@ -80,12 +83,20 @@ void wait_polling(MPI_Request *requests, int n, const char *what) {
 }
 
 const int DESTROY = -1;  // the kind of an ncclCommDestroy (compared like a collective)
+const int FUSED = -2;    // a fused kernel's call site (coconet_host_fused_check)
 
 std::string describe(const call_print &c) {
   char text[256];
   const op_kind kind = (op_kind)c.kind;
   if (c.kind == DESTROY) {
     snprintf(text, sizeof text, "ncclCommDestroy after %llu collectives%s%s", c.seq - 1, c.site[0] ? " at " : "", c.site);
+    return text;
+  }
+  if (c.kind == FUSED) {
+    int n = snprintf(text, sizeof text, "call %llu: the fused kernel of region %s, its buffers at offsets", c.seq,
+                     c.region);
+    for (int i = 0; i < c.root && i < 4; ++i) n += snprintf(text + n, sizeof text - n, "%s %llu", i ? "," : "", c.offsets[i]);
+    snprintf(text + n, sizeof text - n, " of their windows");
     return text;
   }
   int n = snprintf(text, sizeof text, "call %llu: nccl%s count %llu %s", c.seq, op_kind_name(kind), c.count,
@@ -99,6 +110,9 @@ std::string describe(const call_print &c) {
 bool same_call(const call_print &a, const call_print &b) {
   const op_kind kind = (op_kind)a.kind;
   if (a.kind == DESTROY || b.kind == DESTROY) return a.kind == b.kind && a.seq == b.seq;
+  if (a.kind == FUSED || b.kind == FUSED)
+    return a.kind == b.kind && a.seq == b.seq && a.root == b.root && !strcmp(a.region, b.region) &&
+           !memcmp(a.offsets, b.offsets, sizeof a.offsets);
   return a.seq == b.seq && a.kind == b.kind && a.count == b.count && a.dtype == b.dtype &&
          (!needs_reduction(kind) || a.op == b.op) && (!has_root(kind) || a.root == b.root);
 }
@@ -195,11 +209,20 @@ ncclResult_t compare(ncclComm_t comm, const std::vector<call_print> &mine) {
 
 }  // namespace
 
+void fused_check(ncclComm_t comm, const char *region, int nbufs, const size_t *offsets) {
+  std::vector<call_print> mine(1, call_print{++comm->collectives, 0, FUSED, 0, 0, nbufs, {0}, {0}, {0}});
+  snprintf(mine[0].region, sizeof mine[0].region, "%s", region);
+  for (int i = 0; i < nbufs && i < 4; ++i) mine[0].offsets[i] = offsets[i];
+  COCONET_INFO(SUB_SYMM, "fused kernel of region %s on communicator %p (call %llu)", region, (void *)comm,
+               comm->collectives);
+  compare(comm, mine);
+}
+
 ncclResult_t check_collectives(ncclComm_t comm, const std::vector<const queued_op *> &ops) {
   std::vector<call_print> mine(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     const queued_op &q = *ops[i];
-    mine[i] = call_print{q.seq, q.count, (int)q.kind, (int)q.dtype, (int)q.op, q.root, {0}};
+    mine[i] = call_print{q.seq, q.count, (int)q.kind, (int)q.dtype, (int)q.op, q.root, {0}, {0}, {0}};
     snprintf(mine[i].site, sizeof mine[i].site, "%s", q.site);
   }
   return compare(comm, mine);
@@ -210,7 +233,7 @@ void wait_all(std::vector<MPI_Request> &requests, const char *what) {
 }
 
 void check_destroy(ncclComm_t comm) {
-  std::vector<call_print> mine(1, call_print{comm->collectives + 1, 0, DESTROY, 0, 0, 0, {0}});
+  std::vector<call_print> mine(1, call_print{comm->collectives + 1, 0, DESTROY, 0, 0, 0, {0}, {0}, {0}});
   take_callsite(mine[0].site, sizeof mine[0].site);
   if (compare(comm, mine) != ncclSuccess) return;
   // Every rank is here: a send that was made is in by now (wait a little for the last bytes).
@@ -239,4 +262,9 @@ using namespace coconet_host;
 
 void coconet_host_callsite(const char *file, int line) {
   snprintf(callsite, sizeof callsite, "%s:%d", file ? file : "?", line);
+}
+
+extern "C" void coconet_host_fused_check(ncclComm_t comm, const char *region, int nbufs, const size_t *offsets) {
+  if (!comm) coconet_host::fatal("coconet_host_fused_check", "comm is NULL");
+  coconet_host::fused_check(comm, region, nbufs, offsets);
 }

@@ -220,6 +220,10 @@ void take_callsite(char *site, size_t size);
 // Ranks that do not arrive within COCONET_HOST_TIMEOUT seconds (default 60,
 // 0: wait forever) end the job with a report of where this rank waits.
 ncclResult_t check_collectives(ncclComm_t comm, const std::vector<const queued_op *> &ops);
+// A fused kernel's call site on comm, compared like a collective (its place in
+// the sequence, its region, where its first four buffers lie in their
+// windows): a rank on the NCCL path, or a buffer at another offset, is reported.
+void fused_check(ncclComm_t comm, const char *region, int nbufs, const size_t *offsets);
 // MPI_Waitall with the same timeout; `what` says what is waited for.
 void wait_all(std::vector<MPI_Request> &requests, const char *what);
 // At ncclCommDestroy (which every rank calls): waits for the other ranks (with
