@@ -588,6 +588,61 @@ static void fused_params(Plan *p, Buf *b, const FusedSpec *f) {
   buf_puts(b, f->oneshot ? ", size_t count" : ", size_t lo, size_t hi, size_t tail_lo, size_t tail_hi");
 }
 
+// The slice N elements at a time (one 4, 8 or 16-byte access per buffer and
+// peer) while every local [i] buffer and every window is aligned to N elements
+// (the windows' bases are page-aligned, so a peer's copy is aligned with ours).
+static void fused_vector_loop(Plan *p, Buf *b, const FusedSpec *f, int n) {
+  const char *u = p->unit;
+  char u2[64], u3[64], u4[80];
+  snprintf(u2, sizeof u2, "%s%s", u, u);
+  snprintf(u3, sizeof u3, "%s%s%s", u, u, u);
+  snprintf(u4, sizeof u4, "%s%s%s%s", u, u, u, u);
+  const KTensor *red = reduced_tensor(p, f);
+  buf_printf(b, "%sif (coconet_aligned<%d>(lo", u, n);
+  for (int i = 0; i < p->ntensors; i++)
+    if (!p->tensors[i].pointer && &p->tensors[i] != red) buf_printf(b, ", %s", p->tensors[i].name);
+  buf_puts(b, ")");
+  for (int w = 0; w < f->nwindows; w++) {
+    const IrTensor *t = f->source;
+    for (int g = 0; g < f->ngathered; g++)
+      if (strcmp(f->gathered[g]->name, f->window_names[w]) == 0) t = f->gathered[g];
+    buf_printf(b, " &&\n%s%scoconet_window_aligned<%d, %s>(%s_off, lo)", u, u, n, cg_ctype(t->type), f->window_names[w]);
+  }
+  buf_printf(b, ") {\n%sconst size_t nvec = (hi - lo) / %d;\n", u2, n);
+  buf_printf(b, "%sfor (size_t j = first; j < nvec; j += stride) {\n%sconst size_t i0 = lo + %d * j;\n", u2, u3, n);
+  buf_printf(b, "%s%s %s[%d];\n", u3, cg_ctype(f->dtype), reduced_name(p, f), n);
+  buf_printf(b, "%scoconet_reduce_vec<%s, %s, %d>(%s_win, %s_off, dev.lsaSize, i0, %s);\n", u3, red_template(f->red),
+             cg_ctype(f->dtype), n, f->window_names[0], f->window_names[0], reduced_name(p, f));
+  for (int i = 0; i < p->ntensors; i++) {
+    const KTensor *kt = &p->tensors[i];
+    if (kt->pointer || kt == red) continue;
+    buf_printf(b, "%s%s %s[%d];\n", u3, cg_ctype(kt->t->type), kt->vec, n);
+    if (kt->load) buf_printf(b, "%scoconet_load(%s + i0, %s);\n", u3, kt->name, kt->vec);
+  }
+  buf_printf(b, "%sfor (int k = 0; k < %d; k++)\n%s%s_elem(", u3, n, u4, p->k->name);
+  elem_args(p, b, "k");
+  buf_puts(b, ");\n");
+  for (int i = 0; i < p->ntensors; i++) {
+    const KTensor *kt = &p->tensors[i];
+    if (!kt->pointer && (kt == red ? !f->reduced->scratch : kt->written))
+      buf_printf(b, "%scoconet_store(%s + i0, %s);\n", u3, kt->name, kt->vec);
+  }
+  for (int i = 0; i < p->ntensors; i++) {
+    const KTensor *kt = &p->tensors[i];
+    if (!is_gathered(f, kt->t)) continue;
+    buf_printf(b, "%sfor (int peer = 0; peer < dev.lsaSize; peer++)\n", u3);
+    buf_printf(b, "%s%sif (peer != dev.lsaRank) coconet_store(coconet_peer<%s>(%s_win, %s_off, peer) + i0, %s);\n", u3, u,
+               cg_ctype(kt->t->type), kt->t->name, kt->t->name, kt->vec);
+  }
+  buf_printf(b, "%s}\n%slo += %d * nvec;\n%s}\n", u2, u2, n, u);
+}
+
+// The elements per vector step of the fused kernel: 16 bytes of the widest [i] buffer or of the reduced type.
+static int fused_vector_width(const Plan *p, const FusedSpec *f) {
+  int n = vector_width(p), w = 16 / ir_type_size(f->dtype);
+  return n && n < w ? n : w;
+}
+
 // Split: this rank's slice from every peer, written to every peer; block 0 the tail.
 static void fused_split_body(Plan *p, Buf *b, const FusedSpec *f) {
   const char *u = p->unit;
@@ -596,6 +651,7 @@ static void fused_split_body(Plan *p, Buf *b, const FusedSpec *f) {
   snprintf(u3, sizeof u3, "%s%s%s", u, u, u);
   buf_printf(b, "%sconst size_t first = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n", u);
   buf_printf(b, "%sconst size_t stride = (size_t)blockDim.x * gridDim.x;\n", u);
+  fused_vector_loop(p, b, f, fused_vector_width(p, f));
   buf_printf(b, "%sfor (size_t i = lo + first; i < hi; i += stride) {\n", u);
   fused_reduce(p, b, f, u2, false);
   fused_ops(p, b, f, u2, true);

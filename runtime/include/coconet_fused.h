@@ -309,6 +309,12 @@ __device__ __forceinline__ A coconet_combine(A a, A b) {
   }
 }
 
+/* Element i of window offset `offset` is aligned to N elements of T (windows start page-aligned). */
+template <int N, class T>
+__device__ __forceinline__ bool coconet_window_aligned(size_t offset, size_t i) {
+  return (offset + i * sizeof(T)) % (N * sizeof(T)) == 0;
+}
+
 /* Element i of the buffer at `offset` in win reduced over the nranks LSA peers:
  * ((v0 op v1) op v2) ... in rank order, in the compute type, rounded once
  * (the host backend's NCCL reduces the same way; NCCL on GPUs does not keep
@@ -320,6 +326,26 @@ __device__ __forceinline__ T coconet_reduce(ncclWindow_t win, size_t offset, int
     acc = coconet_combine<Op>(acc, coconet_widen(coconet_peer<const T>(win, offset, peer)[i]));
   if constexpr (Op == COCONET_AVG) acc = acc / (decltype(acc))nranks;
   return coconet_narrow<T>(acc);
+}
+
+/* coconet_reduce of elements [i0, i0 + N) into out, with one N-element load per peer
+ * (the same operations, lane by lane, in the same order: the same bits). */
+template <int Op, class T, int N>
+__device__ __forceinline__ void coconet_reduce_vec(ncclWindow_t win, size_t offset, int nranks, size_t i0,
+                                                   T (&out)[N]) {
+  T v[N];
+  coconet_load(coconet_peer<const T>(win, offset, 0) + i0, v);
+  typedef decltype(coconet_widen(v[0])) A;
+  A acc[N];
+  for (int k = 0; k < N; k++) acc[k] = coconet_widen(v[k]);
+  for (int peer = 1; peer < nranks; peer++) {
+    coconet_load(coconet_peer<const T>(win, offset, peer) + i0, v);
+    for (int k = 0; k < N; k++) acc[k] = coconet_combine<Op>(acc[k], coconet_widen(v[k]));
+  }
+  for (int k = 0; k < N; k++) {
+    if constexpr (Op == COCONET_AVG) acc[k] = acc[k] / (A)nranks;
+    out[k] = coconet_narrow<T>(acc[k]);
+  }
 }
 
 #endif
