@@ -102,6 +102,7 @@ int main(int argc, char **argv) {
   CK(cudaFree(plain.g));
   CK(cudaFree(plain.w));
   CK(cudaFree(plain.buf));
+  CK(cudaStreamDestroy(s));
   CK(ncclCommDestroy(comm));
   return equal ? 0 : 1;
 }
