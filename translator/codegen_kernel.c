@@ -361,8 +361,9 @@ static void emit_elem(Plan *p, Buf *b) {
   buf_puts(b, "}\n\n");
 }
 
-// The element function's arguments; lane is NULL in the scalar loop, "k" in the vector loop.
-static void elem_args(Plan *p, Buf *b, const char *lane) {
+// The element function's arguments; lane is NULL in the scalar loop, "k" in the
+// vector loop; tensor `subst` (if any) is read from the variable `subst_name`.
+static void elem_args_subst(Plan *p, Buf *b, const char *lane, const IrTensor *subst, const char *subst_name) {
   const char *sep = "";
   if (p->uses_i) {
     buf_puts(b, lane ? "i0 + k" : "i");
@@ -370,7 +371,8 @@ static void elem_args(Plan *p, Buf *b, const char *lane) {
   }
   for (int i = 0; i < p->ntensors; i++) {
     const KTensor *kt = &p->tensors[i];
-    if (kt->pointer) buf_printf(b, "%s%s", sep, kt->name);
+    if (subst && kt->t == subst) buf_printf(b, "%s%s", sep, subst_name);
+    else if (kt->pointer) buf_printf(b, "%s%s", sep, kt->name);
     else if (lane) buf_printf(b, "%s%s[k]", sep, kt->vec);
     else buf_printf(b, "%s%s[i]", sep, kt->name);
     sep = ", ";
@@ -384,6 +386,8 @@ static void elem_args(Plan *p, Buf *b, const char *lane) {
     sep = ", ";
   }
 }
+
+static void elem_args(Plan *p, Buf *b, const char *lane) { elem_args_subst(p, b, lane, NULL, NULL); }
 
 // Elements per vector step: 16 bytes of the widest [i] buffer; 0 when none.
 static int vector_width(const Plan *p) {
@@ -515,23 +519,6 @@ static bool is_gathered(const FusedSpec *f, const IrTensor *t) {
   return false;
 }
 
-// The element function's arguments with the reduced tensor read from `reduced`.
-static void fused_elem_args(Plan *p, Buf *b, const FusedSpec *f, const char *reduced) {
-  const char *sep = "";
-  if (p->uses_i) {
-    buf_puts(b, "i");
-    sep = ", ";
-  }
-  for (int i = 0; i < p->ntensors; i++) {
-    const KTensor *kt = &p->tensors[i];
-    if (kt->t == f->reduced) buf_printf(b, "%s%s", sep, reduced);
-    else if (kt->pointer) buf_printf(b, "%s%s", sep, kt->name);
-    else buf_printf(b, "%s%s[i]", sep, kt->name);
-    sep = ", ";
-  }
-  for (int i = 0; i < p->nscalars; i++) buf_printf(b, "%s%s", sep, p->scalars[i].name), sep = ", ";
-  for (int i = 0; i < p->nsizes; i++) buf_printf(b, "%s%s", sep, p->sizes[i].name), sep = ", ";
-}
 
 static const KTensor *reduced_tensor(const Plan *p, const FusedSpec *f) {
   for (int i = 0; i < p->ntensors; i++)
@@ -559,7 +546,7 @@ static void fused_ops(Plan *p, Buf *b, const FusedSpec *f, const char *u, bool p
   const KTensor *red = reduced_tensor(p, f);
   const char *rname = reduced_name(p, f);
   buf_printf(b, "%s%s_elem(", u, p->k->name);
-  fused_elem_args(p, b, f, rname);
+  elem_args_subst(p, b, NULL, f->reduced, rname);
   buf_puts(b, ");\n");
   if (red && !f->reduced->scratch) buf_printf(b, "%s%s[i] = %s;\n", u, red->name, rname);
   for (int i = 0; i < p->ntensors && peers; i++) {
