@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """api_list.py DOC INCLUDE_DIR [--write]: the list of CUDA runtime, cuBLAS,
-curand and NCCL functions the host backend declares (its headers in
+cuBLASLt, curand and NCCL functions the host backend declares (its headers in
 INCLUDE_DIR) must be the one DOC shows between its api-list markers. --write
 regenerates that part of DOC. Exit 1 (with the difference) when they differ."""
 import glob
@@ -10,7 +10,8 @@ import sys
 
 BEGIN, END = "<!-- api-list: begin (tests/host/api_list.py --write) -->", "<!-- api-list: end -->"
 DECL = re.compile(r"^[A-Za-z_][\w \*&<>,:]*?\b((?:cuda|nccl|cublas)[A-Z]\w*|curand\w*)\s*\(")
-GROUPS = [("CUDA runtime", "cuda"), ("cuBLAS", "cublas"), ("curand (device API)", "curand"), ("NCCL", "nccl")]
+GROUPS = [("CUDA runtime", "cuda", "cudaX"), ("cuBLAS", "cublas", "cublasLt"), ("cuBLASLt", "cublasLt", None),
+          ("curand (device API)", "curand", None), ("NCCL", "nccl", None)]
 
 
 def declared(include):
@@ -26,8 +27,8 @@ def declared(include):
 
 def section(names):
     out = [BEGIN, ""]
-    for title, prefix in GROUPS:
-        group = sorted(n for n in names if n.startswith(prefix) and not (prefix == "cuda" and n.startswith("cudaX")))
+    for title, prefix, exclude in GROUPS:
+        group = sorted(n for n in names if n.startswith(prefix) and not (exclude and n.startswith(exclude)))
         out.append(f"- **{title}** ({len(group)}): " + ", ".join(f"`{n}`" for n in group))
     out += ["", END]
     return "\n".join(out)

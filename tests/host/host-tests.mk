@@ -5,7 +5,8 @@
 #                       docs/host-backend.md's list of supported calls = the headers'
 #   test-host-fp16      half/bf16/fp8 conversions and arithmetic, Philox/cuRAND
 #   test-host-nccl      every collective x type x op, groups, split; 1-4 ranks
-#   test-host-cublas    GEMMs against a naive triple loop
+#   test-host-cublas    GEMMs against a naive triple loop; cuBLASLt matmuls and
+#                       their epilogues against a reference in double
 #   test-host-symm      symmetric memory across 2 and 4 ranks
 #   test-host-program   a third-party-style program, <<<>>> source and lowering
 #   test-host-death     unsupported or broken uses abort with a clear message
@@ -55,8 +56,9 @@ test-host-nccl: $(HOST_TEST_BIN)/nccl
 	@$(RECORD) host-nccl-chunked $(HOST_RUN_ENV) COCONET_HOST_CHUNK_BYTES=24 $(HOST_EACH) "$(HOST_MPIRUN)" "3" $<
 	$(if $(HOST_MEMCHECK_RUNS),@$(RECORD) host-nccl-memcheck $(HOST_RUN_ENV) COCONET_HOST_MEMCHECK=1 $(HOST_EACH) "$(HOST_MPIRUN)" "2" $<)
 
-test-host-cublas: $(HOST_TEST_BIN)/cublas
+test-host-cublas: $(HOST_TEST_BIN)/cublas $(HOST_TEST_BIN)/cublaslt
 	@$(RECORD) host-cublas $(HOST_RUN_ENV) $<
+	@$(RECORD) host-cublaslt $(HOST_RUN_ENV) $(HOST_TEST_BIN)/cublaslt
 
 test-host-symm: $(HOST_TEST_BIN)/symm
 	@$(RECORD) host-symm $(HOST_RUN_ENV) $(HOST_EACH) "$(HOST_MPIRUN)" "2 4" $<

@@ -18,19 +18,49 @@ struct cublasContext {
 
 namespace coconet_host {
 
-namespace {
+// ---- shared with cublaslt.cc (host.h) -------------------------------------
 
-enum element { F32, F64, F16, BF16 };
+bool blas_element_of(int type, blas_element *e) {
+  switch (type) {
+    case CUDA_R_32F: *e = F32; return true;
+    case CUDA_R_64F: *e = F64; return true;
+    case CUDA_R_16F: *e = F16; return true;
+    case CUDA_R_16BF: *e = BF16; return true;
+  }
+  return false;
+}
 
-const char *element_name(cudaDataType t) {
-  switch (t) {
+const char *blas_type_name(int type) {
+  switch (type) {
     case CUDA_R_32F: return "CUDA_R_32F";
     case CUDA_R_64F: return "CUDA_R_64F";
     case CUDA_R_16F: return "CUDA_R_16F";
     case CUDA_R_16BF: return "CUDA_R_16BF";
-    default: return "an unsupported cudaDataType";
   }
+  return "an unsupported cudaDataType";
 }
+
+double blas_load(const void *p, int64_t i, blas_element t) {
+  switch (t) {
+    case F16: return half_to_float(static_cast<const unsigned short *>(p)[i]);
+    case BF16: return bf16_to_float(static_cast<const unsigned short *>(p)[i]);
+    case F64: return static_cast<const double *>(p)[i];
+    case F32: break;
+  }
+  return static_cast<const float *>(p)[i];
+}
+
+void blas_store(double v, void *p, int64_t i, blas_element t) {
+  switch (t) {
+    case F16: static_cast<unsigned short *>(p)[i] = float_to_half_rn((float)v); return;
+    case BF16: static_cast<unsigned short *>(p)[i] = float_to_bf16_rn((float)v); return;
+    case F64: static_cast<double *>(p)[i] = v; return;
+    case F32: break;
+  }
+  static_cast<float *>(p)[i] = (float)v;
+}
+
+namespace {
 
 bool op_valid(cublasOperation_t op) { return op == CUBLAS_OP_N || op == CUBLAS_OP_T || op == CUBLAS_OP_C; }
 CBLAS_TRANSPOSE cblas_op(cublasOperation_t op) { return op == CUBLAS_OP_N ? CblasNoTrans : CblasTrans; }
@@ -53,33 +83,17 @@ cublasStatus_t check_gemm(const char *fn, cublasHandle_t handle, cublasOperation
   return CUBLAS_STATUS_SUCCESS;
 }
 
-float widen(const void *p, size_t i, element t) {
-  switch (t) {
-    case F16: return half_to_float(static_cast<const unsigned short *>(p)[i]);
-    case BF16: return bf16_to_float(static_cast<const unsigned short *>(p)[i]);
-    default: return static_cast<const float *>(p)[i];
-  }
-}
-
-void narrow(float v, void *p, size_t i, element t) {
-  switch (t) {
-    case F16: static_cast<unsigned short *>(p)[i] = float_to_half_rn(v); break;
-    case BF16: static_cast<unsigned short *>(p)[i] = float_to_bf16_rn(v); break;
-    default: static_cast<float *>(p)[i] = v; break;
-  }
-}
-
 // A rows x cols matrix with leading dimension ld, as dense column-major floats.
-std::vector<float> widen_matrix(const void *p, element t, int rows, int cols, int ld) {
+std::vector<float> widen_matrix(const void *p, blas_element t, int rows, int cols, int ld) {
   std::vector<float> out((size_t)rows * cols);
   for (int c = 0; c < cols; ++c)
-    for (int r = 0; r < rows; ++r) out[(size_t)c * rows + r] = widen(p, (size_t)c * ld + r, t);
+    for (int r = 0; r < rows; ++r) out[(size_t)c * rows + r] = (float)blas_load(p, (int64_t)c * ld + r, t);
   return out;
 }
 
-// C = alpha op(A) op(B) + beta C with float arithmetic, for any element types.
+// C = alpha op(A) op(B) + beta C with float arithmetic, for any blas_element types.
 void gemm_float(cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, float alpha, const void *A,
-                element ta, int lda, const void *B, element tb, int ldb, float beta, void *C, element tc, int ldc) {
+                blas_element ta, int lda, const void *B, blas_element tb, int ldb, float beta, void *C, blas_element tc, int ldc) {
   if (m == 0 || n == 0) return;
   if (ta == F32 && tb == F32 && tc == F32) {
     float *c = static_cast<float *>(C);
@@ -97,7 +111,7 @@ void gemm_float(cublasOperation_t transa, cublasOperation_t transb, int m, int n
   cblas_sgemm(CblasColMajor, cblas_op(transa), cblas_op(transb), m, n, k, alpha, a.data(), at_least_one(arows),
               b.data(), at_least_one(brows), beta, c.data(), m);
   for (int j = 0; j < n; ++j)
-    for (int i = 0; i < m; ++i) narrow(c[(size_t)j * m + i], C, (size_t)j * ldc + i, tc);
+    for (int i = 0; i < m; ++i) blas_store(c[(size_t)j * m + i], C, (int64_t)j * ldc + i, tc);
 }
 
 void gemm_double(cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, double alpha,
@@ -113,24 +127,14 @@ bool float_compute(cublasComputeType_t t) {
          t == CUBLAS_COMPUTE_32F_FAST_16BF || t == CUBLAS_COMPUTE_32F_FAST_TF32;
 }
 
-bool element_of(cudaDataType t, element *e) {
-  switch (t) {
-    case CUDA_R_32F: *e = F32; return true;
-    case CUDA_R_64F: *e = F64; return true;
-    case CUDA_R_16F: *e = F16; return true;
-    case CUDA_R_16BF: *e = BF16; return true;
-    default: return false;
-  }
-}
-
-size_t element_size(element e) { return e == F64 ? 8 : e == F32 ? 4 : 2; }
+size_t element_size(blas_element e) { return e == F64 ? 8 : e == F32 ? 4 : 2; }
 
 // One GemmEx (batch entry); aborts on combinations this backend does not run.
 void gemm_ex(const char *fn, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
              const void *alpha, const void *A, cudaDataType Atype, int lda, const void *B, cudaDataType Btype, int ldb,
              const void *beta, void *C, cudaDataType Ctype, int ldc, cublasComputeType_t compute) {
-  element ea, eb, ec;
-  const bool known = element_of(Atype, &ea) && element_of(Btype, &eb) && element_of(Ctype, &ec);
+  blas_element ea, eb, ec;
+  const bool known = blas_element_of(Atype, &ea) && blas_element_of(Btype, &eb) && blas_element_of(Ctype, &ec);
   if (known && float_compute(compute) && ea == eb && ea != F64 && (ec == ea || ec == F32)) {
     gemm_float(transa, transb, m, n, k, *static_cast<const float *>(alpha), A, ea, lda, B, eb, ldb,
                *static_cast<const float *>(beta), C, ec, ldc);
@@ -138,7 +142,7 @@ void gemm_ex(const char *fn, cublasOperation_t transa, cublasOperation_t transb,
   }
   if (known && (compute == CUBLAS_COMPUTE_16F || compute == CUBLAS_COMPUTE_16F_PEDANTIC) && ea == F16 && eb == F16 &&
       ec == F16) {
-    gemm_float(transa, transb, m, n, k, widen(alpha, 0, F16), A, ea, lda, B, eb, ldb, widen(beta, 0, F16), C, ec, ldc);
+    gemm_float(transa, transb, m, n, k, (float)blas_load(alpha, 0, F16), A, ea, lda, B, eb, ldb, (float)blas_load(beta, 0, F16), C, ec, ldc);
     return;
   }
   if (known && (compute == CUBLAS_COMPUTE_64F || compute == CUBLAS_COMPUTE_64F_PEDANTIC) && ea == F64 && eb == F64 &&
@@ -149,7 +153,7 @@ void gemm_ex(const char *fn, cublasOperation_t transa, cublasOperation_t transb,
   }
   fatal(fn, "A=%s B=%s C=%s with compute type %d is not supported by the host backend (supported: 32F/16F/16BF "
         "inputs with 32F compute, 16F with 16F compute, 64F with 64F compute)",
-        element_name(Atype), element_name(Btype), element_name(Ctype), (int)compute);
+        blas_type_name(Atype), blas_type_name(Btype), blas_type_name(Ctype), (int)compute);
 }
 
 }  // namespace
@@ -332,10 +336,10 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
   if (cublasStatus_t s = check_gemm("cublasGemmStridedBatchedEx", handle, transa, transb, m, n, k, lda, ldb, ldc))
     return s;
   if (batchCount < 0) return CUBLAS_STATUS_INVALID_VALUE;
-  element ea, eb, ec;
-  if (!element_of(Atype, &ea) || !element_of(Btype, &eb) || !element_of(Ctype, &ec))
-    fatal("cublasGemmStridedBatchedEx", "A=%s B=%s C=%s is not supported by the host backend", element_name(Atype),
-          element_name(Btype), element_name(Ctype));
+  blas_element ea, eb, ec;
+  if (!blas_element_of(Atype, &ea) || !blas_element_of(Btype, &eb) || !blas_element_of(Ctype, &ec))
+    fatal("cublasGemmStridedBatchedEx", "A=%s B=%s C=%s is not supported by the host backend", blas_type_name(Atype),
+          blas_type_name(Btype), blas_type_name(Ctype));
   for (int i = 0; i < batchCount; ++i)
     gemm_ex("cublasGemmStridedBatchedEx", transa, transb, m, n, k, alpha,
             static_cast<const char *>(A) + i * strideA * (long long)element_size(ea), Atype, lda,

@@ -18,6 +18,7 @@
 //   lsa.cc      the device API (nccl_device.h): device communicators, LSA
 //               pointers and barriers over the windows
 //   cublas.cc   cuBLAS GEMMs on OpenBLAS
+//   cublaslt.cc cuBLASLt matmuls and their epilogues on OpenBLAS
 #ifndef COCONET_HOST_SRC_HOST_H
 #define COCONET_HOST_SRC_HOST_H
 
@@ -25,6 +26,7 @@
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <vector>
 
@@ -256,7 +258,19 @@ void symm_cleanup(void);
 // COCONET_HOST_LSA_SIZE consecutive ranks).
 void lsa_domain(ncclComm_t comm, int *base, int *size);
 
-// ---- cublas.cc: no internal interface. ------------------------------------
+// ---- cublas.cc: elements shared with cublaslt.cc ---------------------------
+
+enum blas_element { F32, F64, F16, BF16 };
+
+// The element a cudaDataType names; false for types the BLAS calls do not run.
+bool blas_element_of(int type, blas_element *e);
+// "CUDA_R_32F" .. "CUDA_R_16BF", or "an unsupported cudaDataType".
+const char *blas_type_name(int type);
+// Element i of p, widened (16-bit floats exactly), and v rounded once into it.
+double blas_load(const void *p, int64_t i, blas_element t);
+void blas_store(double v, void *p, int64_t i, blas_element t);
+
+// ---- cublaslt.cc: no internal interface. ----------------------------------
 
 }  // namespace coconet_host
 
