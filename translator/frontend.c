@@ -2,7 +2,8 @@
 //
 // The flag set (found to work with CUDA 13 headers and clang 16):
 //   -x cuda -std=c++17 --cuda-host-only --cuda-path=$CUDA_HOME
-//   -isystem $CUDA_HOME/include/cccl -isystem TMP (an empty texture_fetch_functions.h)
+//   -isystem $CUDA_HOME/include/cccl -isystem TMP (an empty texture_fetch_functions.h,
+//   an omp.h that declares OpenMP's runtime routines)
 //   -Xclang -fcuda-allow-variadic-functions -Wno-unknown-cuda-version
 //   -include TMP/coconet_prelude.h
 //   -Wno-unknown-pragmas
@@ -23,7 +24,7 @@
 // declare the cache-hinted loads and stores (__ldcs, __stcs, ...) for only a
 // few types in the host pass, where kernels are parsed; these templates
 // stand in for the rest (exact declarations still win overload resolution).
-// Host min/max as nvcc's headers declare them follow.
+// Host min/max as nvcc's headers declare them follow, and <math.h>.
 static const char PRELUDE[] =
     "// coconet: parsing prelude (host-side view of device code)\n"
     "#undef __CUDACC__\n"
@@ -60,7 +61,12 @@ static const char PRELUDE[] =
     "COCONET_MINMAX_(double, double, double)\n"
     "COCONET_MINMAX_(float, double, double)\n"
     "COCONET_MINMAX_(double, float, double)\n"
-    "#undef COCONET_MINMAX_\n";
+    "#undef COCONET_MINMAX_\n"
+    // nvcc's cuda_runtime.h includes <math.h> for host code, which puts
+    // isfinite, isnan, isinf and the rest into the global namespace; clang's
+    // wrapper includes <cmath> only, where a host call of ::isfinite finds
+    // the device overloads alone.
+    "#include <math.h>\n";
 
 const char *frontend_cuda_home(void) {
   static char found[4096];
@@ -88,6 +94,67 @@ const char *frontend_cuda_home(void) {
   return found;
 }
 
+// nvcc's host compiler finds GCC's omp.h, which clang cannot parse (GCC-only
+// attributes), and clang has none of its own unless libomp is installed; host
+// code that calls OpenMP's runtime routines parses against these declarations
+// (the output is compiled with the real header).
+static const char OMP_H[] =
+    "// coconet: OpenMP's runtime routines, for parsing only\n"
+    "#ifndef COCONET_OMP_H\n"
+    "#define COCONET_OMP_H\n"
+    "#ifdef __cplusplus\n"
+    "extern \"C\" {\n"
+    "#endif\n"
+    "typedef struct { void *p; } omp_lock_t;\n"
+    "typedef struct { void *p; } omp_nest_lock_t;\n"
+    "typedef enum { omp_sched_static = 1, omp_sched_dynamic = 2, omp_sched_guided = 3, omp_sched_auto = 4 } "
+    "omp_sched_t;\n"
+    "void omp_set_num_threads(int);\n"
+    "int omp_get_num_threads(void);\n"
+    "int omp_get_max_threads(void);\n"
+    "int omp_get_thread_num(void);\n"
+    "int omp_get_num_procs(void);\n"
+    "int omp_in_parallel(void);\n"
+    "void omp_set_dynamic(int);\n"
+    "int omp_get_dynamic(void);\n"
+    "void omp_set_nested(int);\n"
+    "int omp_get_nested(void);\n"
+    "void omp_set_schedule(omp_sched_t, int);\n"
+    "void omp_get_schedule(omp_sched_t *, int *);\n"
+    "int omp_get_thread_limit(void);\n"
+    "void omp_set_max_active_levels(int);\n"
+    "int omp_get_max_active_levels(void);\n"
+    "int omp_get_level(void);\n"
+    "int omp_get_ancestor_thread_num(int);\n"
+    "int omp_get_team_size(int);\n"
+    "int omp_get_active_level(void);\n"
+    "int omp_in_final(void);\n"
+    "int omp_get_num_devices(void);\n"
+    "int omp_get_default_device(void);\n"
+    "void omp_set_default_device(int);\n"
+    "int omp_is_initial_device(void);\n"
+    "void omp_init_lock(omp_lock_t *);\n"
+    "void omp_destroy_lock(omp_lock_t *);\n"
+    "void omp_set_lock(omp_lock_t *);\n"
+    "void omp_unset_lock(omp_lock_t *);\n"
+    "int omp_test_lock(omp_lock_t *);\n"
+    "void omp_init_nest_lock(omp_nest_lock_t *);\n"
+    "void omp_destroy_nest_lock(omp_nest_lock_t *);\n"
+    "void omp_set_nest_lock(omp_nest_lock_t *);\n"
+    "void omp_unset_nest_lock(omp_nest_lock_t *);\n"
+    "int omp_test_nest_lock(omp_nest_lock_t *);\n"
+    "double omp_get_wtime(void);\n"
+    "double omp_get_wtick(void);\n"
+    "#ifdef __cplusplus\n"
+    "}\n"
+    "#endif\n"
+    "#endif\n";
+
+// The files the parse finds in TMP.
+static const struct {
+  const char *name, *text;
+} TMP_FILES[] = {{"texture_fetch_functions.h", ""}, {"coconet_prelude.h", PRELUDE}, {"omp.h", OMP_H}};
+
 static int write_file(const char *dir, const char *name, const char *text) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -95,6 +162,17 @@ static int write_file(const char *dir, const char *name, const char *text) {
   if (!f) return -1;
   bool ok = fputs(text, f) >= 0;
   return (fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+static void remove_tmpdir(char *dir) {
+  if (!dir) return;
+  char path[4096];
+  for (size_t i = 0; i < sizeof TMP_FILES / sizeof TMP_FILES[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, TMP_FILES[i].name);
+    unlink(path);
+  }
+  rmdir(dir);
+  free(dir);
 }
 
 static char *make_tmpdir(void) {
@@ -106,24 +184,15 @@ static char *make_tmpdir(void) {
     return NULL;
   }
   char *dir = strdup(path);
-  if (write_file(dir, "texture_fetch_functions.h", "") || write_file(dir, "coconet_prelude.h", PRELUDE)) {
-    fprintf(stderr, "coconet: error: cannot write to '%s': %s\n", dir, strerror(errno));
-    free(dir);
-    return NULL;
-  }
+  for (size_t i = 0; i < sizeof TMP_FILES / sizeof TMP_FILES[0]; i++)
+    if (write_file(dir, TMP_FILES[i].name, TMP_FILES[i].text)) {
+      fprintf(stderr, "coconet: error: cannot write to '%s': %s\n", dir, strerror(errno));
+      remove_tmpdir(dir);
+      return NULL;
+    }
   return dir;
 }
 
-static void remove_tmpdir(char *dir) {
-  if (!dir) return;
-  char path[4096];
-  snprintf(path, sizeof path, "%s/texture_fetch_functions.h", dir);
-  unlink(path);
-  snprintf(path, sizeof path, "%s/coconet_prelude.h", dir);
-  unlink(path);
-  rmdir(dir);
-  free(dir);
-}
 
 typedef struct Args {
   char **v;

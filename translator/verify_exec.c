@@ -578,7 +578,8 @@ static void tail_lines(const char *text, int max) {
   fprintf(stderr, "%s%s", p == text ? "" : "...\n", p == text ? p : p + 1);
 }
 
-// The parsing flags the user gave (-I, -D, -U, -isystem, -include, -std) for the harness's compiler.
+// The flags the user gave that the harness's compiler needs: -I, -D, -U,
+// -isystem, -include, and what links (-fopenmp, -L, -l).
 static void user_flags(FILE *f, const Options *o) {
   for (int i = 0; i < o->nclang_args; i++) {
     const char *a = o->clang_args[i];
@@ -588,7 +589,8 @@ static void user_flags(FILE *f, const Options *o) {
       shell_word(f, a);
       shell_word(f, o->clang_args[++i]);
     } else if (strncmp(a, "-I", 2) == 0 || strncmp(a, "-D", 2) == 0 || strncmp(a, "-U", 2) == 0 ||
-               strncmp(a, "-isystem", 8) == 0) {
+               strncmp(a, "-isystem", 8) == 0 || strcmp(a, "-fopenmp") == 0 || (strncmp(a, "-L", 2) == 0 && a[2]) ||
+               (strncmp(a, "-l", 2) == 0 && a[2])) {
       shell_word(f, a);
     }
   }
