@@ -8,7 +8,9 @@
 #   test-host-cublas    GEMMs against a naive triple loop; cuBLASLt matmuls and
 #                       their epilogues against a reference in double
 #   test-host-symm      symmetric memory across 2 and 4 ranks
-#   test-host-program   a third-party-style program, <<<>>> source and lowering
+#   test-host-program   a third-party-style program, <<<>>> source and lowering;
+#                       a trainer-style step (node-local GPU choice, cuBLASLt,
+#                       templated launches) built with coconet-cc as with nvcc
 #   test-host-death     unsupported or broken uses abort with a clear message
 #   test-host-mismatch  ranks calling different collectives, or not arriving,
 #                       end the job with a report (2 ranks)
@@ -24,6 +26,12 @@ $(HOST_TEST_BIN)/%: $(HOST_TEST_DIR)/%.cu $(HOST_TEST_DIR)/check.h $(HOST_LIB) $
 $(HOST_PROGRAM): $(HOST_TEST_DIR)/programs/softmax_hist.host.cu $(HOST_LIB) $(HOST_HEADERS)
 	@mkdir -p $(@D)
 	$(call coconet_host_program,$@,$<,$(WARN))
+
+# Built as its users build it for GPUs, the nvcc command line given to coconet-cc.
+HOST_TRAINER := $(HOST_TEST_BIN)/trainer_step
+$(HOST_TRAINER): $(HOST_TEST_DIR)/programs/trainer_step.cu $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB) $(HOST_HEADERS)
+	@mkdir -p $(@D)
+	$(BIN)/coconet-cc --target=host -O2 $(HOST_MPI_CFLAGS) $< -o $@ -lmpi -lnccl -lcublas -lcublasLt
 
 # The C API check: compiled as C11, linked by the C++ driver (the runtime is C++).
 $(OBJ)/tests/host/c_api.o: $(HOST_TEST_DIR)/c_api.c $(HOST_HEADERS) | $(OBJ)/tests/host/
@@ -63,10 +71,11 @@ test-host-cublas: $(HOST_TEST_BIN)/cublas $(HOST_TEST_BIN)/cublaslt
 test-host-symm: $(HOST_TEST_BIN)/symm
 	@$(RECORD) host-symm $(HOST_RUN_ENV) $(HOST_EACH) "$(HOST_MPIRUN)" "2 4" $<
 
-test-host-program: $(HOST_PROGRAM)
+test-host-program: $(HOST_PROGRAM) $(HOST_TRAINER)
 	@$(RECORD) host-program-lowering $(HOST_TEST_DIR)/lowering-check.sh \
 	  $(HOST_TEST_DIR)/programs/softmax_hist.cu $(HOST_TEST_DIR)/programs/softmax_hist.host.cu
 	@$(RECORD) host-program $(HOST_RUN_ENV) $(HOST_EACH) "$(HOST_MPIRUN)" "1 2 3" $<
+	@$(RECORD) host-trainer-step $(HOST_RUN_ENV) $(HOST_EACH) "$(HOST_MPIRUN)" "1 2 3 4" $(HOST_TRAINER)
 
 test-host-death: $(HOST_TEST_BIN)/death
 	@$(RECORD) host-death $(HOST_RUN_ENV) $(HOST_TEST_DIR)/death.sh $<
