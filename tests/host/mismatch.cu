@@ -75,6 +75,31 @@ int main(int argc, char **argv) {
     r = ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm, 0);
   } else if (strcmp(what, "unmatched-send") == 0) {
     if (rank == 0) r = ncclSend(x, n, ncclFloat, 1, comm, 0);
+  } else if (strcmp(what, "p2p-count") == 0 || strcmp(what, "p2p-dtype") == 0) {
+    const bool count = what[4] == 'c';
+    if (rank == 0) r = ncclSend(x, n, ncclFloat, 1, comm, 0);
+    else r = ncclRecv(x, count ? n / 2 : n, count ? ncclFloat : ncclInt32, 0, comm, 0);
+  } else if (strcmp(what, "p2p-peer") == 0) {  // rank 1 waits for a send from itself; rank 0's goes unreceived
+    if (rank == 0) r = ncclSend(x, n, ncclFloat, 1, comm, 0);
+    else r = ncclRecv(x, n, ncclFloat, 1, comm, 0);
+  } else if (strcmp(what, "p2p-same") == 0) {  // an exchange in a group, then a second pair: must pass
+    const int peer = 1 - rank;
+    ncclGroupStart();
+    ncclSend(x, n, ncclFloat, peer, comm, 0);
+    ncclRecv(x + n, n, ncclFloat, peer, comm, 0);
+    r = ncclGroupEnd();
+    if (r == ncclSuccess && rank == 0) r = ncclSend(x, 10, ncclInt32, 1, comm, 0);
+    if (r == ncclSuccess && rank == 1) r = ncclRecv(x, 10, ncclInt32, 0, comm, 0);
+  } else if (strcmp(what, "p2p-continue") == 0) {  // with COCONET_HOST_ON_ERROR=continue
+    if (rank == 0) r = ncclSend(x, n, ncclFloat, 1, comm, 0);
+    else r = ncclRecv(x, n / 2, ncclFloat, 0, comm, 0);
+    if (r != (rank == 1 ? ncclInvalidUsage : ncclSuccess)) {
+      fprintf(stderr, "rank %d: the send/recv returned %d\n", rank, (int)r);
+      return 1;
+    }
+    // The communicator still works, and nothing of the mismatched send is left.
+    r = ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm, 0);
+    if (r == ncclSuccess) printf("rank %d: continued after the send/recv mismatch\n", rank);
   } else if (strcmp(what, "continue") == 0) {  // with COCONET_HOST_ON_ERROR=continue
     r = ncclAllReduce(x, x, rank == 0 ? 1000 : 500, ncclFloat, ncclSum, comm, 0);
     if (r != ncclInvalidUsage) {

@@ -31,7 +31,17 @@ run root 1 "rank 0: call 2: ncclBroadcast count 1000 float32 root 0" "rank 1: ca
 run group 1 "rank 0: call 2: ncclAllReduce count 1000 float32 sum at" "; call 3: ncclAllGather"
 run skip 1 "rank 0: call 2: ncclAllReduce count 1000 float32 sum" "rank 1: ncclCommDestroy after 1 collectives at"
 TIMEOUT=3 run late 1 "error: timeout: waited 3 s for the other ranks of communicator" "in call 2: ncclAllReduce count 1000"
-run unmatched-send 1 "error: unmatched send: rank 1 has 4000 bytes sent by rank 0 that no ncclRecv received"
+run unmatched-send 1 "error: unmatched send: rank 0's ncclSend count 1000 float32 to rank 1 at " "$src:" \
+  "was not received: rank 1 destroyed the communicator without its ncclRecv"
+run p2p-count 1 "error: send/recv mismatch: on communicator" \
+  "rank 1's ncclRecv count 500 float32 from rank 0 at " "$src:" \
+  "rank 0's ncclSend count 1000 float32 to rank 1 at " "does not match"
+run p2p-dtype 1 "rank 1's ncclRecv count 1000 int32 from rank 0 at" "rank 0's ncclSend count 1000 float32 to rank 1 at"
+TIMEOUT=3 run p2p-peer 1 "error: timeout: waited 3 s for the matching ncclSend of ncclRecv count 1000 float32 from rank 1 at " \
+  "$src:"
+run p2p-same 0
+COCONET_HOST_ON_ERROR=continue run p2p-continue 0 "error: send/recv mismatch" \
+  "rank 1: continued after the send/recv mismatch" "rank 0: continued after the send/recv mismatch"
 COCONET_HOST_ON_ERROR=continue run continue 0 "error: collective mismatch" "rank 0: continued after ncclInvalidUsage" \
   "rank 1: continued after ncclInvalidUsage"
 run group3 1 "rank 0: call 2: ncclAllReduce count 1000 float32 sum at" "; call 4: ncclAllReduce count 10 float32 sum" \

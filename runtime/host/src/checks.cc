@@ -5,6 +5,8 @@
 // collectives on a communicator are compared across its ranks before any data
 // moves: each rank's calls (with their call sites, recorded by nccl.h's
 // macros) are gathered, and a difference is reported with every rank's calls.
+// Each ncclSend sends its print (count, datatype, call site) ahead of its data,
+// and the matching ncclRecv compares it with its own before receiving.
 // The exchange, and the waits for sends and receives, poll with a timeout
 // (COCONET_HOST_TIMEOUT seconds) so that a rank that never arrives (another
 // call, an early exit) ends the job with a report instead of a hang.
@@ -228,6 +230,73 @@ ncclResult_t check_collectives(ncclComm_t comm, const std::vector<const queued_o
   return compare(comm, mine);
 }
 
+namespace {
+
+const int P2P_PRINT_TAG = 1;  // the data moves on tag 0
+
+std::string describe_p2p(const queued_op &q) {
+  char text[256];
+  snprintf(text, sizeof text, "nccl%s count %zu %s %s rank %d%s%s", op_kind_name(q.kind), q.count,
+           dtype_name(q.dtype), q.kind == SEND ? "to" : "from", q.root, q.site[0] ? " at " : "", q.site);
+  return text;
+}
+
+std::string describe_print(const p2p_print &p, int to) {
+  char text[256];
+  snprintf(text, sizeof text, "ncclSend count %llu %s to rank %d%s%s", p.count, dtype_name((ncclDataType_t)p.dtype),
+           to, p.site[0] ? " at " : "", p.site);
+  return text;
+}
+
+}  // namespace
+
+void post_send_prints(const std::vector<const queued_op *> &sends, std::vector<p2p_print> &prints,
+                      std::vector<MPI_Request> &requests) {
+  if (!checking()) return;
+  prints.resize(sends.size());
+  for (size_t i = 0; i < sends.size(); ++i) {
+    const queued_op &q = *sends[i];
+    prints[i] = p2p_print{q.count, (int)q.dtype, {0}};
+    snprintf(prints[i].site, sizeof prints[i].site, "%s", q.site);
+    MPI_Request r;
+    COCONET_MPI_CHECK(MPI_Isend(&prints[i], sizeof prints[i], MPI_BYTE, q.root, P2P_PRINT_TAG, q.comm->mpi, &r));
+    requests.push_back(r);
+  }
+}
+
+ncclResult_t match_recvs(const std::vector<const queued_op *> &recvs, std::vector<p2p_print> &prints,
+                         std::vector<bool> &matched) {
+  matched.assign(recvs.size(), true);
+  if (!checking() || recvs.empty()) return ncclSuccess;
+  prints.resize(recvs.size());
+  std::vector<MPI_Request> requests(recvs.size());
+  std::string what = "the matching ncclSend of";
+  for (size_t i = 0; i < recvs.size(); ++i) {
+    const queued_op &q = *recvs[i];
+    COCONET_MPI_CHECK(MPI_Irecv(&prints[i], sizeof prints[i], MPI_BYTE, q.root, P2P_PRINT_TAG, q.comm->mpi,
+                                &requests[i]));
+    what += (i ? "; " : " ") + describe_p2p(q);
+  }
+  wait_polling(requests.data(), (int)requests.size(), what.c_str());
+  ncclResult_t result = ncclSuccess;
+  for (size_t i = 0; i < recvs.size(); ++i) {
+    const queued_op &q = *recvs[i];
+    if (prints[i].count == q.count && prints[i].dtype == (int)q.dtype) continue;
+    matched[i] = false;
+    char text[768];
+    snprintf(text, sizeof text, "on communicator %p: rank %d's %s does not match rank %d's %s\n  a ncclRecv must "
+             "have the count and datatype of the ncclSend it receives (the sends and receives between two ranks "
+             "pair in the order they are issued)", (void *)q.comm, q.comm->rank, describe_p2p(q).c_str(), q.root,
+             describe_print(prints[i], q.comm->rank).c_str());
+    if (!keep_going()) fatal("send/recv mismatch", "%s", text);
+    fprintf(stderr, "coconet-host[rank %d]: error: send/recv mismatch %s; the ncclRecv returns ncclInvalidUsage and "
+            "receives nothing (COCONET_HOST_ON_ERROR=continue)\n", world_rank(), text);
+    fflush(stderr);
+    result = nccl_error(ncclInvalidUsage, "send/recv mismatch on communicator %p", (void *)q.comm);
+  }
+  return result;
+}
+
 void wait_all(std::vector<MPI_Request> &requests, const char *what) {
   wait_polling(requests.data(), (int)requests.size(), what);
 }
@@ -247,11 +316,19 @@ void check_destroy(ncclComm_t comm) {
     }
   }
   if (!pending) return;
-  int bytes = 0;
-  COCONET_MPI_CHECK(MPI_Get_count(&status, MPI_BYTE, &bytes));
-  char text[256];
-  snprintf(text, sizeof text, "rank %d has %d bytes sent by rank %d that no ncclRecv received (a ncclSend without "
-           "its matching ncclRecv: on GPUs the sender hangs)", comm->rank, bytes, status.MPI_SOURCE);
+  char text[512];
+  if (status.MPI_TAG == P2P_PRINT_TAG) {
+    p2p_print p;
+    COCONET_MPI_CHECK(MPI_Recv(&p, sizeof p, MPI_BYTE, status.MPI_SOURCE, P2P_PRINT_TAG, comm->mpi, MPI_STATUS_IGNORE));
+    snprintf(text, sizeof text, "rank %d's %s was not received: rank %d destroyed the communicator without its "
+             "ncclRecv (on GPUs the sender hangs)", status.MPI_SOURCE, describe_print(p, comm->rank).c_str(),
+             comm->rank);
+  } else {
+    int bytes = 0;
+    COCONET_MPI_CHECK(MPI_Get_count(&status, MPI_BYTE, &bytes));
+    snprintf(text, sizeof text, "rank %d has %d bytes sent by rank %d that no ncclRecv received (a ncclSend without "
+             "its matching ncclRecv: on GPUs the sender hangs)", comm->rank, bytes, status.MPI_SOURCE);
+  }
   if (!keep_going()) fatal("unmatched send", "%s", text);
   nccl_error(ncclInvalidUsage, "%s", text);
 }

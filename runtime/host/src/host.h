@@ -226,11 +226,27 @@ ncclResult_t check_collectives(ncclComm_t comm, const std::vector<const queued_o
 // the sequence, its region, where its first four buffers lie in their
 // windows): a rank on the NCCL path, or a buffer at another offset, is reported.
 void fused_check(ncclComm_t comm, const char *region, int nbufs, const size_t *offsets);
+// What an ncclSend sends its peer ahead of its data.
+struct p2p_print {
+  unsigned long long count;
+  int dtype;
+  char site[96];
+};
+// Posts each send's print to its peer; prints must live until requests complete.
+void post_send_prints(const std::vector<const queued_op *> &sends, std::vector<p2p_print> &prints,
+                      std::vector<MPI_Request> &requests);
+// Receives, for each receive (in issue order), its peer's print and compares
+// count and datatype. A difference is reported with both calls and ends the
+// job, or with COCONET_HOST_ON_ERROR=continue returns ncclInvalidUsage with
+// matched[i] false (the receive must then drain prints[i]'s bytes). Waits
+// with the timeout, naming the receives.
+ncclResult_t match_recvs(const std::vector<const queued_op *> &recvs, std::vector<p2p_print> &prints,
+                         std::vector<bool> &matched);
 // MPI_Waitall with the same timeout; `what` says what is waited for.
 void wait_all(std::vector<MPI_Request> &requests, const char *what);
 // At ncclCommDestroy (which every rank calls): waits for the other ranks (with
-// the timeout), then reports a send no receive matched (ends the job unless
-// COCONET_HOST_ON_ERROR=continue).
+// the timeout), then reports a send no receive matched, with its call (ends
+// the job unless COCONET_HOST_ON_ERROR=continue).
 void check_destroy(ncclComm_t comm);
 
 // ---- memcheck.cc -------------------------------------------------------------

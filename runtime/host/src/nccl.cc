@@ -206,16 +206,17 @@ void run_scatter(const queued_op &q) {
   }
 }
 
-// Posts the pieces of a send or receive (each at most a chunk).
-void post_p2p(const queued_op &q, std::vector<MPI_Request> &requests) {
-  const size_t total = q.count * dtype_size(q.dtype), chunk = chunk_bytes();
+// Posts the pieces of a send of q's buffer, or of a receive of `total` bytes
+// into `into` (each piece at most a chunk).
+void post_p2p(const queued_op &q, void *into, size_t total, std::vector<MPI_Request> &requests) {
+  const size_t chunk = chunk_bytes();
   for (size_t o = 0; o < total; o += chunk) {
     const int m = (int)(total - o < chunk ? total - o : chunk);
     MPI_Request r;
     if (q.kind == SEND)
       COCONET_MPI_CHECK(MPI_Isend(cbytes(q.send, o, 1), m, MPI_BYTE, q.root, 0, q.comm->mpi, &r));
     else
-      COCONET_MPI_CHECK(MPI_Irecv(bytes(q.recv, o, 1), m, MPI_BYTE, q.root, 0, q.comm->mpi, &r));
+      COCONET_MPI_CHECK(MPI_Irecv(bytes(into, o, 1), m, MPI_BYTE, q.root, 0, q.comm->mpi, &r));
     requests.push_back(r);
   }
 }
@@ -270,11 +271,27 @@ ncclResult_t run_group(void) {
       result = ncclInvalidUsage;
     }
   }
+  // Sends go out with their prints ahead; each receive is posted once its
+  // peer's print matches it (a mismatched one drains the sender's bytes).
+  std::vector<const queued_op *> sends, recvs;
+  for (const queued_op &q : ops)
+    if (q.kind == SEND || q.kind == RECV) (q.kind == SEND ? sends : recvs).push_back(&q);
   std::vector<MPI_Request> requests;
-  for (const queued_op &q : ops)
-    if (q.kind == RECV) post_p2p(q, requests);
-  for (const queued_op &q : ops)
-    if (q.kind == SEND) post_p2p(q, requests);
+  std::vector<p2p_print> sent, received;
+  post_send_prints(sends, sent, requests);
+  for (const queued_op *q : sends) post_p2p(*q, nullptr, q->count * dtype_size(q->dtype), requests);
+  std::vector<bool> matched;
+  if (match_recvs(recvs, received, matched) != ncclSuccess) result = ncclInvalidUsage;
+  std::vector<std::vector<char>> drains;
+  for (size_t i = 0; i < recvs.size(); ++i) {
+    const queued_op &q = *recvs[i];
+    if (matched[i]) {
+      post_p2p(q, q.recv, q.count * dtype_size(q.dtype), requests);
+    } else {
+      drains.emplace_back(received[i].count * dtype_size((ncclDataType_t)received[i].dtype));
+      post_p2p(q, drains.back().data(), drains.back().size(), requests);
+    }
+  }
   for (const queued_op &q : ops) {
     if (std::find(bad.begin(), bad.end(), q.comm) != bad.end()) continue;
     q.comm->calls[q.kind]++;
