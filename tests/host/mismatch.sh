@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # mismatch.sh "MPIRUN" PROGRAM: runs each case of tests/host/mismatch.cu on 2
 # ranks; a mistake must end the job non-zero (never hang: each run has a time
-# limit) and print the report with both ranks' calls.
+# limit) and print the report with both ranks' calls, within the rank timeout
+# (COCONET_HOST_TIMEOUT) plus 10 seconds.
 mpirun=$1 prog=$2
 failed=0 passed=0
 run() {  # run CASE STATUS(0|nonzero) MESSAGE...
-  local what=$1 want=$2 out status
+  local what=$1 want=$2 out status limit=${TIMEOUT:-20}
   shift 2
-  out=$(COCONET_HOST_TIMEOUT=${TIMEOUT:-20} timeout 120 $mpirun -np 2 "$prog" "$what" 2>&1)
+  local start=$SECONDS
+  out=$(COCONET_HOST_TIMEOUT=$limit timeout 120 $mpirun -np 2 "$prog" "$what" 2>&1)
   status=$?
-  local ok=1
+  local took=$((SECONDS - start)) ok=1
+  if [ $took -gt $((limit + 10)) ]; then
+    echo "mismatch: '$what' took $took s, more than COCONET_HOST_TIMEOUT=$limit s + 10 s" >&2
+    ok=0
+  fi
   if [ "$want" = 0 ]; then [ $status -eq 0 ] || ok=0; else [ $status -ne 0 ] && [ $status -ne 124 ] || ok=0; fi
   for message in "$@"; do grep -qF -- "$message" <<<"$out" || ok=0; done
   if [ $ok = 1 ]; then

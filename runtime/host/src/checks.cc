@@ -3,8 +3,10 @@
 // On GPUs, ranks that call different collectives (or the same with another
 // count, datatype, op or root) hang or compute garbage. Here every group's
 // collectives on a communicator are compared across its ranks before any data
-// moves: each rank's calls (with their call sites, recorded by nccl.h's
-// macros) are gathered, and a difference is reported with every rank's calls.
+// moves: each rank sends its calls (with their call sites, recorded by nccl.h's
+// macros) to every other, and a difference is reported with every rank's
+// calls. The message also carries the input of a group's lone small AllReduce
+// or AllGather, which then needs no exchange of its own.
 // Each ncclSend sends its print (count, datatype, call site) ahead of its data,
 // and the matching ncclRecv compares it with its own before receiving.
 // The exchange, and the waits for sends and receives, poll with a timeout
@@ -30,12 +32,14 @@ double now(void) {
 
 // COCONET_HOST_TIMEOUT: seconds a rank waits for the others (0: forever).
 double timeout_seconds(void) {
+  static double seconds = -1;
+  if (seconds >= 0) return seconds;
   const char *v = getenv("COCONET_HOST_TIMEOUT");
-  if (!v || !*v) return 60;
+  if (!v || !*v) return seconds = 60;
   char *end;
   double t = strtod(v, &end);
   if (*end || t < 0) fatal("environment", "COCONET_HOST_TIMEOUT must be a number of seconds (0: no timeout), not '%s'", v);
-  return t;
+  return seconds = t;
 }
 
 namespace {
@@ -60,21 +64,31 @@ bool keep_going(void) {
   fatal("environment", "COCONET_HOST_ON_ERROR must be 'abort' (the default) or 'continue', not '%s'", v);
 }
 
-// Polls until every request completes; after the timeout ends the job saying `what`.
-void wait_polling(MPI_Request *requests, int n, const char *what) {
+// Whether MPI's own waits yield the processor (an oversubscribed run).
+bool mpi_yields(void) {
+  static int yields = -1;
+  if (yields < 0) {
+    const char *y = getenv("OMPI_MCA_mpi_yield_when_idle");
+    yields = y && strcmp(y, "0") != 0 && strcmp(y, "false") != 0;
+  }
+  return yields;
+}
+
+// Calls done() until it says yes; after the timeout ends the job saying
+// what() is waited for (called only then).
+template <class Done, class What>
+void poll_until(Done done, What what) {
+  if (done()) return;
   const double limit = timeout_seconds(), start = now();
-  const char *y = getenv("OMPI_MCA_mpi_yield_when_idle");
-  const bool yield = y && strcmp(y, "0") != 0 && strcmp(y, "false") != 0;
+  const bool yield = mpi_yields();
   for (;;) {
-    int done = 0;
-    COCONET_MPI_CHECK(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE));
-    if (done) return;
+    if (done()) return;
     double waited = now() - start;
     if (limit > 0 && waited > limit)
       fatal("timeout",
             "waited %.0f s for %s; a rank that has not arrived is in another call, has finished, or has exited "
             "(COCONET_HOST_TIMEOUT=%g; every rank's COCONET_DEBUG=INFO log shows its calls)",
-            waited, what, limit);
+            waited, std::string(what()).c_str(), limit);
     if (waited > 0.05) {  // busy for 50 ms, as MPI's blocking calls are; then 1 ms naps for long waits
       struct timespec pause = {0, 1000000};
       nanosleep(&pause, nullptr);
@@ -82,6 +96,17 @@ void wait_polling(MPI_Request *requests, int n, const char *what) {
       sched_yield();
     }
   }
+}
+
+// Polls until every request completes (with the timeout).
+void wait_polling(MPI_Request *requests, int n, const char *what) {
+  poll_until(
+      [&] {
+        int done = 0;
+        COCONET_MPI_CHECK(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE));
+        return done != 0;
+      },
+      [what] { return what; });
 }
 
 const int DESTROY = -1;  // the kind of an ncclCommDestroy (compared like a collective)
@@ -139,55 +164,114 @@ bool checking(void) {
   return on;
 }
 
-ncclResult_t compare(ncclComm_t comm, const std::vector<call_print> &mine) {
+const int CHECK_TAG = 2;  // the ranks' calls (0 and 1 carry send/recv data and prints)
+
+// Every rank's message of one check, [call count][calls][data], rank j's at
+// area[j * capacity], sizes[j] bytes of it (a truncated one: capacity).
+struct messages {
+  std::vector<char> area;
+  std::vector<size_t> sizes;
+  size_t capacity = 0, header = 0;  // header: where the data starts (16-byte aligned, like capacity)
+  const char *at(int j) const { return area.data() + j * capacity; }
+  // The calls rank j's message holds whole.
+  unsigned calls(int j) const {
+    unsigned k = 0;
+    if (sizes[j] >= CALLS_AT) memcpy(&k, at(j), sizeof k);
+    const size_t whole = sizes[j] < CALLS_AT ? 0 : (sizes[j] - CALLS_AT) / sizeof(call_print);
+    return k < whole ? k : (unsigned)whole;
+  }
+  call_print call(int j, unsigned k) const {
+    call_print c;
+    memcpy(&c, at(j) + CALLS_AT + k * sizeof(call_print), sizeof c);
+    return c;
+  }
+  static const size_t CALLS_AT = 8;
+};
+
+size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+
+// Sends this rank's calls (and `data`, the input of the group's lone small
+// collective) to every other rank of comm and receives theirs into m. The
+// receives are posted first, sized like this rank's message (ranks whose
+// calls agree send the same size) and at least REPORT_CALLS calls, so that a
+// longer message from a rank whose calls differ still brings the calls its
+// report shows. where() says what is waited for, should the wait time out.
+const unsigned REPORT_CALLS = 16;
+
+template <class Where>
+void exchange_calls(ncclComm_t comm, const std::vector<call_print> &mine, const void *data, size_t data_bytes,
+                    Where where, messages &m) {
+  const int n = comm->nranks, me = comm->rank;
+  const unsigned ncalls = (unsigned)mine.size();
+  m.header = round16(messages::CALLS_AT + ncalls * sizeof(call_print));
+  const size_t own_size = m.header + data_bytes;
+  const size_t least = messages::CALLS_AT + REPORT_CALLS * sizeof(call_print);
+  m.capacity = round16(own_size > least ? own_size : least);
+  m.area.resize(n * m.capacity);
+  m.sizes.assign(n, m.capacity);
+  m.sizes[me] = own_size;
+  char *own = m.area.data() + me * m.capacity;
+  memcpy(own, &ncalls, sizeof ncalls);
+  if (ncalls) memcpy(own + messages::CALLS_AT, mine.data(), ncalls * sizeof(call_print));
+  if (data_bytes) memcpy(own + m.header, data, data_bytes);
+  static thread_local std::vector<MPI_Request> requests;  // the receives (by rank; MPI_REQUEST_NULL for this one), then the sends
+  static thread_local std::vector<MPI_Status> statuses;
+  requests.assign(2 * n, MPI_REQUEST_NULL);
+  statuses.resize(2 * n);
+  for (int j = 0; j < n; ++j)
+    if (j != me)
+      COCONET_MPI_CHECK(MPI_Irecv(m.area.data() + j * m.capacity, (int)m.capacity, MPI_BYTE, j, CHECK_TAG, comm->mpi,
+                                  &requests[j]));
+  for (int j = 0; j < n; ++j)
+    if (j != me)
+      COCONET_MPI_CHECK(MPI_Isend(own, (int)own_size, MPI_BYTE, j, CHECK_TAG, comm->mpi, &requests[n + j]));
+  poll_until(
+      [&] {
+        int done = 0;
+        const int rc = MPI_Testall(2 * n, requests.data(), &done, statuses.data());
+        if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) mpi_check(rc, "MPI_Testall", __FILE__, __LINE__);
+        return done != 0;
+      },
+      where);
+  for (int j = 0; j < n; ++j) {
+    if (j == me) continue;
+    const int err = statuses[j].MPI_ERROR;
+    if (err != MPI_SUCCESS && err != MPI_ERR_TRUNCATE) mpi_check(err, "MPI_Irecv (the ranks' calls)", __FILE__, __LINE__);
+    int size = 0;
+    COCONET_MPI_CHECK(MPI_Get_count(&statuses[j], MPI_BYTE, &size));
+    if (err == MPI_SUCCESS && size >= 0) m.sizes[j] = (size_t)size;
+  }
+}
+
+ncclResult_t compare(ncclComm_t comm, const std::vector<call_print> &mine, const void *data = nullptr,
+                     size_t data_bytes = 0, carried_inputs *inputs = nullptr) {
   if (!checking()) return ncclSuccess;
   const int n = comm->nranks;
-  char where[160];
-  snprintf(where, sizeof where, "the other ranks of communicator %p in %s", (void *)comm,
-           mine.empty() ? "a group" : describe(mine[0]).c_str());
-  // One exchange of the count and the first FIRST calls; a second for groups of more.
-  enum { FIRST = 2 };
-  struct head {
-    int count;
-    call_print first[FIRST];
-  } me = {(int)mine.size(), {}};
-  for (int k = 0; k < me.count && k < FIRST; ++k) me.first[k] = mine[k];
-  std::vector<head> heads(n);
-  MPI_Request r;
-  COCONET_MPI_CHECK(MPI_Iallgather(&me, sizeof me, MPI_BYTE, heads.data(), sizeof me, MPI_BYTE, comm->mpi, &r));
-  wait_polling(&r, 1, where);
-  std::vector<int> counts(n), bytes(n), displs(n);
-  int total = 0, most = 0;
-  for (int j = 0; j < n; ++j) {
-    counts[j] = heads[j].count;
-    bytes[j] = (counts[j] > FIRST ? counts[j] - FIRST : 0) * (int)sizeof(call_print);
-    displs[j] = total * (int)sizeof(call_print);
-    total += counts[j];
-    most = counts[j] > most ? counts[j] : most;
-  }
-  std::vector<call_print> all(total), rest(total);
-  if (most > FIRST) {
-    std::vector<int> rest_displs(n);
-    for (int j = 1; j < n; ++j) rest_displs[j] = rest_displs[j - 1] + bytes[j - 1];
-    COCONET_MPI_CHECK(MPI_Iallgatherv(mine.data() + (me.count > FIRST ? FIRST : me.count), bytes[comm->rank],
-                                      MPI_BYTE, rest.data(), bytes.data(), rest_displs.data(), MPI_BYTE, comm->mpi, &r));
-    wait_polling(&r, 1, where);
-    for (int j = 0, at = 0; j < n; ++j)
-      for (int k = FIRST; k < counts[j]; ++k) all[displs[j] / sizeof(call_print) + k] = rest[at++];
-  }
-  for (int j = 0; j < n; ++j)
-    for (int k = 0; k < counts[j] && k < FIRST; ++k) all[displs[j] / sizeof(call_print) + k] = heads[j].first[k];
+  auto where = [&] {
+    char text[160];
+    snprintf(text, sizeof text, "the other ranks of communicator %p in %s", (void *)comm,
+             mine.empty() ? "a group" : describe(mine[0]).c_str());
+    return std::string(text);
+  };
+  static thread_local messages m;  // kept: no allocation per call; inputs point into it until the next check
+  exchange_calls(comm, mine, data, data_bytes, where, m);
+  std::vector<int> counts(n);
+  for (int j = 0; j < n; ++j) counts[j] = (int)m.calls(j);
   bool differ = false;
   for (int j = 1; j < n && !differ; ++j) {
     differ = counts[j] != counts[0];
-    for (int k = 0; k < counts[0] && !differ; ++k) differ = !same_call(all[displs[j] / sizeof(call_print) + k], all[k]);
+    for (int k = 0; k < counts[0] && !differ; ++k)
+      differ = !same_call(m.call(j, k), m.call(0, k));
   }
-  if (!differ) return ncclSuccess;
+  if (!differ) {
+    if (inputs && data_bytes) *inputs = carried_inputs{m.at(0) + m.header, m.capacity};  // the calls agree: all sent data
+    return ncclSuccess;
+  }
   std::string report;
   for (int j = 0; j < n; ++j) {
     report += "\n  rank " + std::to_string(j) + ":";
     if (!counts[j]) report += " no collective in this group";
-    for (int k = 0; k < counts[j]; ++k) report += (k ? "; " : " ") + describe(all[displs[j] / sizeof(call_print) + k]);
+    for (int k = 0; k < counts[j]; ++k) report += (k ? "; " : " ") + describe(m.call(j, k));
   }
   const bool go_on = keep_going();
   if (comm->rank == 0) {
@@ -220,14 +304,15 @@ void fused_check(ncclComm_t comm, const char *region, int nbufs, const size_t *o
   compare(comm, mine);
 }
 
-ncclResult_t check_collectives(ncclComm_t comm, const std::vector<const queued_op *> &ops) {
+ncclResult_t check_collectives(ncclComm_t comm, const std::vector<const queued_op *> &ops, const void *data,
+                               size_t data_bytes, carried_inputs *inputs) {
   std::vector<call_print> mine(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     const queued_op &q = *ops[i];
     mine[i] = call_print{q.seq, q.count, (int)q.kind, (int)q.dtype, (int)q.op, q.root, {0}, {0}, {0}};
     snprintf(mine[i].site, sizeof mine[i].site, "%s", q.site);
   }
-  return compare(comm, mine);
+  return compare(comm, mine, data, data_bytes, inputs);
 }
 
 namespace {

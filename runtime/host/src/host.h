@@ -221,7 +221,15 @@ void take_callsite(char *site, size_t size);
 // ncclInvalidUsage; unless COCONET_HOST_ON_ERROR=continue the job is ended.
 // Ranks that do not arrive within COCONET_HOST_TIMEOUT seconds (default 60,
 // 0: wait forever) end the job with a report of where this rank waits.
-ncclResult_t check_collectives(ncclComm_t comm, const std::vector<const queued_op *> &ops);
+// `data` (data_bytes, the same on every rank whose calls agree) travels with
+// the calls: when they agree, *inputs shows every rank's data (left as it is
+// when the checks are off, COCONET_HOST_CHECK=0).
+struct carried_inputs {
+  const char *first = nullptr;  // rank 0's data; rank j's at first + j * stride (valid until the next check)
+  size_t stride = 0;            // a multiple of 16 bytes
+};
+ncclResult_t check_collectives(ncclComm_t comm, const std::vector<const queued_op *> &ops,
+                               const void *data = nullptr, size_t data_bytes = 0, carried_inputs *inputs = nullptr);
 // A fused kernel's call site on comm, compared like a collective (its place in
 // the sequence, its region, where its first four buffers lie in their
 // windows): a rank on the NCCL path, or a buffer at another offset, is reported.
