@@ -64,6 +64,11 @@ int main(int argc, char **argv) {
     ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm, 0);
     ncclAllReduce(x, x, rank == 0 ? 10 : 20, ncclFloat, ncclSum, comm, 0);
     r = ncclGroupEnd();
+  } else if (strcmp(what, "long-group") == 0) {  // 20 small calls against one carried 4 KiB call
+    ncclGroupStart();
+    for (int k = 0; k < (rank == 0 ? 20 : 0); ++k) ncclAllReduce(x, x, 10, ncclFloat, ncclSum, comm, 0);
+    if (rank == 1) ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm, 0);
+    r = ncclGroupEnd();
   } else if (strcmp(what, "group3-same") == 0) {
     ncclGroupStart();
     for (int k = 0; k < 3; ++k) ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm, 0);

@@ -52,6 +52,8 @@ COCONET_HOST_ON_ERROR=continue run continue 0 "error: collective mismatch" "rank
   "rank 1: continued after ncclInvalidUsage"
 run group3 1 "rank 0: call 2: ncclAllReduce count 1000 float32 sum at" "; call 4: ncclAllReduce count 10 float32 sum" \
   "; call 4: ncclAllReduce count 20 float32 sum"
+run long-group 1 "rank 0: call 2: ncclAllReduce count 10 float32 sum at" "; call 21: ncclAllReduce count 10" \
+  "rank 1: call 2: ncclAllReduce count 1000 float32 sum at"
 run group3-same 0
 run same 0
 COCONET_DEBUG=INFO COCONET_DEBUG_SUBSYS=COLL run same 0 \
