@@ -36,7 +36,8 @@ run op 1 "rank 1: call 2: ncclAllReduce count 1000 float32 max"
 run root 1 "rank 0: call 2: ncclBroadcast count 1000 float32 root 0" "rank 1: call 2: ncclBroadcast count 1000 float32 root 1"
 run group 1 "rank 0: call 2: ncclAllReduce count 1000 float32 sum at" "; call 3: ncclAllGather"
 run skip 1 "rank 0: call 2: ncclAllReduce count 1000 float32 sum" "rank 1: ncclCommDestroy after 1 collectives at"
-TIMEOUT=3 run late 1 "error: timeout: waited 3 s for the other ranks of communicator" "in call 2: ncclAllReduce count 1000"
+TIMEOUT=3 run late 1 "error: timeout: waited 3 s for the other ranks of communicator" "in call 2: ncclAllReduce count 1000" \
+  "; rank 1 has not arrived"
 run unmatched-send 1 "error: unmatched send: rank 0's ncclSend count 1000 float32 to rank 1 at " "$src:" \
   "was not received: rank 1 destroyed the communicator without its ncclRecv"
 run p2p-count 1 "error: send/recv mismatch: on communicator" \

@@ -225,6 +225,24 @@ void exchange_calls(ncclComm_t comm, const std::vector<call_print> &mine, const 
   for (int j = 0; j < n; ++j)
     if (j != me)
       COCONET_MPI_CHECK(MPI_Isend(own, (int)own_size, MPI_BYTE, j, CHECK_TAG, comm->mpi, &requests[n + j]));
+  // At a timeout: where this rank waits, and each other rank's first call if it has arrived.
+  auto waiting = [&] {
+    std::string text = where();
+    for (int j = 0; j < n; ++j) {
+      if (j == me) continue;
+      int arrived = 0;
+      MPI_Status st;
+      COCONET_MPI_CHECK(MPI_Request_get_status(requests[j], &arrived, &st));
+      std::string state = " has not arrived";
+      if (arrived) {
+        unsigned calls = 0;
+        memcpy(&calls, m.at(j), sizeof calls);
+        state = calls ? " is in " + describe(m.call(j, 0)) : " is in a group without collectives";
+      }
+      text += "; rank " + std::to_string(j) + state;
+    }
+    return text;
+  };
   poll_until(
       [&] {
         int done = 0;
@@ -232,7 +250,7 @@ void exchange_calls(ncclComm_t comm, const std::vector<call_print> &mine, const 
         if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) mpi_check(rc, "MPI_Testall", __FILE__, __LINE__);
         return done != 0;
       },
-      where);
+      waiting);
   for (int j = 0; j < n; ++j) {
     if (j == me) continue;
     const int err = statuses[j].MPI_ERROR;
