@@ -1,5 +1,5 @@
 // Host backend: cuBLASLt matmuls against a column-major reference in double,
-// for every supported epilogue, transposes, row and column order, strided
+// for every supported epilogue (the ReLU bit masks apart), transposes, row and column order, strided
 // batches, C distinct from D, and the fp32 / fp16 / bf16 mixes GPT-style
 // trainers use; then the calls it must refuse, with their status.
 #include <cublasLt.h>
@@ -270,6 +270,83 @@ static void check_trainer_forward(cublasLtHandle_t lt) {
   cudaFree(pre_gelu);
 }
 
+// The ReLU epilogues with bit masks: RELU_AUX(_BIAS) writes bit i + j * ld where the input of the ReLU was
+// positive; DRELU(_BGRAD) keeps the product where the bit is set (and sums D's rows into the bias gradient).
+static void check_relu_masks(cublasLtHandle_t lt) {
+  const int m = 37, n = 5, k = 9, ld_bits = 128;
+  int bad = 0;
+  for (cublasLtEpilogue_t e : {CUBLASLT_EPILOGUE_RELU_AUX, CUBLASLT_EPILOGUE_RELU_AUX_BIAS, CUBLASLT_EPILOGUE_DRELU,
+                               CUBLASLT_EPILOGUE_DRELU_BGRAD}) {
+    const bool backward = e == CUBLASLT_EPILOGUE_DRELU || e == CUBLASLT_EPILOGUE_DRELU_BGRAD;
+    float *a, *b, *d, *bias;
+    unsigned char *mask;
+    cudaMalloc(&a, sizeof(float) * m * k);
+    cudaMalloc(&b, sizeof(float) * k * n);
+    cudaMalloc(&d, sizeof(float) * m * n);
+    cudaMalloc(&bias, sizeof(float) * m);
+    cudaMalloc(&mask, ld_bits / 8 * n);
+    for (int i = 0; i < m * k; ++i) a[i] = (float)small_value();
+    for (int i = 0; i < k * n; ++i) b[i] = (float)small_value();
+    for (int i = 0; i < m; ++i) bias[i] = (float)small_value();
+    for (int i = 0; i < ld_bits / 8 * n; ++i) mask[i] = (unsigned char)(backward ? rand() : 0xa5);
+    std::vector<unsigned char> mask_in(mask, mask + ld_bits / 8 * n);
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e);
+    void *bp = bias, *mp = mask;
+    const int64_t ld = ld_bits;
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp);
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &mp, sizeof mp);
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof ld);
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, m, k, m);
+    cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, k, n, k);
+    cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, m, n, m);
+    const float one = 1, zero = 0;
+    CHECK(cublasLtMatmul(lt, desc, &one, a, la, b, lb, &zero, d, lc, d, lc, nullptr, nullptr, 0, 0) == 0);
+    std::vector<double> grad(m, 0.0);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        double v = 0;
+        for (int p = 0; p < k; ++p) v += (double)a[i + p * m] * b[p + j * k];
+        const int bit = i + j * ld_bits;
+        const bool set = (mask[bit / 8] >> (bit % 8)) & 1, was = (mask_in[bit / 8] >> (bit % 8)) & 1;
+        if (backward) {
+          v = was ? v : 0;
+          grad[i] += v;
+          bad += set != was;  // the mask is an input here
+        } else {
+          if (e == CUBLASLT_EPILOGUE_RELU_AUX_BIAS) v += bias[i];
+          bad += set != (v > 0);
+          v = v > 0 ? v : 0;
+        }
+        bad += fabs(d[i + j * m] - v) > 1e-5;
+      }
+    if (e == CUBLASLT_EPILOGUE_DRELU_BGRAD)
+      for (int i = 0; i < m; ++i) bad += fabs(bias[i] - grad[i]) > 1e-4;
+    // Bits past the matrix's rows in each column keep their values.
+    if (!backward)
+      for (int j = 0; j < n; ++j)
+        for (int bit = j * ld_bits + m; bit < (j + 1) * ld_bits; ++bit)
+          bad += ((mask[bit / 8] >> (bit % 8)) & 1) != ((mask_in[bit / 8] >> (bit % 8)) & 1);
+    // A leading dimension not divisible by 128 is refused.
+    const int64_t odd = 64;
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &odd, sizeof odd);
+    CHECK(cublasLtMatmul(lt, desc, &one, a, la, b, lb, &zero, d, lc, d, lc, nullptr, nullptr, 0, 0) ==
+          CUBLAS_STATUS_INVALID_VALUE);
+    cublasLtMatrixLayoutDestroy(la);
+    cublasLtMatrixLayoutDestroy(lb);
+    cublasLtMatrixLayoutDestroy(lc);
+    cublasLtMatmulDescDestroy(desc);
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(d);
+    cudaFree(bias);
+    cudaFree(mask);
+  }
+  CHECK_MSG(bad == 0, "ReLU bit masks: %d wrong values or bits", bad);
+}
+
 // Attributes round-trip with exact sizes; what the backend does not run is refused, not guessed.
 static void check_refusals(cublasLtHandle_t lt) {
   cublasLtMatmulDesc_t desc;
@@ -304,8 +381,8 @@ static void check_refusals(cublasLtHandle_t lt) {
   // Shapes that do not agree.
   CHECK(cublasLtMatmulAlgoGetHeuristic(lt, desc, b, b, c, c, pref, 1, &h, &found) == CUBLAS_STATUS_INVALID_VALUE &&
         found == 0);
-  // ReLU bit masks are not emulated.
-  epilogue = CUBLASLT_EPILOGUE_RELU_AUX;
+  // An epilogue cuBLASLt does not have.
+  epilogue = 1024;
   cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
   CHECK(cublasLtMatmulAlgoGetHeuristic(lt, desc, a, b, c, c, pref, 1, &h, &found) == CUBLAS_STATUS_NOT_SUPPORTED);
   // A bias epilogue without a bias.
@@ -350,6 +427,7 @@ int main(void) {
   check_type<__nv_bfloat16, __nv_bfloat16>(lt, "bf16", CUDA_R_16BF, CUDA_R_16BF, 1.0 / 128);
   check_type<__nv_bfloat16, float>(lt, "bf16 -> fp32", CUDA_R_16BF, CUDA_R_32F, 1e-5);
   check_trainer_forward(lt);
+  check_relu_masks(lt);
   check_refusals(lt);
   CHECK(cublasLtDestroy(lt) == CUBLAS_STATUS_SUCCESS);
   return check_summary("cublaslt");

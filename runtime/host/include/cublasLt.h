@@ -1,11 +1,11 @@
 /* coconet host backend: the cuBLASLt subset that GPT-style trainers use, on
  * OpenBLAS.  cublasLtMatmul computes D = epilogue(alpha op(A) op(B) + beta C)
  * in float (double for 64F), column- or row-ordered layouts, strided batches,
- * and the epilogues DEFAULT, RELU, BIAS, RELU_BIAS, GELU, GELU_AUX, GELU_BIAS,
- * GELU_AUX_BIAS, DGELU, DGELU_BGRAD, BGRADA and BGRADB (GELU is the tanh
- * approximation).  Anything else is refused: an unsupported attribute value
- * returns CUBLAS_STATUS_NOT_SUPPORTED with a warning naming it.  The names
- * and values are cuBLASLt's. */
+ * and every epilogue cuBLASLt has: bias, ReLU and GELU (the tanh
+ * approximation) with or without aux (the ReLU bit masks in column order),
+ * DRELU, DGELU and their bias gradients, BGRADA and BGRADB.  Anything else is
+ * refused: an unsupported attribute value returns CUBLAS_STATUS_NOT_SUPPORTED
+ * with a warning naming it.  The names and values are cuBLASLt's. */
 #ifndef COCONET_HOST_CUBLASLT_H
 #define COCONET_HOST_CUBLASLT_H
 

@@ -1,10 +1,12 @@
 // coconet host backend: cuBLASLt matmuls on OpenBLAS.  Each batch entry
 // widens op(A) and op(B) into dense column-major matrices of the compute
 // type (float, or double for 64F), multiplies them with one sgemm/dgemm, and
-// runs the epilogue blas_element by blas_element before rounding once into D:
+// runs the epilogue element by element before rounding once into D:
 //   v = alpha op(A) op(B) + beta C (+ bias[row]);  aux = v;  D = act(v)
-// or, for DGELU, D = v * gelu'(aux).  Bias gradients are sums of D's rows
-// (DGELU_BGRAD), of op(A)'s rows (BGRADA) or of op(B)'s columns (BGRADB).
+// (for ReLU, aux is a bit mask of v > 0), or, for DGELU, D = v * gelu'(aux)
+// and for DRELU, D = v where aux's bit is set.  Bias gradients are sums of
+// D's rows (DGELU_BGRAD, DRELU_BGRAD), of op(A)'s rows (BGRADA) or of op(B)'s
+// columns (BGRADB).
 // GELU is the tanh approximation.  Descriptors live in the opaque storage
 // cuBLASLt's types give them.
 #include <cblas.h>
@@ -158,17 +160,33 @@ struct operand {
   }
 };
 
-enum epilogue_bits { EPI_RELU = 2, EPI_BIAS = 4, EPI_BGRAD = 16, EPI_GELU = 32, EPI_DGELU = 64, EPI_AUX = 128 };
+enum epilogue_bits {
+  EPI_RELU = 2, EPI_BIAS = 4, EPI_DRELU = 8, EPI_BGRAD = 16, EPI_GELU = 32, EPI_DGELU = 64, EPI_AUX = 128
+};
 
 bool epilogue_supported(uint32_t e) {
   switch (e) {
-    case CUBLASLT_EPILOGUE_DEFAULT: case CUBLASLT_EPILOGUE_RELU: case CUBLASLT_EPILOGUE_BIAS:
-    case CUBLASLT_EPILOGUE_RELU_BIAS: case CUBLASLT_EPILOGUE_GELU: case CUBLASLT_EPILOGUE_GELU_AUX:
-    case CUBLASLT_EPILOGUE_GELU_BIAS: case CUBLASLT_EPILOGUE_GELU_AUX_BIAS: case CUBLASLT_EPILOGUE_DGELU:
-    case CUBLASLT_EPILOGUE_DGELU_BGRAD: case CUBLASLT_EPILOGUE_BGRADA: case CUBLASLT_EPILOGUE_BGRADB:
+    case CUBLASLT_EPILOGUE_DEFAULT: case CUBLASLT_EPILOGUE_RELU: case CUBLASLT_EPILOGUE_RELU_AUX:
+    case CUBLASLT_EPILOGUE_BIAS: case CUBLASLT_EPILOGUE_RELU_BIAS: case CUBLASLT_EPILOGUE_RELU_AUX_BIAS:
+    case CUBLASLT_EPILOGUE_DRELU: case CUBLASLT_EPILOGUE_DRELU_BGRAD: case CUBLASLT_EPILOGUE_GELU:
+    case CUBLASLT_EPILOGUE_GELU_AUX: case CUBLASLT_EPILOGUE_GELU_BIAS: case CUBLASLT_EPILOGUE_GELU_AUX_BIAS:
+    case CUBLASLT_EPILOGUE_DGELU: case CUBLASLT_EPILOGUE_DGELU_BGRAD: case CUBLASLT_EPILOGUE_BGRADA:
+    case CUBLASLT_EPILOGUE_BGRADB:
       return true;
   }
   return false;
+}
+
+// The ReLU epilogues' aux is a bit mask: bit i + j * ld (column order) is set where the ReLU's input was positive.
+bool mask_epilogue(uint32_t e) { return (e & EPI_AUX) && (e & (EPI_RELU | EPI_DRELU)); }
+
+bool mask_bit(const void *mask, int64_t bit) {
+  return (static_cast<const unsigned char *>(mask)[bit >> 3] >> (bit & 7)) & 1;
+}
+
+void set_mask_bit(void *mask, int64_t bit, bool on) {
+  unsigned char &byte = static_cast<unsigned char *>(mask)[bit >> 3];
+  byte = (unsigned char)(on ? byte | (1u << (bit & 7)) : byte & ~(1u << (bit & 7)));
 }
 
 // Everything cublasLtMatmul needs, or the reason it cannot run.
@@ -263,8 +281,7 @@ cublasStatus_t make_problem(const char *fn, cublasLtMatmulDesc_t desc, cublasLtM
               "DEVICE are)", fn, d->pointer_mode);
   const uint32_t e = d->epilogue;
   if (!epilogue_supported(e))
-    LT_REFUSE(CUBLAS_STATUS_NOT_SUPPORTED, "%s: epilogue %u is not supported by the host backend (RELU_AUX and "
-              "DRELU need ReLU bit masks)", fn, e);
+    LT_REFUSE(CUBLAS_STATUS_NOT_SUPPORTED, "%s: epilogue %u is not supported by the host backend", fn, e);
   const bool bias_in = (e & EPI_BIAS) != 0, bias_out = (e & EPI_BGRAD) || e == CUBLASLT_EPILOGUE_BGRADA ||
                                                         e == CUBLASLT_EPILOGUE_BGRADB;
   p->bias_type = ec;
@@ -277,7 +294,16 @@ cublasStatus_t make_problem(const char *fn, cublasLtMatmulDesc_t desc, cublasLtM
   if (d->aux_type != -1 && !blas_element_of(d->aux_type, &p->aux_type))
     LT_REFUSE(CUBLAS_STATUS_NOT_SUPPORTED, "%s: aux data type %d is not supported by the host backend", fn,
               d->aux_type);
-  if (e & EPI_AUX) {
+  if (mask_epilogue(e)) {
+    if (ld->order != CUBLASLT_ORDER_COL)
+      LT_REFUSE(CUBLAS_STATUS_NOT_SUPPORTED, "%s: ReLU bit masks (epilogue %u) are run for CUBLASLT_ORDER_COL only "
+                "by the host backend", fn, e);
+    if (!d->aux || d->aux_ld < 1 || (uint64_t)d->aux_ld < p->m || d->aux_ld % 128 != 0 ||
+        d->aux_batch_stride % 128 != 0)
+      LT_REFUSE(CUBLAS_STATUS_INVALID_VALUE, "%s: epilogue %u needs CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER and an "
+                "EPILOGUE_AUX_LD (and batch stride) in bits divisible by 128, the LD at least %llu (have %p, %lld)",
+                fn, e, (unsigned long long)p->m, d->aux, (long long)d->aux_ld);
+  } else if (e & EPI_AUX) {
     const uint64_t inner = ld->order == CUBLASLT_ORDER_ROW ? p->n : p->m;
     if (!d->aux || d->aux_ld < 1 || (uint64_t)d->aux_ld < inner || d->aux_ld % 8 != 0)
       LT_REFUSE(CUBLAS_STATUS_INVALID_VALUE, "%s: epilogue %u needs CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER and an "
@@ -343,8 +369,11 @@ void run(const problem &p, T alpha, T beta, const void *A, const void *B, const 
                                                                                : (int64_t)(i + j * d.aux_ld));
         if (e & EPI_DGELU) {
           x *= gelu_grad((T)blas_load(d.aux, aux_at, p.aux_type));
+        } else if (e & EPI_DRELU) {
+          x = mask_bit(d.aux, aux_at) ? x : (T)0;
         } else {
-          if (e & EPI_AUX) blas_store(x, d.aux, aux_at, p.aux_type);
+          if (mask_epilogue(e)) set_mask_bit(d.aux, aux_at, x > (T)0);
+          else if (e & EPI_AUX) blas_store(x, d.aux, aux_at, p.aux_type);
           if (e & EPI_GELU) x = gelu(x);
           if (e & EPI_RELU) x = x > (T)0 ? x : (T)0;
         }
