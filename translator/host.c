@@ -11,7 +11,11 @@
 //
 // The launch's text is kept: the edits insert `coconet_host_launch(FLAGS, `,
 // replace `<<<` by a comma, and replace `>>>(` by the missing configuration
-// arguments and a comma. FLAGS is COCONET_HOST_SIMPLE only when the kernel
+// arguments and a comma. A kernel whose name is overloaded (a host function
+// of the same name) is cast to its pointer type, `static_cast<void (*)(P...)>(k)`;
+// a kernel template launched with arguments that depend on an enclosing
+// template becomes coconet_host_launch_call (the runtime calls it, and the
+// call deduces its template arguments at each instantiation). FLAGS is COCONET_HOST_SIMPLE only when the kernel
 // provably reaches no barrier or warp collective; the proof walks the bodies
 // of everything it calls (calls into system headers are judged by name:
 // __syncthreads*, *_sync, __activemask, the legacy shuffles and votes,
@@ -303,6 +307,51 @@ static unsigned closing(const Toks *t, unsigned i) {
   return t->n;
 }
 
+typedef struct SameName {
+  const char *name;
+  int count;
+} SameName;
+
+static enum CXChildVisitResult count_same_name(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  SameName *s = data;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  if (k == CXCursor_FunctionDecl || k == CXCursor_FunctionTemplate) {
+    CXString sp = clang_getCursorSpelling(c);
+    if (strcmp(clang_getCString(sp), s->name) == 0 && clang_equalCursors(c, clang_getCanonicalCursor(c))) s->count++;
+    clang_disposeString(sp);
+  }
+  return CXChildVisit_Continue;
+}
+
+// Whether the kernel's name also names another function in its scope (say a
+// host wrapper of the same name): then the host launch, which takes the
+// kernel as a function pointer, needs its type to pick it. Counts each
+// function once (its first declaration).
+static bool kernel_name_overloaded(CXCursor kernel) {
+  CXString sp = clang_getCursorSpelling(kernel);
+  SameName s = {clang_getCString(sp), 0};
+  clang_visitChildren(clang_getCursorSemanticParent(kernel), count_same_name, &s);
+  clang_disposeString(sp);
+  return s.count > 1;
+}
+
+// "static_cast<void (*)(P1, P2)>(" for a kernel, as its parameters are declared.
+static char *kernel_pointer_cast(CXCursor kernel) {
+  char *out = xasprintf("static_cast<void (*)(");
+  int n = clang_Cursor_getNumArguments(kernel);
+  for (int i = 0; i < n; i++) {
+    CXString t = clang_getTypeSpelling(clang_getCursorType(clang_Cursor_getArgument(kernel, (unsigned)i)));
+    char *next = xasprintf("%s%s%s", out, i ? ", " : "", clang_getCString(t));
+    clang_disposeString(t);
+    free(out);
+    out = next;
+  }
+  char *done = xasprintf("%s)>(", out);
+  free(out);
+  return done;
+}
+
 // Lower one launch, spelled in the main file as the tokens of [b, e).
 static void lower_launch(Lower *l, CXCursor call, SrcRange r) {
   const Frontend *fe = l->fe;
@@ -328,7 +377,21 @@ static void lower_launch(Lower *l, CXCursor call, SrcRange r) {
     bool no_args = tok_is(&t, close + 2, ")");
     unsigned after_paren = tok_end(l, &t, close + 1);
     const char *sep = no_args ? "" : (after_paren < fe->src.len && is_space(fe->src.buf[after_paren])) ? "," : ", ";
-    char *head = xasprintf("coconet_host_launch(%s, ", launch_flags(call));
+    CXCursor callee = clang_getCursorReferenced(call);
+    const bool is_template = !clang_Cursor_isNull(clang_getSpecializedCursorTemplate(callee));
+    unsigned lt = 0;
+    while (lt < open && !tok_is(&t, lt, "<")) lt++;
+    // A launch whose kernel clang resolves only at instantiation (arguments
+    // that depend on an enclosing template): the launch calls it, so that the
+    // call picks and deduces it at each instantiation.
+    const enum CXCursorKind ck = clang_getCursorKind(callee);
+    const bool unresolved = clang_Cursor_isNull(callee) || clang_isInvalid(ck) || ck == CXCursor_OverloadedDeclRef ||
+                            ck == CXCursor_FunctionTemplate;
+    const bool by_call = lt == open && !is_template && unresolved;
+    char *cast = !is_template && ck == CXCursor_FunctionDecl && kernel_name_overloaded(callee)
+                     ? kernel_pointer_cast(callee)
+                     : strdup("");
+    char *head = xasprintf("coconet_host_launch%s(%s, %s", by_call ? "_call" : "", launch_flags(call), cast);
     char zeros[16] = "";
     for (unsigned i = commas; i < 3; i++) strcat(zeros, ", 0");
     char *tail = xasprintf("%s%s", zeros, sep);
@@ -337,19 +400,16 @@ static void lower_launch(Lower *l, CXCursor call, SrcRange r) {
     edit_add(l->edits, r.begin.offset, r.begin.offset, head);
     // A template's arguments, all of them (some may be deduced at the launch):
     // the host launch takes the kernel as a function pointer.
-    unsigned lt = 0;
-    while (lt < open && !tok_is(&t, lt, "<")) lt++;
-    CXCursor callee = clang_getCursorReferenced(call);
-    char *targs = lt == 0 || clang_Cursor_isNull(clang_getSpecializedCursorTemplate(callee)) ? NULL
-                                                                                         : template_args_of(callee);
+    char *targs = lt == 0 || !is_template ? NULL : template_args_of(callee);
     if (targs) {
       char *spelled = xasprintf("<%s>", targs);
       edit_add(l->edits, tok_end(l, &t, lt - 1), tok_end(l, &t, open - 1), spelled);
       free(spelled);
       free(targs);
     }
-    edit_add(l->edits, tok_begin(l, &t, open), conf_begin, spaced ? "," : ", ");
+    edit_add(l->edits, tok_begin(l, &t, open), conf_begin, cast[0] ? (spaced ? ")," : "), ") : spaced ? "," : ", ");
     edit_add(l->edits, tok_end(l, &t, close - 1), after_paren, tail);
+    free(cast);
     free(head);
     free(tail);
   }

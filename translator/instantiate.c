@@ -87,8 +87,23 @@ static char *arg_spelling(CXCursor decl, unsigned i) {
   case CXTemplateArgumentKind_Type:
     return spelled(clang_getTypeSpelling(clang_getCanonicalType(clang_Cursor_getTemplateArgumentType(decl, i))));
   case CXTemplateArgumentKind_Integral: {
+    // The parameter's type says how to write the value: a bool's true reads
+    // back as -1 (one signed bit), an enumerator needs its type.
+    Params ps = {.n = 0};
+    clang_visitChildren(clang_getSpecializedCursorTemplate(decl), add_param, &ps);
+    CXType type = !ps.other && (int)i < ps.n ? clang_getCanonicalType(clang_getCursorType(ps.v[i]))
+                                             : (CXType){.kind = CXType_Invalid};
     long long v = clang_Cursor_getTemplateArgumentValue(decl, i);
-    int r = v < 0 ? asprintf(&arg, "%lld", v) : asprintf(&arg, "%llu", clang_Cursor_getTemplateArgumentUnsignedValue(decl, i));
+    int r;
+    if (type.kind == CXType_Bool) {
+      r = asprintf(&arg, "%s", v ? "true" : "false");
+    } else if (type.kind == CXType_Enum) {
+      char *t = spelled(clang_getTypeSpelling(type));
+      r = asprintf(&arg, "static_cast<%s>(%lld)", t, v);
+      free(t);
+    } else {
+      r = v < 0 ? asprintf(&arg, "%lld", v) : asprintf(&arg, "%llu", clang_Cursor_getTemplateArgumentUnsignedValue(decl, i));
+    }
     if (r < 0) COCONET_BUG("out of memory");
     return arg;
   }

@@ -122,10 +122,58 @@ __attribute__((always_inline)) inline void launch(const launch_site &site, void 
   launch_end();
 }
 
+template <class Call, class Tuple>
+struct callable_call {
+  Call *call;
+  Tuple *params;
+};
+
+template <class Call, class Tuple>
+void callable_thread(void *ctx) {
+  callable_call<Call, Tuple> *c = static_cast<callable_call<Call, Tuple> *>(ctx);
+  std::apply(*c->call, *c->params);
+}
+
+/* A launch of a kernel template whose arguments depend on the enclosing
+ * template (k<<<g, b>>>(x) inside template <class T> void f(T *x)): `call`
+ * calls the kernel, so that its template arguments are deduced as at the
+ * <<<>>>; the arguments are kept as given and converted at each thread's
+ * call. The kernel's own attributes (cudaFuncSetAttribute) are not known
+ * here: its dynamic shared memory is limited to the default. */
+template <int Flags, class Call, class... A>
+inline void launch_call(const launch_site &site, Call call, dim3 grid, dim3 block, size_t shmem,
+                        cudaStream_t stream, A... args) {
+  static_assert(Flags == COCONET_HOST_SIMPLE || Flags == COCONET_HOST_SYNC,
+                "coconet_host_launch_call: FLAGS must be COCONET_HOST_SIMPLE or COCONET_HOST_SYNC");
+  using params_t = std::tuple<A...>;
+  params_t params(args...);
+  if (!launch_begin(Flags, &site, nullptr, grid, block, shmem, stream)) return;
+  if constexpr (Flags == COCONET_HOST_SIMPLE) {
+    for (unsigned bz = 0; bz < grid.z; ++bz)
+      for (unsigned by = 0; by < grid.y; ++by)
+        for (unsigned bx = 0; bx < grid.x; ++bx) {
+          blockIdx = uint3{bx, by, bz};
+          for (unsigned tz = 0; tz < block.z; ++tz)
+            for (unsigned ty = 0; ty < block.y; ++ty)
+              for (unsigned tx = 0; tx < block.x; ++tx) {
+                threadIdx = uint3{tx, ty, tz};
+                std::apply(call, params);
+              }
+        }
+  } else {
+    callable_call<Call, params_t> c{&call, &params};
+    launch_fibers(&callable_thread<Call, params_t>, &c);
+  }
+  launch_end();
+}
+
 }  // namespace coconet_host
 
 #define coconet_host_launch(FLAGS, ...) \
   ::coconet_host::launch<FLAGS>(::coconet_host::launch_site{__FILE__, __LINE__, #__VA_ARGS__}, __VA_ARGS__)
+#define coconet_host_launch_call(FLAGS, KERNEL, ...)                                       \
+  ::coconet_host::launch_call<FLAGS>(::coconet_host::launch_site{__FILE__, __LINE__, #KERNEL}, \
+                                     [](auto... coconet_args) { KERNEL(coconet_args...); }, __VA_ARGS__)
 
 #endif
 
