@@ -265,6 +265,9 @@ typedef struct Lower {
   const Frontend *fe;
   Edit **edits;
   int errors;
+  CXCursor seen[16];  // kernels already asked about (kernel_name_overloaded), and the answers
+  bool seen_overloaded[16];
+  int nseen;
 } Lower;
 
 // Is [b, e) inside (or across) an edit made before this pass?
@@ -327,12 +330,17 @@ static enum CXChildVisitResult count_same_name(CXCursor c, CXCursor parent, CXCl
 // Whether the kernel's name also names another function in its scope (say a
 // host wrapper of the same name): then the host launch, which takes the
 // kernel as a function pointer, needs its type to pick it. Counts each
-// function once (its first declaration).
-static bool kernel_name_overloaded(CXCursor kernel) {
+// function once (its first declaration); the last 16 kernels' answers are kept.
+static bool kernel_name_overloaded(Lower *l, CXCursor kernel) {
+  for (int i = 0; i < l->nseen && i < 16; i++)
+    if (clang_equalCursors(l->seen[i], kernel)) return l->seen_overloaded[i];
   CXString sp = clang_getCursorSpelling(kernel);
   SameName s = {clang_getCString(sp), 0};
   clang_visitChildren(clang_getCursorSemanticParent(kernel), count_same_name, &s);
   clang_disposeString(sp);
+  const int slot = l->nseen++ % 16;
+  l->seen[slot] = kernel;
+  l->seen_overloaded[slot] = s.count > 1;
   return s.count > 1;
 }
 
@@ -388,7 +396,7 @@ static void lower_launch(Lower *l, CXCursor call, SrcRange r) {
     const bool unresolved = clang_Cursor_isNull(callee) || clang_isInvalid(ck) || ck == CXCursor_OverloadedDeclRef ||
                             ck == CXCursor_FunctionTemplate;
     const bool by_call = lt == open && !is_template && unresolved;
-    char *cast = !is_template && ck == CXCursor_FunctionDecl && kernel_name_overloaded(callee)
+    char *cast = !is_template && ck == CXCursor_FunctionDecl && kernel_name_overloaded(l, callee)
                      ? kernel_pointer_cast(callee)
                      : strdup("");
     char *head = xasprintf("coconet_host_launch%s(%s, %s", by_call ? "_call" : "", launch_flags(call), cast);
@@ -559,7 +567,7 @@ static enum CXChildVisitResult lower_visit(CXCursor c, CXCursor parent, CXClient
 }
 
 int host_lower(const Frontend *fe, Edit **edits) {
-  Lower l = {fe, edits, 0};
+  Lower l = {.fe = fe, .edits = edits};
   clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), lower_visit, &l);
   return l.errors ? -1 : 0;
 }

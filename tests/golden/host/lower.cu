@@ -136,10 +136,10 @@ void launches(float *x, int *ix, unsigned *ux, __half *h, Params p, cudaStream_t
 // CHECK-NEXT: {{^}}  coconet_host_launch(COCONET_HOST_SIMPLE, templated<float, 4>, 1, 32, 0, s, x);
 // CHECK-NEXT: {{^}}  run_templated(x, s);
 // CHECK-NEXT: {{^}}  coconet_host_launch(COCONET_HOST_SYNC, syncthreads, 1, 32, 32 * sizeof(float), s, x);
-// CHECK-NEXT: {{^}}  coconet_host_launch(COCONET_HOST_SYNC, syncthreads_count, 1, 32, 0, 0, ix);
+// CHECK-NEXT: {{^}}  coconet_host_launch(COCONET_HOST_SYNC, static_cast<void (*)(int *)>(syncthreads_count), 1, 32, 0, 0, ix);
 // CHECK-NEXT: {{^}}  coconet_host_launch(COCONET_HOST_SYNC, syncwarp, 1, 32, 0, 0, ix);
 // CHECK-NEXT: {{^}}  coconet_host_launch(COCONET_HOST_SYNC, shuffle_two_levels, 1, 32, 0, 0, x);
-// CHECK-NEXT: {{^}}  coconet_host_launch(COCONET_HOST_SYNC, ballot, 1, 32, 0, 0, ix);
+// CHECK-NEXT: {{^}}  coconet_host_launch(COCONET_HOST_SYNC, static_cast<void (*)(int *)>(ballot), 1, 32, 0, 0, ix);
 // CHECK-NEXT: {{^}}  coconet_host_launch(COCONET_HOST_SYNC, any_all, 1, 32, 0, 0, ix);
 // CHECK-NEXT: {{^}}  coconet_host_launch(COCONET_HOST_SYNC, active_mask, 1, 32, 0, 0, ux);
 // CHECK-NEXT: {{^}}  coconet_host_launch(COCONET_HOST_SYNC, cg_block_sync, 1, 32, 0, 0, x);
