@@ -36,3 +36,19 @@ try:
 except OSError:
     mpi = ""
 config.substitutions.append(("%mpiflags", mpi))
+
+# host-openmp: programs built with `coconet-cc --target=host` may include <omp.h>
+# and use -fopenmp (the host compiler has OpenMP: g++ does, clang++ does only
+# with libomp, so not in the SANITIZE=1 build).
+import tempfile
+with tempfile.TemporaryDirectory() as probe_dir:
+    probe = os.path.join(probe_dir, "probe.cu")
+    with open(probe, "w") as f:
+        f.write("#include <omp.h>\nint threads() { return omp_get_max_threads(); }\n")
+    try:
+        built = subprocess.run([os.path.join(build, "bin", "coconet-cc"), "--target=host", "-fopenmp", "-c", probe,
+                                "-o", os.path.join(probe_dir, "probe.o")], capture_output=True).returncode == 0
+    except OSError:
+        built = False
+if built:
+    config.available_features.add("host-openmp")
