@@ -93,6 +93,24 @@ void kernel_thread(void *ctx) {
   call_kernel(call->kernel, *call->params, std::index_sequence_for<P...>());
 }
 
+/* thread() once per CUDA thread of the grid, in order, with blockIdx and
+ * threadIdx set: a COCONET_HOST_SIMPLE launch. Always inlined, so that the
+ * kernel's call is a direct call in the loop. */
+template <class Thread>
+__attribute__((always_inline)) inline void each_thread(dim3 grid, dim3 block, Thread thread) {
+  for (unsigned bz = 0; bz < grid.z; ++bz)
+    for (unsigned by = 0; by < grid.y; ++by)
+      for (unsigned bx = 0; bx < grid.x; ++bx) {
+        blockIdx = uint3{bx, by, bz};
+        for (unsigned tz = 0; tz < block.z; ++tz)
+          for (unsigned ty = 0; ty < block.y; ++ty)
+            for (unsigned tx = 0; tx < block.x; ++tx) {
+              threadIdx = uint3{tx, ty, tz};
+              thread();
+            }
+      }
+}
+
 /* The arguments are converted to the kernel's parameter types at the call,
  * as with <<<>>>; every thread gets its own copy of them. */
 template <int Flags, class... P>
@@ -104,17 +122,7 @@ __attribute__((always_inline)) inline void launch(const launch_site &site, void 
   std::tuple<P...> params(args...);
   if (!launch_begin(Flags, &site, reinterpret_cast<const void *>(kernel), grid, block, shmem, stream)) return;
   if constexpr (Flags == COCONET_HOST_SIMPLE) {
-    for (unsigned bz = 0; bz < grid.z; ++bz)
-      for (unsigned by = 0; by < grid.y; ++by)
-        for (unsigned bx = 0; bx < grid.x; ++bx) {
-          blockIdx = uint3{bx, by, bz};
-          for (unsigned tz = 0; tz < block.z; ++tz)
-            for (unsigned ty = 0; ty < block.y; ++ty)
-              for (unsigned tx = 0; tx < block.x; ++tx) {
-                threadIdx = uint3{tx, ty, tz};
-                call_kernel(kernel, params, std::index_sequence_for<P...>());
-              }
-        }
+    each_thread(grid, block, [&] { call_kernel(kernel, params, std::index_sequence_for<P...>()); });
   } else {
     kernel_call<P...> call{kernel, &params};
     launch_fibers(&kernel_thread<P...>, &call);
@@ -149,17 +157,7 @@ inline void launch_call(const launch_site &site, Call call, dim3 grid, dim3 bloc
   params_t params(args...);
   if (!launch_begin(Flags, &site, nullptr, grid, block, shmem, stream)) return;
   if constexpr (Flags == COCONET_HOST_SIMPLE) {
-    for (unsigned bz = 0; bz < grid.z; ++bz)
-      for (unsigned by = 0; by < grid.y; ++by)
-        for (unsigned bx = 0; bx < grid.x; ++bx) {
-          blockIdx = uint3{bx, by, bz};
-          for (unsigned tz = 0; tz < block.z; ++tz)
-            for (unsigned ty = 0; ty < block.y; ++ty)
-              for (unsigned tx = 0; tx < block.x; ++tx) {
-                threadIdx = uint3{tx, ty, tz};
-                std::apply(call, params);
-              }
-        }
+    each_thread(grid, block, [&] { std::apply(call, params); });
   } else {
     callable_call<Call, params_t> c{&call, &params};
     launch_fibers(&callable_thread<Call, params_t>, &c);
