@@ -3,10 +3,12 @@
 // stores, kernels reading all peers (as fused kernels do) and atomics that
 // several ranks apply concurrently to one counter.
 #include <dirent.h>
+#include <fcntl.h>
 #include <mpi.h>
 #include <nccl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -43,6 +45,14 @@ int main(int argc, char **argv) {
   MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
   ncclComm_t comm;
   CHECK(ncclCommInitRank(&comm, nranks, id, rank) == ncclSuccess);
+
+  // A segment a killed process with this pid left behind has the name the
+  // first allocation takes: it is stale, and the allocation replaces it.
+  char stale[64];
+  snprintf(stale, sizeof stale, "/coconet-host.%d.0", (int)getpid());
+  const int stale_fd = shm_open(stale, O_CREAT | O_EXCL | O_RDWR, 0600);
+  CHECK(stale_fd >= 0);
+  if (stale_fd >= 0) close(stale_fd);
 
   const int n = 1000;
   float *buf;

@@ -78,7 +78,14 @@ ncclResult_t ncclMemAlloc(void **ptr, size_t size) {
   segment s = {};
   s.size = (size + NCCL_WIN_REQUIRED_ALIGNMENT - 1) / NCCL_WIN_REQUIRED_ALIGNMENT * NCCL_WIN_REQUIRED_ALIGNMENT;
   snprintf(s.name, sizeof s.name, "/coconet-host.%d.%llu", (int)getpid(), segment_counter++);
-  const int fd = shm_open(s.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  int fd = shm_open(s.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    // Only a process with this pid names segments so: this one is left by a
+    // dead process (killed before it could unlink it) that had the same pid.
+    COCONET_WARN(SUB_SYMM, "ncclMemAlloc: removing %s, left by an earlier process with this pid", s.name);
+    shm_unlink(s.name);
+    fd = shm_open(s.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  }
   if (fd < 0) return nccl_error(ncclSystemError, "ncclMemAlloc: shm_open(%s): %s", s.name, strerror(errno));
   if (ftruncate(fd, (off_t)s.size) != 0) {
     close(fd);
