@@ -98,15 +98,20 @@ void poll_until(Done done, What what) {
   }
 }
 
-// Polls until every request completes (with the timeout).
-void wait_polling(MPI_Request *requests, int n, const char *what) {
+// Polls until every request completes (with the timeout; what() only then).
+template <class What>
+void wait_requests(MPI_Request *requests, int n, What what) {
   poll_until(
       [&] {
         int done = 0;
         COCONET_MPI_CHECK(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE));
         return done != 0;
       },
-      [what] { return what; });
+      what);
+}
+
+void wait_polling(MPI_Request *requests, int n, const char *what) {
+  wait_requests(requests, n, [what] { return what; });
 }
 
 const int DESTROY = -1;  // the kind of an ncclCommDestroy (compared like a collective)
@@ -373,14 +378,16 @@ ncclResult_t match_recvs(const std::vector<const queued_op *> &recvs, std::vecto
   if (!checking() || recvs.empty()) return ncclSuccess;
   prints.resize(recvs.size());
   std::vector<MPI_Request> requests(recvs.size());
-  std::string what = "the matching ncclSend of";
   for (size_t i = 0; i < recvs.size(); ++i) {
     const queued_op &q = *recvs[i];
     COCONET_MPI_CHECK(MPI_Irecv(&prints[i], sizeof prints[i], MPI_BYTE, q.root, P2P_PRINT_TAG, q.comm->mpi,
                                 &requests[i]));
-    what += (i ? "; " : " ") + describe_p2p(q);
   }
-  wait_polling(requests.data(), (int)requests.size(), what.c_str());
+  wait_requests(requests.data(), (int)requests.size(), [&] {
+    std::string what = "the matching ncclSend of";
+    for (size_t i = 0; i < recvs.size(); ++i) what += (i ? "; " : " ") + describe_p2p(*recvs[i]);
+    return what;
+  });
   ncclResult_t result = ncclSuccess;
   for (size_t i = 0; i < recvs.size(); ++i) {
     const queued_op &q = *recvs[i];
