@@ -218,6 +218,24 @@ static bool constant_decls(CXCursor s) {
   return vars.n > 0 && vars.n <= FE_KIDS;
 }
 
+// The count of the element loop in the launch's terms (once the bound is found).
+static const char *count_in_launch(Az *az) {
+  if (az->count_text) return az->count_text;
+  return extract_size_text(az->region_fe, az->ir, &az->launch->args[az_param_position(az, az->count)]);
+}
+
+// A vector kernel over `n / 4` float4s leaves the last n % 4 elements of n:
+// its stores run under e < 4 * (n / 4) (analyze_vector.c).
+static void vector_guard(Az *az) {
+  bool tail;
+  if (az->lanes < 2 || az_failed(az)) return;
+  az_vector_elements(az, count_in_launch(az), &tail);
+  IrExpr *bound = tail ? az_expr(az, az->bound) : NULL;
+  if (!bound) return;
+  IrExpr *limit = ir_expr_binary(az->ir, IR_MUL, ir_expr_int(az->ir, az->lanes, IR_I64), az_cast_to(az, IR_I64, bound));
+  az->tail_guard = ir_expr_binary(az->ir, IR_LT, ir_expr_index(az->ir), limit);
+}
+
 // Find the element loop in the kernel body; run `stmt` over the element body.
 static void element_loop(Az *az, CXCursor body) {
   StmtList l = {0};
@@ -235,6 +253,7 @@ static void element_loop(Az *az, CXCursor body) {
     Kids k = kids(s);
     if (kind(s) == CXCursor_ForStmt && k.n == 4 && index_decl(az, k.v[0]) && bound(az, k.v[1], "<") &&
         grid_stride(az, k.v[2])) {
+      vector_guard(az);
       az_stmt(az, k.v[3]);
       j++;
     } else if (kind(s) == CXCursor_WhileStmt && k.n == 2 && !clang_Cursor_isNull(az->index) && while_stride(az, k.v[1]) &&
@@ -242,15 +261,18 @@ static void element_loop(Az *az, CXCursor body) {
       // while (i < n) { ...; i += blockDim.x * gridDim.x; }: the body without its last statement.
       StmtList w = {0};
       clang_visitChildren(k.v[1], list_stmt, &w);
+      vector_guard(az);
       for (int b = 0; b + 1 < w.n && !az_failed(az); b++) az_stmt(az, w.v[b]);
       free(w.v);
       j++;
     } else if (kind(s) == CXCursor_IfStmt && k.n == 2 && bound(az, k.v[0], "<")) {
       az->guarded = true;
+      vector_guard(az);
       az_stmt(az, k.v[1]);
       j++;
     } else if (kind(s) == CXCursor_IfStmt && k.n == 2 && bound(az, k.v[0], ">=") && is_return(k.v[1])) {
       az->guarded = true;
+      vector_guard(az);
       for (j++; j < l.n && !az_failed(az); j++) az_stmt(az, l.v[j]);
     } else if (!az_failed(az)) {
       char *t = az_text_of(az, s);
@@ -306,15 +328,15 @@ static CXCursor find_param(CXCursor kernel, const char *name) {
 }
 
 // One pass of the analysis, building into `ir`.
-static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const Pragma *hint,
-                          char **why, SrcLoc *why_loc) {
+static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const Pragma *hint, int lane,
+                          int *lanes, char **why, SrcLoc *why_loc) {
   const Launch *l = s->launch;
   // A template is read in its instance (instantiate.c), where clang has resolved its types.
   const KernelDef *def = l->def;
   bool instance = def->is_template && def->inst_fe;
   Az az = {.fe = instance ? def->inst_fe : fe, .ir = ir, .launch = l, .kernel = instance ? def->inst : def->cursor,
            .index = clang_getNullCursor(), .count = clang_getNullCursor(), .bound = clang_getNullCursor(),
-           .philox = clang_getNullCursor(), .stride = clang_getNullCursor()};
+           .philox = clang_getNullCursor(), .stride = clang_getNullCursor(), .region_fe = fe, .lane = lane};
   const PragmaClause *pc = hint ? hint->clauses : NULL;
   const PragmaArg *hi = pragma_find_key(pc, "index"), *hc = pragma_find_key(pc, "count");
   az.hint_index = hi ? hi->text : NULL;
@@ -329,7 +351,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     Kids k = kids(az.kernel);
     CXCursor body = k.n ? k.last : clang_getNullCursor();
     if (kind(body) != CXCursor_CompoundStmt) az_fail(&az, az.kernel, "kernel '%s' has no body", l->kernel);
-    else element_loop(&az, body);
+    else if ((az.lanes = az_kernel_lanes(&az)), !az_failed(&az)) element_loop(&az, body);
   }
   char *uncovered = NULL;
   const char *count = az_failed(&az) ? NULL : az.count_text ? az.count_text : az_launch_arg(&az, az.count);
@@ -339,8 +361,10 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
   }
   if (!az_failed(&az)) {
     ir_pw_drop_dead_stores(ir, az.op);
-    az.op->pw.count = az.count_text ? ir_size_parse(ir, az.count_text)
-                                    : ir_size_parse(ir, extract_size_text(fe, ir, &l->args[az_param_position(&az, az.count)]));
+    bool tail;
+    if (az.lanes > 1) ir_pw_drop_dead_lets(ir, az.op);  // other lanes' values no store of this lane uses
+    az.op->pw.count = az.lanes > 1 ? az_vector_elements(&az, count_in_launch(&az), &tail)
+                                   : ir_size_parse(ir, count_in_launch(&az));
     for (IrUse *u = az.op->writes; u; u = u->next)
       if (!u->ref.t->count) u->ref.t->count = az.op->pw.count;
     // Reads give counts too: t[i] spans the loop, a broadcast t[i % K] K elements.
@@ -370,6 +394,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
   }
   free(az.locals);
   free(az.count_text);
+  *lanes = az.lanes;
   *why = az.why;
   *why_loc = az.why_loc;
   return az.why ? NULL : az.op;
@@ -392,8 +417,26 @@ IrOp *analyze_launch(const Frontend *fe, IrRegion *ir, const Stmt *s, const Prog
   // leave no trace (tensors, variables) in the real one.
   IrProgram *scratch = ir_program_new();
   IrRegion *probe = ir_region_new(scratch, ir->name, ir->loc, ir->range);
-  IrOp *ok = analyze_into(fe, probe, s, hint, why, why_loc);
+  int lanes = 0;
+  IrOp *ok = analyze_into(fe, probe, s, hint, 0, &lanes, why, why_loc);
+  // A vector kernel: every lane's pass must store what lane 0's does, so that
+  // one per-element function computes them all.
+  for (int lane = 1; ok && lane < lanes; lane++) {
+    IrProgram *other = ir_program_new();
+    int n;
+    IrOp *op = analyze_into(fe, ir_region_new(other, ir->name, ir->loc, ir->range), s, hint, lane, &n, why, why_loc);
+    if (!op) ok = NULL;
+    if (op && !ir_pw_same_stores(ok, op)) {
+      ok = NULL;
+      if (asprintf(why, "kernel '%s' computes lane %d of its vectors differently from lane 0 (another constant, "
+                        "operation or buffer); coconet computes a vector kernel element by element, so its lanes "
+                        "must compute alike", s->launch->kernel, lane) < 0)
+        COCONET_BUG("out of memory");
+      *why_loc = s->launch->def->range.begin;
+    }
+    ir_program_free(other);
+  }
   ir_program_free(scratch);
   if (!ok) return NULL;
-  return analyze_into(fe, ir, s, hint, why, why_loc);
+  return analyze_into(fe, ir, s, hint, 0, &lanes, why, why_loc);
 }

@@ -1,6 +1,7 @@
 // analyze.h: the kernel analysis' own header (analyze.c: the element loop and
 // the entry point; analyze_expr.c: expressions, addresses, calls and helpers;
-// analyze_stmt.c: the statements of the element body and of helpers).
+// analyze_stmt.c: the statements of the element body and of helpers;
+// analyze_vector.c: kernels whose element is a vector, float4 or __half2).
 // What the analysis accepts is described in analyze.c.
 #ifndef COCONET_ANALYZE_H
 #define COCONET_ANALYZE_H
@@ -13,10 +14,13 @@ typedef struct Binding {
   IrExpr *value;     // its value (NULL for a pointer)
   CXCursor buffer;   // a helper's pointer parameter: the kernel's pointer parameter it points into
   bool element;      // ... and it points at that buffer's element i (&t[i], t + i), not at t
+  bool vector;       // a vector local (float4 v): its lanes' values
+  IrExpr *lane[4];
 } Binding;
 
 typedef struct Az {
-  const Frontend *fe;
+  const Frontend *fe;     // the kernel's (a template's instance has its own)
+  const Frontend *region_fe;  // the region's
   IrRegion *ir;
   IrOp *op;
   const Launch *launch;
@@ -48,6 +52,11 @@ typedef struct Az {
   CXCursor counters[8];   // the counters of the constant-trip loops being unrolled
   int ncounters;
   int unrolled;           // iterations unrolled so far (bounded)
+  int lanes;              // > 1: the element is a vector of this many lanes (i counts vectors; analyze_vector.c)
+  int lane;               // the lane this pass computes: element lanes * i + lane
+  const char *lane_text[4];  // the index text of each lane's element in other lanes' reads
+  bool lane_store;        // the store being made is a vector store's lane
+  IrExpr *tail_guard;     // the elements a vector kernel over n / lanes vectors reaches (NULL: all)
   char *why;              // the first reason it is not pointwise
   SrcLoc why_loc;
 } Az;
@@ -91,11 +100,24 @@ bool az_constant_truth(const IrExpr *e, bool *truth);    // a constant (through 
 bool az_buffer(Az *az, CXCursor c, CXCursor *buffer, bool *element);  // a pointer the kernel names
 IrTensor *az_element_address(Az *az, CXCursor e);         // &t[i], t + i, ...: t (NULL: not one)
 IrTensor *az_element_target(Az *az, CXCursor lhs);        // t[i], *p, ... as assigned (NULL: failed)
+IrTensor *az_buffer_tensor(Az *az, CXCursor decl, CXCursor at);  // the tensor a pointer parameter is bound to
 IrExpr *az_inline_helper(Az *az, CXCursor call, CXCursor def, bool as_stmt);
 
 // analyze_stmt.c: the statements of the element body and of helpers
 bool az_is_assignment(const Az *az, CXCursor s, CXCursor *lhs, CXCursor *rhs, char **op);
 void az_decl_stmt(Az *az, CXCursor s);                    // locals
 void az_stmt(Az *az, CXCursor s);                         // one statement
+void az_store(Az *az, CXCursor at, IrTensor *t, IrExpr *value);  // t[i] = value, under the current condition
+IrExpr *az_assigned_value(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *op);  // of x = e, x op= e
+
+// analyze_vector.c: vector elements (float2, float4, double2, __half2, __nv_bfloat162)
+int az_vector_type(CXType t, IrType *comp);               // its lanes (0: not a vector) and lane type
+int az_kernel_lanes(Az *az);                              // the lanes of the vectors the kernel uses (0: none)
+bool az_vector_expr(Az *az, CXCursor c, IrExpr **out);   // a vector value's lanes (false: failed)
+IrExpr *az_vector_lane(Az *az, CXCursor c, bool *handled);  // v.x, __low2float(h) (*handled: c is one)
+void az_vector_decl(Az *az, CXCursor var);                // float4 v = ...;
+// v = w, v.x op= e, v4[i] = v: true when s is one of these (handled, or the reason recorded).
+bool az_vector_assign(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *op);
+IrSize *az_vector_elements(Az *az, const char *vectors, bool *tail);  // a count of vectors in elements
 
 #endif

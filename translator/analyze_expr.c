@@ -74,7 +74,8 @@ IrType az_type_of(CXType t) {
   case CXType_Record: case CXType_Elaborated: {
     CXString s = clang_getTypeSpelling(clang_getUnqualifiedType(t));
     const char *n = clang_getCString(s);
-    IrType r = strstr(n, "__half") ? IR_F16 : strstr(n, "bfloat16") ? IR_BF16 : IR_VOID;
+    // __half and __nv_bfloat16 only: __half2 and __nv_bfloat162 are vectors (analyze_vector.c).
+    IrType r = !strcmp(n, "__half") ? IR_F16 : !strcmp(n, "__nv_bfloat16") ? IR_BF16 : IR_VOID;
     clang_disposeString(s);
     return r;
   }
@@ -325,6 +326,8 @@ static IrTensor *buffer_tensor(Az *az, CXCursor decl, CXCursor at, IrSize *count
   return ir_tensor_get_or_add(az->ir, arg, et, count, fe_loc(az->fe, clang_getCursorLocation(at)));
 }
 
+IrTensor *az_buffer_tensor(Az *az, CXCursor decl, CXCursor at) { return buffer_tensor(az, decl, at, NULL); }
+
 // The buffer of a subscript's base (not a helper's pointer at t[i]).
 static IrTensor *tensor_of(Az *az, CXCursor base) {
   CXCursor decl;
@@ -347,7 +350,19 @@ static bool is_zero(CXCursor c) {
 
 // The address of element i of a buffer: &t[i], t + i, i + t, or a helper's
 // pointer at t[i] (p, &p[0], p + 0). NULL, with no reason recorded, when it is not one.
+static bool scalar_element_of(Az *az, CXCursor e, CXCursor *decl);
+
 static bool element_of(Az *az, CXCursor e, CXCursor *decl) {
+  if (!scalar_element_of(az, e, decl)) return false;
+  if (az->lanes < 2) return true;
+  char *t = az_text_of(az, e);
+  az_fail(az, e, "kernel '%s' takes the address %s in a kernel whose element is a vector of %d lanes (i counts "
+                 "vectors); coconet reads scalar buffers there as s[i] only", az->launch->kernel, t, az->lanes);
+  free(t);
+  return false;
+}
+
+static bool scalar_element_of(Az *az, CXCursor e, CXCursor *decl) {
   e = az_strip(e);
   CXCursor a, b;
   bool element;
@@ -431,7 +446,20 @@ static IrExpr *read_expr(Az *az, CXCursor c) {
   if (!t) return NULL;
   IrExpr *e;
   IrSize *kk;
-  if (az_is_index(az, idx)) e = ir_expr_read(az->ir, t, IR_IDX_I, NULL);
+  if (az->lanes > 1) {  // i counts vectors: s[i] is s[e / lanes], s[K] is s[K]
+    IrSize *lanes = ir_size_const(az->ir, az->lanes);
+    if (az_is_index(az, idx)) e = ir_expr_read(az->ir, t, IR_IDX_DIV, lanes);
+    else if (az_is_binary(az, idx, "/", &a, &b) && az_is_index(az, a) && (kk = size_operand(az, b)))
+      e = ir_expr_read(az->ir, t, IR_IDX_DIV, ir_size_mul(az->ir, lanes, kk));
+    else if ((kk = size_operand(az, idx))) e = ir_expr_read(az->ir, t, IR_IDX_CONST, kk);
+    else {
+      char *text = az_text_of(az, c);
+      az_fail(az, c, "kernel '%s' reads %s in a kernel whose element is a vector of %d lanes (i counts vectors); "
+                     "coconet reads scalar buffers there as s[i], s[i / K] and s[K]", az->launch->kernel, text, az->lanes);
+      free(text);
+      return NULL;
+    }
+  } else if (az_is_index(az, idx)) e = ir_expr_read(az->ir, t, IR_IDX_I, NULL);
   else if (az_is_binary(az, idx, "%", &a, &b) && az_is_index(az, a) && (kk = size_operand(az, b)))
     e = ir_expr_read(az->ir, t, IR_IDX_MOD, kk);
   else if (az_is_binary(az, idx, "/", &a, &b) && az_is_index(az, a) && (kk = size_operand(az, b)))
@@ -530,8 +558,11 @@ static IrExpr *named_constant(Az *az, CXCursor d) {
 
 static IrExpr *ref_expr(Az *az, CXCursor c) {
   CXCursor d = clang_getCursorReferenced(c);
-  if (!clang_Cursor_isNull(az->index) && same(d, az->index))
-    return cast_to(az, expr_type(c), ir_expr_index(az->ir));
+  if (!clang_Cursor_isNull(az->index) && same(d, az->index)) {
+    IrExpr *i = ir_expr_index(az->ir);  // the element's; in a vector kernel i counts vectors
+    if (az->lanes > 1) i = ir_expr_binary(az->ir, IR_DIV, i, ir_expr_int(az->ir, az->lanes, IR_I64));
+    return cast_to(az, expr_type(c), i);
+  }
   Binding *b = az_find_local(az, d);
   if (b && b->value) return b->value;
   IrExpr *k = b ? NULL : named_constant(az, d);
@@ -672,6 +703,19 @@ IrExpr *az_expr(Az *az, CXCursor c) {
   CXCursor buffer;
   int test = null_test(az, c, &buffer);
   if (test) return null_test_value(az, c, buffer, test);
+  if (az->lanes > 1) {
+    bool lane;
+    IrExpr *e = az_vector_lane(az, c, &lane);
+    if (lane || az_failed(az)) return e;
+    if (az_vector_type(clang_getCursorType(c), NULL)) {
+      char *t = az_text_of(az, c);
+      az_fail(az, c, "kernel '%s': the vector '%s' is used as a value coconet does not follow (a helper's argument or "
+                     "result, an operator it does not know); it reads vectors in the kernel's body: locals, loads, "
+                     "stores, lanes and the functions listed in docs/pragmas.md", az->launch->kernel, t);
+      free(t);
+      return NULL;
+    }
+  }
   Kids k = kids(c);
   switch (kind(c)) {
   case CXCursor_UnexposedExpr:

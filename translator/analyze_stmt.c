@@ -56,14 +56,23 @@ static IrExpr *old_value(Az *az, IrTensor *t, IrExpr *cond) {
   return v && stable(v) ? v : ir_expr_read(az->ir, t, IR_IDX_I, NULL);
 }
 
-static void store(Az *az, CXCursor at, IrTensor *t, IrExpr *value) {
+void az_store(Az *az, CXCursor at, IrTensor *t, IrExpr *value) {
   if (!t || !value) return;
+  if (az->lanes > 1 && !az->lane_store) {
+    char *text = az_text_of(az, at);
+    az_fail(az, at, "kernel '%s' stores a scalar (%s) in a kernel whose element is a vector of %d lanes (i counts "
+                    "vectors, so the lanes of a vector would all write it); store whole vectors", az->launch->kernel,
+            text, az->lanes);
+    free(text);
+    return;
+  }
   if (az->depth > 0 && !az->stores_ok) {
     az_fail(az, at, "kernel '%s': a helper that stores must be called as a statement", az->launch->kernel);
     return;
   }
   value = az_cast_to(az, t->type, value);
   IrExpr *cond = az_cond(az);
+  if (az->tail_guard) cond = cond ? ir_expr_binary(az->ir, IR_LAND, az->tail_guard, cond) : az->tail_guard;
   if (cond) value = ir_expr_select(az->ir, cond, value, az_cast_to(az, t->type, old_value(az, t, cond)));
   ir_pw_store(az->ir, az->op, t, value, fe_loc(az->fe, clang_getCursorLocation(at)));
 }
@@ -79,15 +88,16 @@ static void set_local(Az *az, CXCursor s, CXCursor d, Binding *b, IrExpr *value)
   free(name);
 }
 
+IrExpr *az_assigned_value(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *op) {
+  if (strcmp(op, "=") == 0) return az_expr(az, rhs);
+  char bop[3] = {op[0], op[1] == '=' ? '\0' : op[1], '\0'};
+  return az_binary_expr(az, s, lhs, rhs, bop);
+}
+
 // x = e, x op= e: a store to an element or a new value of a local.
 static void assign(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *op) {
-  IrExpr *value;
-  if (strcmp(op, "=") == 0) {
-    value = az_expr(az, rhs);
-  } else {
-    char bop[3] = {op[0], op[1] == '=' ? '\0' : op[1], '\0'};
-    value = az_binary_expr(az, s, lhs, rhs, bop);
-  }
+  if (az->lanes > 1 && az_vector_assign(az, s, lhs, rhs, op)) return;
+  IrExpr *value = az_assigned_value(az, s, lhs, rhs, op);
   if (!value) return;  // the reason is recorded
   CXCursor l = az_strip(lhs);
   CXCursor d = kind(l) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(l) : clang_getNullCursor();
@@ -99,7 +109,7 @@ static void assign(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *o
       set_local(az, s, d, b, value);
     return;
   }
-  store(az, s, az_element_target(az, lhs), value);
+  az_store(az, s, az_element_target(az, lhs), value);
 }
 
 // x = e, x op= e; for class types (__half) these are calls of operator=, operator+=, ...
@@ -150,6 +160,10 @@ void az_decl_stmt(Az *az, CXCursor s) {
     clang_disposeString(ts);
     if (state) {
       az->philox = v;
+      continue;
+    }
+    if (az->lanes > 1 && az_vector_type(clang_getCursorType(v), NULL)) {
+      az_vector_decl(az, v);
       continue;
     }
     Kids init = kids(v);

@@ -453,11 +453,19 @@ static void syms_free(Cov *cv) {
 }
 
 // The launch's call with its configuration (the launch in a wrapper seen through, too).
-static CXCursor launch_call(const Stmt *s) {
+static CXCursor kernel_call(const Launch *l) {
   FindLaunch f = {0, clang_getNullCursor()};
-  CXCursor root = s->launch->call;
+  CXCursor root = l->call;
   if (find_launch(root, root, &f) == CXChildVisit_Recurse) clang_visitChildren(root, find_launch, &f);
   return f.call;
+}
+
+static CXCursor launch_call(const Stmt *s) { return kernel_call(s->launch); }
+
+CXCursor launch_argument(const Launch *l, int i) {
+  CXCursor call = kernel_call(l);
+  if (clang_Cursor_isNull(call) || i < 0 || i >= clang_Cursor_getNumArguments(call)) return clang_getNullCursor();
+  return clang_Cursor_getArgument(call, (unsigned)i);
 }
 
 long long launch_block_x(const Frontend *fe, const Stmt *s) {

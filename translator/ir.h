@@ -452,6 +452,11 @@ void ir_pw_store(IrRegion *r, IrOp *op, IrTensor *t, IrExpr *value, SrcLoc loc);
 // reads it (`if (c) { t[i] = a; return; } t[i] = b;` leaves t[i] = c ? a : b),
 // and with them their reads.
 void ir_pw_drop_dead_stores(IrRegion *r, IrOp *op);
+// Drops the lets no store uses (directly or through other lets); lets have no effects.
+void ir_pw_drop_dead_lets(IrRegion *r, IrOp *op);
+// The two ops store the same values in the same order (lets compared by value,
+// tensors and parameters by name: the ops may be in different regions).
+bool ir_pw_same_stores(const IrOp *a, const IrOp *b);
 
 // Clauses of the region pragma, in the order written.
 typedef enum {

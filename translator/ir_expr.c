@@ -2,6 +2,7 @@
 // functions, kernel parameters and per-element statements.
 #include "ir.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static IrExpr *new_expr(IrRegion *r, IrExprKind kind, IrType type) {
@@ -320,6 +321,95 @@ void ir_pw_drop_dead_stores(IrRegion *r, IrOp *op) {
   if (!dropped) return;
   op->reads = NULL;
   for (const IrStmt *s = op->pw.body; s; s = s->next) collect_reads(r, op, s->value);
+}
+
+typedef struct Lets {
+  const IrStmt **v;
+  int n, cap;
+} Lets;
+
+static bool lets_has(const Lets *l, const IrStmt *s) {
+  for (int i = 0; i < l->n; i++)
+    if (l->v[i] == s) return true;
+  return false;
+}
+
+// The lets e uses directly (not through other lets: those come from their own values).
+static void mark_lets(Lets *l, const IrExpr *e) {
+  if (!e) return;
+  if (e->kind == IR_E_LOCAL) {
+    if (lets_has(l, e->let)) return;
+    if (l->n == l->cap) {
+      l->cap = l->cap ? 2 * l->cap : 32;
+      l->v = realloc(l->v, (size_t)l->cap * sizeof *l->v);
+      if (!l->v) COCONET_BUG("out of memory");
+    }
+    l->v[l->n++] = e->let;
+    return;
+  }
+  mark_lets(l, e->a);
+  mark_lets(l, e->b);
+  mark_lets(l, e->c);
+}
+
+void ir_pw_drop_dead_lets(IrRegion *r, IrOp *op) {
+  int n = 0;
+  for (const IrStmt *s = op->pw.body; s; s = s->next) n++;
+  const IrStmt **order = malloc((size_t)(n ? n : 1) * sizeof *order);
+  if (!order) COCONET_BUG("out of memory");
+  n = 0;
+  for (const IrStmt *s = op->pw.body; s; s = s->next) order[n++] = s;
+  Lets live = {0};
+  for (int i = n - 1; i >= 0; i--)  // a let uses only earlier ones
+    if (order[i]->kind == IR_S_STORE || lets_has(&live, order[i])) mark_lets(&live, order[i]->value);
+  free(order);
+  bool dropped = false;
+  for (IrStmt **p = &op->pw.body; *p;) {
+    if ((*p)->kind == IR_S_LET && !lets_has(&live, *p)) {
+      *p = (*p)->next;
+      dropped = true;
+    } else {
+      p = &(*p)->next;
+    }
+  }
+  free(live.v);
+  if (!dropped) return;
+  op->reads = NULL;
+  for (const IrStmt *s = op->pw.body; s; s = s->next) collect_reads(r, op, s->value);
+}
+
+static bool same_text(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
+
+// a and b compute the same value: lets are compared by their values (names
+// and places aside), tensors and parameters by name. *budget bounds the work.
+static bool same_expr(const IrExpr *a, const IrExpr *b, long *budget) {
+  if (--*budget < 0) return false;
+  if (a && a->kind == IR_E_LOCAL) return same_expr(a->let->value, b, budget);
+  if (b && b->kind == IR_E_LOCAL) return same_expr(a, b->let->value, budget);
+  if (!a || !b) return a == b;
+  if (a->kind != b->kind || a->type != b->type || a->ival != b->ival || a->op != b->op || a->fn != b->fn ||
+      a->draw != b->draw || a->index != b->index || !same_text(a->text, b->text))
+    return false;
+  if (a->kind == IR_E_FLOAT && a->fval != b->fval && !(a->fval != a->fval && b->fval != b->fval)) return false;
+  if (a->kind == IR_E_READ && (strcmp(a->tensor->name, b->tensor->name) != 0 || (a->k == NULL) != (b->k == NULL) ||
+                               (a->k && !ir_size_equal(a->k, b->k))))
+    return false;
+  if (a->kind == IR_E_PARAM && (strcmp(a->param->name, b->param->name) != 0 || !same_text(a->param->arg_text, b->param->arg_text)))
+    return false;
+  return same_expr(a->a, b->a, budget) && same_expr(a->b, b->b, budget) && same_expr(a->c, b->c, budget);
+}
+
+bool ir_pw_same_stores(const IrOp *a, const IrOp *b) {
+  long budget = 1000000;
+  const IrStmt *x = a->pw.body, *y = b->pw.body;
+  for (;;) {
+    while (x && x->kind != IR_S_STORE) x = x->next;
+    while (y && y->kind != IR_S_STORE) y = y->next;
+    if (!x || !y) return x == y;
+    if (strcmp(x->tensor->name, y->tensor->name) != 0 || !same_expr(x->value, y->value, &budget)) return false;
+    x = x->next;
+    y = y->next;
+  }
 }
 
 void ir_pw_store(IrRegion *r, IrOp *op, IrTensor *t, IrExpr *value, SrcLoc loc) {

@@ -324,6 +324,8 @@ bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCur
                    const char *count, char **why);
 // blockDim.x of a launch when it is a constant (`256`, `dim3(kBlock)`), else 0.
 long long launch_block_x(const Frontend *fe, const Stmt *s);
+// Argument i of the kernel call of a launch (in a wrapper seen through, as written there); null if none.
+CXCursor launch_argument(const Launch *l, int i);
 
 // Whether evaluating an expression as written may have side effects (a
 // call, ++/--, an assignment, new/delete); conservative.
