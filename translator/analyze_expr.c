@@ -526,17 +526,24 @@ static int null_test(Az *az, CXCursor c, CXCursor *buffer) {
 }
 
 // The value of a null test: known when the launch passes a null pointer
-// constant (the test is false) or a buffer the region uses (true).
+// constant (the test is false); for a variable, true under a run-time
+// precondition of the schedule.
 static IrExpr *null_test_value(Az *az, CXCursor c, CXCursor buffer, int sign) {
   const char *arg = az_launch_arg(az, buffer);
   char *name = fe_spelling(buffer);
   IrExpr *e = NULL;
-  if (arg && null_text(arg))
+  if (arg && null_text(arg)) {
     e = ir_expr_int(az->ir, sign < 0, IR_I32);
-  else
+  } else if (arg && az_simple_name(arg) && !az->launch->wrapper) {
+    // A variable: the schedule is for a non-null pointer; the region runs as
+    // written when it is null (ir_region_assume, codegen.c).
+    e = ir_expr_int(az->ir, sign > 0, IR_I32);
+    ir_region_assume(az->ir, arg, az->launch->kernel, fe_loc(az->fe, clang_getCursorLocation(c)));
+  } else
     az_fail(az, c, "kernel '%s' tests '%s' against NULL, and the launch passes '%s', which coconet cannot tell is "
                 "NULL or not; it handles a pointer the launch passes as NULL or nullptr (the test is then false and "
-                "what it guards is left out), not yet one that may be NULL at run time",
+                "what it guards is left out), or as a variable in a launch written in the region (the schedule then "
+                "runs when it is not null, the region as written when it is)",
             az->launch->kernel, name, arg ? arg : "?");
   free(name);
   return e;

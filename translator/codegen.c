@@ -983,10 +983,32 @@ static int generate(Cg *cg, const Scope *sc) {
   Buf head = cg->out;  // the ops go to a buffer of their own, the (void) lines before them
   cg->out = (Buf){0};
   int consumed, rc = 0;
+  // Run-time preconditions (a pointer a kernel tests against NULL): the
+  // schedule when they hold, the region as written otherwise.
+  Buf test = {0};
+  for (const IrAssume *a = cg->r->assumes; a; a = a->next) {
+    SrcLoc at = a->loc;
+    line(cg, "// coconet: kernel '%s' tests '%s' against NULL (%s:%u:%u): the schedule is for %s; the region runs "
+             "as written otherwise", a->kernel, a->var, cg_base_name(at.file), at.line, at.col, a->test);
+    buf_printf(&test, "%s%s", test.len ? " && " : "", a->test);
+  }
+  if (cg->r->assumes) {
+    line(cg, "if (%s) {", buf_str(&test));
+    cg->depth++;
+  }
   for (int i = 0; i < sc->n && rc == 0; i += consumed) {
     if (sc->ops[i]->span.nchunks > 1) rc = emit_overlap(cg, sc, i, &consumed);
     else rc = emit_op(cg, sc, i, &consumed);
   }
+  if (cg->r->assumes) {
+    cg->depth--;
+    line(cg, "} else {");
+    cg->depth++;
+    for (const IrOp *op = cg->r->ops; op && rc == 0; op = op->next) emit_verbatim(cg, op);
+    cg->depth--;
+    line(cg, "}");
+  }
+  buf_free(&test);
   char *ops = buf_take(&cg->out);
   cg->out = head;
   unused_lines(cg, sc, ops);

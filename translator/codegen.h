@@ -46,6 +46,7 @@ void names_free(Names *ns);
 
 // The C++ type of an IR element type ("float", "__half", "int64_t", ...).
 const char *cg_ctype(IrType t);
+const char *cg_base_name(const char *path);  // "f.cu" of "dir/f.cu" ("?" for NULL)
 // A NCCL reduction operator ("ncclSum").
 const char *cg_nccl_red(IrRedOp op);
 // Whether text is a name or a member chain (a, a.b, a->b): usable before + or * as is.

@@ -140,3 +140,8 @@ void cg_size(Buf *b, const IrSize *s) {
   }
   size_factor(b, s, true);
 }
+
+const char *cg_base_name(const char *path) {
+  const char *slash = path ? strrchr(path, '/') : NULL;
+  return slash ? slash + 1 : path ? path : "?";
+}

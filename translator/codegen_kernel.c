@@ -279,15 +279,10 @@ static const char *nm_draw(void *ctx, const IrExpr *philox) { return state_of(ct
 // Text
 //
 
-static const char *base_name(const char *path) {
-  const char *slash = path ? strrchr(path, '/') : NULL;
-  return slash ? slash + 1 : path ? path : "?";
-}
-
 // "adam_update (adam.cu:155)", "scale + shift (f.cu:20, 21)"
 static void describe_ops(Buf *b, const Kernel *k) {
   for (int o = 0; o < k->nops; o++) buf_printf(b, "%s%s", o ? " + " : "", k->ops[o]->pw.kernel);
-  buf_printf(b, " (%s:", base_name(k->ops[0]->loc.file));
+  buf_printf(b, " (%s:", cg_base_name(k->ops[0]->loc.file));
   for (int o = 0; o < k->nops; o++) buf_printf(b, "%s%u", o ? ", " : "", k->ops[o]->loc.line);
   buf_puts(b, ")");
 }

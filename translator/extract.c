@@ -7,6 +7,7 @@
 #include "translator.h"
 #include "ir.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -556,6 +557,49 @@ static int hoist_effects(const Region *r, IrRegion *ir) {
   return 0;
 }
 
+// The position of identifier `name` as a whole token in text, or NULL.
+static const char *find_token(const char *text, const char *name) {
+  size_t n = strlen(name);
+  for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
+    bool start = at == text || !(isalnum((unsigned char)at[-1]) || at[-1] == '_');
+    bool end = !(isalnum((unsigned char)at[n]) || at[n] == '_');
+    if (start && end) return at;
+  }
+  return NULL;
+}
+
+// A run-time precondition (`master != nullptr`) is tested at the top of the
+// region: no statement of the region before the launch may change the
+// variable. Statements coconet does not see into may (a call taking its
+// address, an assignment), and so may a copy into its address.
+static int check_assumptions(const Frontend *fe, const Region *r, const IrRegion *ir) {
+  for (const IrAssume *a = ir->assumes; a; a = a->next) {
+    char var[256];
+    size_t n = strcspn(a->var, ".-[ ");
+    snprintf(var, sizeof var, "%.*s", (int)(n < sizeof var ? n : sizeof var - 1), a->var);
+    for (const Stmt *s = r->stmts; s; s = s->next) {
+      if (s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) continue;
+      char *text = fe_text(fe, s->range);
+      const char *at = find_token(text, var);
+      bool address = false;
+      for (const char *p = at; p && !address; p = find_token(p + 1, var)) {
+        const char *q = p;
+        while (q > text && q[-1] == ' ') q--;
+        address = q > text && q[-1] == '&';
+      }
+      free(text);
+      if (!at || (s->kind == STMT_CUDA && !address)) continue;
+      diag_error(&s->range.begin, "region '%s': kernel '%s' tests '%s' against NULL, so the schedule runs when %s at "
+                                  "the top of the region; this statement also uses '%s' and could change it first: "
+                                  "test it before the region, or move the statement out", r->name, a->kernel, var,
+                 a->test, var);
+      diag_note(&a->loc, "kernel '%s' tests it here", a->kernel);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static int extract_region(const Frontend *fe, const Program *prog, const Region *r, IrProgram *p,
                           bool scheduling) {
   IrRegion *ir = ir_region_new(p, r->name, r->pragma_range.begin, r->range);
@@ -590,7 +634,7 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
   }
   if (diag_error_count() > errors) status = -1;  // a call's arguments contradict each other
   if (status || !scheduling) return status;
-  if (check_overlap(r, ir)) return -1;
+  if (check_overlap(r, ir) || check_assumptions(fe, r, ir)) return -1;
   return schedules(r) ? hoist_effects(r, ir) : 0;
 }
 

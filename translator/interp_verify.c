@@ -142,6 +142,9 @@ int ir_verify(const IrRegion *r, int max_ranks, int trials, FILE *report) {
             t->scratch ? "scratch" : t->shard ? "shard" : "output", t->name, ir_type_name(t->type), errs[t->id],
             max_ranks, trials, t->scratch ? " (not compared)" : "");
   }
+  for (const IrAssume *a = r->assumes; a && rc == 0; a = a->next)
+    fprintf(report, "verify %s: the schedule checked is for %s (the region runs as written otherwise)\n", r->name,
+            a->test);
   if (rc == 0) fprintf(report, "verify %s: ok\n", r->name);
   free(errs);
   return rc;

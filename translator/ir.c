@@ -101,6 +101,18 @@ void ir_region_note(IrRegion *r, const char *what) {
   *tail = s;
 }
 
+void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc loc) {
+  IrAssume **tail = &r->assumes;
+  for (; *tail; tail = &(*tail)->next)
+    if (strcmp((*tail)->var, var) == 0) return;
+  IrAssume *a = ir_alloc(r, sizeof *a);
+  a->var = ir_strdup(r, var);
+  a->test = ir_printf(r, "%s != nullptr", var);
+  a->kernel = ir_strdup(r, kernel);
+  a->loc = loc;
+  *tail = a;
+}
+
 //
 // Types
 //

@@ -511,6 +511,18 @@ typedef struct IrHoist {
   SrcRange range;       // where it is written
 } IrHoist;
 
+// A run-time precondition of the schedule: a pointer a kernel tests against
+// NULL that the launch passes as a variable. The analysis takes the test as
+// true; the generated block runs the schedule when `test` holds and the region
+// as written otherwise (codegen.c).
+typedef struct IrAssume {
+  struct IrAssume *next;
+  const char *var;      // the host variable, as the launch passes it ("master")
+  const char *test;     // "master != nullptr"
+  const char *kernel;   // the kernel that tests it
+  SrcLoc loc;           // the kernel's test
+} IrAssume;
+
 // What a text of the IR stands for in the source: the hoisted argument's
 // text for "coconet_argN", else the text itself (for messages).
 const char *ir_text_as_written(const IrRegion *r, const char *text);
@@ -530,6 +542,7 @@ struct IrRegion {
   int nops;
   IrHoist *hoists;      // arguments evaluated once at the top (extract), in source order
   IrStep *notes;        // what the analysis did that --explain says (a template read as its instance)
+  IrAssume *assumes;    // run-time preconditions of the schedule (the region as written otherwise)
   bool inferred;        // ir_infer ran on ops
   // After ir_schedule (NULL / 0 before):
   IrOp *sched;          // the scheduled op list (copies of ops with spans, plus generated ops)
@@ -548,6 +561,8 @@ IrProgram *ir_program_new(void);
 void ir_program_free(IrProgram *p);  // frees every object of the program
 IrRegion *ir_region_new(IrProgram *p, const char *name, SrcLoc loc, SrcRange range);
 void ir_region_note(IrRegion *r, const char *what);  // appended to r->notes
+// Records that the schedule needs `var != nullptr` (once per variable).
+void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc loc);
 void *ir_alloc(IrRegion *r, size_t size);      // zeroed, lives in the program's arena
 char *ir_strdup(IrRegion *r, const char *s);   // NULL stays NULL
 char *ir_printf(IrRegion *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -384,6 +384,10 @@ void ir_explain(FILE *f, const IrRegion *r, const IrCostModel *model) {
   for (const IrClause *c = r->clauses; c; c = c->next) fprintf(f, " %s", ir_clause_name(c->kind));
   fputs(r->clauses ? "\n" : " no clauses\n", f);
   for (const IrStep *s = r->notes; s; s = s->next) fprintf(f, "  - analysis: %s\n", s->what);
+  for (const IrAssume *a = r->assumes; a; a = a->next)
+    fprintf(f, "  - analysis: kernel '%s' tests '%s' against NULL (%s:%u:%u) and the launch passes a variable: the "
+               "schedule is for %s, tested at the top of the region; the region runs as written otherwise\n",
+            a->kernel, a->var, a->loc.file ? a->loc.file : "?", a->loc.line, a->loc.col, a->test);
   explain_steps(f, r);
   explain_model(f, r, m);
   double before = ir_cost_list(r->ops, m);

@@ -661,6 +661,9 @@ static void report_region(const Verified *v, char **reports, int ran) {
     printf("verify=exec %s: memory '%s' (used where coconet does not look): max %.0f ULP apart over 1..%d ranks x %d "
            "inputs\n", r->name, name, worst, ran, TRIALS);
   }
+  for (const IrAssume *a = r->assumes; a; a = a->next)
+    printf("verify=exec %s: run with %s (the schedule's branch; the other runs the region as written)\n", r->name,
+           a->test);
   if (v->failed) printf("verify=exec %s: MISMATCH: %s\n", r->name, v->first);
   else printf("verify=exec %s: ok (the region as written and as scheduled agree within %ld ULP)\n", r->name, v->ulp);
 }

@@ -4,11 +4,17 @@
 // with NULL when it does not; an epilogue template takes a bias only when its
 // flag says so and is launched with nullptr otherwise. The test is then known
 // false and what it guards is left out. -DMASTER_VARIABLE passes a pointer
-// that may be NULL at run time: refused (not yet supported).
+// that may be NULL at run time, as llm.c's trainer does: the schedule is for a
+// non-null pointer, tested at the top of the region, and the region runs as
+// written when it is null. -DMASTER_CHANGED changes the pointer inside the
+// region before the launch: refused (the test at the top would be stale).
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
-// RUN: %expect 1 %coconet --check %s -- -DMASTER_VARIABLE 2>&1 | %FileCheck --check-prefix=VARIABLE %s
+// RUN: %coconet --verify=exec:4 %s -- -DMASTER_VARIABLE | %FileCheck --check-prefix=VARIABLE %s
+// RUN: %coconet %s -- -DMASTER_VARIABLE | %FileCheck --check-prefix=VARCODE %s
+// RUN: %coconet --explain %s -- -DMASTER_VARIABLE | %FileCheck --check-prefix=VAREXPLAIN %s
+// RUN: %expect 1 %coconet --check %s -- -DMASTER_VARIABLE -DMASTER_CHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -38,14 +44,23 @@ __global__ void scale_bias(float *out, const float *x, const float *bias, float 
   }
 }
 
+void keep_master(float **master, bool keep);
+
 void step(__nv_bfloat16 *params, float *master, float *grads, float *m, float *v, size_t n, ncclComm_t comm,
           cudaStream_t stream) {
 #ifndef MASTER_VARIABLE
   (void)master;  // this build keeps no master weights
 #endif
+#ifdef MASTER_VARIABLE
+#pragma coconet region name(adamw) split reorder replicated(params, master) shard(m, v) scratch(grads)
+#else
 #pragma coconet region name(adamw) split reorder replicated(params) shard(m, v) scratch(grads)
+#endif
   {
     ncclAllReduce(grads, grads, n, ncclFloat, ncclSum, comm, stream);
+#ifdef MASTER_CHANGED
+    keep_master(&master, n > 1000);
+#endif
 #ifdef MASTER_VARIABLE
     adamw<<<(n + 255) / 256, 256, 0, stream>>>(params, master, grads, m, v, n, 3e-4f, 0.9f, 0.95f, 1e-8f, 0.1f);
 #else
@@ -69,4 +84,16 @@ void project(float *out, float *x, int rows, int cols, ncclComm_t comm, cudaStre
 // CODE: const float old = __bfloat162float(params);
 // CODE-NOT: master
 // CODE: // coconet: end generated code for region adamw
-// VARIABLE: error: kernel 'adamw' tests 'master' against NULL, and the launch passes 'master', which coconet cannot tell is NULL or not
+// VARIABLE: verify=exec adamw: output 'master' (f32): max 0 ULP apart
+// VARIABLE: verify=exec adamw: run with master != nullptr (the schedule's branch; the other runs the region as written)
+// VARIABLE: verify=exec adamw: ok (the region as written and as scheduled agree within 0 ULP)
+// VARCODE: // coconet: kernel 'adamw' tests 'master' against NULL (optional-pointers.cu:{{[0-9]+}}:15): the schedule is for master != nullptr; the region runs as written otherwise
+// VARCODE-NEXT: if (master != nullptr) {
+// VARCODE: ncclAllGather(master + coconet_p.slice_lo, master, coconet_p.s, ncclFloat, comm, stream)
+// VARCODE-NEXT: } else {
+// VARCODE-NEXT: ncclAllReduce(grads, grads, n, ncclFloat, ncclSum, comm, stream);
+// VARCODE-NEXT: adamw<<<(n + 255) / 256, 256, 0, stream>>>(params, master, grads, m, v, n, 3e-4f, 0.9f, 0.95f, 1e-8f, 0.1f);
+// VARCODE-NEXT: }
+// VAREXPLAIN: - analysis: kernel 'adamw' tests 'master' against NULL ({{.*}}optional-pointers.cu:{{[0-9]+}}:15) and the launch passes a variable: the schedule is for master != nullptr, tested at the top of the region; the region runs as written otherwise
+// CHANGED: optional-pointers.cu:62:5: error: region 'adamw': kernel 'adamw' tests 'master' against NULL, so the schedule runs when master != nullptr at the top of the region; this statement also uses 'master' and could change it first
+// CHANGED: note: kernel 'adamw' tests it here
