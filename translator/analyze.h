@@ -47,6 +47,8 @@ typedef struct Az {
   IrExpr *returned;       // when the current function has returned (NULL: not yet)
   IrExpr *ret;            // the value it returns (helpers)
   IrType ret_type;        // ... of the helper's result type
+  bool ret_vector;        // the helper returns a vector: its lanes' values are ret_lane
+  IrExpr *ret_lane[4];
   bool done;              // it has returned on every path: the rest does not run
   int lazy;               // > 0 in an operand evaluated only sometimes (a ?: branch, && or ||'s right)
   CXCursor counters[8];   // the counters of the constant-trip loops being unrolled
@@ -102,6 +104,8 @@ IrTensor *az_element_address(Az *az, CXCursor e);         // &t[i], t + i, ...: 
 IrTensor *az_element_target(Az *az, CXCursor lhs);        // t[i], *p, ... as assigned (NULL: failed)
 IrTensor *az_buffer_tensor(Az *az, CXCursor decl, CXCursor at);  // the tensor a pointer parameter is bound to
 IrExpr *az_inline_helper(Az *az, CXCursor call, CXCursor def, bool as_stmt);
+// A helper that returns a vector (float4 add4(float4 a, float4 b)): its lanes into out.
+bool az_inline_vector_helper(Az *az, CXCursor call, CXCursor def, IrExpr **out);
 
 // analyze_stmt.c: the statements of the element body and of helpers
 bool az_is_assignment(const Az *az, CXCursor s, CXCursor *lhs, CXCursor *rhs, char **op);

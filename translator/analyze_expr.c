@@ -837,6 +837,15 @@ static IrExpr *named(Az *az, CXCursor decl, IrExpr *e, const char *suffix) {
 }
 
 static bool bind_argument(Az *az, CXCursor call, CXCursor def, CXCursor param, CXCursor arg, bool name) {
+  // a vector by value or by const reference
+  if (az->lanes > 1 && az_vector_type(clang_getNonReferenceType(clang_getCursorType(param)), NULL)) {
+    IrExpr *v[4];
+    if (!az_vector_expr(az, arg, v)) return false;
+    Binding *b = az_bind(az, param, NULL);
+    b->vector = true;
+    for (int l = 0; l < az->lanes; l++) b->lane[l] = name ? named(az, param, v[l], "") : v[l];
+    return true;
+  }
   if (!az_is_pointer(param)) {
     IrExpr *a = cast_to(az, expr_type(param), expr(az, arg));
     if (!a) return false;
@@ -861,7 +870,18 @@ static bool bind_argument(Az *az, CXCursor call, CXCursor def, CXCursor param, C
 // pointer to a buffer or to its element i), its statements read as the element
 // body's (analyze_stmt.c), its value the returns' under their conditions.
 // Called as a statement (as_stmt), it may store through its pointers.
+static IrExpr *inline_helper(Az *az, CXCursor call, CXCursor def, bool as_stmt, IrExpr **lanes);
+
 IrExpr *az_inline_helper(Az *az, CXCursor call, CXCursor def, bool as_stmt) {
+  return inline_helper(az, call, def, as_stmt, NULL);
+}
+
+bool az_inline_vector_helper(Az *az, CXCursor call, CXCursor def, IrExpr **out) {
+  return inline_helper(az, call, def, false, out) != NULL;
+}
+
+// lanes: the helper returns a vector, whose lanes go there.
+static IrExpr *inline_helper(Az *az, CXCursor call, CXCursor def, bool as_stmt, IrExpr **lanes) {
   if (az->depth > 8) return az_fail(az, call, "kernel '%s': __device__ helpers nest too deeply", az->launch->kernel);
   // A call clang resolved names the instantiated helper (its types resolved);
   // should one name a template's pattern (types `T`), it is not read.
@@ -892,9 +912,15 @@ IrExpr *az_inline_helper(Az *az, CXCursor call, CXCursor def, bool as_stmt) {
   az->done = false;
   az->stores_ok = as_stmt;
   az->ret_type = az_type_of(result);
+  az->ret_vector = lanes != NULL;
+  for (int l = 0; l < 4; l++) az->ret_lane[l] = NULL;
   az->depth++;
   if (!az_failed(az)) az_stmt(az, body);
   IrExpr *value = az->ret;
+  bool returned = lanes && az->ret_lane[0];
+  for (int l = 0; lanes && l < az->lanes; l++)
+    lanes[l] = returned && branchy && !az_failed(az) ? named(az, def, az->ret_lane[l], "_value") : az->ret_lane[l];
+  if (returned) value = lanes[0];
   az->depth = frame.depth;
   az->outer = frame.outer;
   az->cond = frame.cond;
@@ -903,7 +929,12 @@ IrExpr *az_inline_helper(Az *az, CXCursor call, CXCursor def, bool as_stmt) {
   az->done = frame.done;
   az->stores_ok = frame.stores_ok;
   az->ret_type = frame.ret_type;
-  if (!value && result.kind == CXType_Void) value = ir_expr_int(az->ir, 0, IR_I32);
+  az->ret_vector = frame.ret_vector;
+  for (int l = 0; l < 4; l++) az->ret_lane[l] = frame.ret_lane[l];
+  if (lanes) {
+    if (!returned && !az_failed(az))
+      az_fail(az, call, "kernel '%s': helper '%s' returns no vector coconet can read", az->launch->kernel, name);
+  } else if (!value && result.kind == CXType_Void) value = ir_expr_int(az->ir, 0, IR_I32);
   else if (branchy && !az_failed(az)) value = named(az, def, value, "_value");
   if (!value && !az_failed(az))
     az_fail(az, call, "kernel '%s': helper '%s' returns no value coconet can read", az->launch->kernel, name);

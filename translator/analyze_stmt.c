@@ -257,7 +257,16 @@ static void return_stmt(Az *az, CXCursor s) {
     return;
   }
   Kids r = kids(s);
-  if (az->depth > 0 && !is_continue && r.n == 1) {
+  if (az->depth > 0 && !is_continue && r.n == 1 && az->ret_vector) {  // the lanes of a vector helper's value
+    IrExpr *v[4];
+    if (!az_vector_expr(az, r.v[0], v)) return;
+    IrExpr *outer = az->outer;
+    az->outer = NULL;
+    IrExpr *c = az_cond(az);
+    az->outer = outer;
+    for (int l = 0; l < az->lanes; l++)
+      az->ret_lane[l] = c && az->ret_lane[l] ? ir_expr_select(az->ir, c, v[l], az->ret_lane[l]) : v[l];
+  } else if (az->depth > 0 && !is_continue && r.n == 1) {
     IrExpr *v = az_cast_to(az, az->ret_type, az_expr(az, r.v[0]));
     if (!v) return;
     IrExpr *outer = az->outer;

@@ -317,6 +317,11 @@ static bool vector_call(Az *az, CXCursor c, IrType comp, IrExpr **out) {
         out[l] = az_cast_to(az, comp, ir_expr_binary(az->ir, (IrBinaryOp)LANEWISE[i].op, a[l], b[l]));
     }
   }
+  CXCursor def = clang_Cursor_isNull(callee) ? callee : clang_getCursorDefinition(callee);
+  if (!known && !az_failed(az) && !clang_Cursor_isNull(def) && fe_in_main_file(az->fe, clang_getCursorLocation(def))) {
+    known = true;  // a __device__ helper (or operator) of this file: inlined, lane by lane
+    ok = az_inline_vector_helper(az, c, def, out);
+  }
   if (!known && !az_failed(az)) {
     char *t = az_text_of(az, c);
     az_fail(az, c, "kernel '%s' calls '%s' on vectors, which coconet does not read (%s); see the vector functions "
@@ -427,7 +432,10 @@ void az_vector_decl(Az *az, CXCursor var) {
   Kids init = kids(var);
   CXCursor last = init.n ? init.last : clang_getNullCursor();
   IrExpr *v[4];
-  bool bare = init.n == 0 || kind(last) == CXCursor_TypeRef;
+  // `float4 r;` (no initializer, or the implicit default construction): lanes
+  // assigned before they are read, as `float step;` (analyze_stmt.c).
+  bool bare = init.n == 0 || kind(last) == CXCursor_TypeRef ||
+              (kind(last) == CXCursor_CallExpr && clang_Cursor_getNumArguments(last) == 0);
   if (!bare && !az_vector_expr(az, last, v)) return;
   Binding *b = az_bind(az, var, NULL);
   b->vector = true;

@@ -6,7 +6,9 @@
 // converted to float2 and back, float2 through __ldg and make_float2, and a
 // scalar buffer read once per vector (s[i]). coconet computes them element by
 // element: each lane may use only its own lane of what it reads, and all lanes
-// must compute alike. The -D cases are refused, with the reason.
+// must compute alike. Operators and helpers on float4 defined in the file
+// (helper_math.h style) are inlined lane by lane. The -D cases are refused,
+// with the reason.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
@@ -16,6 +18,7 @@
 // RUN: %expect 1 %coconet --check %s -- -DSCALAR_STORE 2>&1 | %FileCheck --check-prefix=SCALAR %s
 // RUN: %expect 1 %coconet --check %s -- -DHFMA2 2>&1 | %FileCheck --check-prefix=HFMA2 %s
 // RUN: %expect 1 %coconet --check %s -- -DPACKED 2>&1 | %FileCheck --check-prefix=PACKED %s
+// RUN: %expect 1 %coconet --check %s -- -DDOT 2>&1 | %FileCheck --check-prefix=DOT %s
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -101,6 +104,30 @@ __global__ void scale2(float2 *y, const float2 *x, float a, int n2) {
   }
 }
 
+// helper_math.h-style operators and helpers on float4, defined in the file: inlined lane by lane.
+inline __device__ float4 operator+(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
+inline __device__ float4 operator*(float s, const float4 &a) { return make_float4(s * a.x, s * a.y, s * a.z, s * a.w); }
+__device__ float4 relu4(float4 v) {
+  float4 r;
+  r.x = fmaxf(v.x, 0.0f);
+  r.y = fmaxf(v.y, 0.0f);
+  r.z = fmaxf(v.z, 0.0f);
+  r.w = fmaxf(v.w, 0.0f);
+  return r;
+}
+__device__ float dot4(float4 a, float4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
+
+__global__ void relu_axpy4(float4 *y, const float4 *x, float a, int n4) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n4) {
+#ifdef DOT
+    y[i] = make_float4(dot4(x[i], y[i]), 0.0f, 0.0f, 0.0f);  // a horizontal sum: lanes that mix
+#else
+    y[i] = relu4(a * y[i] + x[i]);
+#endif
+  }
+}
+
 #ifdef PACKED
 // Eight halves in a float4 (a 128-bit packed load): the lanes are not the buffer's elements.
 __global__ void packed(__half *y, int n) {
@@ -149,6 +176,11 @@ void step(float *params, float *grads, float *m, float *v, int n, float lr, floa
     scale2<<<(pairs + 255) / 256, 256, 0, st>>>(reinterpret_cast<float2 *>(y2), reinterpret_cast<const float2 *>(x2),
                                                 2.0f, pairs);
   }
+#pragma coconet region name(relu4) split reorder replicated(x2)
+  {
+    ncclAllReduce(y2, y2, 4 * pairs, ncclFloat, ncclSum, comm, st);
+    relu_axpy4<<<(pairs + 255) / 256, 256, 0, st>>>((float4 *)y2, (const float4 *)x2, 0.5f, pairs);
+  }
 #ifdef PACKED
 #pragma coconet region name(packed) split reorder
   {
@@ -163,11 +195,13 @@ void step(float *params, float *grads, float *m, float *v, int n, float lr, floa
 // IR: verify half2: ok
 // IR: verify bf162: ok
 // IR: verify scale2: ok
+// IR: verify relu4: ok
 // EXEC: verify=exec adamw4: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify=exec residual4: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify=exec half2: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify=exec bf162: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify=exec scale2: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify=exec relu4: ok (the region as written and as scheduled agree within 0 ULP)
 // The kernel over n / 4 float4s leaves the last n % 4 elements as they are:
 // CODE-LABEL: void coconet_adamw4_slice_elem(
 // CODE: const float g = grads;
@@ -177,9 +211,10 @@ void step(float *params, float *grads, float *m, float *v, int n, float lr, floa
 // CODE: const float k_2 = s[i / 4];
 // CODE-LABEL: void coconet_half2_slice_elem(
 // CODE: y = (int64_t)i < 2LL * (int64_t)n2 ?
-// MIX: vector-access.cu:61:5: error: kernel 'residual4' computes lane 3 of the float4 it stores to out[i] from another lane of 'out' (
-// UNALIKE: vector-access.cu:55:1: error: kernel 'residual4' computes lane 3 of its vectors differently from lane 0
+// MIX: vector-access.cu:64:5: error: kernel 'residual4' computes lane 3 of the float4 it stores to out[i] from another lane of 'out' (
+// UNALIKE: vector-access.cu:58:1: error: kernel 'residual4' computes lane 3 of its vectors differently from lane 0
 // NOCAST: error: kernel 'residual4': vector parameter 'res' is passed 'res4'; coconet reads a vector buffer as a view of a scalar one: pass reinterpret_cast<float4 *>(x)
-// SCALAR: vector-access.cu:48:3: error: kernel 'adamw4' stores a scalar (params[i] = p.x) in a kernel whose element is a vector of 4 lanes
+// SCALAR: vector-access.cu:51:3: error: kernel 'adamw4' stores a scalar (params[i] = p.x) in a kernel whose element is a vector of 4 lanes
 // HFMA2: error: kernel 'axpb_half2' calls '__hfma2' on vectors, which coconet does not read
+// DOT: error: kernel 'relu_axpy4' computes lane 0 of the float4 it stores to y[i] from another lane of 'x2' (
 // PACKED: error: kernel 'packed' views 'y' (__half *) as 'float4 *', whose lanes are not its elements
