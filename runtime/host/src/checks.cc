@@ -169,10 +169,11 @@ bool checking(void) {
   return on;
 }
 
-const int CHECK_TAG = 2;  // the ranks' calls (0 and 1 carry send/recv data and prints)
+const int CHECK_TAG = 2;       // the ranks' calls (0 and 1 carry send/recv data and prints)
+const int CHECK_REST_TAG = 3;  // the rest of a message longer than a receive slot
 
-// Every rank's message of one check, [call count][calls][data], rank j's at
-// area[j * capacity], sizes[j] bytes of it (a truncated one: capacity).
+// Every rank's message of one check, [call count][total size][calls][data],
+// rank j's at area[j * capacity], sizes[j] bytes of it.
 struct messages {
   std::vector<char> area;
   std::vector<size_t> sizes;
@@ -184,6 +185,11 @@ struct messages {
     if (sizes[j] >= CALLS_AT) memcpy(&k, at(j), sizeof k);
     const size_t whole = sizes[j] < CALLS_AT ? 0 : (sizes[j] - CALLS_AT) / sizeof(call_print);
     return k < whole ? k : (unsigned)whole;
+  }
+  uint32_t total(int j) const {
+    uint32_t t = 0;
+    if (sizes[j] >= CALLS_AT) memcpy(&t, at(j) + sizeof(unsigned), sizeof t);
+    return t;
   }
   call_print call(int j, unsigned k) const {
     call_print c;
@@ -197,11 +203,15 @@ size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 
 // Sends this rank's calls (and `data`, the input of the group's lone small
 // collective) to every other rank of comm and receives theirs into m. The
-// receives are posted first, sized like this rank's message (ranks whose
-// calls agree send the same size) and at least REPORT_CALLS calls, so that a
-// longer message from a rank whose calls differ still brings the calls its
-// report shows. where() says what is waited for, should the wait time out.
+// receives are posted first, into slots that hold any message a lone
+// collective sends (REPORT_CALLS calls and CARRY_MAX_BYTES of data), so that
+// no message is ever truncated (an MPI implementation may write past a
+// receive buffer a longer message truncates); a longer message (a group of
+// many calls) sends the rest on CHECK_REST_TAG, which is received once the
+// slot shows its total size. where() says what is waited for, should a wait
+// time out.
 const unsigned REPORT_CALLS = 16;
+const size_t SLOT = (messages::CALLS_AT + REPORT_CALLS * sizeof(call_print) + 15) / 16 * 16 + CARRY_MAX_BYTES;
 
 template <class Where>
 void exchange_calls(ncclComm_t comm, const std::vector<call_print> &mine, const void *data, size_t data_bytes,
@@ -210,26 +220,33 @@ void exchange_calls(ncclComm_t comm, const std::vector<call_print> &mine, const 
   const unsigned ncalls = (unsigned)mine.size();
   m.header = round16(messages::CALLS_AT + ncalls * sizeof(call_print));
   const size_t own_size = m.header + data_bytes;
-  const size_t least = messages::CALLS_AT + REPORT_CALLS * sizeof(call_print);
-  m.capacity = round16(own_size > least ? own_size : least);
-  m.area.resize(n * m.capacity);
-  m.sizes.assign(n, m.capacity);
-  m.sizes[me] = own_size;
-  char *own = m.area.data() + me * m.capacity;
-  memcpy(own, &ncalls, sizeof ncalls);
-  if (ncalls) memcpy(own + messages::CALLS_AT, mine.data(), ncalls * sizeof(call_print));
-  if (data_bytes) memcpy(own + m.header, data, data_bytes);
-  static thread_local std::vector<MPI_Request> requests;  // the receives (by rank; MPI_REQUEST_NULL for this one), then the sends
+  if (own_size > UINT32_MAX) fatal("collective check", "a group of %u calls is too long to check", ncalls);
+  static thread_local std::vector<char> own;
+  own.assign(own_size, 0);
+  const uint32_t total = (uint32_t)own_size;
+  memcpy(own.data(), &ncalls, sizeof ncalls);
+  memcpy(own.data() + sizeof ncalls, &total, sizeof total);
+  if (ncalls) memcpy(own.data() + messages::CALLS_AT, mine.data(), ncalls * sizeof(call_print));
+  if (data_bytes) memcpy(own.data() + m.header, data, data_bytes);
+  m.capacity = SLOT;
+  m.area.resize(n * SLOT);
+  m.sizes.assign(n, 0);
+  const size_t first = own_size < SLOT ? own_size : SLOT;
+  // The receives (by rank; MPI_REQUEST_NULL for this one), the sends, the sends of the rest.
+  static thread_local std::vector<MPI_Request> requests;
   static thread_local std::vector<MPI_Status> statuses;
-  requests.assign(2 * n, MPI_REQUEST_NULL);
-  statuses.resize(2 * n);
+  requests.assign(3 * n, MPI_REQUEST_NULL);
+  statuses.resize(3 * n);
   for (int j = 0; j < n; ++j)
     if (j != me)
-      COCONET_MPI_CHECK(MPI_Irecv(m.area.data() + j * m.capacity, (int)m.capacity, MPI_BYTE, j, CHECK_TAG, comm->mpi,
-                                  &requests[j]));
-  for (int j = 0; j < n; ++j)
-    if (j != me)
-      COCONET_MPI_CHECK(MPI_Isend(own, (int)own_size, MPI_BYTE, j, CHECK_TAG, comm->mpi, &requests[n + j]));
+      COCONET_MPI_CHECK(MPI_Irecv(m.area.data() + j * SLOT, (int)SLOT, MPI_BYTE, j, CHECK_TAG, comm->mpi, &requests[j]));
+  for (int j = 0; j < n; ++j) {
+    if (j == me) continue;
+    COCONET_MPI_CHECK(MPI_Isend(own.data(), (int)first, MPI_BYTE, j, CHECK_TAG, comm->mpi, &requests[n + j]));
+    if (own_size > SLOT)
+      COCONET_MPI_CHECK(MPI_Isend(own.data() + SLOT, (int)(own_size - SLOT), MPI_BYTE, j, CHECK_REST_TAG, comm->mpi,
+                                  &requests[2 * n + j]));
+  }
   // At a timeout: where this rank waits, and each other rank's first call if it has arrived.
   auto waiting = [&] {
     std::string text = where();
@@ -248,22 +265,45 @@ void exchange_calls(ncclComm_t comm, const std::vector<call_print> &mine, const 
     }
     return text;
   };
-  poll_until(
-      [&] {
-        int done = 0;
-        const int rc = MPI_Testall(2 * n, requests.data(), &done, statuses.data());
-        if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) mpi_check(rc, "MPI_Testall", __FILE__, __LINE__);
-        return done != 0;
-      },
-      waiting);
+  auto all_done = [&] {
+    int done = 0;
+    COCONET_MPI_CHECK(MPI_Testall(3 * n, requests.data(), &done, statuses.data()));
+    return done != 0;
+  };
+  poll_until(all_done, waiting);
+  std::vector<uint32_t> totals(n, 0);
+  size_t longest = own_size;
   for (int j = 0; j < n; ++j) {
     if (j == me) continue;
-    const int err = statuses[j].MPI_ERROR;
-    if (err != MPI_SUCCESS && err != MPI_ERR_TRUNCATE) mpi_check(err, "MPI_Irecv (the ranks' calls)", __FILE__, __LINE__);
     int size = 0;
     COCONET_MPI_CHECK(MPI_Get_count(&statuses[j], MPI_BYTE, &size));
-    if (err == MPI_SUCCESS && size >= 0) m.sizes[j] = (size_t)size;
+    m.sizes[j] = size > 0 ? (size_t)size : 0;
+    totals[j] = m.total(j);
+    if (totals[j] > longest) longest = totals[j];
   }
+  if (longest > SLOT) {  // a long group: the rests, each message whole in a slot of the longest's size
+    const size_t capacity = round16(longest);
+    std::vector<char> area(n * capacity);
+    for (int j = 0; j < n; ++j)
+      if (j != me) memcpy(area.data() + j * capacity, m.at(j), m.sizes[j]);
+    m.area.swap(area);
+    m.capacity = capacity;
+    requests.assign(n, MPI_REQUEST_NULL);
+    for (int j = 0; j < n; ++j)
+      if (j != me && totals[j] > SLOT && m.sizes[j] == SLOT)
+        COCONET_MPI_CHECK(MPI_Irecv(m.area.data() + j * capacity + SLOT, (int)(totals[j] - SLOT), MPI_BYTE, j,
+                                    CHECK_REST_TAG, comm->mpi, &requests[j]));
+    auto rest_done = [&] {
+      int done = 0;
+      COCONET_MPI_CHECK(MPI_Testall(n, requests.data(), &done, MPI_STATUSES_IGNORE));
+      return done != 0;
+    };
+    poll_until(rest_done, waiting);
+    for (int j = 0; j < n; ++j)
+      if (j != me && totals[j] > SLOT && m.sizes[j] == SLOT) m.sizes[j] = totals[j];
+  }
+  memcpy(m.area.data() + me * m.capacity, own.data(), own_size);
+  m.sizes[me] = own_size;
 }
 
 ncclResult_t compare(ncclComm_t comm, const std::vector<call_print> &mine, const void *data = nullptr,

@@ -224,6 +224,10 @@ void take_callsite(char *site, size_t size);
 // `data` (data_bytes, the same on every rank whose calls agree) travels with
 // the calls: when they agree, *inputs shows every rank's data (left as it is
 // when the checks are off, COCONET_HOST_CHECK=0).
+// A group's lone AllReduce (built-in op) or AllGather of at most this many
+// bytes per rank sends its input with the check of its call: one exchange
+// instead of two.
+const size_t CARRY_MAX_BYTES = 64 << 10;
 struct carried_inputs {
   const char *first = nullptr;  // rank 0's data; rank j's at first + j * stride (valid until the next check)
   size_t stride = 0;            // a multiple of 16 bytes

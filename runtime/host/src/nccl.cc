@@ -251,11 +251,6 @@ void log_summary(ncclComm_t comm) {
                comm->nranks, total, total ? ": " : "", total ? text : "");
 }
 
-// A group's lone AllReduce (built-in op) or AllGather of at most this many
-// bytes per rank sends its input with the check of its call: one exchange
-// instead of two.
-const size_t CARRY_MAX_BYTES = 64 << 10;
-
 bool carried(const queued_op &q) {
   const bool kind = (q.kind == ALLREDUCE && q.op < ncclNumOps) || q.kind == ALLGATHER;
   return kind && q.count * dtype_size(q.dtype) <= CARRY_MAX_BYTES;
