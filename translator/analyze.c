@@ -60,7 +60,10 @@ static bool index_decl(Az *az, CXCursor s) {
   if (vars.n != 1 || kind(vars.v[0]) != CXCursor_VarDecl) return false;
   Kids init = kids(vars.v[0]);
   bool hinted = az->hint_index && named(vars.v[0], az->hint_index);
-  if (!hinted && (init.n == 0 || !az_is_index_expr(az, init.last))) return false;
+  // `for (int i = idx; ...)` after `const int idx = INDEX;`: i is the index, idx its alias.
+  bool alias = !hinted && init.n && !clang_Cursor_isNull(az->index) && az_is_index(az, init.last);
+  if (!hinted && !alias && (init.n == 0 || !az_is_index_expr(az, init.last))) return false;
+  if (alias) az->index_alias = az->index;
   az->index = vars.v[0];
   return true;
 }
@@ -236,6 +239,147 @@ static void vector_guard(Az *az) {
   az->tail_guard = ir_expr_binary(az->ir, IR_LT, ir_expr_index(az->ir), limit);
 }
 
+// Text without spaces and without parentheses around the whole (malloc'd).
+static char *normalized(const char *t) {
+  char *out = malloc(strlen(t) + 1);
+  if (!out) COCONET_BUG("out of memory");
+  size_t n = 0;
+  for (; *t; t++)
+    if (*t != ' ') out[n++] = *t;
+  out[n] = '\0';
+  while (n >= 2 && out[0] == '(' && out[n - 1] == ')') {
+    int depth = 0;
+    size_t close = 0;
+    for (size_t i = 0; i < n && !close; i++) {
+      depth += out[i] == '(' ? 1 : out[i] == ')' ? -1 : 0;
+      if (depth == 0) close = i;
+    }
+    if (close != n - 1) break;
+    memmove(out, out + 1, n - 2);
+    out[n -= 2] = '\0';
+  }
+  return out;
+}
+
+// INDEX, or the local that holds it (`idx` of `const int idx = INDEX;`).
+static bool is_index_value(const Az *az, CXCursor c) {
+  CXCursor r = az_strip(c);
+  if (kind(r) == CXCursor_DeclRefExpr && !clang_Cursor_isNull(az->index_alias) &&
+      same(clang_getCursorReferenced(r), az->index_alias))
+    return true;
+  return az_is_index_expr(az, c);
+}
+
+// After a vector kernel's grid-stride loop over `n / 4` float4s, the loop over
+// the elements it leaves: `for (int j = 4 * (n / 4) + INDEX; j < n; j += STRIDE)`.
+// Its start must be lanes times the vector loop's count and its bound that
+// count's n (in the launch's terms), so that the two loops cover [0, n) once.
+static bool remainder_loop(Az *az, CXCursor s, CXCursor *index, CXCursor *body) {
+  Kids k = kids(s);
+  if (kind(s) != CXCursor_ForStmt || k.n != 4 || kind(k.v[0]) != CXCursor_DeclStmt) return false;
+  Kids vars = kids(k.v[0]);
+  Kids init = vars.n == 1 ? kids(vars.v[0]) : (Kids){0};
+  CXCursor a, b, lhs, rhs, start;
+  if (vars.n != 1 || !init.n || !az_is_integer_var(vars.v[0]) || !az_is_binary(az, init.last, "+", &a, &b)) return false;
+  if (is_index_value(az, b)) start = a;
+  else if (is_index_value(az, a)) start = b;
+  else return false;
+  CXCursor vindex = az->index;
+  az->index = vars.v[0];
+  bool loop = az_is_binary(az, k.v[1], "<", &lhs, &rhs) && az_is_index(az, lhs) && grid_stride(az, k.v[2]);
+  az->index = vindex;
+  if (!loop) return false;
+  char *st = bound_text(az, start, 0), *nt = bound_text(az, rhs, 0);
+  char *v = normalized(count_in_launch(az)), *x = st ? normalized(st) : NULL, *nn = nt ? normalized(nt) : NULL;
+  bool ok = false;
+  if (x && nn) {
+    char *forms[6] = {0};
+    if (asprintf(&forms[0], "%s/%d", nn, az->lanes) < 0 || asprintf(&forms[1], "(%s)/%d", nn, az->lanes) < 0 ||
+        asprintf(&forms[2], "%d*%s", az->lanes, v) < 0 || asprintf(&forms[3], "%d*(%s)", az->lanes, v) < 0 ||
+        asprintf(&forms[4], "%s*%d", v, az->lanes) < 0 || asprintf(&forms[5], "(%s)*%d", v, az->lanes) < 0)
+      COCONET_BUG("out of memory");
+    bool count = !strcmp(v, forms[0]) || !strcmp(v, forms[1]);
+    bool from = !strcmp(x, forms[2]) || !strcmp(x, forms[3]) || !strcmp(x, forms[4]) || !strcmp(x, forms[5]);
+    ok = count && from;
+    for (int i = 0; i < 6; i++) free(forms[i]);
+  }
+  if (!ok) {
+    char *t = az_text_of(az, k.v[0]);
+    az_fail(az, s, "kernel '%s': the loop after the vector loop ('%s') must start at %d times the vector count and "
+                   "end at the element count, with the vector loop over 'n / %d' vectors for 'j < n' (in the launch's "
+                   "terms, the vector loop runs over %s)", az->launch->kernel, t, az->lanes, az->lanes, count_in_launch(az));
+    free(t);
+  }
+  free(st);
+  free(nt);
+  free(v);
+  free(x);
+  free(nn);
+  *index = vars.v[0];
+  *body = k.v[3];
+  return ok;
+}
+
+// The remainder loop's body, analyzed as a scalar kernel on its own: it must
+// store what the vector loop's lanes store, element by element.
+static void remainder_body(Az *az, CXCursor index, CXCursor body) {
+  IrRegion *ir = az->ir;
+  IrOp *op = az->op;
+  CXCursor vindex = az->index;
+  int lanes = az->lanes;
+  IrProgram *scratch = ir_program_new();
+  az->ir = ir_region_new(scratch, ir->name, ir->loc, ir->range);
+  IrPointwise info = {.kernel = op->pw.kernel, .grid = "", .block = "", .shmem = "0", .stream = "0", .args_text = ""};
+  az->op = ir_op_pointwise(az->ir, op->range, &info);
+  az->index = index;
+  az->lanes = 0;
+  az_stmt(az, body);
+  if (!az_failed(az)) {
+    ir_pw_drop_dead_stores(ir, op);
+    ir_pw_drop_dead_stores(az->ir, az->op);
+  }
+  bool same_stores = az_failed(az) || ir_pw_same_stores(op, az->op);
+  ir_program_free(scratch);
+  az->ir = ir;
+  az->op = op;
+  az->index = vindex;
+  az->lanes = lanes;
+  if (!same_stores)
+    az_fail(az, body, "kernel '%s': the loop over the elements the vector loop leaves computes them differently from "
+                      "the vector loop's lanes; coconet computes the kernel element by element, so both must compute "
+                      "alike", az->launch->kernel);
+}
+
+static enum CXChildVisitResult find_thread(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  const Az *az = ((const void **)data)[0];
+  bool *found = ((void **)data)[1];
+  CXCursor d = kind(c) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(c) : clang_getNullCursor();
+  if (az_builtin(az, c) != B_NONE || (!clang_Cursor_isNull(d) && (same(d, az->index) || same(d, az->index_alias) ||
+                                                                  same(d, az->stride)))) {
+    *found = true;
+    return CXChildVisit_Break;
+  }
+  if (kind(c) == CXCursor_MemberRefExpr) {  // threadIdx.y and the like
+    char *t = az_text_of(az, c);
+    bool thread = strstr(t, "threadIdx") || strstr(t, "blockIdx") || strstr(t, "blockDim") || strstr(t, "gridDim");
+    free(t);
+    if (thread) {
+      *found = true;
+      return CXChildVisit_Break;
+    }
+  }
+  return CXChildVisit_Recurse;
+}
+
+// A declaration whose initializers read the index, its stride or where the thread is.
+static bool reads_thread(const Az *az, CXCursor s) {
+  bool found = false;
+  const void *data[2] = {az, &found};
+  clang_visitChildren(s, find_thread, (CXClientData)data);
+  return found;
+}
+
 // Find the element loop in the kernel body; run `stmt` over the element body.
 static void element_loop(Az *az, CXCursor body) {
   StmtList l = {0};
@@ -245,23 +389,29 @@ static void element_loop(Az *az, CXCursor body) {
     CXCursor s = l.v[j];
     if (index_decl(az, s) || builtin_alias(az, s) || stride_decl(az, s)) continue;
     // Locals before the loop (`const int total = rows * cols;`): values of the parameters;
-    // after the index, constants only (`constexpr float one = 1.0f;`).
-    if (kind(s) == CXCursor_DeclStmt && (clang_Cursor_isNull(az->index) || constant_decls(s)) && scalar_decls(s)) {
+    // after the index, ones that do not read where the thread is (`const int n4 = n / 4;`).
+    if (kind(s) == CXCursor_DeclStmt && (clang_Cursor_isNull(az->index) || constant_decls(s) || !reads_thread(az, s)) &&
+        scalar_decls(s)) {
       az_decl_stmt(az, s);
       continue;
     }
     Kids k = kids(s);
     if (kind(s) == CXCursor_ForStmt && k.n == 4 && index_decl(az, k.v[0]) && bound(az, k.v[1], "<") &&
         grid_stride(az, k.v[2])) {
-      vector_guard(az);
+      CXCursor rindex, rbody;
+      bool rest = az->lanes > 1 && j + 1 < l.n && remainder_loop(az, l.v[j + 1], &rindex, &rbody);
+      if (!rest) vector_guard(az);  // the elements the kernel leaves stay as they are
+      az->carried = az->nlocals;
       az_stmt(az, k.v[3]);
-      j++;
+      if (rest && !az_failed(az)) remainder_body(az, rindex, rbody);
+      j += rest ? 2 : 1;
     } else if (kind(s) == CXCursor_WhileStmt && k.n == 2 && !clang_Cursor_isNull(az->index) && while_stride(az, k.v[1]) &&
                bound(az, k.v[0], "<")) {
       // while (i < n) { ...; i += blockDim.x * gridDim.x; }: the body without its last statement.
       StmtList w = {0};
       clang_visitChildren(k.v[1], list_stmt, &w);
       vector_guard(az);
+      az->carried = az->nlocals;
       for (int b = 0; b + 1 < w.n && !az_failed(az); b++) az_stmt(az, w.v[b]);
       free(w.v);
       j++;
@@ -336,7 +486,8 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
   bool instance = def->is_template && def->inst_fe;
   Az az = {.fe = instance ? def->inst_fe : fe, .ir = ir, .launch = l, .kernel = instance ? def->inst : def->cursor,
            .index = clang_getNullCursor(), .count = clang_getNullCursor(), .bound = clang_getNullCursor(),
-           .philox = clang_getNullCursor(), .stride = clang_getNullCursor(), .region_fe = fe, .lane = lane};
+           .philox = clang_getNullCursor(), .stride = clang_getNullCursor(), .index_alias = clang_getNullCursor(),
+           .region_fe = fe, .lane = lane};
   const PragmaClause *pc = hint ? hint->clauses : NULL;
   const PragmaArg *hi = pragma_find_key(pc, "index"), *hc = pragma_find_key(pc, "count");
   az.hint_index = hi ? hi->text : NULL;

@@ -26,6 +26,7 @@ typedef struct Az {
   const Launch *launch;
   CXCursor kernel;        // the __global__ definition
   CXCursor index;         // the element index variable
+  CXCursor index_alias;   // a local holding the index that the loop's index was initialized from (null if none)
   CXCursor count;         // the count parameter (null when the bound is an expression)
   CXCursor bound;         // the element loop's bound as written (`n`, `rows * cols`, `p.n`)
   char *count_text;       // an expression bound in the launch's terms ("R * C"), else NULL
@@ -36,6 +37,8 @@ typedef struct Az {
   const char *hint_count;
   Binding *locals;
   int nlocals, cap;
+  int carried;            // in a grid-stride loop's body, the locals bound before it (locals[0..carried)):
+                          // assigning one would carry a value from one element to the thread's next
   CXCursor philox;        // the curandStatePhilox4_32_10_t variable (null if none)
   IrExpr *seed, *offset;
   int draws;
@@ -113,6 +116,7 @@ void az_decl_stmt(Az *az, CXCursor s);                    // locals
 void az_stmt(Az *az, CXCursor s);                         // one statement
 void az_store(Az *az, CXCursor at, IrTensor *t, IrExpr *value);  // t[i] = value, under the current condition
 IrExpr *az_assigned_value(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *op);  // of x = e, x op= e
+bool az_carries(Az *az, CXCursor s, const Binding *b);    // assigning b would carry across elements (reason recorded)
 
 // analyze_vector.c: vector elements (float2, float4, double2, __half2, __nv_bfloat162)
 int az_vector_type(CXType t, IrType *comp);               // its lanes (0: not a vector) and lane type

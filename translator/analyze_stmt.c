@@ -88,6 +88,16 @@ static void set_local(Az *az, CXCursor s, CXCursor d, Binding *b, IrExpr *value)
   free(name);
 }
 
+bool az_carries(Az *az, CXCursor s, const Binding *b) {
+  if (b - az->locals >= az->carried) return false;
+  char *name = fe_spelling(b->decl);
+  az_fail(az, s, "kernel '%s' assigns '%s', declared before its grid-stride loop, in the loop: the value carries "
+                 "from one element to the next element of the same thread, which depends on the grid; declare it "
+                 "inside the loop", az->launch->kernel, name);
+  free(name);
+  return true;
+}
+
 IrExpr *az_assigned_value(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *op) {
   if (strcmp(op, "=") == 0) return az_expr(az, rhs);
   char bop[3] = {op[0], op[1] == '=' ? '\0' : op[1], '\0'};
@@ -103,6 +113,7 @@ static void assign(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *o
   CXCursor d = kind(l) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(l) : clang_getNullCursor();
   Binding *b = clang_Cursor_isNull(d) ? NULL : az_find_local(az, d);
   if (b && b->value) {
+    if (az_carries(az, s, b)) return;
     if (is_counter(az, d))
       az_fail(az, s, "kernel '%s' assigns the counter of an unrolled loop in its body", az->launch->kernel);
     else

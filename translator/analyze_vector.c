@@ -468,6 +468,7 @@ bool az_vector_assign(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char
     CXCursor base = az_strip(k.v[0]);
     Binding *b = kind(base) == CXCursor_DeclRefExpr ? az_find_local(az, clang_getCursorReferenced(base)) : NULL;
     int lane = member_lane(az, l);
+    if (b && az_carries(az, s, b)) return true;
     if (!b || !b->vector || lane < 0) {
       char *t = az_text_of(az, l);
       az_fail(az, l, "kernel '%s' assigns '%s': a vector kernel assigns lanes of vector locals only (store the "
@@ -493,6 +494,7 @@ bool az_vector_assign(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char
   }
   if (!az_vector_expr(az, rhs, v)) return true;
   if (local && local->vector) {  // v = w
+    if (az_carries(az, s, local)) return true;
     IrExpr *cond = az_cond(az);
     for (int j = 0; j < az->lanes; j++)
       local->lane[j] = lane_let(az, s, clang_getCursorReferenced(l),

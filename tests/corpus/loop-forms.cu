@@ -1,14 +1,25 @@
 // Style: the other element-loop spellings: a for loop with the index and the
 // stride written in another order with size_t casts, and a while loop whose
 // body ends with the grid stride. A while loop that also changes the index
-// elsewhere is refused.
+// elsewhere is refused, and so is a local declared before a grid-stride loop
+// and assigned in it (-DCARRIED: a running sum carries from one element to the
+// thread's next, which depends on the grid).
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %expect 1 %coconet --check %s -- -DINDEX_CHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
+// RUN: %expect 1 %coconet --check %s -- -DCARRIED 2>&1 | %FileCheck --check-prefix=CARRIED %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 __global__ void rev(float *x, size_t n) {
+#ifdef CARRIED
+  float sum = 0.0f;
+  for (size_t i = threadIdx.x + blockIdx.x * (size_t)blockDim.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    sum += x[i];
+    x[i] = sum;
+  }
+#else
   for (size_t i = threadIdx.x + blockIdx.x * (size_t)blockDim.x; i < n; i += (size_t)gridDim.x * blockDim.x) x[i] *= 3.0f;
+#endif
 }
 __global__ void wl(float *x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -35,4 +46,5 @@ void f(float *x, float *y, int n, ncclComm_t comm, cudaStream_t s) {
 // IR: verify wl: ok
 // EXEC: verify=exec rev: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify=exec wl: ok (the region as written and as scheduled agree within 0 ULP)
-// CHANGED: loop-forms.cu:16:33: error: kernel 'wl' assigns to 'i': only t[i] and locals can be assigned
+// CARRIED: loop-forms.cu:{{[0-9]+}}:5: error: kernel 'rev' assigns 'sum', declared before its grid-stride loop, in the loop: the value carries from one element to the next element of the same thread
+// CHANGED: loop-forms.cu:{{[0-9]+}}:33: error: kernel 'wl' assigns to 'i': only t[i] and locals can be assigned

@@ -7,7 +7,8 @@
 // scalar buffer read once per vector (s[i]). coconet computes them element by
 // element: each lane may use only its own lane of what it reads, and all lanes
 // must compute alike. Operators and helpers on float4 defined in the file
-// (helper_math.h style) are inlined lane by lane. The -D cases are refused,
+// (helper_math.h style) are inlined lane by lane, and a scalar loop over the
+// n % 4 elements a float4 loop leaves is read with it. The -D cases are refused,
 // with the reason.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
@@ -19,6 +20,7 @@
 // RUN: %expect 1 %coconet --check %s -- -DHFMA2 2>&1 | %FileCheck --check-prefix=HFMA2 %s
 // RUN: %expect 1 %coconet --check %s -- -DPACKED 2>&1 | %FileCheck --check-prefix=PACKED %s
 // RUN: %expect 1 %coconet --check %s -- -DDOT 2>&1 | %FileCheck --check-prefix=DOT %s
+// RUN: %expect 1 %coconet --check %s -- -DREMAINDER_UNALIKE 2>&1 | %FileCheck --check-prefix=REMAINDER %s
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -128,6 +130,28 @@ __global__ void relu_axpy4(float4 *y, const float4 *x, float a, int n4) {
   }
 }
 
+// The index computed once, a float4 grid-stride loop, then a scalar loop over the
+// n % 4 elements it leaves: the two loops cover [0, n) and compute alike.
+__global__ void axpy_rem(float *y, const float *x, float a, int n) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  const int stride = blockDim.x * gridDim.x;
+  const int n4 = n / 4;
+  for (int i = idx; i < n4; i += stride) {
+    float4 v = reinterpret_cast<float4 *>(y)[i];
+    const float4 u = reinterpret_cast<const float4 *>(x)[i];
+    v.x = a * v.x + u.x;
+    v.y = a * v.y + u.y;
+    v.z = a * v.z + u.z;
+    v.w = a * v.w + u.w;
+    reinterpret_cast<float4 *>(y)[i] = v;
+  }
+#ifdef REMAINDER_UNALIKE
+  for (int j = 4 * n4 + idx; j < n; j += stride) y[j] = a * y[j] - x[j];
+#else
+  for (int j = 4 * n4 + idx; j < n; j += stride) y[j] = a * y[j] + x[j];
+#endif
+}
+
 #ifdef PACKED
 // Eight halves in a float4 (a 128-bit packed load): the lanes are not the buffer's elements.
 __global__ void packed(__half *y, int n) {
@@ -181,6 +205,11 @@ void step(float *params, float *grads, float *m, float *v, int n, float lr, floa
     ncclAllReduce(y2, y2, 4 * pairs, ncclFloat, ncclSum, comm, st);
     relu_axpy4<<<(pairs + 255) / 256, 256, 0, st>>>((float4 *)y2, (const float4 *)x2, 0.5f, pairs);
   }
+#pragma coconet region name(axpy_rem) split reorder replicated(x2)
+  {
+    ncclAllReduce(y2, y2, pairs, ncclFloat, ncclSum, comm, st);
+    axpy_rem<<<64, 256, 0, st>>>(y2, x2, 0.5f, pairs);
+  }
 #ifdef PACKED
 #pragma coconet region name(packed) split reorder
   {
@@ -196,12 +225,14 @@ void step(float *params, float *grads, float *m, float *v, int n, float lr, floa
 // IR: verify bf162: ok
 // IR: verify scale2: ok
 // IR: verify relu4: ok
+// IR: verify axpy_rem: ok
 // EXEC: verify=exec adamw4: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify=exec residual4: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify=exec half2: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify=exec bf162: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify=exec scale2: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify=exec relu4: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify=exec axpy_rem: ok (the region as written and as scheduled agree within 0 ULP)
 // The kernel over n / 4 float4s leaves the last n % 4 elements as they are:
 // CODE-LABEL: void coconet_adamw4_slice_elem(
 // CODE: const float g = grads;
@@ -211,10 +242,18 @@ void step(float *params, float *grads, float *m, float *v, int n, float lr, floa
 // CODE: const float k_2 = s[i / 4];
 // CODE-LABEL: void coconet_half2_slice_elem(
 // CODE: y = (int64_t)i < 2LL * (int64_t)n2 ?
-// MIX: vector-access.cu:64:5: error: kernel 'residual4' computes lane 3 of the float4 it stores to out[i] from another lane of 'out' (
-// UNALIKE: vector-access.cu:58:1: error: kernel 'residual4' computes lane 3 of its vectors differently from lane 0
+// MIX: vector-access.cu:{{[0-9]+}}:5: error: kernel 'residual4' computes lane 3 of the float4 it stores to out[i] from another lane of 'out' (
+// UNALIKE: vector-access.cu:{{[0-9]+}}:1: error: kernel 'residual4' computes lane 3 of its vectors differently from lane 0
 // NOCAST: error: kernel 'residual4': vector parameter 'res' is passed 'res4'; coconet reads a vector buffer as a view of a scalar one: pass reinterpret_cast<float4 *>(x)
-// SCALAR: vector-access.cu:51:3: error: kernel 'adamw4' stores a scalar (params[i] = p.x) in a kernel whose element is a vector of 4 lanes
+// SCALAR: vector-access.cu:{{[0-9]+}}:3: error: kernel 'adamw4' stores a scalar (params[i] = p.x) in a kernel whose element is a vector of 4 lanes
 // HFMA2: error: kernel 'axpb_half2' calls '__hfma2' on vectors, which coconet does not read
 // DOT: error: kernel 'relu_axpy4' computes lane 0 of the float4 it stores to y[i] from another lane of 'x2' (
+// REMAINDER: error: kernel 'axpy_rem': the loop over the elements the vector loop leaves computes them differently from the vector loop's lanes
+// With the remainder loop there is no guard: every element is computed.
+// CODE-LABEL: void coconet_axpy_rem_slice_elem(float &y2, float x2, float a)
+// CODE-NEXT: {
+// CODE-NEXT: const float v = y2;
+// CODE-NEXT: const float u = x2;
+// CODE-NEXT: const float v_2 = a * v + u;
+// CODE-NEXT: y2 = v_2;
 // PACKED: error: kernel 'packed' views 'y' (__half *) as 'float4 *', whose lanes are not its elements
