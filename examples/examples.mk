@@ -2,7 +2,7 @@
 #
 # Other layers reuse the lists and flags below (golden, compile and end-to-end tests).
 #   EXAMPLE_SRCS        the annotated sources
-#   EXAMPLE_NAMES       their base names (adam row_linear)
+#   EXAMPLE_NAMES       their base names (adam row_linear adamw tp_norm)
 #   EXAMPLE_NVCCFLAGS   nvcc flags to compile an example (or its translation)
 #   EXAMPLE_MPI_CFLAGS  MPI's include flags, in nvcc's syntax
 #   EXAMPLE_LIBS        libraries to link: NCCL, cuBLAS, MPI
@@ -11,7 +11,8 @@
 # $(BUILD)/examples/cuda/NAME (EXAMPLE_ARCH, default -arch=sm_80, picks the GPU).
 # It is not part of `all`: nvcc is slow and not every machine has it.
 
-EXAMPLE_SRCS  := examples/adam/adam.cu examples/megatron/row_linear.cu examples/adamw/adamw.cu
+EXAMPLE_SRCS  := examples/adam/adam.cu examples/megatron/row_linear.cu examples/adamw/adamw.cu \
+                 examples/tp_norm/tp_norm.cu
 EXAMPLE_NAMES := $(basename $(notdir $(EXAMPLE_SRCS)))
 
 # mpicxx's flags rewritten for nvcc: -I becomes -isystem (Open MPI's C++ binding

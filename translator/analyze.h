@@ -1,7 +1,8 @@
 // analyze.h: the kernel analysis' own header (analyze.c: the element loop and
 // the entry point; analyze_expr.c: expressions, addresses, calls and helpers;
 // analyze_stmt.c: the statements of the element body and of helpers;
-// analyze_vector.c: kernels whose element is a vector, float4 or __half2).
+// analyze_vector.c: kernels whose element is a vector, float4 or __half2;
+// analyze_row.c: row-wise kernels, one block per row, kept as written).
 // What the analysis accepts is described in analyze.c.
 #ifndef COCONET_ANALYZE_H
 #define COCONET_ANALYZE_H

@@ -33,6 +33,7 @@ enum { MAX_PARTS = 32, MAX_RANKS = 16, MAX_KERNELS = 32 };
 typedef struct Part {       // a coconet_part variable in scope
   IrSize count;             // key: elements (a copy: GEMM keys are built here)
   const IrSize *unit;       // key: chunk unit (NULL = 1)
+  const IrSize *grain;      // key: slice grain, whole rows (NULL = 1)
   const char *comm;         // communicator of its rank (NULL: rank 0 of 1)
   const char *name;
 } Part;
@@ -176,21 +177,27 @@ static const Part *part_for(Cg *cg, const Scope *sc, int at, const IrOp *op) {
   const char *comm = needs_rank(op) ? op_comm(op, &last) : NULL;
   for (int i = 0; i < cg->nparts; i++) {
     const Part *p = &cg->parts[i];
-    if (ir_size_equal(&p->count, &count) && same_unit(p->unit, unit) && (!comm || (p->comm && !strcmp(p->comm, comm))))
+    if (ir_size_equal(&p->count, &count) && same_unit(p->unit, unit) && same_unit(p->grain, op->span.grain) &&
+        (!comm || (p->comm && !strcmp(p->comm, comm))))
       return p;
   }
   if (!comm) comm = comm_for(sc, at, &count, unit, cg->last_comm);
   if (cg->nparts == MAX_PARTS) COCONET_BUG("more than %d spans in region", MAX_PARTS);
   const Rank *rk = comm ? rank_for(cg, comm) : NULL;
   Part *p = &cg->parts[cg->nparts++];
-  *p = (Part){count, unit, comm, names_add(&cg->names, "coconet_p")};
+  *p = (Part){count, unit, op->span.grain, comm, names_add(&cg->names, "coconet_p")};
   Buf b = {0};
   count_text(&b, sc, &count);
   buf_puts(&b, ", ");
   if (unit) cg_size(&b, unit);
   else buf_puts(&b, "1");
-  line(cg, "const coconet_part %s = coconet_part_of(%s, %s, %d, %s, %s);", p->name, buf_str(&b),
-       cg->chunk ? cg->chunk : "0", cg->chunk ? cg->nchunks : 1, rk ? rk->rank : "0", rk ? rk->nranks : "1");
+  if (p->grain) {
+    buf_puts(&b, ", ");
+    cg_size(&b, p->grain);
+  }
+  line(cg, "const coconet_part %s = coconet_part_%s(%s, %s, %d, %s, %s);", p->name, p->grain ? "rows" : "of",
+       buf_str(&b), cg->chunk ? cg->chunk : "0", cg->chunk ? cg->nchunks : 1, rk ? rk->rank : "0",
+       rk ? rk->nranks : "1");
   buf_free(&b);
   return p;
 }
@@ -287,7 +294,8 @@ static int emit_gemm_chunk(Cg *cg, const Scope *sc, int at) {
 static int run_length(const Scope *sc, int at) {
   int n = 1;
   const IrOp *first = sc->ops[at];
-  while (at + n < sc->n && is_pointwise_run(sc->ops[at + n]) && sc->ops[at + n]->span.chunk == first->span.chunk &&
+  while (at + n < sc->n && is_pointwise_run(sc->ops[at + n]) && !sc->ops[at + n]->pw.row &&
+         sc->ops[at + n]->span.chunk == first->span.chunk &&
          sc->ops[at + n]->span.nchunks == first->span.nchunks)
     n++;
   return n;
@@ -581,23 +589,91 @@ static const char *piece_text(const Cg *cg, const Piece *p) {
   return p->text;
 }
 
+// A launch of l's kernel with the grid and arguments given (the rest as
+// written): through the host backend for --target=host (sync: the kernel may
+// wait at barriers).
+static void emit_user_launch(Cg *cg, const Launch *l, bool sync, const char *grid, const char *args) {
+  const char *shmem = l->shmem.text ? piece_text(cg, &l->shmem) : "0";
+  const char *stream = l->stream.text ? piece_text(cg, &l->stream) : "0";
+  Buf b = {0};
+  if (cg->target == TARGET_HOST) {
+    // A template's arguments are all written out (some may be deduced): the host launch takes a function pointer.
+    const char *targs = l->def && l->def->is_template && l->def->args ? l->def->args : l->template_args;
+    buf_printf(&b, "coconet_host_launch(%s, ", sync ? "COCONET_HOST_SYNC" : "COCONET_HOST_SIMPLE");
+    buf_printf(&b, targs ? "(%s<%s>)" : "%s", l->kernel, targs);
+    buf_printf(&b, ", %s, %s, %s, %s%s%s);", grid, piece_text(cg, &l->block), shmem, stream, *args ? ", " : "", args);
+  } else {
+    buf_printf(&b, l->template_args ? "%s<%s>" : "%s", l->kernel, l->template_args);
+    buf_printf(&b, "<<<%s, %s, %s, %s>>>(%s);", grid, piece_text(cg, &l->block), shmem, stream, args);
+  }
+  line(cg, "%s", buf_str(&b));
+  buf_free(&b);
+}
+
 static bool emit_host_launch(Cg *cg, const IrOp *op) {
   const Stmt *s = stmt_at(cg->fr, op->range.begin.offset);
   // A launch seen through a host function stays that function's call (lowered in it).
   if (cg->target != TARGET_HOST || !s || s->kind != STMT_LAUNCH || s->launch->wrapper) return false;
   const Launch *l = s->launch;
-  Buf b = {0};
-  buf_printf(&b, "coconet_host_launch(%s, ", op->kind == IR_OP_POINTWISE ? "COCONET_HOST_SIMPLE" : "COCONET_HOST_SYNC");
-  // A template's arguments are all written out (some may be deduced): the host launch takes a function pointer.
-  const char *targs = l->def && l->def->is_template && l->def->args ? l->def->args : l->template_args;
-  buf_printf(&b, targs ? "(%s<%s>)" : "%s", l->kernel, targs);
-  buf_printf(&b, ", %s, %s, %s, %s", piece_text(cg, &l->grid), piece_text(cg, &l->block),
-             l->shmem.text ? piece_text(cg, &l->shmem) : "0", l->stream.text ? piece_text(cg, &l->stream) : "0");
-  for (int i = 0; i < l->nargs; i++) buf_printf(&b, ", %s", piece_text(cg, &l->args[i]));
-  buf_puts(&b, ");");
-  line(cg, "%s", buf_str(&b));
-  buf_free(&b);
+  Buf args = {0};
+  for (int i = 0; i < l->nargs; i++) buf_printf(&args, "%s%s", i ? ", " : "", piece_text(cg, &l->args[i]));
+  bool simple = op->kind == IR_OP_POINTWISE && !op->pw.row;
+  emit_user_launch(cg, l, !simple, piece_text(cg, &l->grid), buf_str(&args));
+  buf_free(&args);
   return true;
+}
+
+// A row-wise kernel on a span of whole rows: the user's kernel, its grid and
+// row count the span's rows, its row pointers moved to the span's first row.
+static int emit_rowwise(Cg *cg, const Scope *sc, int at) {
+  const IrOp *op = sc->ops[at];
+  const IrPointwise *pw = &op->pw;
+  const Stmt *s = stmt_at(cg->fr, orig_of(op)->range.begin.offset);
+  if (!s || s->kind != STMT_LAUNCH || (op->span.part != IR_PART_SLICE && op->span.part != IR_PART_TAIL)) {
+    diag_error(&op->loc, "codegen: cannot generate row-wise kernel '%s' on the %s span", pw->kernel,
+               ir_part_name(op->span.part));
+    return -1;
+  }
+  const Launch *l = s->launch;
+  const Part *p = part_for(cg, sc, at, op);
+  bool tail = op->span.part == IR_PART_TAIL;
+  const char *n = tail ? "tail" : "s", *first = tail ? "tail_lo" : "slice_lo";
+  Buf h = {0}, rows = {0}, args = {0};
+  cg_size(&h, pw->row);
+  const char *ht = buf_str(&h);
+  bool simple = cg_simple(ht) || strspn(ht, "0123456789") == strlen(ht);
+  buf_printf(&rows, simple ? "%s.%s / %s" : "%s.%s / (%s)", p->name, n, ht);
+  for (int i = 0; i < l->nargs; i++) {
+    const char *a = piece_text(cg, &l->args[i]);
+    if (i) buf_puts(&args, ", ");
+    switch (pw->row_roles[i]) {
+    case 'p': buf_printf(&args, cg_simple(a) ? "%s + %s.%s" : "(%s) + %s.%s", a, p->name, first); break;
+    case 'o':
+      buf_printf(&args, cg_simple(a) ? "%s + %s.%s" : "(%s) + %s.%s", a, p->name, first);
+      buf_printf(&args, simple ? " / %s" : " / (%s)", ht);
+      break;
+    case 'r': {
+      const char *type = l->def && i < l->def->nparams ? l->def->params[i].type : "int";
+      if (strncmp(type, "const ", 6) == 0) type += 6;
+      buf_printf(&args, "(%s)(%s)", type, buf_str(&rows));
+      break;
+    }
+    default: buf_puts(&args, a); break;
+    }
+  }
+  char *grid;
+  if (asprintf(&grid, "(unsigned)(%s)", buf_str(&rows)) < 0) COCONET_BUG("out of memory");
+  line(cg, "if (%s.%s > 0) {", p->name, n);
+  cg->depth++;
+  emit_user_launch(cg, l, true, grid, buf_str(&args));
+  line(cg, "%s(cudaGetLastError());", cg->cuda_check);
+  cg->depth--;
+  line(cg, "}");
+  free(grid);
+  buf_free(&h);
+  buf_free(&rows);
+  buf_free(&args);
+  return 0;
 }
 
 // A statement kept as written, its hoisted arguments read from their locals.
@@ -626,6 +702,7 @@ static int emit_op(Cg *cg, const Scope *sc, int at, int *consumed) {
     *consumed = 1;
   }
   if (!cg->fusing) fuse_markers(cg, sc, at);
+  if (is_pointwise_run(op) && op->pw.row) return emit_rowwise(cg, sc, at);
   if (is_pointwise_run(op)) return emit_run(cg, sc, at, consumed);
   if (op->kind == IR_OP_COLLECTIVE && is_rewritten(op)) return emit_collective(cg, sc, at);
   if (op->kind == IR_OP_GEMM && op->span.nchunks > 1) return emit_gemm_chunk(cg, sc, at);
@@ -771,7 +848,7 @@ static void flow_run(Buf *b, const IrOp **ops, int n, int at) {
     seen[nseen++] = orig_of(ops[j]);
     buf_printf(b, "%s%s", nseen > 1 ? " + " : "", ops[j]->pw.kernel);
   }
-  buf_puts(b, slice ? " on this rank's slice" : " on the chunk");
+  buf_puts(b, !slice ? " on the chunk" : ops[at]->span.grain ? " on this rank's rows" : " on this rank's slice");
 }
 
 static void flow(Buf *b, const IrOp **ops, int n) {
@@ -794,6 +871,12 @@ static void clauses_text(Buf *b, const IrRegion *r) {
 static bool has_tail(const Scope *sc) {
   for (int i = 0; i < sc->n; i++)
     if (sc->ops[i]->span.part == IR_PART_TAIL) return true;
+  return false;
+}
+
+static bool in_rows(const Scope *sc) {
+  for (int i = 0; i < sc->n; i++)
+    if (sc->ops[i]->span.grain) return true;
   return false;
 }
 
@@ -822,7 +905,10 @@ static void schedule_comment(Cg *cg, const Scope *sc) {
     buf_free(&chunk);
   }
   line(cg, "// coconet: %s: %s", buf_str(&b), buf_str(&f));
-  if (has_tail(sc))
+  if (has_tail(sc) && in_rows(sc))
+    line(cg, "// coconet: the rows left over (rows %% nranks, the tail) are all-reduced%s by every rank",
+         has_tail_work(sc) ? " and computed" : "");
+  else if (has_tail(sc))
     line(cg, "// coconet: the count %% nranks elements left over (the tail) are all-reduced%s by every rank",
          has_tail_work(sc) ? " and computed" : "");
   buf_free(&b);

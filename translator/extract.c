@@ -298,13 +298,30 @@ static int extract_launch(const Frontend *fe, const Program *prog, const Region 
   char *why;
   SrcLoc why_loc;
   if (analyze_launch(fe, ir, s, prog, &why, &why_loc)) return 0;
+  bool rowish = false;
+  if (s->launch->def) {
+    char *row_why;
+    SrcLoc row_loc;
+    if (analyze_rowwise(fe, ir, s, &rowish, &row_why, &row_loc)) {
+      free(why);
+      return 0;
+    }
+    if (rowish) {
+      free(why);
+      why = row_why;
+      why_loc = row_loc;
+    } else {
+      free(row_why);
+    }
+  }
   char *text = fe_text(fe, s->range);
   ir_op_opaque(ir, s->range, text);
   free(text);
   int status = 0;
   if (scheduling && needs_pointwise(r)) {
     diag_error(&why_loc, "%s", why);
-    diag_note(&s->range.begin, "region '%s' needs this launch to be pointwise for its schedule", r->name);
+    diag_note(&s->range.begin, "region '%s' needs this launch to be %s for its schedule", r->name,
+              rowish ? "row-wise (or pointwise)" : "pointwise");
     status = -1;
   }
   free(why);

@@ -155,7 +155,7 @@ static bool slice_work(const IrOp *op) {
   return op->kind == IR_OP_COLLECTIVE && op->coll.kind == IR_REDUCESCATTER && op->span.part == IR_PART_BODY;
 }
 
-static const char *title(const IrOp *op) {
+static const char *op_title(const IrOp *op) {
   switch (op->kind) {
   case IR_OP_POINTWISE: return op->pw.kernel;
   case IR_OP_GEMM: return op->gemm.fn;
@@ -168,7 +168,7 @@ static const char *title(const IrOp *op) {
 void interp_store(Interp *in, const IrTensor *t, int rank, long j, IrVal v) {
   IrRunTensor *rt = interp_tensor(in, t);
   if (j < 0 || j >= rt->count) {
-    interp_fail(in, "verify: '%s' writes %s[%ld] out of bounds (%ld elements)", title(in->op), t->name, j,
+    interp_fail(in, "verify: '%s' writes %s[%ld] out of bounds (%ld elements)", op_title(in->op), t->name, j,
                 rt->count);
     return;
   }
@@ -180,7 +180,7 @@ void interp_store(Interp *in, const IrTensor *t, int rank, long j, IrVal v) {
 bool interp_in_bounds(Interp *in, const IrTensor *t, long lo, long hi) {
   if (lo >= hi) return true;
   if (lo >= 0 && hi <= interp_tensor(in, t)->count) return true;
-  interp_fail(in, "verify: '%s' touches %s[%ld, %ld) beyond its %ld elements", title(in->op), t->name,
+  interp_fail(in, "verify: '%s' touches %s[%ld, %ld) beyond its %ld elements", op_title(in->op), t->name,
               lo, hi, interp_tensor(in, t)->count);
   return false;
 }
@@ -189,7 +189,8 @@ long interp_size(Interp *in, const IrSize *s) { return s ? ir_size_eval(s, in->r
 
 void interp_span(Interp *in, const IrOp *op, const IrSize *count, int rank, long *lo, long *hi) {
   long unit = op->span.unit ? interp_size(in, op->span.unit) : 1;
-  ir_span_bounds(&op->span, interp_size(in, count), unit, rank, in->nranks, lo, hi);
+  long grain = op->span.grain ? interp_size(in, op->span.grain) : 1;
+  ir_span_bounds(&op->span, interp_size(in, count), unit, grain, rank, in->nranks, lo, hi);
 }
 
 static void run_pointwise(Interp *in, const IrOp *op) {
@@ -212,6 +213,64 @@ static void run_pointwise(Interp *in, const IrOp *op) {
       }
     }
   }
+}
+
+// The value a row-wise kernel's read gives for column j of the row at b.
+static double row_read(Interp *in, const IrUse *u, int rank, long b, long row, long j) {
+  const IrRunTensor *rt = interp_tensor(in, u->ref.t);
+  long at = u->index == IR_IDX_I ? b + j : u->index == IR_IDX_MOD ? j : u->index == IR_IDX_DIV ? b / row : 0;
+  if (u->index == IR_IDX_CONST && u->expr) at = interp_size(in, u->expr->k);
+  if (at < 0 || at >= rt->count) {
+    interp_fail(in, "verify: '%s' reads %s[%ld] out of bounds (%ld elements)", op_title(in->op), u->ref.t->name, at,
+                rt->count);
+    return 0;
+  }
+  return interp_to_double(rt->data[rank][at], u->ref.t->type);
+}
+
+// A row-wise kernel's body is the user's code, which the interpreter does not
+// run (--verify=exec does). It stands for a fixed function of what the
+// analysis proved each output row may depend on: the same row of the buffers
+// read at [i], the columns of those read at [i % row], one element of those
+// read at [i / row] or [K]. Every output element depends on every input
+// element of its row and on its column, so a schedule that gives a row the
+// wrong data, or misses or repeats a row, changes the result.
+static void run_rowwise(Interp *in, const IrOp *op) {
+  long row = interp_size(in, op->pw.row);
+  int nout = 0;
+  for (const IrUse *w = op->writes; w; w = w->next) nout++;
+  double *vals = calloc((size_t)(row > 0 ? row : 1) * (size_t)(nout ? nout : 1), sizeof *vals);
+  if (!vals) COCONET_BUG("out of memory");
+  for (int r = 0; r < in->nranks && !in->failed; r++) {
+    long lo, hi;
+    interp_span(in, op, op->pw.count, r, &lo, &hi);
+    in->rank = r;
+    if (row <= 0 || lo % row || hi % row) {
+      interp_fail(in, "verify: row-wise kernel '%s' runs on elements [%ld, %ld), not whole rows of %ld", op->pw.kernel,
+                  lo, hi, row);
+      break;
+    }
+    for (long b = lo; b < hi && !in->failed; b += row) {
+      double mix = 0;
+      int k = 0;
+      for (const IrUse *u = op->reads; u; u = u->next, k++)
+        for (long j = 0; j < row; j++) mix += row_read(in, u, r, b, row, j) / (double)(1 + (k * 7 + j * 3) % 11);
+      mix /= (double)row;
+      int m = 0;
+      for (const IrUse *w = op->writes; w; w = w->next, m++)
+        for (long j = 0; j < row; j++) {
+          double own = 0;
+          k = 0;
+          for (const IrUse *u = op->reads; u; u = u->next, k++) own += (double)(k + 1) * row_read(in, u, r, b, row, j);
+          vals[m * row + j] = (double)(m + 1) * mix + own / (double)(m + 2) + (double)(j % 5) / 8.0;
+        }
+      m = 0;
+      for (const IrUse *w = op->writes; w && !in->failed; w = w->next, m++)
+        for (long j = 0; j < row; j++)
+          interp_store(in, w->ref.t, r, b + j, interp_from_double(vals[m * row + j], w->ref.t->type));
+    }
+  }
+  free(vals);
 }
 
 static void run_copy(Interp *in, const IrOp *op) {
@@ -262,7 +321,10 @@ static void run_op(Interp *in, const IrOp *op) {
   switch (op->kind) {
   case IR_OP_COLLECTIVE: interp_collective(in, op); return;
   case IR_OP_GEMM: interp_gemm(in, op); return;
-  case IR_OP_POINTWISE: run_pointwise(in, op); return;
+  case IR_OP_POINTWISE:
+    if (op->pw.row) run_rowwise(in, op);
+    else run_pointwise(in, op);
+    return;
   case IR_OP_COPY: run_copy(in, op); return;
   case IR_OP_MEMSET: run_memset(in, op); return;
   case IR_OP_EVENT: case IR_OP_OPAQUE: return;

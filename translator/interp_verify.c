@@ -142,6 +142,10 @@ int ir_verify(const IrRegion *r, int max_ranks, int trials, FILE *report) {
             t->scratch ? "scratch" : t->shard ? "shard" : "output", t->name, ir_type_name(t->type), errs[t->id],
             max_ranks, trials, t->scratch ? " (not compared)" : "");
   }
+  for (const IrOp *op = r->ops; op && rc == 0; op = op->next)
+    if (op->kind == IR_OP_POINTWISE && op->pw.row)
+      fprintf(report, "verify %s: row-wise kernel '%s' is modelled (each output row a fixed function of the rows and "
+                      "columns it reads); --verify=exec runs its code\n", r->name, op->pw.kernel);
   for (const IrAssume *a = r->assumes; a && rc == 0; a = a->next)
     fprintf(report, "verify %s: the schedule checked is for %s (the region runs as written otherwise)\n", r->name,
             a->test);

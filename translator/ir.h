@@ -369,7 +369,17 @@ typedef struct IrPointwise {
   const char *args_text;               // all launch arguments as written
   IrSize *count;                       // elements: i runs over [0, count)
   IrParam *params;                     // scalar parameters
-  IrStmt *body;                        // per-element statements
+  IrStmt *body;                        // per-element statements (NULL for a row-wise kernel)
+  // A row-wise kernel (analyze_row.c): one block per row of `row` elements
+  // (count = rows * row), each row computed from the same row of the buffers
+  // read at [i] and from columns [i % row] of the others; its body is kept as
+  // the user wrote it and the schedule launches it on a span of whole rows.
+  IrSize *row;                         // elements per row (NULL: an elementwise kernel)
+  const char *row_roles;               // one letter per launch argument: 'p' a pointer to rows (moved to
+                                       // the span's first element), 'o' a pointer to one element per row
+                                       // (moved by the span's first row), 'r' the row count, 'x' as written;
+                                       // the grid becomes the span's row count
+  SrcLoc row_loc;                      // where the kernel shows it is row-wise (its row index)
 } IrPointwise;
 
 // Which elements an op touches. An op's range of a tensor of `count` elements:
@@ -390,11 +400,13 @@ typedef struct IrSpan {
   IrPart part;
   int chunk, nchunks;
   IrSize *unit;        // chunk boundaries are multiples of unit elements (NULL = 1)
+  IrSize *grain;       // slices are multiples of grain elements (whole rows of a row-wise
+                       // kernel; NULL = 1): s = (L / grain / N) * grain
 } IrSpan;
 
 const char *ir_part_name(IrPart p);  // "all", "slice", "body", "tail"
-// The element range [*lo, *hi) of a span; count and unit evaluated.
-void ir_span_bounds(const IrSpan *sp, long count, long unit, int rank, int nranks, long *lo,
+// The element range [*lo, *hi) of a span; count, unit and grain evaluated.
+void ir_span_bounds(const IrSpan *sp, long count, long unit, long grain, int rank, int nranks, long *lo,
                     long *hi);
 
 typedef enum {

@@ -123,6 +123,9 @@ IrOp *ir_op_pointwise(IrRegion *r, SrcRange range, const IrPointwise *info) {
   pw->stream = ir_strdup(r, info->stream ? info->stream : "0");
   pw->args_text = ir_strdup(r, info->args_text);
   pw->count = info->count;
+  pw->row = info->row;
+  pw->row_roles = ir_strdup(r, info->row_roles);
+  pw->row_loc = info->row_loc;
   return op;
 }
 
@@ -188,7 +191,7 @@ const char *ir_part_name(IrPart p) {
   return names[p];
 }
 
-void ir_span_bounds(const IrSpan *sp, long count, long unit, int rank, int nranks, long *lo,
+void ir_span_bounds(const IrSpan *sp, long count, long unit, long grain, int rank, int nranks, long *lo,
                     long *hi) {
   long b = 0, l = count;
   if (sp->nchunks > 1) {
@@ -196,7 +199,7 @@ void ir_span_bounds(const IrSpan *sp, long count, long unit, int rank, int nrank
     b = sp->chunk * q * unit;
     l = sp->chunk == sp->nchunks - 1 ? count - b : q * unit;
   }
-  long s = l / nranks;
+  long g = grain > 0 ? grain : 1, s = l / g / nranks * g;
   switch (sp->part) {
   case IR_PART_ALL: *lo = b; *hi = b + l; return;
   case IR_PART_SLICE: *lo = b + rank * s; *hi = b + (rank + 1) * s; return;

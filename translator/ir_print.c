@@ -17,7 +17,8 @@
 // in a digit). Collectives print as Kind(reduction, input)[count]; GEMMs as
 // fn(a, b^T [, c]; alpha=.., beta=..)[m x n x k]; pointwise kernels as
 // (outputs) = kernel(inputs; scalar params)[i < count], a parameter bound to a
-// different launch argument as name=argument.
+// different launch argument as name=argument; a row-wise kernel (no body: it
+// runs as written) ends in `rows of H`, and its spans are in whole rows.
 //
 // The scheduled form (dump after ir_schedule) starts with
 //   scheduled NAME: CLAUSES
@@ -257,6 +258,10 @@ static void print_pointwise_head(FILE *f, const IrOp *op) {
   fputs(")[i < ", f);
   ir_print_size(f, op->pw.count);
   fputs("]", f);
+  if (op->pw.row) {
+    fputs(" rows of ", f);
+    ir_print_size(f, op->pw.row);
+  }
 }
 
 static void print_op_head(FILE *f, const IrOp *op) {

@@ -67,6 +67,11 @@ int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrOp *coll
                  clause, p->pw.kernel, ir_text_as_written(c->r, ks),
                  ir_coll_name(coll->orig ? coll->orig->coll.kind : coll->coll.kind), x->name,
                  ir_text_as_written(c->r, cs));
+  } else if (p->pw.row && strcmp(clause, "reorder") != 0) {
+    rc = tf_fail(c, &p->loc,
+                 "%s: kernel '%s' is row-wise (each block reduces a row of %s elements); %s does not take "
+                 "row-wise kernels yet: use split reorder, which runs it on this rank's rows",
+                 clause, p->pw.kernel, size_text(c->r, p->pw.row), clause);
   } else if (!ir_size_equal(p->pw.count, count)) {
     rc = tf_fail(c, &p->loc,
                  "%s: kernel '%s' runs over %s elements but '%s' has %s; work on a slice needs the "
@@ -197,20 +202,49 @@ static int check_gathers(TfCtx *c, const IrTensor *x, IrOp **chain, int n) {
   return 0;
 }
 
-static IrOp *part_clone(TfCtx *c, const IrOp *p, IrPart part) {
+static IrOp *part_clone(TfCtx *c, const IrOp *p, IrPart part, IrSize *grain) {
   IrOp *op = tf_clone(c, p);
   op->span.part = part;
+  op->span.grain = grain;
   return op;
 }
 
+// The rows a split must keep whole: the row length of the chain's row-wise
+// kernels (NULL when it has none). Two row lengths are an error (*grain unset).
+static int chain_grain(TfCtx *c, IrOp **chain, int n, IrSize **grain) {
+  const IrOp *first = NULL;
+  *grain = NULL;
+  for (int i = 0; i < n; i++) {
+    if (!chain[i]->pw.row) continue;
+    if (first && !ir_size_equal(first->pw.row, chain[i]->pw.row)) {
+      tf_fail(c, &chain[i]->loc,
+              "reorder: kernel '%s' works on rows of %s elements but kernel '%s' on rows of %s; a split "
+              "keeps whole rows of one length on each rank",
+              chain[i]->pw.kernel, size_text(c->r, chain[i]->pw.row), first->pw.kernel, size_text(c->r, first->pw.row));
+      tf_note(c, &first->loc, "kernel '%s' is here", first->pw.kernel);
+      return -1;
+    }
+    if (!first) first = chain[i];
+  }
+  if (first) *grain = first->pw.row;
+  return 0;
+}
+
+// The split of x (ReduceScatter, tail AllReduce, AllGather) in whole rows.
+static void split_in_rows(TfCtx *c, const IrTensor *x, const IrOp *ag, IrSize *grain) {
+  for (IrOp *op = c->list; op; op = op->next)
+    if (op->kind == IR_OP_COLLECTIVE && op->generated && op->coll.out == x && tf_same_chunk(op, ag))
+      op->span.grain = grain;
+}
+
 // RS, tail AR, [AG], chain...  ->  RS, tail AR, chain on slice and tail, AG(x), AG(outputs).
-static IrOp *rebuild(TfCtx *c, IrOp *ag, IrOp **chain, int n, IrOp ***last_next) {
+static IrOp *rebuild(TfCtx *c, IrOp *ag, IrOp **chain, int n, IrSize *grain, IrOp ***last_next) {
   IrOp *head = NULL, **tail = &head;
   IrOp *rest = chain[n - 1]->next;
   for (int i = 0; i < n; i++) {
-    *tail = part_clone(c, chain[i], IR_PART_SLICE);
+    *tail = part_clone(c, chain[i], IR_PART_SLICE, grain);
     tail = &(*tail)->next;
-    *tail = part_clone(c, chain[i], IR_PART_TAIL);
+    *tail = part_clone(c, chain[i], IR_PART_TAIL, grain);
     tail = &(*tail)->next;
   }
   *tail = ag;
@@ -232,12 +266,20 @@ static IrOp *rebuild(TfCtx *c, IrOp *ag, IrOp **chain, int n, IrOp ***last_next)
 
 static void explain_reorder(TfCtx *c, const IrTensor *x, IrOp **chain, int n) {
   for (int i = 0; i < n; i++) {
-    tf_step(c, IR_CL_REORDER,
-            "reorder: kernel '%s' (%s:%u:%u) runs on this rank's slice of '%s' (and the tail) "
-            "between ReduceScatter and AllGather: same count, reads of what the slice work "
-            "writes only at [i]",
-            chain[i]->pw.kernel, chain[i]->loc.file ? chain[i]->loc.file : "?", chain[i]->loc.line,
-            chain[i]->loc.col, x->name);
+    const IrOp *p = chain[i];
+    if (p->pw.row)
+      tf_step(c, IR_CL_REORDER,
+              "reorder: kernel '%s' (%s:%u:%u) is row-wise (one block per row of %s elements, reads of what "
+              "the slice work writes only in the block's own row): it runs as written on this rank's whole "
+              "rows of '%s' (and the rows left over) between ReduceScatter and AllGather, which split in rows",
+              p->pw.kernel, p->loc.file ? p->loc.file : "?", p->loc.line, p->loc.col, size_text(c->r, p->pw.row),
+              x->name);
+    else
+      tf_step(c, IR_CL_REORDER,
+              "reorder: kernel '%s' (%s:%u:%u) runs on this rank's slice of '%s' (and the tail) "
+              "between ReduceScatter and AllGather: same count, reads of what the slice work "
+              "writes only at [i]",
+              p->pw.kernel, p->loc.file ? p->loc.file : "?", p->loc.line, p->loc.col, x->name);
   }
   IrUse *outs[TF_MAX_CHAIN * 4];
   int k = chain_outputs(x, chain, n, outs, TF_MAX_CHAIN * 4);
@@ -271,9 +313,12 @@ int tf_reorder(TfCtx *c, const IrClause *cl) {
     for (int i = 0; i < n; i++)
       if (tf_check_slice(c, "reorder", chain[i], ag, chain, n, true)) return -1;
     if (check_gathers(c, ag->coll.out, chain, n)) return -1;
+    IrSize *grain;
+    if (chain_grain(c, chain, n, &grain)) return -1;
     explain_reorder(c, ag->coll.out, chain, n);
+    split_in_rows(c, ag->coll.out, ag, grain);
     IrOp **last_next;
-    *pp = rebuild(c, ag, chain, n, &last_next);
+    *pp = rebuild(c, ag, chain, n, grain, &last_next);
     moved += n;
     while (&(*pp)->next != last_next) pp = &(*pp)->next;
   }
@@ -301,8 +346,14 @@ static int fuse_split(TfCtx *c, IrOp *rs) {
   IrOp *end = rs->next, *p;
   int kernels = 0;
   if (generated(end, IR_ALLREDUCE, IR_PART_TAIL)) end = end->next;
-  for (p = end; p && p->kind == IR_OP_POINTWISE && p->span.part != IR_PART_ALL && tf_same_chunk(p, rs); p = p->next)
+  for (p = end; p && p->kind == IR_OP_POINTWISE && p->span.part != IR_PART_ALL && tf_same_chunk(p, rs); p = p->next) {
+    if (p->pw.row)
+      return tf_fail(c, &p->loc,
+                     "fuse: kernel '%s' is row-wise; the fused row-wise kernel is not generated yet: drop fuse "
+                     "(split reorder alone runs it on this rank's rows)",
+                     p->pw.kernel);
     kernels++;
+  }
   if (kernels == 0) return 0;
   while (generated(p, IR_ALLGATHER, IR_PART_BODY) && tf_same_chunk(p, rs)) p = p->next;
   int group = ++c->nfuse;

@@ -335,6 +335,11 @@ bool extract_has_effects(const char *text);
 // ir, or NULL with *why (malloc'd) and *why_loc saying what could not be proven.
 IrOp *analyze_launch(const Frontend *fe, IrRegion *ir, const Stmt *s, const Program *prog,
                      char **why, SrcLoc *why_loc);
+// analyze_row.c: a launch that is not pointwise as a row-wise op (one block per
+// row, the kernel kept as written; IrPointwise.row), or NULL with the reason.
+// *rowish says whether the kernel has the shape of one (a column loop), so
+// that its reason is the one to report.
+IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *rowish, char **why, SrcLoc *why_loc);
 
 //
 // codegen.c: scheduled IR regions become CUDA (or host) text (codegen_kernel.c:

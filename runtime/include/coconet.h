@@ -11,7 +11,8 @@
  *   coconet_grid_size      blocks for a grid-stride kernel over n elements
  *                          (from the device's SM count, cached)
  *   coconet_part_of        the elements of a chunk, this rank's slice of it
- *                          and the remainder (the translator's IrSpan)
+ *                          and the remainder (the translator's IrSpan);
+ *                          coconet_part_rows: slices of whole rows
  *   coconet_region_streams the second stream and events of an overlapped
  *                          region, created once per region and device
  *   coconet_aligned, coconet_load, coconet_store
@@ -147,10 +148,11 @@ static inline unsigned coconet_grid_size(size_t n) {
  */
 
 /* Chunk `chunk` of `nchunks` of a buffer of count elements, cut at multiples
- * of unit (GEMM columns), split over nranks ranks:
+ * of unit (GEMM columns), split over nranks ranks in multiples of grain
+ * elements (whole rows of a row-wise kernel; 1 otherwise):
  *   [lo, hi)              the chunk (count elements; all of them when nchunks <= 1)
  *   [first_unit, +units)  the chunk in units
- *   s                     elements per rank: count / nranks
+ *   s                     elements per rank: count / grain / nranks * grain
  *   [slice_lo, slice_hi)  this rank's slice (where ncclReduceScatter in place leaves it)
  *   [tail_lo, hi)         the remainder (tail elements), which every rank computes */
 typedef struct coconet_part {
@@ -160,10 +162,10 @@ typedef struct coconet_part {
   size_t tail_lo, tail;
 } coconet_part;
 
-static inline coconet_part coconet_part_of(size_t count, size_t unit, int chunk, int nchunks, int rank,
-                                           int nranks) {
+static inline coconet_part coconet_part_rows(size_t count, size_t unit, size_t grain, int chunk, int nchunks,
+                                             int rank, int nranks) {
   coconet_part p;
-  size_t u = unit ? unit : 1;
+  size_t u = unit ? unit : 1, g = grain ? grain : 1;
   p.lo = 0;
   p.count = count;
   if (nchunks > 1) {
@@ -174,12 +176,17 @@ static inline coconet_part coconet_part_of(size_t count, size_t unit, int chunk,
   p.hi = p.lo + p.count;
   p.first_unit = p.lo / u;
   p.units = p.count / u;
-  p.s = p.count / (size_t)nranks;
+  p.s = p.count / g / (size_t)nranks * g;
   p.slice_lo = p.lo + (size_t)rank * p.s;
   p.slice_hi = p.slice_lo + p.s;
   p.tail_lo = p.lo + (size_t)nranks * p.s;
   p.tail = p.hi - p.tail_lo;
   return p;
+}
+
+static inline coconet_part coconet_part_of(size_t count, size_t unit, int chunk, int nchunks, int rank,
+                                           int nranks) {
+  return coconet_part_rows(count, unit, 1, chunk, nchunks, rank, nranks);
 }
 
 /*

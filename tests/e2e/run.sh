@@ -23,6 +23,7 @@ examples=(
   "adam examples/adam/adam.cu 0 -n 100003 -steps 3"
   "row_linear examples/megatron/row_linear.cu 1e-3 -tokens 37 -hidden 1000 -k 64 -iters 2"
   "adamw examples/adamw/adamw.cu 0 -n 100003 -steps 3"
+  "tp_norm examples/tp_norm/tp_norm.cu 0 -tokens 37 -hidden 300 -layers 2"
 )
 
 build() {  # build NAME SRC VARIANT FLAGS...

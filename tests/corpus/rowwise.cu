@@ -1,0 +1,332 @@
+// Style: row-wise kernels after a tensor-parallel AllReduce, written the way
+// inference engines and trainers write them: one block per token, the row
+// reduced in shared memory (a tree, or warp shuffles through __device__
+// helpers), residual + RMSNorm writing the residual sum back in place,
+// LayerNorm with a size_t row offset and a per-row scale, softmax through
+// pointers to the row, a bf16 RMSNorm template with __ldg, and an elementwise
+// bias kernel before a row-wise one. `split reorder` runs each kernel, as
+// written, on this rank's whole rows (ReduceScatter and AllGather in rows; the
+// rows that do not divide by the rank count are all-reduced and computed by
+// every rank). Each -D variant below is a kernel coconet must refuse, with
+// its reason.
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
+// RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
+// RUN: %expect 1 %coconet --check %s -- -DCROSS 2>&1 | %FileCheck --check-prefix=CROSS %s
+// RUN: %expect 1 %coconet --check %s -- -DROW_VALUE 2>&1 | %FileCheck --check-prefix=ROW_VALUE %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE 2>&1 | %FileCheck --check-prefix=GRID_STRIDE %s
+// RUN: %expect 1 %coconet --check %s -- -DPER_ROW_OUT 2>&1 | %FileCheck --check-prefix=PER_ROW_OUT %s
+// RUN: %expect 1 %coconet --check %s -- -DATOMIC 2>&1 | %FileCheck --check-prefix=ATOMIC %s
+// RUN: %expect 1 %coconet --check %s -- -DHALF_GRID 2>&1 | %FileCheck --check-prefix=HALF_GRID %s
+// RUN: %expect 1 %coconet --check %s -- -DCOLUMN_WRITE 2>&1 | %FileCheck --check-prefix=COLUMN_WRITE %s
+// RUN: %expect 1 %coconet --check %s -- -DFUSE 2>&1 | %FileCheck --check-prefix=FUSE %s
+// RUN: %expect 1 %coconet --check %s -- -DSQUARE 2>&1 | %FileCheck --check-prefix=SQUARE %s
+// RUN: %expect 1 %coconet --check %s -- -DMEMBER 2>&1 | %FileCheck --check-prefix=MEMBER %s
+// RUN: %expect 1 %coconet --check %s -- -DPARTIAL 2>&1 | %FileCheck --check-prefix=PARTIAL %s
+// RUN: %coconet --verify=exec:4 %s -- -DPARTIAL -DPARTIAL_REPLICATED | %FileCheck --check-prefix=PARTIAL_OK %s
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+// Residual add + RMSNorm: a shared-memory tree, the sum written back to the residual.
+__global__ void add_rmsnorm(float *out, float *residual, const float *x, const float *gamma, int tokens, int hidden,
+                            float eps) {
+  __shared__ float partial[256];
+  const int row = blockIdx.x;
+  if (row >= tokens) return;
+  float sum = 0.0f;
+  for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
+    float h = x[row * hidden + j] + residual[row * hidden + j];
+    residual[row * hidden + j] = h;
+    sum += h * h;
+  }
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+    __syncthreads();
+  }
+  const float scale = rsqrtf(partial[0] / hidden + eps);
+  for (int j = threadIdx.x; j < hidden; j += blockDim.x)
+    out[row * hidden + j] = residual[row * hidden + j] * scale * gamma[j];
+}
+
+__device__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
+  return v;
+}
+
+__device__ float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, o));
+  return v;
+}
+
+// A block reduction through a warp's shuffles and 32 shared slots.
+__device__ float block_sum(float v) {
+  __shared__ float warps[32];
+  __syncthreads();
+  v = warp_sum(v);
+  if ((threadIdx.x & 31) == 0) warps[threadIdx.x >> 5] = v;
+  __syncthreads();
+  v = threadIdx.x < (blockDim.x >> 5) ? warps[threadIdx.x] : 0.0f;
+  if (threadIdx.x < 32) v = warp_sum(v);
+  if (threadIdx.x == 0) warps[0] = v;
+  __syncthreads();
+  return warps[0];
+}
+
+__device__ float block_max(float v) {
+  __shared__ float warps[32];
+  __syncthreads();
+  v = warp_max(v);
+  if ((threadIdx.x & 31) == 0) warps[threadIdx.x >> 5] = v;
+  __syncthreads();
+  v = threadIdx.x < (blockDim.x >> 5) ? warps[threadIdx.x] : -INFINITY;
+  if (threadIdx.x < 32) v = warp_max(v);
+  if (threadIdx.x == 0) warps[0] = v;
+  __syncthreads();
+  return warps[0];
+}
+
+// Softmax over a row through pointers to it (no row count: the grid is the rows).
+__global__ void softmax_rows(float *out, const float *in, int cols) {
+  const float *x = in + blockIdx.x * cols;
+  float *y = out + blockIdx.x * cols;
+  float m = -INFINITY;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, x[c]);
+  m = block_max(m);
+  float s = 0.0f;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) s += __expf(x[c] - m);
+  s = block_sum(s);
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) y[c] = __expf(x[c] - m) / s;
+}
+
+__global__ void bias_add(float *y, const float *bias, int n, int cols) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += bias[i % cols];
+}
+
+// LayerNorm: a size_t row offset, the body inside the row test, a per-row scale.
+__global__ void layernorm(float *out, const float *x, const float *w, const float *b, const float *row_scale,
+                          int rows, int h) {
+  int r = blockIdx.x;
+  if (r < rows) {
+    size_t off = (size_t)r * h;
+    float s = 0, ss = 0;
+    for (int j = threadIdx.x; j < h; j += blockDim.x) {
+      float v = x[off + j];
+      s += v;
+      ss += v * v;
+    }
+    s = block_sum(s);
+    ss = block_sum(ss);
+    float mean = s / h, var = fmaxf(ss / h - mean * mean, 0.0f);
+    float inv = rsqrtf(var + 1e-5f) * row_scale[r];
+    for (int j = threadIdx.x; j < h; j += blockDim.x) out[off + j] = (x[off + j] - mean) * inv * w[j] + b[j];
+  }
+}
+
+// A bf16 RMSNorm template, the block size a template argument, reads through __ldg.
+template <typename T, int BLOCK>
+__global__ void rmsnorm_t(T *out, const T *x, const T *weight, int n_rows, int dim, float eps) {
+  __shared__ float red[BLOCK];
+  int row = blockIdx.x;
+  if (row >= n_rows) return;
+  float acc = 0.0f;
+  for (int k = threadIdx.x; k < dim; k += BLOCK) {
+    float v = (float)__ldg(&x[row * dim + k]);
+    acc += v * v;
+  }
+  red[threadIdx.x] = acc;
+  __syncthreads();
+  for (int s = BLOCK / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
+    __syncthreads();
+  }
+  float inv = rsqrtf(red[0] / dim + eps);
+  for (int k = threadIdx.x; k < dim; k += BLOCK)
+    out[row * dim + k] = (T)((float)x[row * dim + k] * inv * (float)weight[k]);
+}
+
+#if defined(CROSS)
+// Reads the next row: rows depend on each other.
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = x[row * h + j] + x[(row + 1) % rows * h + j];
+}
+#elif defined(ROW_VALUE)
+// A per-row seed: the row index is a value, which the slice launch renumbers.
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = x[row * h + j] * (float)(row % 7);
+}
+#elif defined(GRID_STRIDE)
+// Rows in a grid-stride loop: gridDim.x changes with the slice's grid.
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  for (int row = blockIdx.x; row < rows; row += gridDim.x)
+    for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = 2.0f * x[row * h + j];
+}
+#elif defined(PER_ROW_OUT)
+// Saves one value per row (LayerNorm's rstd for the backward pass).
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = 2.0f * x[row * h + j];
+  if (threadIdx.x == 0) out[row] = 0.0f;
+}
+#elif defined(ATOMIC)
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  for (int j = threadIdx.x; j < h; j += blockDim.x) atomicAdd(&out[row * h + j], x[row * h + j]);
+}
+#elif defined(COLUMN_WRITE)
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  for (int j = threadIdx.x; j < h; j += blockDim.x) {
+    out[row * h + j] = x[row * h + j] + out[j];
+  }
+}
+#elif defined(SQUARE)
+// One parameter for the row count and the row length.
+__global__ void smooth(float *out, const float *x, int n, int unused) {
+  int row = blockIdx.x;
+  if (row >= n) return;
+  for (int j = threadIdx.x; j < n; j += blockDim.x) out[row * n + j] = 2.0f * x[row * n + j] + unused;
+}
+#elif defined(MEMBER)
+// Buffers in a struct: their accesses are not the kernel's pointer parameters'.
+struct Rows {
+  float *out;
+  const float *x;
+};
+__global__ void smooth_rows(Rows p, int rows, int h) {
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  for (int j = threadIdx.x; j < h; j += blockDim.x) p.out[row * h + j] = 2.0f * p.x[row * h + j];
+}
+#elif defined(PARTIAL)
+// Writes only the even columns: the odd ones keep what `out` held.
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  for (int j = threadIdx.x; j < h; j += blockDim.x)
+    if (j % 2 == 0) out[row * h + j] = 2.0f * x[row * h + j];
+}
+#else
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = 0.5f * x[row * h + j];
+}
+#endif
+
+void block_output(float *y, float *residual, float *out, const float *gamma, int tokens, int hidden, float eps,
+                  ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(add_norm) split reorder replicated(residual, gamma)
+  {
+    ncclAllReduce(y, y, (size_t)tokens * hidden, ncclFloat, ncclSum, comm, stream);
+    add_rmsnorm<<<tokens, 256, 0, stream>>>(out, residual, y, gamma, tokens, hidden, eps);
+  }
+}
+
+void attention_scores(float *scores, float *probs, const float *bias, int rows, int cols, ncclComm_t comm,
+                      cudaStream_t stream) {
+#pragma coconet region name(softmax) split reorder replicated(bias) scratch(scores)
+  {
+    ncclAllReduce(scores, scores, (size_t)rows * cols, ncclFloat, ncclSum, comm, stream);
+    bias_add<<<(rows * cols + 255) / 256, 256, 0, stream>>>(scores, bias, rows * cols, cols);
+    softmax_rows<<<rows, 128, 0, stream>>>(probs, scores, cols);
+  }
+}
+
+void mlp_output(float *y, float *out, const float *w, const float *b, const float *row_scale, int rows, int h,
+                ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(layernorm) split reorder replicated(w, b, row_scale) scratch(y)
+  {
+    ncclAllReduce(y, y, rows * h, ncclFloat, ncclSum, comm, stream);
+    layernorm<<<rows, 64, 0, stream>>>(out, y, w, b, row_scale, rows, h);
+  }
+}
+
+void bf16_output(__nv_bfloat16 *y, __nv_bfloat16 *out, const __nv_bfloat16 *weight, int rows, int dim,
+                 ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(rmsnorm_bf16) split reorder replicated(weight) scratch(y)
+  {
+    ncclAllReduce(y, y, rows * dim, ncclBfloat16, ncclSum, comm, stream);
+    rmsnorm_t<__nv_bfloat16, 128><<<rows, 128, 0, stream>>>(out, y, weight, rows, dim, 1e-6f);
+  }
+}
+
+void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_t stream) {
+#if defined(FUSE)
+#pragma coconet region name(variant) split reorder fuse scratch(y)
+#elif defined(PARTIAL_REPLICATED)
+#pragma coconet region name(variant) split reorder scratch(y) replicated(out)
+#else
+#pragma coconet region name(variant) split reorder scratch(y)
+#endif
+  {
+    ncclAllReduce(y, y, rows * h, ncclFloat, ncclSum, comm, stream);
+#if defined(HALF_GRID)
+    smooth<<<rows / 2, 256, 0, stream>>>(out, y, rows, h);
+#elif defined(SQUARE)
+    smooth<<<rows, 256, 0, stream>>>(out, y, rows, 0);
+#elif defined(MEMBER)
+    smooth_rows<<<rows, 256, 0, stream>>>(Rows{out, y}, rows, h);
+#else
+    smooth<<<rows, 256, 0, stream>>>(out, y, rows, h);
+#endif
+  }
+}
+
+// IR: verify add_norm: output 'residual' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify add_norm: output 'out' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify add_norm: row-wise kernel 'add_rmsnorm' is modelled (each output row a fixed function of the rows and columns it reads); --verify=exec runs its code
+// IR: verify add_norm: ok
+// IR: verify softmax: ok
+// IR: verify layernorm: ok
+// IR: verify rmsnorm_bf16: ok
+// IR: verify variant: ok
+// EXEC: verify=exec add_norm: output 'residual' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify=exec add_norm: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify=exec add_norm: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify=exec softmax: output 'probs' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify=exec softmax: ok
+// EXEC: verify=exec layernorm: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify=exec layernorm: ok
+// EXEC: verify=exec rmsnorm_bf16: output 'out' (bf16): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify=exec rmsnorm_bf16: ok
+// EXEC: verify=exec variant: ok
+// CODE: const coconet_part coconet_p = coconet_part_rows((size_t)tokens * hidden, 1, hidden, 0, 1, coconet_rank, coconet_nranks);
+// CODE-NEXT: COCONET_NCCL_CHECK(ncclReduceScatter(y, y + coconet_p.slice_lo, coconet_p.s, ncclFloat, ncclSum, comm, stream));
+// CODE: if (coconet_p.s > 0) {
+// CODE-NEXT: add_rmsnorm<<<(unsigned)(coconet_p.s / hidden), 256, 0, stream>>>(out + coconet_p.slice_lo, residual + coconet_p.slice_lo, y + coconet_p.slice_lo, gamma, (int)(coconet_p.s / hidden), hidden, eps);
+// CODE: if (coconet_p.tail > 0) {
+// CODE-NEXT: add_rmsnorm<<<(unsigned)(coconet_p.tail / hidden), 256, 0, stream>>>(out + coconet_p.tail_lo, residual + coconet_p.tail_lo, y + coconet_p.tail_lo, gamma, (int)(coconet_p.tail / hidden), hidden, eps);
+// CODE: ncclAllGather(residual + coconet_p.slice_lo, residual, coconet_p.s, ncclFloat, comm, stream)
+// CODE-NEXT: ncclAllGather(out + coconet_p.slice_lo, out, coconet_p.s, ncclFloat, comm, stream)
+// CODE: coconet_softmax_slice<<<coconet_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0, stream>>>(scores, bias, cols, coconet_p.slice_lo, coconet_p.slice_hi);
+// CODE: softmax_rows<<<(unsigned)(coconet_p.s / cols), 128, 0, stream>>>(probs + coconet_p.slice_lo, scores + coconet_p.slice_lo, cols);
+// CODE: layernorm<<<(unsigned)(coconet_p.s / h), 64, 0, stream>>>(out + coconet_p.slice_lo, y + coconet_p.slice_lo, w, b, row_scale + coconet_p.slice_lo / h, (int)(coconet_p.s / h), h);
+// CODE: rmsnorm_t<__nv_bfloat16, 128><<<(unsigned)(coconet_p.s / dim), 128, 0, stream>>>(out + coconet_p.slice_lo, y + coconet_p.slice_lo, weight, (int)(coconet_p.s / dim), dim, 1e-6f);
+// EXPLAIN: - reorder: kernel 'add_rmsnorm' ({{.*}}rowwise.cu:{{[0-9]+}}:5) is row-wise (one block per row of hidden elements, reads of what the slice work writes only in the block's own row): it runs as written on this rank's whole rows of 'y' (and the rows left over) between ReduceScatter and AllGather, which split in rows
+// CROSS: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth' reads x[(row + 1) % rows * h + j]; a row-wise kernel reads global memory only at [row * H + j] (its block's row, j from a loop `for (j = threadIdx.x; j < H; j += blockDim.x)`), [j] or [row]
+// CROSS: note: region 'variant' needs this launch to be row-wise (or pointwise) for its schedule
+// ROW_VALUE: error: kernel 'smooth' uses its row index 'row' as a value; a row-wise kernel uses it only to find its row
+// GRID_STRIDE: error: kernel 'smooth' reads gridDim.x; a row-wise kernel is one block per row along blockIdx.x, and the schedule changes the grid
+// PER_ROW_OUT: error: kernel 'smooth' writes out[row]; a row-wise kernel writes global memory only at [row * H + j]
+// ATOMIC: error: kernel 'smooth' takes the address of an element of a global buffer (&); coconet cannot follow where it is used
+// HALF_GRID: error: kernel 'smooth' is row-wise (one block per row), but the launch's grid 'rows / 2' is not its row count 'rows'; coconet runs one block per row of a slice
+// COLUMN_WRITE: error: kernel 'smooth' reads out[j], outside its block's row, of a buffer it writes (out[row * h + j]): rows would depend on each other
+// FUSE: error: fuse: kernel 'smooth' is row-wise; the fused row-wise kernel is not generated yet: drop fuse (split reorder alone runs it on this rank's rows)
+// PARTIAL: error: reorder: kernel 'smooth' updates 'out' on this rank's slice and its slices are then gathered, but 'out' at region entry is not known to be identical on every rank
+// PARTIAL: note: 'out' at region entry is read here
+// PARTIAL_OK: verify=exec variant: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// PARTIAL_OK: verify=exec variant: ok
+// SQUARE: error: kernel 'smooth' uses 'n' as both its row count and its row length; the schedule passes a slice's row count, which would change the row length too
+// MEMBER: error: kernel 'smooth_rows' uses pointer member p.x; a row-wise kernel reaches global memory only through its pointer parameters, whose accesses coconet checks
