@@ -11,13 +11,21 @@
 // -iquote/-include, relative paths made absolute with the entry's directory:
 // nvcc's own flags mean nothing to clang), then the user's flags after `--`
 // (last, so they win).
+//
+// Parsing the CUDA headers is most of a translation's time, so the prelude
+// (with clang's CUDA runtime wrapper, which includes them, before it) is
+// precompiled once per flag set and kept in a cache directory (see
+// "The precompiled prelude" below); the stand-in files then live there too.
 #include "translator.h"
 
 #include <clang-c/CXCompilationDatabase.h>
+#include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 // The prelude, included before anything else. clang 16's CUDA wrapper headers
@@ -193,6 +201,77 @@ static char *make_tmpdir(void) {
   return dir;
 }
 
+//
+// The precompiled prelude
+//
+// Cache directory: $COCONET_CACHE, else $XDG_CACHE_HOME/coconet, else
+// $HOME/.cache/coconet (COCONET_CACHE=off: no cache, a parse from scratch
+// every time). In it: standins-HASH/ (the TMP files, named by a hash of their
+// texts), and for each flag set KEY.pch (the prelude's translation unit as
+// libclang saves it, used with -include-pch) and KEY.deps (the headers it
+// holds, for -MD). KEY hashes libclang's version and every flag. Files are
+// written under a temporary name and renamed, so parallel builds share it. A
+// precompiled header clang refuses (a header changed since) is removed and the
+// file parsed without it: the cache changes how fast, never what, is parsed.
+//
+
+static uint64_t fnv1a(uint64_t h, const char *s) {
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return (h ^ 0xff) * 1099511628211ull;  // a separator: ("ab", "c") and ("a", "bc") differ
+}
+
+static int mkdir_p(const char *path) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static char *cache_dir(void) {
+  const char *env = getenv("COCONET_CACHE"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  char path[4096];
+  if (env && strcmp(env, "off") == 0) return NULL;
+  if (env && *env) snprintf(path, sizeof path, "%s", env);
+  else if (xdg && *xdg) snprintf(path, sizeof path, "%s/coconet", xdg);
+  else if (home && *home) snprintf(path, sizeof path, "%s/.cache/coconet", home);
+  else return NULL;
+  return mkdir_p(path) == 0 && access(path, W_OK) == 0 ? strdup(path) : NULL;
+}
+
+// Write path atomically (a temporary name renamed over it).
+static int write_atomic(const char *path, const char *text) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) return -1;
+  bool ok = fputs(text, f) >= 0;
+  if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+// CACHE/standins-HASH with the TMP files (written when missing), or NULL.
+static char *cached_standins(const char *cache) {
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = 0; i < sizeof TMP_FILES / sizeof TMP_FILES[0]; i++)
+    h = fnv1a(fnv1a(h, TMP_FILES[i].name), TMP_FILES[i].text);
+  char dir[4096], path[4200];
+  snprintf(dir, sizeof dir, "%s/standins-%016llx", cache, (unsigned long long)h);
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) return NULL;
+  for (size_t i = 0; i < sizeof TMP_FILES / sizeof TMP_FILES[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, TMP_FILES[i].name);
+    if (access(path, R_OK) != 0 && write_atomic(path, TMP_FILES[i].text) != 0) return NULL;
+  }
+  return strdup(dir);
+}
+
 
 typedef struct Args {
   char **v;
@@ -346,6 +425,260 @@ static int report_clang_errors(Frontend *fe) {
   return errors;
 }
 
+static int count_errors(CXTranslationUnit tu) {
+  int errors = 0;
+  unsigned n = clang_getNumDiagnostics(tu);
+  for (unsigned i = 0; i < n; i++) {
+    CXDiagnostic d = clang_getDiagnostic(tu, i);
+    errors += clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error;
+    clang_disposeDiagnostic(d);
+  }
+  return errors;
+}
+
+// A header as pch.deps records it: "MTIME_NS SIZE PATH".
+static void deps_line(CXFile file, CXSourceLocation *stack, unsigned depth, CXClientData data) {
+  (void)stack;
+  if (depth == 0) return;  // the include lines (in the cache)
+  CXString name = clang_getFileName(file);
+  const char *path = clang_getCString(name);
+  struct stat st;
+  if (stat(path, &st) == 0)
+    fprintf(data, "%lld %lld %s\n", (long long)st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec,
+            (long long)st.st_size, path);
+  else
+    fprintf(data, "-1 -1 %s\n", path);
+  clang_disposeString(name);
+}
+
+// Whether every header of pch.deps is as it was when the pch was built (to the
+// nanosecond: clang's own check is to the second).
+static bool pch_fresh(const char *pch) {
+  char path[4200], line[4200];
+  snprintf(path, sizeof path, "%s.deps", pch);
+  FILE *f = fopen(path, "r");
+  if (!f) return false;
+  bool fresh = true;
+  while (fresh && fgets(line, sizeof line, f)) {
+    long long mtime, size;
+    int at = 0;
+    line[strcspn(line, "\n")] = '\0';
+    struct stat st;
+    fresh = sscanf(line, "%lld %lld %n", &mtime, &size, &at) == 2 && at > 0 && stat(line + at, &st) == 0 &&
+            (long long)st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec == mtime && st.st_size == size;
+  }
+  fclose(f);
+  return fresh;
+}
+
+// Save the prelude's translation unit as pch, its headers in pch.deps first.
+static bool save_pch(CXTranslationUnit tu, const char *pch) {
+  char *text = NULL, deps[4200], tmp[4300];
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) COCONET_BUG("out of memory");
+  clang_getInclusions(tu, deps_line, f);
+  fclose(f);
+  snprintf(deps, sizeof deps, "%s.deps", pch);
+  snprintf(tmp, sizeof tmp, "%s.tmp%ld", pch, (long)getpid());
+  bool ok = write_atomic(deps, text) == 0 && clang_saveTranslationUnit(tu, tmp, clang_defaultSaveOptions(tu)) ==
+                                                CXSaveError_None && rename(tmp, pch) == 0;
+  if (!ok) unlink(tmp);
+  free(text);
+  return ok;
+}
+
+// The #include lines the file starts with (blank lines and comments between
+// them skipped), one per line, a quoted name that names a file next to the
+// file made absolute (so that it means the same from the cache directory).
+static char *include_prefix(const SourceFile *src) {
+  char *out = NULL, dir[4096];
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  if (!f) COCONET_BUG("out of memory");
+  snprintf(dir, sizeof dir, "%s", src->path);
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = '\0';
+  else snprintf(dir, sizeof dir, ".");
+  const char *p = src->buf, *end = src->buf + src->len;
+  for (;;) {
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+    if (p + 1 < end && p[0] == '/' && p[1] == '/') {
+      while (p < end && *p != '\n') p++;
+      continue;
+    }
+    if (p + 1 < end && p[0] == '/' && p[1] == '*') {
+      const char *close = strstr(p + 2, "*/");
+      if (!close) break;
+      p = close + 2;
+      continue;
+    }
+    if (p >= end || *p != '#') break;
+    const char *q = p + 1;
+    while (q < end && (*q == ' ' || *q == '\t')) q++;
+    if (strncmp(q, "include", 7) != 0) break;
+    q += 7;
+    while (q < end && (*q == ' ' || *q == '\t')) q++;
+    if (q >= end || (*q != '<' && *q != '"')) break;
+    char close = *q == '<' ? '>' : '"';
+    const char *name = q + 1, *name_end = name;
+    while (name_end < end && *name_end != close && *name_end != '\n') name_end++;
+    if (name_end >= end || *name_end != close) break;
+    const char *rest = name_end + 1;
+    while (rest < end && (*rest == ' ' || *rest == '\t' || *rest == '\r')) rest++;
+    if (rest < end && *rest != '\n' && !(rest + 1 < end && rest[0] == '/' && rest[1] == '/')) break;
+    char local[8192];
+    snprintf(local, sizeof local, "%s/%.*s", dir, (int)(name_end - name), name);
+    char real[4096];
+    if (close == '"' && access(local, R_OK) == 0 && realpath(local, real))
+      fprintf(f, "#include \"%s\"\n", real);
+    else
+      fprintf(f, "#include %c%.*s%c\n", close == '>' ? '<' : '"', (int)(name_end - name), name, close);
+    p = rest;
+  }
+  fclose(f);
+  return out;
+}
+
+// At most this many precompiled headers stay in the cache (each 5 to 50 MB):
+// when there are more, the least recently built go.
+enum { PCH_KEEP = 32 };
+
+static void evict_pchs(const char *cache) {
+  DIR *d = opendir(cache);
+  if (!d) return;
+  struct { char name[64]; time_t t; } v[PCH_KEEP + 64];
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d)) && n < (int)(sizeof v / sizeof *v);) {
+    size_t len = strlen(e->d_name);
+    char path[4400];
+    struct stat st;
+    snprintf(path, sizeof path, "%.4000s/%.255s", cache, e->d_name);
+    if (len != 20 || strcmp(e->d_name + 16, ".pch") != 0 || stat(path, &st) != 0) continue;
+    snprintf(v[n].name, sizeof v[n].name, "%.16s", e->d_name);
+    v[n++].t = st.st_mtime;
+  }
+  closedir(d);
+  while (n > PCH_KEEP) {
+    int old = 0;
+    for (int i = 1; i < n; i++)
+      if (v[i].t < v[old].t) old = i;
+    static const char *const ext[] = {".pch", ".pch.deps", ".h"};
+    for (size_t k = 0; k < 3; k++) {
+      char path[4400];
+      snprintf(path, sizeof path, "%.4000s/%.16s%s", cache, v[old].name, ext[k]);
+      unlink(path);
+    }
+    v[old] = v[--n];
+  }
+}
+
+// The precompiled prelude and include lines of the file (CACHE/KEY.pch, the
+// lines in CACHE/KEY.h), built now when missing; NULL when there is none. The
+// flags' -include of the prelude is at `at`.
+static char *prelude_pch(CXIndex index, const char *cache, const Args *all, int at, const SourceFile *src) {
+  CXString version = clang_getClangVersion();
+  uint64_t h = fnv1a(14695981039346656037ull, clang_getCString(version));
+  clang_disposeString(version);
+  for (int i = 0; i < all->n; i++) {
+    // Another -include would come before the prelude in the precompiled form, after it in the file's parse.
+    if (i != at && strncmp(all->v[i], "-include", 8) == 0) return NULL;
+    h = fnv1a(h, all->v[i]);
+  }
+  char *lines = include_prefix(src);
+  h = fnv1a(h, lines);
+  char pch[4096], header[4096];
+  snprintf(pch, sizeof pch, "%s/%016llx.pch", cache, (unsigned long long)h);
+  snprintf(header, sizeof header, "%s/%016llx.h", cache, (unsigned long long)h);
+  if (access(pch, R_OK) == 0 && pch_fresh(pch)) {
+    free(lines);
+    return strdup(pch);
+  }
+  bool ok = write_atomic(header, lines) == 0;
+  free(lines);
+  CXTranslationUnit tu = NULL;
+  if (ok) {
+    enum CXErrorCode err = clang_parseTranslationUnit2(
+        index, header, (const char *const *)all->v, all->n, NULL, 0,
+        CXTranslationUnit_ForSerialization | CXTranslationUnit_DetailedPreprocessingRecord, &tu);
+    ok = err == CXError_Success && tu && count_errors(tu) == 0 && save_pch(tu, pch);
+  }
+  if (tu) clang_disposeTranslationUnit(tu);
+  if (ok) evict_pchs(cache);
+  else unlink(header);
+  return ok ? strdup(pch) : NULL;
+}
+
+// The headers a precompiled prelude holds (pch.deps) into fe; false when unreadable.
+static bool read_pch_deps(const char *pch, Frontend *fe) {
+  char path[4200], line[4200];
+  snprintf(path, sizeof path, "%s.deps", pch);
+  FILE *f = fopen(path, "r");
+  if (!f) return false;
+  int cap = 0;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = '\0';
+    const char *name = strchr(line, ' ');
+    name = name ? strchr(name + 1, ' ') : NULL;
+    if (!name) continue;
+    if (fe->npch_deps == cap) {
+      cap = cap ? 2 * cap : 64;
+      fe->pch_deps = realloc(fe->pch_deps, (size_t)cap * sizeof *fe->pch_deps);
+      if (!fe->pch_deps) COCONET_BUG("out of memory");
+    }
+    fe->pch_deps[fe->npch_deps++] = strdup(name + 1);
+  }
+  fclose(f);
+  return true;
+}
+
+static void forget_pch_deps(Frontend *fe) {
+  for (int i = 0; i < fe->npch_deps; i++) free(fe->pch_deps[i]);
+  free(fe->pch_deps);
+  fe->pch_deps = NULL;
+  fe->npch_deps = 0;
+}
+
+static enum CXErrorCode parse_main(Frontend *fe, const Args *a) {
+  struct CXUnsavedFile unsaved = {fe->src.path, fe->src.buf, (unsigned long)fe->src.len};
+  return clang_parseTranslationUnit2(fe->index, fe->src.path, (const char *const *)a->v, a->n, &unsaved, 1,
+                                     CXTranslationUnit_DetailedPreprocessingRecord, &fe->tu);
+}
+
+// Parse with the precompiled prelude instead of -include PRELUDE (at `at`);
+// true when that parse has no error (a refused or stale one is removed).
+static bool parse_with_pch(Frontend *fe, Args *all, int at, const char *cache) {
+  char *pch = prelude_pch(fe->index, cache, all, at, &fe->src);
+  if (!pch) return false;
+  bool ok = false;
+  if (read_pch_deps(pch, fe)) {
+    char *include = all->v[at], *prelude = all->v[at + 1];
+    all->v[at] = strdup("-include-pch");
+    all->v[at + 1] = strdup(pch);
+    ok = parse_main(fe, all) == CXError_Success && fe->tu && count_errors(fe->tu) == 0;
+    if (ok) {
+      free(include);
+      free(prelude);
+    } else {
+      free(all->v[at]);
+      free(all->v[at + 1]);
+      all->v[at] = include;
+      all->v[at + 1] = prelude;
+    }
+  }
+  if (!ok) {
+    if (fe->tu) clang_disposeTranslationUnit(fe->tu);
+    fe->tu = NULL;
+    forget_pch_deps(fe);
+    char deps[4200];
+    snprintf(deps, sizeof deps, "%s.deps", pch);
+    unlink(pch);
+    unlink(deps);
+  }
+  free(pch);
+  return ok;
+}
+
 int frontend_parse(const Options *opts, SourceFile src, Frontend *fe) {
   memset(fe, 0, sizeof *fe);
   fe->src = src;
@@ -356,25 +689,32 @@ int frontend_parse(const Options *opts, SourceFile src, Frontend *fe) {
                     "put nvcc on PATH, or install CUDA in /usr/local/cuda\n", frontend_cuda_home());
     return -1;
   }
-  fe->tmpdir = make_tmpdir();
-  if (!fe->tmpdir) return -1;
+  char *cache = cache_dir();
+  fe->tmpdir = cache ? cached_standins(cache) : NULL;
+  fe->tmpdir_cached = fe->tmpdir != NULL;
+  if (!fe->tmpdir) fe->tmpdir = make_tmpdir();
+  if (!fe->tmpdir) {
+    free(cache);
+    return -1;
+  }
   Args a = {0};
   if (opts->compdb_dir && add_compdb_flags(opts, &a)) {
     args_free(&a);
+    free(cache);
     return -1;
   }
   Args all = {0};
   build_args(fe->tmpdir, &all);
+  int at = all.n - 2;  // -include PRELUDE, the last of build_args
   for (int i = 0; i < a.n; i++) args_add(&all, a.v[i]);
   for (int i = 0; i < opts->nclang_args; i++) args_add(&all, opts->clang_args[i]);
   args_free(&a);
+  fe->index = clang_createIndex(0, 0);
+  bool parsed = fe->tmpdir_cached && parse_with_pch(fe, &all, at, cache);
+  free(cache);
   fe->args = all.v;
   fe->nargs = all.n;
-  fe->index = clang_createIndex(0, 0);
-  struct CXUnsavedFile unsaved = {src.path, src.buf, (unsigned long)src.len};
-  enum CXErrorCode err = clang_parseTranslationUnit2(
-      fe->index, src.path, (const char *const *)all.v, all.n, &unsaved, 1,
-      CXTranslationUnit_DetailedPreprocessingRecord, &fe->tu);
+  enum CXErrorCode err = parsed ? CXError_Success : parse_main(fe, &all);
   if (err != CXError_Success || !fe->tu) {
     fprintf(stderr, "coconet: error: libclang could not parse '%s' (error %d)\n", src.path, err);
     return -1;
@@ -421,13 +761,16 @@ int frontend_parse_appended(const Frontend *base, const char *extra, FeCopy *cop
 void frontend_dispose(Frontend *fe) {
   if (fe->tu) clang_disposeTranslationUnit(fe->tu);
   if (fe->index) clang_disposeIndex(fe->index);
-  remove_tmpdir(fe->tmpdir);
+  if (fe->tmpdir_cached) free(fe->tmpdir);
+  else remove_tmpdir(fe->tmpdir);
+  forget_pch_deps(fe);
   for (int i = 0; i < fe->nargs; i++) free(fe->args[i]);
   free(fe->args);
   free(fe->copies);
   fe->tu = NULL;
   fe->index = NULL;
   fe->tmpdir = NULL;
+  fe->tmpdir_cached = false;
   fe->args = NULL;
   fe->copies = NULL;
   fe->nargs = fe->ncopies = 0;

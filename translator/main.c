@@ -53,8 +53,9 @@ static const char USAGE[] =
     "3 internal error (a bug in coconet; please report it).\n"
     "The report options (--check, --dump, --emit-dot, --explain, --verify) write no\n"
     "translation.\n"
-    "Environment: CUDA_HOME (else nvcc on PATH, else /usr/local/cuda), TMPDIR,\n"
-    "COCONET_COLOR=0|1; for --verify=exec: COCONET_VERIFY_MPIRUN (default\n"
+    "Environment: CUDA_HOME (else nvcc on PATH, else /usr/local/cuda),\n"
+    "COCONET_CACHE (precompiled headers; default ~/.cache/coconet, 'off': none),\n"
+    "TMPDIR, COCONET_COLOR=0|1; for --verify=exec: COCONET_VERIFY_MPIRUN (default\n"
     "'mpirun --oversubscribe'), COCONET_VERIFY_TIMEOUT (seconds a run may take,\n"
     "default 300), COCONET_VERIFY_KEEP=1 (keep the harness in TMPDIR).\n";
 
@@ -233,6 +234,13 @@ static int write_depfile(const Options *o, const Frontend *fe) {
   fputs(": ", f);
   dep_word(f, o->input);
   DepSink sink = {f, fe && fe->tmpdir ? fe->tmpdir : "", NULL, 0, 0};
+  for (int i = 0; fe && i < fe->npch_deps; i++) {
+    const char *path = fe->pch_deps[i];
+    size_t skip = strlen(sink.skip_dir);
+    if ((skip && strncmp(path, sink.skip_dir, skip) == 0 && path[skip] == '/') || dep_seen(&sink, path)) continue;
+    fputs(" \\\n  ", f);
+    dep_word(f, path);
+  }
   if (fe) clang_getInclusions(fe->tu, dep_inclusion, &sink);
   for (size_t i = 0; i < sink.nseen; i++) free(sink.seen[i]);
   free(sink.seen);

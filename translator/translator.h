@@ -3,13 +3,16 @@
 //   main.c       command line (options, exit codes) and the driver's steps
 //   source.c     reading files; the lexical scan that lets pragma-free files
 //                pass through byte for byte without libclang
-//   frontend.c   libclang: the flag set for CUDA 13, user flags, clang's errors
+//   frontend.c   libclang: the flag set for CUDA 13, user flags, clang's errors,
+//                the cache of precompiled include lines and prelude
 //   directives.c every `#pragma coconet` found by tokens, parsed (pragmas/),
 //                attached to the statement that follows, validated
 //   classify.c   each statement of a region: NCCL call, kernel launch, cuBLAS
 //                GEMM, async CUDA call, or opaque; exact source ranges for all
 //   wrapper.c    a launch inside a small host function, seen through
 //   coverage.c   whether a launch gives every element of its count a thread
+//   analyze*.c   a launch's kernel as a pointwise op (analyze.h is their map),
+//                or as a row-wise one (analyze_row.c)
 //   instantiate.c kernel templates: an instance parse with a copy of each
 //                launched template as a plain function of its arguments
 //   json.c       --dump=json (schema: docs/dump-json.md)
@@ -109,7 +112,10 @@ typedef struct Frontend {
   CXTranslationUnit tu;
   CXFile file;        // the main file inside the TU
   SourceFile src;     // the main file's bytes (offsets index into src.buf)
-  char *tmpdir;       // prelude and texture_fetch_functions.h stub
+  char *tmpdir;       // the stand-ins: prelude, texture_fetch_functions.h stub, omp.h
+  bool tmpdir_cached; // ... in the cache directory (kept), not a temporary one
+  char **pch_deps;    // the headers the precompiled prelude holds, when it was used (for -MD)
+  int npch_deps;
   char **args;        // the flags the TU was parsed with
   int nargs;
   FeCopy *copies;     // an instance parse: where its copies come from
@@ -117,8 +123,9 @@ typedef struct Frontend {
 } Frontend;
 
 // Parse opts->input with the CUDA 13 flag set (see frontend.c) plus flags from
-// -p DIR and after `--`. Clang's errors are printed as clang formats them;
-// returns -1 when there are any (or the parse failed), else 0.
+// -p DIR and after `--`, with the prelude precompiled in the cache directory
+// ($COCONET_CACHE; frontend.c) when there is one. Clang's errors are printed as
+// clang formats them; returns -1 when there are any (or the parse failed), else 0.
 int frontend_parse(const Options *opts, SourceFile src, Frontend *fe);
 void frontend_dispose(Frontend *fe);
 // Parse base's main file again, with `extra` appended (copies describes it);

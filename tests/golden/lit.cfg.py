@@ -28,6 +28,8 @@ for var in ("PATH", "CUDA_HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSA
         config.environment[var] = os.environ[var]
 config.environment["PATH"] = llvm_bin + os.pathsep + os.environ.get("PATH", "")
 config.environment["COCONET_COLOR"] = "0"
+# The precompiled prelude's cache (frontend.c): one per build, shared by the tests.
+config.environment["COCONET_CACHE"] = os.path.join(build, "cache")
 
 # MPI's include flags, for inputs (the examples) that include <mpi.h>.
 import subprocess
