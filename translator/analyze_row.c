@@ -6,8 +6,9 @@
 //
 //   - the row: blockIdx.x, directly or through integer locals initialized
 //     from it and never assigned;
-//   - columns: loops `for (int j = threadIdx.x; j < H; j += blockDim.x)` (any
-//     positive step), j never assigned in the body; H one scalar parameter;
+//   - columns: loops `for (int j = threadIdx.x; j < H; j += blockDim.x)` (or a
+//     positive constant step, whose writes may miss columns), j never assigned
+//     or addressed in the body; H one scalar parameter;
 //   - global memory only through the kernel's pointer parameters, at
 //     [row * H + j] (the block's own row; also through a local pointer
 //     `p = x + row * H` or an integer local `off = row * H`), at [j] (a
@@ -15,7 +16,8 @@
 //     only); __ldg(&x[...]) reads; nothing else names those pointers (no helper
 //     call, atomic, address or dereference), a buffer written is read only in
 //     its own row;
-//   - the row index only to find the row (no `row == 0`, no seed + row):
+//   - the row index only to find the row (no `row == 0`, no seed + row, no
+//     blockIdx.x in a helper):
 //     the schedule launches the kernel on a part of the rows with its row
 //     pointers moved to the part's first row ([row] pointers by rows);
 //   - the rows: a parameter used only in tests `row < rows` (or >=, >, <=)
@@ -232,9 +234,11 @@ static bool column_loop(Row *w, CXCursor f) {
   bool full = false, ok = false;
   if (az_is_assignment(&w->az, inc, &lhs, &rhs, &op)) {
     if (strcmp(op, "+=") == 0 && same(ref_decl(lhs), j)) {
-      CXEvalResult e = az_builtin(&w->az, rhs) == B_BLOCKDIM_X ? NULL : clang_Cursor_Evaluate(rhs);
-      full = !e;
-      ok = full || (clang_EvalResult_getKind(e) == CXEval_Int && clang_EvalResult_getAsLongLong(e) > 0);
+      // blockDim.x (or the constant the launch's block size equals) covers every column; another
+      // positive constant may skip some; anything else is not a column loop.
+      full = az_builtin(&w->az, rhs) == B_BLOCKDIM_X;
+      CXEvalResult e = full ? NULL : clang_Cursor_Evaluate(rhs);
+      ok = full || (e && clang_EvalResult_getKind(e) == CXEval_Int && clang_EvalResult_getAsLongLong(e) > 0);
       if (e) clang_EvalResult_dispose(e);
     }
     free(op);
@@ -346,8 +350,8 @@ static void member(Row *w, CXCursor c) {
   if (strncmp(t, "gridDim", 7) == 0 || (strncmp(t, "blockIdx.", 9) == 0 && strcmp(t, "blockIdx.x") != 0))
     az_fail(&w->az, c, "kernel '%s' reads %s; a row-wise kernel is one block per row along blockIdx.x, and the "
                        "schedule changes the grid", w->az.launch->kernel, t);
-  else if (w->helper_depth == 0 && strcmp(t, "blockIdx.x") == 0)
-    row_value(w, c);
+  else if (strcmp(t, "blockIdx.x") == 0)
+    row_value(w, c);  // in a helper too: there it can only be a value
   free(t);
   walk_kids(w, c);
 }
@@ -440,7 +444,14 @@ static void walk(Row *w, CXCursor c) {
   case CXCursor_UnaryOperator: {
     Kids k = kids(c);
     char *o = k.n ? az_unary_op(&w->az, c, k.v[0]) : strdup("");
+    CXCursor operand = k.n == 1 ? ref_decl(k.v[0]) : clang_getNullCursor();
     if (k.n == 1 && (strstr(o, "++") || strstr(o, "--"))) assigned(w, k.v[0], true, c);
+    else if (w->helper_depth == 0 && strchr(o, '&') && !clang_Cursor_isNull(operand) && tracked(w, operand)) {
+      char *name = fe_spelling(operand);
+      az_fail(&w->az, c, "kernel '%s' takes the address of '%s'; a row-wise kernel's row, columns, row length, "
+                         "row pointers and parameters are not reached through pointers", w->az.launch->kernel, name);
+      free(name);
+    }
     else if (k.n == 1 && w->helper_depth == 0 && global_subscript(w, k.v[0]))
       az_fail(&w->az, c, "kernel '%s' takes the address of an element of a global buffer (%s); coconet cannot "
                          "follow where it is used", w->az.launch->kernel, o);

@@ -23,6 +23,8 @@
 // RUN: %expect 1 %coconet --check %s -- -DFUSE 2>&1 | %FileCheck --check-prefix=FUSE %s
 // RUN: %expect 1 %coconet --check %s -- -DSQUARE 2>&1 | %FileCheck --check-prefix=SQUARE %s
 // RUN: %expect 1 %coconet --check %s -- -DMEMBER 2>&1 | %FileCheck --check-prefix=MEMBER %s
+// RUN: %expect 1 %coconet --check %s -- -DSTRIDE2 2>&1 | %FileCheck --check-prefix=STRIDE2 %s
+// RUN: %expect 1 %coconet --check %s -- -DHELPER_ROW 2>&1 | %FileCheck --check-prefix=HELPER_ROW %s
 // RUN: %expect 1 %coconet --check %s -- -DPARTIAL 2>&1 | %FileCheck --check-prefix=PARTIAL %s
 // RUN: %coconet --verify=exec:4 %s -- -DPARTIAL -DPARTIAL_REPLICATED | %FileCheck --check-prefix=PARTIAL_OK %s
 #include <cuda_bf16.h>
@@ -209,6 +211,21 @@ __global__ void smooth_rows(Rows p, int rows, int h) {
   if (row >= rows) return;
   for (int j = threadIdx.x; j < h; j += blockDim.x) p.out[row * h + j] = 2.0f * p.x[row * h + j];
 }
+#elif defined(STRIDE2)
+// Steps over every other column: not a column loop (its j is assigned).
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  for (int j = threadIdx.x; j < h; j += 2 * blockDim.x) out[row * h + j] = 2.0f * x[row * h + j];
+}
+#elif defined(HELPER_ROW)
+// A helper that reads blockIdx.x: there it can only be a value.
+__device__ float row_jitter() { return (float)(blockIdx.x % 3); }
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = x[row * h + j] * row_jitter();
+}
 #elif defined(PARTIAL)
 // Writes only the even columns: the odd ones keep what `out` held.
 __global__ void smooth(float *out, const float *x, int rows, int h) {
@@ -330,3 +347,5 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // PARTIAL_OK: verify=exec variant: ok
 // SQUARE: error: kernel 'smooth' uses 'n' as both its row count and its row length; the schedule passes a slice's row count, which would change the row length too
 // MEMBER: error: kernel 'smooth_rows' uses pointer member p.x; a row-wise kernel reaches global memory only through its pointer parameters, whose accesses coconet checks
+// STRIDE2: error: kernel 'smooth' assigns 'j' in j += 2 * blockDim.x; a row-wise kernel's row, columns, row length, row pointers and parameters are not assigned
+// HELPER_ROW: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth' uses its row index 'blockIdx.x' as a value
