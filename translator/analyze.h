@@ -107,6 +107,9 @@ bool az_buffer(Az *az, CXCursor c, CXCursor *buffer, bool *element);  // a point
 IrTensor *az_element_address(Az *az, CXCursor e);         // &t[i], t + i, ...: t (NULL: not one)
 IrTensor *az_element_target(Az *az, CXCursor lhs);        // t[i], *p, ... as assigned (NULL: failed)
 IrTensor *az_buffer_tensor(Az *az, CXCursor decl, CXCursor at);  // the tensor a pointer parameter is bound to
+// The element type of a pointer parameter's buffer; IR_VOID (reason recorded) when the
+// launch passes NULL or the type is not one coconet handles (8- and 16-bit integers).
+IrType az_buffer_type(Az *az, CXCursor decl, CXCursor at);
 IrExpr *az_inline_helper(Az *az, CXCursor call, CXCursor def, bool as_stmt);
 // A helper that returns a vector (float4 add4(float4 a, float4 b)): its lanes into out.
 bool az_inline_vector_helper(Az *az, CXCursor call, CXCursor def, IrExpr **out);

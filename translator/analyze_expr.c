@@ -297,13 +297,13 @@ static bool null_text(const char *t) {
          (n == 1 && *t == '0') || (n == 6 && strncmp(t, "__null", 6) == 0);
 }
 
-static IrTensor *buffer_tensor(Az *az, CXCursor decl, CXCursor at, IrSize *count) {
+IrType az_buffer_type(Az *az, CXCursor decl, CXCursor at) {
   const char *arg = az_launch_arg(az, decl);
   if (arg && null_text(arg)) {
     char *name = fe_spelling(decl);
     az_fail(az, at, "kernel '%s' uses '%s', which the launch passes as %s", az->launch->kernel, name, arg);
     free(name);
-    return NULL;
+    return IR_VOID;
   }
   CXType pointee = clang_getPointeeType(clang_getCursorType(decl));
   IrType et = az_type_of(pointee);
@@ -321,9 +321,15 @@ static IrTensor *buffer_tensor(Az *az, CXCursor decl, CXCursor at, IrSize *count
       az_fail(az, at, "kernel '%s': cannot tell the element type of '%s'", az->launch->kernel, name);
     clang_disposeString(ts);
     free(name);
-    return NULL;
+    return IR_VOID;
   }
-  return ir_tensor_get_or_add(az->ir, arg, et, count, fe_loc(az->fe, clang_getCursorLocation(at)));
+  return et;
+}
+
+static IrTensor *buffer_tensor(Az *az, CXCursor decl, CXCursor at, IrSize *count) {
+  IrType et = az_buffer_type(az, decl, at);
+  if (et == IR_VOID) return NULL;
+  return ir_tensor_get_or_add(az->ir, az_launch_arg(az, decl), et, count, fe_loc(az->fe, clang_getCursorLocation(at)));
 }
 
 IrTensor *az_buffer_tensor(Az *az, CXCursor decl, CXCursor at) { return buffer_tensor(az, decl, at, NULL); }

@@ -436,11 +436,17 @@ static void walk(Row *w, CXCursor c) {
     if (az_is_assignment(&w->az, c, &lhs, &rhs, &op)) break;
     call(w, c);
     return;
-  case CXCursor_BinaryOperator: case CXCursor_CompoundAssignOperator:
+  case CXCursor_BinaryOperator: case CXCursor_CompoundAssignOperator: {
     if (az_is_assignment(&w->az, c, &lhs, &rhs, &op)) break;
     if (w->helper_depth == 0 && rows_test(w, c)) return;
+    CXCursor a, b;
+    // The right operand of && and || runs only sometimes.
+    bool lazy = az_is_binary(&w->az, c, "&&", &a, &b) || az_is_binary(&w->az, c, "||", &a, &b);
+    w->cond += lazy;
     walk_kids(w, c);
+    w->cond -= lazy;
     return;
+  }
   case CXCursor_UnaryOperator: {
     Kids k = kids(c);
     char *o = k.n ? az_unary_op(&w->az, c, k.v[0]) : strdup("");
@@ -490,6 +496,7 @@ static void check_accesses(Row *w, CXCursor kernel) {
   for (int i = 0; i < w->nacc && !row_failed(w); i++) {
     const Access *a = &w->acc[i];
     writes |= a->write;
+    if (az_buffer_type(&w->az, a->param, a->at) == IR_VOID) break;
     for (int j = 0; j < i && !a->write; j++) {
       const Access *b = &w->acc[j];
       if (!same_buffer(w, a, b) || b->use == a->use || b->write) continue;
@@ -516,10 +523,6 @@ static void check_accesses(Row *w, CXCursor kernel) {
   if (!row_failed(w) && !writes)
     az_fail(&w->az, kernel, "kernel '%s' writes no row of a buffer at [row * H + j]; it is not a row-wise kernel",
             w->az.launch->kernel);
-}
-
-static IrType pointee(CXCursor param) {
-  return az_type_of(clang_getPointeeType(clang_getCanonicalType(clang_getCursorType(param))));
 }
 
 // The op, built once every check has passed.
@@ -558,7 +561,7 @@ static IrOp *row_op(Row *w, IrRegion *ir, const Stmt *s, IrSize *rows) {
     SrcLoc loc = fe_loc(az->fe, clang_getCursorLocation(a->at));
     IrIndexKind index = a->use == USE_ROW ? IR_IDX_I : a->use == USE_COL ? IR_IDX_MOD : IR_IDX_DIV;
     IrSize *count = a->use == USE_ROW ? op->pw.count : a->use == USE_COL ? h : rows;
-    IrTensor *t = ir_tensor_get_or_add(ir, l->args[at].text, pointee(a->param), count, loc);
+    IrTensor *t = ir_tensor_get_or_add(ir, l->args[at].text, az_buffer_type(&w->az, a->param, a->at), count, loc);
     if (a->read || a->partial) {
       IrUse *u = ir_use_add(ir, &op->reads, t, loc);
       bool first = u->expr == NULL;

@@ -25,6 +25,8 @@
 // RUN: %expect 1 %coconet --check %s -- -DMEMBER 2>&1 | %FileCheck --check-prefix=MEMBER %s
 // RUN: %expect 1 %coconet --check %s -- -DSTRIDE2 2>&1 | %FileCheck --check-prefix=STRIDE2 %s
 // RUN: %expect 1 %coconet --check %s -- -DHELPER_ROW 2>&1 | %FileCheck --check-prefix=HELPER_ROW %s
+// RUN: %expect 1 %coconet --check %s -- -DNARROW 2>&1 | %FileCheck --check-prefix=NARROW %s
+// RUN: %expect 1 %coconet --check %s -- -DLAZY 2>&1 | %FileCheck --check-prefix=LAZY %s
 // RUN: %expect 1 %coconet --check %s -- -DPARTIAL 2>&1 | %FileCheck --check-prefix=PARTIAL %s
 // RUN: %coconet --verify=exec:4 %s -- -DPARTIAL -DPARTIAL_REPLICATED | %FileCheck --check-prefix=PARTIAL_OK %s
 #include <cuda_bf16.h>
@@ -226,6 +228,20 @@ __global__ void smooth(float *out, const float *x, int rows, int h) {
   if (row >= rows) return;
   for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = x[row * h + j] * row_jitter();
 }
+#elif defined(NARROW)
+// A byte mask per element: buffers of 8-bit integers are not handled.
+__global__ void smooth_mask(unsigned char *mask, const float *x, int rows, int h) {
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  for (int j = threadIdx.x; j < h; j += blockDim.x) mask[row * h + j] = x[row * h + j] > 0.0f;
+}
+#elif defined(LAZY)
+// A store on the right of &&: it runs only for positive inputs.
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  for (int j = threadIdx.x; j < h; j += blockDim.x) (void)(x[row * h + j] > 0.0f && (out[row * h + j] = 1.0f));
+}
 #elif defined(PARTIAL)
 // Writes only the even columns: the odd ones keep what `out` held.
 __global__ void smooth(float *out, const float *x, int rows, int h) {
@@ -295,6 +311,8 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
     smooth<<<rows, 256, 0, stream>>>(out, y, rows, 0);
 #elif defined(MEMBER)
     smooth_rows<<<rows, 256, 0, stream>>>(Rows{out, y}, rows, h);
+#elif defined(NARROW)
+    smooth_mask<<<rows, 256, 0, stream>>>((unsigned char *)out, y, rows, h);
 #else
     smooth<<<rows, 256, 0, stream>>>(out, y, rows, h);
 #endif
@@ -349,3 +367,5 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // MEMBER: error: kernel 'smooth_rows' uses pointer member p.x; a row-wise kernel reaches global memory only through its pointer parameters, whose accesses coconet checks
 // STRIDE2: error: kernel 'smooth' assigns 'j' in j += 2 * blockDim.x; a row-wise kernel's row, columns, row length, row pointers and parameters are not assigned
 // HELPER_ROW: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth' uses its row index 'blockIdx.x' as a value
+// NARROW: error: kernel 'smooth_mask': buffer 'mask' has elements of type 'unsigned char'; coconet handles buffers of float, double, __half, __nv_bfloat16, int, unsigned and 64-bit integers
+// LAZY: error: reorder: kernel 'smooth' updates 'out' on this rank's slice and its slices are then gathered, but 'out' at region entry is not known to be identical on every rank
