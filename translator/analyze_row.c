@@ -248,7 +248,15 @@ static bool column_loop(Row *w, CXCursor f) {
     ok = u.n && strstr(o, "++") && same(ref_decl(u.v[0]), j);
     free(o);
   }
-  if (!ok || w->ncols == ROW_MAX) return false;
+  if (!ok) {
+    // The shape of a column loop with a step coconet cannot bound: say so where it is.
+    char *t = az_text_of(&w->az, k.v[2]);
+    az_fail(&w->az, k.v[2], "kernel '%s': the column loop's step '%s' is neither blockDim.x nor a positive constant; "
+                            "coconet cannot tell which columns of the row it reaches", w->az.launch->kernel, t);
+    free(t);
+    return true;
+  }
+  if (w->ncols == ROW_MAX) return false;
   w->cols[w->ncols++] = j;
   w->cond += !full;
   walk(w, k.v[3]);

@@ -214,7 +214,7 @@ __global__ void smooth_rows(Rows p, int rows, int h) {
   for (int j = threadIdx.x; j < h; j += blockDim.x) p.out[row * h + j] = 2.0f * p.x[row * h + j];
 }
 #elif defined(STRIDE2)
-// Steps over every other column: not a column loop (its j is assigned).
+// Steps by 2 * blockDim.x: which columns it reaches depends on the block size.
 __global__ void smooth(float *out, const float *x, int rows, int h) {
   int row = blockIdx.x;
   if (row >= rows) return;
@@ -365,7 +365,7 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // PARTIAL_OK: verify=exec variant: ok
 // SQUARE: error: kernel 'smooth' uses 'n' as both its row count and its row length; the schedule passes a slice's row count, which would change the row length too
 // MEMBER: error: kernel 'smooth_rows' uses pointer member p.x; a row-wise kernel reaches global memory only through its pointer parameters, whose accesses coconet checks
-// STRIDE2: error: kernel 'smooth' assigns 'j' in j += 2 * blockDim.x; a row-wise kernel's row, columns, row length, row pointers and parameters are not assigned
+// STRIDE2: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth': the column loop's step 'j += 2 * blockDim.x' is neither blockDim.x nor a positive constant; coconet cannot tell which columns of the row it reaches
 // HELPER_ROW: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth' uses its row index 'blockIdx.x' as a value
 // NARROW: error: kernel 'smooth_mask': buffer 'mask' has elements of type 'unsigned char'; coconet handles buffers of float, double, __half, __nv_bfloat16, int, unsigned and 64-bit integers
 // LAZY: error: reorder: kernel 'smooth' updates 'out' on this rank's slice and its slices are then gathered, but 'out' at region entry is not known to be identical on every rank
