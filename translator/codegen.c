@@ -95,10 +95,6 @@ static void line(Cg *cg, const char *fmt, ...) {
 // What an op is to the generator
 //
 
-static bool is_pointwise_run(const IrOp *op) {
-  return op->kind == IR_OP_POINTWISE && (op->span.part != IR_PART_ALL || op->span.nchunks > 1);
-}
-
 static bool is_rewritten(const IrOp *op) {
   return op->span.nchunks > 1 || op->span.part != IR_PART_ALL || op->generated;
 }
@@ -112,8 +108,6 @@ static const char *op_comm(const IrOp *op, const char **last) {
   if (op->kind == IR_OP_COLLECTIVE) *last = op->coll.comm;
   return op->kind == IR_OP_COLLECTIVE ? op->coll.comm : *last;
 }
-
-static const IrOp *orig_of(const IrOp *op) { return op->orig ? op->orig : op; }
 
 //
 // Ranks and parts
@@ -294,7 +288,7 @@ static int emit_gemm_chunk(Cg *cg, const Scope *sc, int at) {
 static int run_length(const Scope *sc, int at) {
   int n = 1;
   const IrOp *first = sc->ops[at];
-  while (at + n < sc->n && is_pointwise_run(sc->ops[at + n]) && !sc->ops[at + n]->pw.row &&
+  while (at + n < sc->n && cg_pointwise_run(sc->ops[at + n]) && !sc->ops[at + n]->pw.row &&
          sc->ops[at + n]->span.chunk == first->span.chunk &&
          sc->ops[at + n]->span.nchunks == first->span.nchunks)
     n++;
@@ -318,7 +312,7 @@ static int run_shape(const Scope *sc, int at, int n, Kernel *k, IrPart *parts, i
   for (int i = at; i < at + n; i++) {
     const IrOp *op = sc->ops[i];
     bool seen = false;
-    for (int j = 0; j < k->nops; j++) seen |= orig_of(k->ops[j]) == orig_of(op);
+    for (int j = 0; j < k->nops; j++) seen |= cg_orig(k->ops[j]) == cg_orig(op);
     if (!seen && k->nops < (int)(sizeof k->ops / sizeof *k->ops)) k->ops[k->nops++] = op;
     seen = false;
     for (int j = 0; j < *nparts; j++) seen |= parts[j] == op->span.part;
@@ -393,7 +387,6 @@ static int emit_run(Cg *cg, const Scope *sc, int at, int *consumed) {
 // Fuse markers
 //
 
-static void flow(Buf *b, const IrOp **ops, int n);
 
 static void fuse_markers(Cg *cg, const Scope *sc, int at) {
   int group = at < sc->n ? sc->ops[at]->fuse_group : 0;
@@ -404,7 +397,7 @@ static void fuse_markers(Cg *cg, const Scope *sc, int at) {
   int n = 0;
   while (at + n < sc->n && sc->ops[at + n]->fuse_group == group) n++;
   Buf b = {0};
-  flow(&b, &sc->ops[at], n);
+  cg_flow(&b, &sc->ops[at], n);
   line(cg, "// coconet: fuse: call site of the fused kernel for %s", buf_str(&b));
   line(cg, "// coconet: fuse: (the one-shot fused kernel of an AllReduce and its kernels is not generated yet); this NCCL "
            "schedule runs:");
@@ -458,7 +451,7 @@ static bool fused_spec(const Scope *sc, int at, int n, FusedSpec *f, Buf *flow_t
     f->gathered[f->ngathered++] = op->coll.out;
     add_window(f, op->coll.out);
   }
-  flow(flow_text, &sc->ops[at], n);
+  cg_flow(flow_text, &sc->ops[at], n);
   f->flow = buf_str(flow_text);
   return kernels > 0 && f->nwindows <= FUSED_MAX_WINDOWS;
 }
@@ -628,7 +621,7 @@ static bool emit_host_launch(Cg *cg, const IrOp *op) {
 static int emit_rowwise(Cg *cg, const Scope *sc, int at) {
   const IrOp *op = sc->ops[at];
   const IrPointwise *pw = &op->pw;
-  const Stmt *s = stmt_at(cg->fr, orig_of(op)->range.begin.offset);
+  const Stmt *s = stmt_at(cg->fr, cg_orig(op)->range.begin.offset);
   if (!s || s->kind != STMT_LAUNCH || (op->span.part != IR_PART_SLICE && op->span.part != IR_PART_TAIL)) {
     diag_error(&op->loc, "codegen: cannot generate row-wise kernel '%s' on the %s span", pw->kernel,
                ir_part_name(op->span.part));
@@ -647,10 +640,10 @@ static int emit_rowwise(Cg *cg, const Scope *sc, int at) {
     const char *a = piece_text(cg, &l->args[i]);
     if (i) buf_puts(&args, ", ");
     switch (pw->row_roles[i]) {
-    case 'p': buf_printf(&args, cg_simple(a) ? "%s + %s.%s" : "(%s) + %s.%s", a, p->name, first); break;
+    case 'p':
     case 'o':
-      buf_printf(&args, cg_simple(a) ? "%s + %s.%s" : "(%s) + %s.%s", a, p->name, first);
-      buf_printf(&args, simple ? " / %s" : " / (%s)", ht);
+      ptr_plus(&args, a, p->name, first);
+      if (pw->row_roles[i] == 'o') buf_printf(&args, simple ? " / %s" : " / (%s)", ht);
       break;
     case 'r': {
       const char *type = l->def && i < l->def->nparams ? l->def->params[i].type : "int";
@@ -702,8 +695,8 @@ static int emit_op(Cg *cg, const Scope *sc, int at, int *consumed) {
     *consumed = 1;
   }
   if (!cg->fusing) fuse_markers(cg, sc, at);
-  if (is_pointwise_run(op) && op->pw.row) return emit_rowwise(cg, sc, at);
-  if (is_pointwise_run(op)) return emit_run(cg, sc, at, consumed);
+  if (cg_pointwise_run(op) && op->pw.row) return emit_rowwise(cg, sc, at);
+  if (cg_pointwise_run(op)) return emit_run(cg, sc, at, consumed);
   if (op->kind == IR_OP_COLLECTIVE && is_rewritten(op)) return emit_collective(cg, sc, at);
   if (op->kind == IR_OP_GEMM && op->span.nchunks > 1) return emit_gemm_chunk(cg, sc, at);
   if (is_rewritten(op)) {
@@ -719,7 +712,7 @@ static int emit_op(Cg *cg, const Scope *sc, int at, int *consumed) {
 //
 
 static bool same_shape(const IrOp *a, const IrOp *b) {
-  if (orig_of(a) != orig_of(b) || a->kind != b->kind || a->span.part != b->span.part || a->generated != b->generated)
+  if (cg_orig(a) != cg_orig(b) || a->kind != b->kind || a->span.part != b->span.part || a->generated != b->generated)
     return false;
   return a->kind != IR_OP_COLLECTIVE || a->coll.kind == b->coll.kind;
 }
@@ -804,118 +797,6 @@ static int emit_overlap(Cg *cg, const Scope *sc, int at, int *consumed) {
 }
 
 //
-// The schedule comment
-//
-
-static void flow_item(Buf *b, const IrOp *op, const IrOp *prev) {
-  bool gather = op->kind == IR_OP_COLLECTIVE && op->coll.kind == IR_ALLGATHER && op->span.part == IR_PART_BODY;
-  bool prev_gather = prev && prev->kind == IR_OP_COLLECTIVE && prev->coll.kind == IR_ALLGATHER &&
-                     prev->span.part == IR_PART_BODY;
-  if (gather && prev_gather) {
-    b->len -= 1;  // "AllGather(w)" -> "AllGather(w, out)"
-    b->s[b->len] = '\0';
-    buf_printf(b, ", %s)", op->coll.out->name);
-    return;
-  }
-  if (b->len) buf_puts(b, " -> ");
-  switch (op->kind) {
-  case IR_OP_COLLECTIVE: buf_printf(b, "%s(%s)", ir_coll_name(op->coll.kind), op->coll.out->name); break;
-  case IR_OP_POINTWISE: buf_puts(b, op->pw.kernel); break;
-  case IR_OP_GEMM: buf_puts(b, op->gemm.fn); break;
-  case IR_OP_COPY: buf_puts(b, "cudaMemcpyAsync"); break;
-  case IR_OP_MEMSET: buf_puts(b, "cudaMemsetAsync"); break;
-  case IR_OP_EVENT: buf_puts(b, op->event.wait ? "cudaStreamWaitEvent" : "cudaEventRecord"); break;
-  case IR_OP_OPAQUE: buf_puts(b, "(statement)"); break;
-  }
-}
-
-static bool skip_in_flow(const IrOp *op, const IrOp *prev) {
-  if (op->span.part == IR_PART_TAIL) return true;  // said once, on its own line
-  return is_pointwise_run(op) && prev && is_pointwise_run(prev) && prev->span.chunk == op->span.chunk;
-}
-
-static void flow_run(Buf *b, const IrOp **ops, int n, int at) {
-  int i = at;
-  bool slice = false;
-  while (i < n && is_pointwise_run(ops[i]) && ops[i]->span.chunk == ops[at]->span.chunk) slice |= ops[i++]->span.part == IR_PART_SLICE;
-  const IrOp *seen[64];
-  int nseen = 0;
-  if (b->len) buf_puts(b, " -> ");
-  for (int j = at; j < i; j++) {
-    bool dup = false;
-    for (int s = 0; s < nseen; s++) dup |= seen[s] == orig_of(ops[j]);
-    if (dup || nseen == 64) continue;
-    seen[nseen++] = orig_of(ops[j]);
-    buf_printf(b, "%s%s", nseen > 1 ? " + " : "", ops[j]->pw.kernel);
-  }
-  buf_puts(b, !slice ? " on the chunk" : ops[at]->span.grain ? " on this rank's rows" : " on this rank's slice");
-}
-
-static void flow(Buf *b, const IrOp **ops, int n) {
-  const IrOp *prev = NULL;
-  for (int i = 0; i < n; prev = ops[i++]) {
-    if (skip_in_flow(ops[i], prev)) continue;
-    if (is_pointwise_run(ops[i])) flow_run(b, ops, n, i);
-    else flow_item(b, ops[i], prev);
-  }
-}
-
-static void clauses_text(Buf *b, const IrRegion *r) {
-  for (const IrClause *c = r->clauses; c; c = c->next) {
-    buf_printf(b, "%s%s", c == r->clauses ? "" : " ", ir_clause_name(c->kind));
-    if (c->kind == IR_CL_OVERLAP && c->chunks) buf_printf(b, "(chunks=%d)", c->chunks);
-    for (const IrName *a = c->args; a; a = a->next) buf_printf(b, "%s%s%s", a == c->args ? "(" : ", ", a->text, a->next ? "" : ")");
-  }
-}
-
-static bool has_tail(const Scope *sc) {
-  for (int i = 0; i < sc->n; i++)
-    if (sc->ops[i]->span.part == IR_PART_TAIL) return true;
-  return false;
-}
-
-static bool in_rows(const Scope *sc) {
-  for (int i = 0; i < sc->n; i++)
-    if (sc->ops[i]->span.grain) return true;
-  return false;
-}
-
-static bool has_tail_work(const Scope *sc) {
-  for (int i = 0; i < sc->n; i++)
-    if (sc->ops[i]->span.part == IR_PART_TAIL && sc->ops[i]->kind == IR_OP_POINTWISE) return true;
-  return false;
-}
-
-static void schedule_comment(Cg *cg, const Scope *sc) {
-  Buf b = {0}, f = {0};
-  clauses_text(&b, cg->r);
-  for (int i = 0, j; i < sc->n; i = j) {
-    int k = sc->ops[i]->span.nchunks;
-    for (j = i; j < sc->n && (sc->ops[j]->span.nchunks > 1) == (k > 1); j++) {}
-    if (k <= 1) {
-      flow(&f, &sc->ops[i], j - i);
-      continue;
-    }
-    int t = 0;
-    while (t < j - i && sc->ops[i + t]->span.chunk == 0) t++;
-    Buf chunk = {0};
-    flow(&chunk, &sc->ops[i], t);
-    buf_printf(&f, "%sin %d chunks of %s's columns, each on a second stream after its GEMM: [%s]", f.len ? " -> " : "",
-               k, sc->ops[i]->kind == IR_OP_GEMM ? sc->ops[i]->gemm.c->name : "C", buf_str(&chunk));
-    buf_free(&chunk);
-  }
-  line(cg, "// coconet: %s: %s", buf_str(&b), buf_str(&f));
-  if (has_tail(sc) && in_rows(sc))
-    line(cg, "// coconet: the rows left over (rows %% nranks, the tail) are all-reduced%s by every rank",
-         has_tail_work(sc) ? " and computed" : "");
-  else if (has_tail(sc))
-    line(cg, "// coconet: the count %% nranks elements left over (the tail) are all-reduced%s by every rank",
-         has_tail_work(sc) ? " and computed" : "");
-  buf_free(&b);
-  buf_free(&f);
-}
-
-//
 // The region
 //
 
@@ -976,7 +857,7 @@ unsigned codegen_decl_offset(const Frontend *fe, unsigned offset) {
 static bool unchanged(const IrRegion *r, const IrOp *list) {
   const IrOp *o = r->ops;
   for (const IrOp *op = list; op; op = op->next, o = o ? o->next : NULL)
-    if (is_rewritten(op) || op->fuse_group || !o || orig_of(op) != o) return false;
+    if (is_rewritten(op) || op->fuse_group || !o || cg_orig(op) != o) return false;
   return o == NULL;
 }
 
@@ -1043,7 +924,7 @@ static void unused_lines(Cg *cg, const Scope *sc, const char *body) {
   int n = 0;
   for (const IrOp *o = cg->r->ops; o && n < 64; o = o->next) {
     bool kept = false;
-    for (int i = 0; i < sc->n; i++) kept |= orig_of(sc->ops[i]) == o && !is_rewritten(sc->ops[i]);
+    for (int i = 0; i < sc->n; i++) kept |= cg_orig(sc->ops[i]) == o && !is_rewritten(sc->ops[i]);
     if (!kept) replaced[n++] = o->range;
   }
   char *names[16];
@@ -1062,7 +943,14 @@ static void unused_lines(Cg *cg, const Scope *sc, const char *body) {
 static int generate(Cg *cg, const Scope *sc) {
   buf_puts(&cg->out, "{\n");
   cg->depth = 1;
-  schedule_comment(cg, sc);
+  Buf comment = {0};
+  cg_schedule_comment(&comment, cg->r, sc->ops, sc->n);
+  for (char *ln = comment.s; ln && *ln;) {
+    char *nl = strchr(ln, '\n');
+    line(cg, "// coconet: %.*s", (int)(nl ? nl - ln : (long)strlen(ln)), ln);
+    ln = nl ? nl + 1 : ln + strlen(ln);
+  }
+  buf_free(&comment);
   if (cg->r->hoists) line(cg, "// coconet: arguments with side effects, evaluated once, in the order written");
   for (const IrHoist *h = cg->r->hoists; h; h = h->next)
     line(cg, "[[maybe_unused]] const auto %s = %s;", names_add(&cg->names, h->name), h->text);

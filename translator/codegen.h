@@ -7,6 +7,7 @@
 //                     becomes one __device__ element function (from the IR
 //                     expressions) and one grid-stride __global__ over [lo, hi);
 //                     a fuse group's fused __global__ on the device API
+//   codegen_comment.c the schedule comment and the flow text of fused kernels
 //   codegen_expr.c    IR expressions as CUDA C++ text, with CUDA's conversions
 //   codegen_unused.c  variables only the replaced launches used
 //   codegen_buf.c     a growing text buffer, names made unique
@@ -53,6 +54,24 @@ const char *cg_nccl_red(IrRedOp op);
 bool cg_simple(const char *text);
 // The host C++ text of a size ("n", "(size_t)tokens * hidden").
 void cg_size(Buf *b, const IrSize *s);
+
+// What an op is to the generator: a pointwise op the schedule moved onto a
+// slice, the tail or a chunk (a generated kernel runs it).
+static inline bool cg_pointwise_run(const IrOp *op) {
+  return op->kind == IR_OP_POINTWISE && (op->span.part != IR_PART_ALL || op->span.nchunks > 1);
+}
+// The op of the region as written a scheduled op comes from.
+static inline const IrOp *cg_orig(const IrOp *op) { return op->orig ? op->orig : op; }
+
+//
+// codegen_comment.c
+//
+
+// The ops in order as flow text: "ReduceScatter(g) -> adam on this rank's slice -> AllGather(w, m)".
+void cg_flow(Buf *b, const IrOp **ops, int n);
+// The text of the schedule comment (each line without its "// coconet: "; lines
+// separated by '\n'): the clauses, the flow, and what happens to the tail.
+void cg_schedule_comment(Buf *out, const IrRegion *r, const IrOp **ops, int n);
 
 //
 // codegen_expr.c

@@ -351,8 +351,8 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
 
 //
 // codegen.c: scheduled IR regions become CUDA (or host) text (codegen_kernel.c:
-// generated kernels from IR expressions, codegen_expr.c: expressions; their
-// private header is codegen.h). What the text calls at run time is
+// generated kernels from IR expressions, codegen_comment.c: the schedule
+// comment, codegen_expr.c: expressions; their private header is codegen.h). What the text calls at run time is
 // runtime/include/coconet.h.
 //
 
