@@ -387,7 +387,6 @@ static int emit_run(Cg *cg, const Scope *sc, int at, int *consumed) {
 // Fuse markers
 //
 
-
 static void fuse_markers(Cg *cg, const Scope *sc, int at) {
   int group = at < sc->n ? sc->ops[at]->fuse_group : 0;
   if (group == cg->fuse_open) return;
