@@ -9,7 +9,10 @@
 //     gridDim.x)` (or `while (i < n) { ...; i += stride; }`), or `if (i < n) { ... }`,
 //     or `if (i >= n) return;` followed by the body; n is a kernel parameter or an
 //     expression of them (the count is it in the launch's terms);
-//   - the body: locals, stores t[i] = e (also +=, -=, *=, /=), if/else,
+//   - the body: locals, stores t[i] = e (also +=, -=, *=, /=), sums
+//     atomicAdd(&acc[K], e) into a buffer it does not otherwise touch (or a
+//     thread's running sum: `T s = 0;` before a grid-stride loop, `s += e` in
+//     it, `atomicAdd(&acc[K], s);` after it), if/else,
 //     early returns and constant loops as conditions (analyze_stmt.c),
 //     arithmetic, comparisons, ternaries, casts, math functions, half/bf16
 //     conversions and operators, bit casts, inlined __device__ helpers,
@@ -206,6 +209,17 @@ static bool scalar_decls(CXCursor s) {
       if (kind(attrs.v[j]) == CXCursor_CUDASharedAttr) return false;
   }
   return vars.n > 0 && vars.n <= FE_KIDS;
+}
+
+// A declaration of a __shared__ variable.
+static bool shared_decl(CXCursor s) {
+  Kids vars = kind(s) == CXCursor_DeclStmt ? kids(s) : (Kids){0};
+  for (int i = 0; i < vars.n && i < FE_KIDS; i++) {
+    Kids attrs = kids(vars.v[i]);
+    for (int j = 0; j < attrs.n && j < FE_KIDS; j++)
+      if (kind(attrs.v[j]) == CXCursor_CUDASharedAttr) return true;
+  }
+  return false;
 }
 
 // A declaration whose every initializer is a constant clang evaluates.
@@ -424,6 +438,13 @@ static void element_loop(Az *az, CXCursor body) {
       az->guarded = true;
       vector_guard(az);
       for (j++; j < l.n && !az_failed(az); j++) az_stmt(az, l.v[j]);
+    } else if (!az_failed(az) && shared_decl(s)) {
+      char *t = az_text_of(az, s);
+      az_fail(az, s, "kernel '%s' declares shared memory (%s): its threads work together, so it is not pointwise, and "
+                     "a row-wise kernel's block owns one row; a sum is taken as atomicAdd of each element or of each "
+                     "thread's running sum after its grid-stride loop (a block reduction before the atomicAdd is not "
+                     "recognized yet)", az->launch->kernel, t);
+      free(t);
     } else if (!az_failed(az)) {
       char *t = az_text_of(az, s);
       char *nl = strchr(t, '\n');
@@ -434,9 +455,11 @@ static void element_loop(Az *az, CXCursor body) {
     }
     break;
   }
+  // After a grid-stride loop: atomicAdd(acc, s) of the thread's running sums.
   for (; j < l.n && !az_failed(az); j++)
-    if (kind(l.v[j]) != CXCursor_NullStmt && !is_return(l.v[j]))
-      az_fail(az, l.v[j], "kernel '%s': statements after the element loop are not supported", az->launch->kernel);
+    if (kind(l.v[j]) != CXCursor_NullStmt && !is_return(l.v[j]) && !(az->carried && az_partial_sum(az, l.v[j])))
+      az_fail(az, l.v[j], "kernel '%s': statements after the element loop are not supported (but atomicAdd(acc, s) "
+                          "of a sum s the loop adds to)", az->launch->kernel);
   if (!az_failed(az) && clang_Cursor_isNull(az->count) && !az->count_text)
     az_fail(az, body, "kernel '%s': cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x "
                    "with a grid-stride loop or an 'if (i < n)' guard)", az->launch->kernel);
@@ -477,6 +500,31 @@ static CXCursor find_param(CXCursor kernel, const char *name) {
   return clang_getNullCursor();
 }
 
+static bool reads_of(const IrExpr *e, const IrTensor *t) {
+  if (!e || e->kind == IR_E_LOCAL) return false;
+  if (e->kind == IR_E_READ && e->tensor == t) return true;
+  return reads_of(e->a, t) || reads_of(e->b, t) || reads_of(e->c, t);
+}
+
+// A buffer the kernel sums into (atomicAdd) is touched by nothing else in it:
+// an element that read the running sum would see a value that depends on the
+// order the threads run in.
+static void reduction_alone(Az *az) {
+  for (const IrStmt *r = az->op->pw.body; r; r = r->next) {
+    if (r->kind != IR_S_REDUCE) continue;
+    for (const IrStmt *s = az->op->pw.body; s; s = s->next) {
+      bool store = s->kind == IR_S_STORE && s->tensor == r->tensor;
+      if (!store && !reads_of(s->value, r->tensor)) continue;
+      if (asprintf(&az->why, "kernel '%s' %s '%s', which it also sums into with atomicAdd; coconet takes atomicAdd "
+                             "as a sum over the elements only into a buffer the kernel does not otherwise read or "
+                             "write", az->launch->kernel, store ? "stores to" : "reads", r->tensor->name) < 0)
+        COCONET_BUG("out of memory");
+      az->why_loc = s->loc.file ? s->loc : r->loc;
+      return;
+    }
+  }
+}
+
 // One pass of the analysis, building into `ir`.
 static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const Pragma *hint, int lane,
                           int *lanes, char **why, SrcLoc *why_loc) {
@@ -510,6 +558,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     az.why = uncovered;
     az.why_loc = s->range.begin;
   }
+  if (!az_failed(&az)) reduction_alone(&az);
   if (!az_failed(&az)) {
     ir_pw_drop_dead_stores(ir, az.op);
     bool tail;

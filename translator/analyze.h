@@ -17,6 +17,10 @@ typedef struct Binding {
   bool element;      // ... and it points at that buffer's element i (&t[i], t + i), not at t
   bool vector;       // a vector local (float4 v): its lanes' values
   IrExpr *lane[4];
+  bool partial;      // a thread's running sum: declared 0 before the grid-stride loop, only
+                     // `s += e` in it (never read there), added to a buffer after it
+  IrExpr *sum;       // ... what one element adds to it (NULL: nothing yet)
+  bool loop_read;    // declared before the grid-stride loop and read in it
 } Binding;
 
 typedef struct Az {
@@ -121,6 +125,9 @@ void az_stmt(Az *az, CXCursor s);                         // one statement
 void az_store(Az *az, CXCursor at, IrTensor *t, IrExpr *value);  // t[i] = value, under the current condition
 IrExpr *az_assigned_value(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *op);  // of x = e, x op= e
 bool az_carries(Az *az, CXCursor s, const Binding *b);    // assigning b would carry across elements (reason recorded)
+// After the grid-stride loop: atomicAdd(acc, s) of a thread's running sum s. True when s is
+// that statement (its reduction added, or the reason recorded).
+bool az_partial_sum(Az *az, CXCursor s);
 
 // analyze_vector.c: vector elements (float2, float4, double2, __half2, __nv_bfloat162)
 int az_vector_type(CXType t, IrType *comp);               // its lanes (0: not a vector) and lane type

@@ -5,6 +5,7 @@
 #include "analyze.h"
 
 #include <stdarg.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -577,6 +578,15 @@ static IrExpr *ref_expr(Az *az, CXCursor c) {
     return cast_to(az, expr_type(c), i);
   }
   Binding *b = az_find_local(az, d);
+  if (b && b->partial) {
+    char *name = fe_spelling(d);
+    az_fail(az, c, "kernel '%s' reads '%s', its running sum over the elements of the thread: its value there depends "
+                   "on the grid; only 's += e' in the loop and atomicAdd(acc, s) after it are taken as a sum",
+            az->launch->kernel, name);
+    free(name);
+    return NULL;
+  }
+  if (b && b - az->locals < az->carried) b->loop_read = true;  // it may not become a running sum then
   if (b && b->value) return b->value;
   IrExpr *k = b ? NULL : named_constant(az, d);
   if (k) return k;
@@ -997,6 +1007,29 @@ static IrExpr *cache_load(Az *az, CXCursor c, const char *name) {
   return NULL;
 }
 
+// isnan, isinf, isfinite (and CUDA's __isnanf, __isinff, __finitef, the
+// double forms): 'n', 'i' or 'f'; 0 when name is none of them.
+static char float_class(const char *name) {
+  static const struct { const char *name; char cls; } names[] = {
+      {"isnan", 'n'},   {"__isnanf", 'n'}, {"__isnan", 'n'},  {"isinf", 'i'},    {"__isinff", 'i'},
+      {"__isinf", 'i'}, {"isfinite", 'f'}, {"__finitef", 'f'}, {"__finite", 'f'},
+  };
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strcmp(name, names[i].name) == 0) return names[i].cls;
+  return 0;
+}
+
+// isnan(x) is x != x; isinf(x) is |x| == inf; isfinite(x) is |x| < inf (false for NaN).
+static IrExpr *classify_float(Az *az, CXCursor c, char cls) {
+  IrExpr *a = expr(az, clang_Cursor_getArgument(c, 0));
+  if (!a) return NULL;
+  IrType t = a->type == IR_F64 ? IR_F64 : IR_F32;  // 16-bit values and integers are classified as float
+  a = cast_to(az, t, a);
+  if (cls == 'n') return cast_to(az, expr_type(c), ir_expr_binary(az->ir, IR_NE, a, a));
+  IrExpr *mag = ir_expr_call(az->ir, IR_FN_FABS, t, a, NULL), *inf = ir_expr_float(az->ir, INFINITY, t);
+  return cast_to(az, expr_type(c), ir_expr_binary(az->ir, cls == 'i' ? IR_EQ : IR_LT, mag, inf));
+}
+
 static IrExpr *call_expr(Az *az, CXCursor c) {
   CXCursor callee = clang_getCursorReferenced(c);
   char *name = clang_Cursor_isNull(callee) ? strdup("") : fe_spelling(callee);
@@ -1028,6 +1061,8 @@ static IrExpr *call_expr(Az *az, CXCursor c) {
       e = ir_expr_call(az->ir, IR_FN_FMIN, IR_F32,
                        ir_expr_call(az->ir, IR_FN_FMAX, IR_F32, a, ir_expr_float(az->ir, 0, IR_F32)),
                        ir_expr_float(az->ir, 1, IR_F32));
+  } else if (float_class(name) && n == 1) {
+    e = classify_float(az, c, float_class(name));
   } else if (strcmp(name, "__fdividef") == 0 && n == 2) {
     e = az_binary_expr(az, c, clang_Cursor_getArgument(c, 0), clang_Cursor_getArgument(c, 1), "/");
   } else if (half_op(name) && n == 2) {  // __hadd(a, b) is a + b on __half and __nv_bfloat16

@@ -11,7 +11,9 @@
 //     under "not returned", a helper's value is the returns' under theirs;
 //   - `for (int k = A; k < B; k++)` with constant bounds is unrolled;
 //   - a void __device__ helper called as a statement is inlined and may store
-//     through its pointer parameters (&t[i]).
+//     through its pointer parameters (&t[i]);
+//   - atomicAdd(acc, e), atomicAdd(&acc[K], e) as a statement is a reduction:
+//     acc[K] += e over the elements (e is 0 where the statement does not run).
 // curand draws are refused under a condition curand_init is not under (an
 // `if`, a ?: branch): the draw number would depend on the path. See analyze.c.
 #include "analyze.h"
@@ -104,14 +106,43 @@ IrExpr *az_assigned_value(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const 
   return az_binary_expr(az, s, lhs, rhs, bop);
 }
 
+// `s += e` (or -=) in the grid-stride loop of a local declared 0 before it:
+// a thread's running sum, which only atomicAdd(acc, s) after the loop may use.
+// False when it is not one (az_carries then says why).
+static bool partial_add(Az *az, CXCursor d, Binding *b, CXCursor rhs, const char *op) {
+  bool zero = false, plus = strcmp(op, "+=") == 0;
+  if (az->depth > 0 || az->lanes > 1 || (!plus && strcmp(op, "-=") != 0) || b->loop_read) return false;
+  IrType t = type_of(d);
+  if (t == IR_VOID || t == IR_F16 || t == IR_BF16) return false;
+  const IrExpr *init = b->value->kind == IR_E_LOCAL ? b->value->let->value : b->value;
+  if (!b->partial && !(az_constant_truth(init, &zero) && !zero)) {
+    char *name = fe_spelling(d);
+    az_fail(az, d, "kernel '%s' adds to '%s' in its grid-stride loop, but '%s' does not start at 0 there: a thread's "
+                   "running sum is taken as a sum over its elements only from 0 (a start value would be added once "
+                   "per thread, which depends on the grid)", az->launch->kernel, name, name);
+    free(name);
+    return true;
+  }
+  b->partial = true;
+  IrExpr *e = az_cast_to(az, t, az_expr(az, rhs));
+  if (!e) return true;  // the reason is recorded
+  if (!plus) e = ir_expr_unary(az->ir, IR_NEG, e);
+  IrExpr *cond = az_cond(az);
+  if (cond) e = ir_expr_select(az->ir, cond, e, az_cast_to(az, t, ir_expr_int(az->ir, 0, IR_I32)));
+  b->sum = b->sum ? az_cast_to(az, t, ir_expr_binary(az->ir, IR_ADD, b->sum, e)) : e;
+  return true;
+}
+
 // x = e, x op= e: a store to an element or a new value of a local.
 static void assign(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *op) {
   if (az->lanes > 1 && az_vector_assign(az, s, lhs, rhs, op)) return;
-  IrExpr *value = az_assigned_value(az, s, lhs, rhs, op);
-  if (!value) return;  // the reason is recorded
   CXCursor l = az_strip(lhs);
   CXCursor d = kind(l) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(l) : clang_getNullCursor();
   Binding *b = clang_Cursor_isNull(d) ? NULL : az_find_local(az, d);
+  // A running sum before its value is computed: `s += e` does not read s's value.
+  if (b && b->value && b - az->locals < az->carried && partial_add(az, d, b, rhs, op)) return;
+  IrExpr *value = az_assigned_value(az, s, lhs, rhs, op);
+  if (!value) return;  // the reason is recorded
   if (b && b->value) {
     if (az_carries(az, s, b)) return;
     if (is_counter(az, d))
@@ -357,12 +388,101 @@ static void for_stmt(Az *az, CXCursor s) {
   free(op);
 }
 
-// A call as a statement: curand_init, or a __device__ helper of the file.
+// The element an atomicAdd adds to: `acc` (element 0), `&acc[K]` or `acc + K`
+// with acc a pointer parameter of the kernel and K a constant.
+static bool accumulator(Az *az, CXCursor e, CXCursor *decl, long long *k) {
+  e = az_strip(e);
+  Kids c = kids(e);
+  bool element = false;
+  *k = 0;
+  if (kind(e) == CXCursor_UnaryOperator && c.n == 1 && kind(az_strip(c.v[0])) == CXCursor_ArraySubscriptExpr) {
+    char *op = az_unary_op(az, e, c.v[0]);
+    Kids sub = kids(az_strip(c.v[0]));
+    bool ok = strcmp(op, "&") == 0 && sub.n == 2 && az_buffer(az, sub.v[0], decl, &element) && constant(sub.v[1], k);
+    free(op);
+    return ok && !element;
+  }
+  if (kind(e) == CXCursor_BinaryOperator && c.n == 2) {
+    char *op = az_op_between(az, c.v[0], c.v[1]);
+    bool ok = strcmp(op, "+") == 0 && az_buffer(az, c.v[0], decl, &element) && constant(c.v[1], k);
+    free(op);
+    return ok && !element;
+  }
+  return az_buffer(az, e, decl, &element) && !element;
+}
+
+// The buffer and element an atomicAdd statement sums into (NULL: the reason is recorded).
+static IrTensor *sum_target(Az *az, CXCursor s, long long *at) {
+  const char *k = az->launch->kernel;
+  CXCursor decl;
+  if (az->depth > 0 || az->lanes > 1) {
+    az_fail(az, s, "kernel '%s': atomicAdd is taken as a sum over the elements only in the body of a kernel whose "
+                   "element is a scalar, not in a __device__ helper%s", k, az->lanes > 1 ? " or a vector kernel" : "");
+    return NULL;
+  }
+  if (clang_Cursor_getNumArguments(s) != 2 || !accumulator(az, clang_Cursor_getArgument(s, 0), &decl, at) ||
+      *at < 0 || *at > 1 << 20) {
+    char *t = az_text_of(az, s);
+    az_fail(az, s, "kernel '%s': %s: atomicAdd is taken as a sum into one element, at acc, &acc[K] or acc + K with acc "
+                   "a pointer parameter and K a constant", k, t);
+    free(t);
+    return NULL;
+  }
+  IrType t = az_buffer_type(az, decl, s);
+  if (t == IR_VOID) return NULL;
+  if (t != IR_F32 && t != IR_F64 && t != IR_I32 && t != IR_U32) {
+    char *name = fe_spelling(decl);
+    az_fail(az, s, "kernel '%s': atomicAdd into '%s' of %s elements: coconet sums into float, double, int and "
+                   "unsigned accumulators", k, name, ir_type_name(t));
+    free(name);
+    return NULL;
+  }
+  return az_buffer_tensor(az, decl, s);
+}
+
+// atomicAdd(acc, v) as a statement: every element adds its v (0 where the
+// statement does not run) to one element of acc; the sum's order is not defined.
+static void atomic_add(Az *az, CXCursor s) {
+  long long at = 0;
+  IrTensor *acc = sum_target(az, s, &at);
+  IrExpr *v = acc ? az_cast_to(az, acc->type, az_expr(az, clang_Cursor_getArgument(s, 1))) : NULL;
+  if (!v) return;
+  IrExpr *cond = az_cond(az);
+  if (cond) v = ir_expr_select(az->ir, cond, v, az_cast_to(az, acc->type, ir_expr_int(az->ir, 0, IR_I32)));
+  ir_pw_reduce(az->ir, az->op, acc, (long)at, v, fe_loc(az->fe, clang_getCursorLocation(s)));
+}
+
+bool az_partial_sum(Az *az, CXCursor s) {
+  s = az_strip(s);
+  if (kind(s) != CXCursor_CallExpr || clang_Cursor_getNumArguments(s) != 2) return false;
+  char *name = fe_spelling(clang_getCursorReferenced(s));
+  bool atomic = strcmp(name, "atomicAdd") == 0;
+  free(name);
+  CXCursor v = az_strip(clang_Cursor_getArgument(s, 1));
+  while (kind(v) == CXCursor_CStyleCastExpr || kind(v) == CXCursor_CXXStaticCastExpr) {
+    Kids k = kids(v);
+    v = k.n ? az_strip(k.last) : v;
+    if (!k.n) break;
+  }
+  Binding *b = atomic && kind(v) == CXCursor_DeclRefExpr ? az_find_local(az, clang_getCursorReferenced(v)) : NULL;
+  if (!b || !b->partial) return false;
+  long long at = 0;
+  IrTensor *acc = b->sum ? sum_target(az, s, &at) : NULL;
+  if (!b->sum && !az_failed(az)) az_fail(az, s, "kernel '%s' adds a running sum that its loop never adds to",
+                                         az->launch->kernel);
+  if (!acc) return true;
+  ir_pw_reduce(az->ir, az->op, acc, (long)at, az_cast_to(az, acc->type, b->sum),
+               fe_loc(az->fe, clang_getCursorLocation(s)));
+  return true;
+}
+
+// A call as a statement: curand_init, atomicAdd, or a __device__ helper of the file.
 static void call_stmt(Az *az, CXCursor s) {
   CXCursor callee = clang_getCursorReferenced(s);
   char *name = fe_spelling(callee);
   CXCursor def = clang_getCursorDefinition(callee);
   if (strcmp(name, "curand_init") == 0) curand_init_call(az, s);
+  else if (strcmp(name, "atomicAdd") == 0) atomic_add(az, s);
   else if (!clang_Cursor_isNull(def) && fe_in_main_file(az->fe, clang_getCursorLocation(def)))
     az_inline_helper(az, s, def, true);
   else

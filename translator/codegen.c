@@ -211,9 +211,25 @@ static void ptr_plus(Buf *b, const char *ptr, const char *part, const char *off)
 
 static const char *stream_of(const Cg *cg, const char *user) { return cg->side ? cg->side : user; }
 
+// The AllReduce of a sum computed on slices (reorder): the ranks' partial sums, whole.
+static void emit_sum_allreduce(Cg *cg, const IrOp *op) {
+  const IrCollective *c = &op->coll;
+  Buf b = {0};
+  buf_printf(&b, "%s(ncclAllReduce(%s, %s, ", c->wrapper ? c->wrapper : "COCONET_NCCL_CHECK", c->in->text, c->out->text);
+  cg_size(&b, c->count);
+  buf_printf(&b, ", %s, ncclSum, %s, %s));", c->dtype_text, c->comm, stream_of(cg, c->stream));
+  line(cg, "%s", buf_str(&b));
+  buf_free(&b);
+  cg->last_comm = c->comm;
+}
+
 static int emit_collective(Cg *cg, const Scope *sc, int at) {
   const IrOp *op = sc->ops[at];
   const IrCollective *c = &op->coll;
+  if (op->generated && c->kind == IR_ALLREDUCE && op->span.part == IR_PART_ALL && op->span.nchunks <= 1) {
+    emit_sum_allreduce(cg, op);
+    return 0;
+  }
   const Part *p = part_for(cg, sc, at, op);
   bool chunked = op->span.nchunks > 1;
   const char *in_off, *out_off, *count;
@@ -321,14 +337,18 @@ static int run_shape(const Scope *sc, int at, int n, Kernel *k, IrPart *parts, i
   return k->nops * *nparts == n ? 0 : -1;
 }
 
-static void emit_launch(Cg *cg, const Kernel *k, const IrOp *op, const char *count, const char *lo, const char *hi) {
+// add: a kernel that sums (k->sums) adds its sums on this launch; NULL otherwise.
+static void emit_launch(Cg *cg, const Kernel *k, const IrOp *op, const char *count, const char *lo, const char *hi,
+                        const char *add) {
   const char *stream = stream_of(cg, op->pw.stream);
-  if (cg->target == TARGET_HOST)
-    line(cg, "coconet_host_launch(COCONET_HOST_SIMPLE, %s, coconet_grid_size(%s), COCONET_BLOCK_SIZE, 0, %s, %s, %s, %s);",
-         k->name, count, stream, k->args, lo, hi);
+  char range[512];
+  snprintf(range, sizeof range, "%s, %s%s%s", lo, hi, add ? ", " : "", add ? add : "");
+  if (cg->target == TARGET_HOST)  // a block sum needs the threads of a block as fibers
+    line(cg, "coconet_host_launch(%s, %s, coconet_grid_size(%s), COCONET_BLOCK_SIZE, 0, %s, %s, %s);",
+         k->sums ? "COCONET_HOST_SYNC" : "COCONET_HOST_SIMPLE", k->name, count, stream, k->args, range);
   else
-    line(cg, "%s<<<coconet_grid_size(%s), COCONET_BLOCK_SIZE, 0, %s>>>(%s, %s, %s);", k->name, count, stream, k->args,
-         lo, hi);
+    line(cg, "%s<<<coconet_grid_size(%s), COCONET_BLOCK_SIZE, 0, %s>>>(%s, %s);", k->name, count, stream, k->args,
+         range);
 }
 
 static void emit_part_launch(Cg *cg, const Kernel *k, const IrOp *op, const Part *p, IrPart part) {
@@ -352,9 +372,12 @@ static void emit_part_launch(Cg *cg, const Kernel *k, const IrOp *op, const Part
     snprintf(hi, sizeof hi, "%s.hi", n);
     break;
   }
+  char add[128];
+  if (part == IR_PART_TAIL && p->comm) snprintf(add, sizeof add, "%s == 0", rank_for(cg, p->comm)->rank);
+  else snprintf(add, sizeof add, "true");  // this rank's slice, or rank 0 without a communicator
   if (part == IR_PART_TAIL) line(cg, "if (%s.tail > 0) {", n);
   cg->depth += part == IR_PART_TAIL;
-  emit_launch(cg, k, op, count, lo, hi);
+  emit_launch(cg, k, op, count, lo, hi, k->sums ? add : NULL);
   cg->depth -= part == IR_PART_TAIL;
   if (part == IR_PART_TAIL) line(cg, "}");
 }

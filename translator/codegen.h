@@ -112,6 +112,8 @@ typedef struct Kernel {
   int nops;
   char *name;             // coconet_REGION_slice, coconet_REGION_chunk (+ a number)
   char *args;             // the launch's arguments before lo, hi: "w, g, m, v, lr, hidden"
+  bool sums;              // it sums into accumulators: one more argument after hi, whether
+                          // this launch adds its sums (every rank its slice, rank 0 the tail)
   char *text;             // the element function and the __global__ (file scope)
   char *fused_name;       // kernel_fused: coconet_REGION_fused
   char *fused_args;       // its launch's arguments before lo, hi, tail_lo, tail_hi

@@ -13,6 +13,12 @@
 //       [i] buffer is aligned to N elements (checked at run time), then the rest
 //       one by one
 //
+// A sum (atomicAdd(&acc[K], e) in the kernel) is a per-thread partial the
+// element function adds to (float &acc_sum); after the loops the block sums
+// the partials (coconet_block_sum) and thread 0 adds the block's sum to acc[K]
+// with one atomicAdd, when the launch's `add` says so (the tail, which every
+// rank computes, is added by rank 0 only).
+//
 // Only live statements are generated (a local nobody uses is dropped, a Philox
 // draw nobody uses is drawn and discarded).
 #include "codegen.h"
@@ -29,7 +35,15 @@ typedef struct KTensor {
   bool pointer;       // some read is not at [i]: passed as a pointer, read in memory
   bool written;
   bool load;          // read before its first write: the vector loop loads it
+  bool read;          // the element function reads it
+  bool summed;        // summed into (atomicAdd): the kernel adds to it after its loops
 } KTensor;
+
+typedef struct KSum {  // one accumulator element a kernel sums into
+  const IrTensor *t;
+  long k;              // the element
+  const char *name;    // the thread's partial sum
+} KSum;
 
 typedef struct KScalar {
   const IrVar *var;
@@ -72,6 +86,8 @@ typedef struct Plan {
   int nstates;
   KStmt stmts[KMAX * 4];
   int nstmts;
+  KSum sums[KMAX];
+  int nsums;
   bool uses_i;
   bool full;             // a table overflowed
   int cur_op;            // while walking
@@ -124,6 +140,21 @@ static void add_scalar(Plan *p, const IrParam *param) {
   p->scalars[p->nscalars++] = (KScalar){param->var, param->type, param->name, param->arg_text};
 }
 
+static KSum *sum_of(Plan *p, const IrStmt *s) {
+  long k = s->target->k->value;
+  for (int i = 0; i < p->nsums; i++)
+    if (p->sums[i].t == s->tensor && p->sums[i].k == k) return &p->sums[i];
+  if (p->nsums == KMAX) {
+    p->full = true;
+    return &p->sums[0];
+  }
+  p->sums[p->nsums] = (KSum){s->tensor, k, NULL};
+  return &p->sums[p->nsums++];
+}
+
+// The element function takes a tensor unless the kernel only sums into it.
+static bool elem_takes(const KTensor *kt) { return !kt->summed || kt->read; }
+
 static void add_size(Plan *p, const IrSize *k) {
   if (!k || k->kind == IR_SIZE_CONST) return;
   for (int i = 0; i < p->nsizes; i++)
@@ -156,7 +187,7 @@ static void mark_live(Plan *p, const IrExpr *e) {
 static void liveness(Plan *p) {
   for (int i = p->nstmts - 1; i >= 0; i--) {
     KStmt *ks = &p->stmts[i];
-    if (ks->s->kind == IR_S_STORE) ks->live = true;
+    if (ks->s->kind != IR_S_LET) ks->live = true;
     p->cur_op = ks->op;
     if (ks->live) mark_live(p, ks->s->value);
   }
@@ -167,6 +198,7 @@ static void collect(Plan *p, const IrExpr *e) {
   switch (e->kind) {
   case IR_E_READ: {
     KTensor *kt = tensor_of(p, e->tensor);
+    kt->read = true;
     if (e->index != IR_IDX_I) {
       kt->pointer = true;
       p->uses_i |= e->index != IR_IDX_CONST;
@@ -191,6 +223,11 @@ static int collect_all(Plan *p) {
     if (!ks->live) continue;
     collect(p, ks->s->value);
     if (ks->s->kind == IR_S_STORE) tensor_of(p, ks->s->tensor)->written = true;
+    if (ks->s->kind == IR_S_REDUCE) {
+      KTensor *kt = tensor_of(p, ks->s->tensor);
+      kt->written = kt->pointer = kt->summed = true;
+      sum_of(p, ks->s);
+    }
   }
   if (!p->full) return 0;
   diag_error(&p->k->ops[0]->loc, "codegen: kernel '%s' is too large to generate (more than %d buffers, "
@@ -225,7 +262,7 @@ static bool is_identifier(const char *s) {
 }
 
 static void name_all(Plan *p) {
-  static const char *reserved[] = {"i", "lo", "hi", "first", "stride", "nvec", "j", "i0", "k"};
+  static const char *reserved[] = {"i", "lo", "hi", "first", "stride", "nvec", "j", "i0", "k", "add"};
   for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++) names_add(&p->names, reserved[i]);
   for (int i = 0; i < p->ntensors; i++) p->tensors[i].name = names_add(&p->names, p->tensors[i].t->name);
   for (int i = 0; i < p->nscalars; i++) p->scalars[i].name = names_add(&p->names, p->scalars[i].name);
@@ -238,6 +275,11 @@ static void name_all(Plan *p) {
   for (int i = 0; i < p->ntensors; i++) {
     snprintf(buf, sizeof buf, "%s_v", p->tensors[i].name);
     p->tensors[i].vec = names_add(&p->names, buf);
+  }
+  for (int i = 0; i < p->nsums; i++) {
+    if (p->sums[i].k) snprintf(buf, sizeof buf, "%s_sum%ld", p->sums[i].t->name, p->sums[i].k);
+    else snprintf(buf, sizeof buf, "%s_sum", p->sums[i].t->name);
+    p->sums[i].name = names_add(&p->names, buf);
   }
   for (int i = 0; i < p->nstmts; i++)
     if (p->stmts[i].live && p->stmts[i].s->kind == IR_S_LET) p->stmts[i].name = names_add(&p->names, p->stmts[i].s->name);
@@ -296,8 +338,13 @@ static void elem_params(Plan *p, Buf *b) {
   for (int i = 0; i < p->ntensors; i++) {
     const KTensor *kt = &p->tensors[i];
     const char *ct = cg_ctype(kt->t->type);
-    if (kt->pointer) buf_printf(b, "%s%s%s *%s", sep, kt->written ? "" : "const ", ct, kt->name);
+    if (!elem_takes(kt)) continue;
+    if (kt->pointer) buf_printf(b, "%s%s%s *%s", sep, kt->written && !kt->summed ? "" : "const ", ct, kt->name);
     else buf_printf(b, "%s%s %s%s", sep, ct, kt->written ? "&" : "", kt->name);
+    sep = ", ";
+  }
+  for (int i = 0; i < p->nsums; i++) {
+    buf_printf(b, "%s%s &%s", sep, cg_ctype(p->sums[i].t->type), p->sums[i].name);
     sep = ", ";
   }
   for (int i = 0; i < p->nscalars; i++) {
@@ -331,6 +378,9 @@ static void emit_stmt(Plan *p, Buf *b, const KStmt *ks, const ExprNames *nm) {
   if (s->kind == IR_S_LET) {
     buf_printf(b, "%sconst %s %s = ", p->unit, cg_ctype(s->value->type), ks->name);
     cg_expr(b, nm, s->value, s->value->type);
+  } else if (s->kind == IR_S_REDUCE) {
+    buf_printf(b, "%s%s += ", p->unit, sum_of(p, s)->name);
+    cg_expr(b, nm, s->value, s->tensor->type);
   } else {
     const KTensor *kt = tensor_of(p, s->tensor);
     buf_printf(b, "%s%s%s = ", p->unit, kt->name, kt->pointer ? "[i]" : "");
@@ -366,10 +416,15 @@ static void elem_args_subst(Plan *p, Buf *b, const char *lane, const IrTensor *s
   }
   for (int i = 0; i < p->ntensors; i++) {
     const KTensor *kt = &p->tensors[i];
+    if (!elem_takes(kt)) continue;
     if (subst && kt->t == subst) buf_printf(b, "%s%s", sep, subst_name);
     else if (kt->pointer) buf_printf(b, "%s%s", sep, kt->name);
     else if (lane) buf_printf(b, "%s%s[k]", sep, kt->vec);
     else buf_printf(b, "%s%s[i]", sep, kt->name);
+    sep = ", ";
+  }
+  for (int i = 0; i < p->nsums; i++) {
+    buf_printf(b, "%s%s", sep, p->sums[i].name);
     sep = ", ";
   }
   for (int i = 0; i < p->nscalars; i++) {
@@ -426,6 +481,7 @@ static void kernel_params(Plan *p, Buf *b) {
   for (int i = 0; i < p->nscalars; i++) buf_printf(b, "%s %s, ", cg_ctype(p->scalars[i].type), p->scalars[i].name);
   for (int i = 0; i < p->nsizes; i++) buf_printf(b, "size_t %s, ", p->sizes[i].name);
   buf_puts(b, "size_t lo, size_t hi");
+  if (p->nsums) buf_puts(b, ", bool add");
 }
 
 static void emit_global(Plan *p, Buf *b) {
@@ -440,10 +496,25 @@ static void emit_global(Plan *p, Buf *b) {
   buf_puts(b, ")\n{\n");
   buf_printf(b, "%sconst size_t first = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n", u);
   buf_printf(b, "%sconst size_t stride = (size_t)blockDim.x * gridDim.x;\n", u);
+  for (int i = 0; i < p->nsums; i++) buf_printf(b, "%s%s %s = 0;\n", u, cg_ctype(p->sums[i].t->type), p->sums[i].name);
   if (n) emit_vector_loop(p, b, n);
   buf_printf(b, "%sfor (size_t i = lo + first; i < hi; i += stride)\n%s%s%s_elem(", u, u, u, p->k->name);
   elem_args(p, b, NULL);
-  buf_puts(b, ");\n}\n");
+  buf_puts(b, ");\n");
+  if (p->nsums) buf_printf(b, "%s// the block's sums, added once per block (the tail's by rank 0 only)\n", u);
+  for (int i = 0; i < p->nsums; i++) {
+    const KSum *sm = &p->sums[i];
+    buf_printf(b, "%s%s = coconet_block_sum(%s);\n", u, sm->name, sm->name);
+  }
+  if (p->nsums) buf_printf(b, "%sif (threadIdx.x == 0 && add) {\n", u);
+  for (int i = 0; i < p->nsums; i++) {
+    const KSum *sm = &p->sums[i];
+    const char *acc = tensor_of(p, sm->t)->name;
+    if (sm->k) buf_printf(b, "%s%satomicAdd(%s + %ld, %s);\n", u, u, acc, sm->k, sm->name);
+    else buf_printf(b, "%s%satomicAdd(%s, %s);\n", u, u, acc, sm->name);
+  }
+  if (p->nsums) buf_printf(b, "%s}\n", u);
+  buf_puts(b, "}\n");
 }
 
 static char *launch_args(Plan *p) {
@@ -727,6 +798,7 @@ int kernel_generate(const IrRegion *r, const char *unit, Kernel *k) {
   emit_global(p, &b);
   k->text = buf_take(&b);
   k->args = launch_args(p);
+  k->sums = p->nsums > 0;
   plan_free(p);
   return 0;
 }

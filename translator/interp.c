@@ -193,17 +193,53 @@ void interp_span(Interp *in, const IrOp *op, const IrSize *count, int rank, long
   ir_span_bounds(&op->span, interp_size(in, count), unit, grain, rank, in->nranks, lo, hi);
 }
 
+// A sum (IR_S_REDUCE) over the op's elements on one rank: exact for integers
+// (wrapping as the GPU does), in long double for floats; added to the
+// accumulator and rounded once, at the end of the op (the GPU's order is not defined).
+typedef struct Sum {
+  const IrStmt *s;
+  long double f;
+  int64_t i;
+} Sum;
+
+enum { INTERP_MAX_SUMS = 16 };
+
+static void add_sums(Interp *in, const Sum *sums, int nsums, int rank) {
+  for (int k = 0; k < nsums && !in->failed; k++) {
+    const IrTensor *t = sums[k].s->tensor;
+    long at = interp_size(in, sums[k].s->target->k);
+    if (!interp_in_bounds(in, t, at, at + 1)) return;
+    IrVal v = interp_tensor(in, t)->data[rank][at];
+    if (ir_type_is_float(t->type)) v.f = (double)((long double)v.f + sums[k].f);
+    else v.i = (int64_t)((uint64_t)v.i + (uint64_t)sums[k].i);
+    interp_store(in, t, rank, at, interp_convert(v, t->type, t->type));
+  }
+}
+
 static void run_pointwise(Interp *in, const IrOp *op) {
+  Sum sums[INTERP_MAX_SUMS];
+  int nsums = 0;
+  for (const IrStmt *s = op->pw.body; s; s = s->next)
+    if (s->kind == IR_S_REDUCE && nsums < INTERP_MAX_SUMS) sums[nsums++] = (Sum){s, 0, 0};
+    else if (s->kind == IR_S_REDUCE) interp_fail(in, "verify: kernel '%s' has more than %d sums", op->pw.kernel,
+                                                 INTERP_MAX_SUMS);
   for (int r = 0; r < in->nranks && !in->failed; r++) {
     long lo, hi;
     interp_span(in, op, op->pw.count, r, &lo, &hi);
     in->rank = r;
+    for (int k = 0; k < nsums; k++) sums[k].f = 0, sums[k].i = 0;
     for (in->i = lo; in->i < hi && !in->failed; in->i++) {
       in->nlets = 0;
+      int k = 0;
       for (const IrStmt *s = op->pw.body; s && !in->failed; s = s->next) {
         IrVal v = interp_eval(in, s->value);
         if (s->kind == IR_S_STORE) {
           interp_store(in, s->tensor, r, in->i, interp_convert(v, s->value->type, s->tensor->type));
+        } else if (s->kind == IR_S_REDUCE) {
+          IrVal x = interp_convert(v, s->value->type, s->tensor->type);
+          if (ir_type_is_float(s->tensor->type)) sums[k].f += x.f;
+          else sums[k].i = (int64_t)((uint64_t)sums[k].i + (uint64_t)x.i);
+          k++;
         } else if (in->nlets < INTERP_MAX_LETS) {
           in->lets[in->nlets] = s;
           in->let_vals[in->nlets++] = v;
@@ -212,6 +248,8 @@ static void run_pointwise(Interp *in, const IrOp *op) {
         }
       }
     }
+    // The tail is computed by every rank, but its sum is added by rank 0 only.
+    if (op->span.part != IR_PART_TAIL || r == 0) add_sums(in, sums, nsums, r);
   }
 }
 

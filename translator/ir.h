@@ -277,14 +277,19 @@ struct IrParam {
   IrVar *var;            // the region variable with that text
 };
 
-// Per-element statements of a pointwise kernel, executed in order.
-typedef enum { IR_S_LET, IR_S_STORE } IrStmtKind;
+// Per-element statements of a pointwise kernel, executed in order. A
+// reduction (atomicAdd(&acc[K], v) in the kernel) adds every element's value
+// to one element of an accumulator that the kernel does not otherwise touch:
+// the sum is over the op's span, in an order that is not defined (the
+// interpreter sums exactly and rounds once per op).
+typedef enum { IR_S_LET, IR_S_STORE, IR_S_REDUCE } IrStmtKind;
 
 struct IrStmt {
   IrStmtKind kind;
   IrStmt *next;
   const char *name;   // IR_S_LET: the local's name as written
-  IrTensor *tensor;   // IR_S_STORE: tensor[i] = value
+  IrTensor *tensor;   // IR_S_STORE: tensor[i] = value; IR_S_REDUCE: tensor[K] += value
+  IrExpr *target;     // IR_S_REDUCE: tensor[K] as read (IR_IDX_CONST; the op reads the old sum)
   IrExpr *value;
   SrcLoc loc;
 };
@@ -460,6 +465,15 @@ IrOp *ir_op_pointwise(IrRegion *r, SrcRange range, const IrPointwise *info);
 IrParam *ir_pw_param(IrRegion *r, IrOp *op, const char *name, IrType type, const char *arg_text);
 IrExpr *ir_pw_let(IrRegion *r, IrOp *op, const char *name, IrExpr *value, SrcLoc loc);  // returns the IR_E_LOCAL
 void ir_pw_store(IrRegion *r, IrOp *op, IrTensor *t, IrExpr *value, SrcLoc loc);      // t[i] = value
+// t[k] += value, a sum over the elements (k a constant element of t).
+void ir_pw_reduce(IrRegion *r, IrOp *op, IrTensor *t, long k, IrExpr *value, SrcLoc loc);
+// The accumulator op reduces into (the first, when several; NULL: none).
+const IrStmt *ir_pw_reduction(const IrOp *op);
+// The region's schedule sums on slices (reorder of a kernel that reduces): its
+// sums run in another order than as written, and what depends on them differs by
+// rounding, magnified where values cancel; the comparisons then bound the error
+// by the tolerance times the largest magnitude of the buffer (a normwise bound).
+bool ir_sched_reassociates(const IrRegion *r);
 // Remove the stores a later store of the same tensor overwrites before anything
 // reads it (`if (c) { t[i] = a; return; } t[i] = b;` leaves t[i] = c ? a : b),
 // and with them their reads.

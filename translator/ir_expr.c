@@ -271,20 +271,32 @@ static void collect_reads(IrRegion *r, IrOp *op, const IrExpr *e) {
   collect_reads(r, op, e->c);
 }
 
-static IrStmt *add_stmt(IrRegion *r, IrOp *op, IrStmtKind kind, IrExpr *value, SrcLoc loc) {
+// What a statement reads: its value's reads, and a reduction's accumulator.
+static void collect_stmt(IrRegion *r, IrOp *op, const IrStmt *s) {
+  collect_reads(r, op, s->value);
+  collect_reads(r, op, s->target);
+}
+
+static void recollect(IrRegion *r, IrOp *op) {
+  op->reads = NULL;
+  for (const IrStmt *s = op->pw.body; s; s = s->next) collect_stmt(r, op, s);
+}
+
+static IrStmt *add_stmt(IrRegion *r, IrOp *op, IrStmtKind kind, IrExpr *value, IrExpr *target, SrcLoc loc) {
   IrStmt *s = ir_alloc(r, sizeof *s);
   s->kind = kind;
   s->value = value;
+  s->target = target;
   s->loc = loc;
   IrStmt **tail = &op->pw.body;
   while (*tail) tail = &(*tail)->next;
   *tail = s;
-  collect_reads(r, op, value);
+  collect_stmt(r, op, s);
   return s;
 }
 
 IrExpr *ir_pw_let(IrRegion *r, IrOp *op, const char *name, IrExpr *value, SrcLoc loc) {
-  IrStmt *s = add_stmt(r, op, IR_S_LET, value, loc);
+  IrStmt *s = add_stmt(r, op, IR_S_LET, value, NULL, loc);
   s->name = ir_strdup(r, name);
   IrExpr *e = new_expr(r, IR_E_LOCAL, value->type);
   e->let = s;
@@ -318,9 +330,7 @@ void ir_pw_drop_dead_stores(IrRegion *r, IrOp *op) {
       p = &(*p)->next;
     }
   }
-  if (!dropped) return;
-  op->reads = NULL;
-  for (const IrStmt *s = op->pw.body; s; s = s->next) collect_reads(r, op, s->value);
+  if (dropped) recollect(r, op);
 }
 
 typedef struct Lets {
@@ -361,7 +371,7 @@ void ir_pw_drop_dead_lets(IrRegion *r, IrOp *op) {
   for (const IrStmt *s = op->pw.body; s; s = s->next) order[n++] = s;
   Lets live = {0};
   for (int i = n - 1; i >= 0; i--)  // a let uses only earlier ones
-    if (order[i]->kind == IR_S_STORE || lets_has(&live, order[i])) mark_lets(&live, order[i]->value);
+    if (order[i]->kind != IR_S_LET || lets_has(&live, order[i])) mark_lets(&live, order[i]->value);
   free(order);
   bool dropped = false;
   for (IrStmt **p = &op->pw.body; *p;) {
@@ -373,9 +383,7 @@ void ir_pw_drop_dead_lets(IrRegion *r, IrOp *op) {
     }
   }
   free(live.v);
-  if (!dropped) return;
-  op->reads = NULL;
-  for (const IrStmt *s = op->pw.body; s; s = s->next) collect_reads(r, op, s->value);
+  if (dropped) recollect(r, op);
 }
 
 static bool same_text(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
@@ -403,18 +411,41 @@ bool ir_pw_same_stores(const IrOp *a, const IrOp *b) {
   long budget = 1000000;
   const IrStmt *x = a->pw.body, *y = b->pw.body;
   for (;;) {
-    while (x && x->kind != IR_S_STORE) x = x->next;
-    while (y && y->kind != IR_S_STORE) y = y->next;
+    while (x && x->kind == IR_S_LET) x = x->next;
+    while (y && y->kind == IR_S_LET) y = y->next;
     if (!x || !y) return x == y;
-    if (strcmp(x->tensor->name, y->tensor->name) != 0 || !same_expr(x->value, y->value, &budget)) return false;
+    if (x->kind != y->kind || strcmp(x->tensor->name, y->tensor->name) != 0 ||
+        !same_expr(x->target, y->target, &budget) || !same_expr(x->value, y->value, &budget))
+      return false;
     x = x->next;
     y = y->next;
   }
 }
 
 void ir_pw_store(IrRegion *r, IrOp *op, IrTensor *t, IrExpr *value, SrcLoc loc) {
-  IrStmt *s = add_stmt(r, op, IR_S_STORE, value, loc);
+  IrStmt *s = add_stmt(r, op, IR_S_STORE, value, NULL, loc);
   s->tensor = t;
   if (!t->count) t->count = op->pw.count;
   use_add(r, &op->writes, t, IR_IDX_I, NULL, loc.file ? loc : op->loc);
+}
+
+void ir_pw_reduce(IrRegion *r, IrOp *op, IrTensor *t, long k, IrExpr *value, SrcLoc loc) {
+  IrExpr *target = ir_expr_at(ir_expr_read(r, t, IR_IDX_CONST, ir_size_const(r, k)), loc);
+  IrStmt *s = add_stmt(r, op, IR_S_REDUCE, value, target, loc);
+  s->tensor = t;
+  if (!t->count) t->count = ir_size_const(r, k + 1);  // at least; a memset before it sizes it
+  use_add(r, &op->writes, t, IR_IDX_CONST, target, loc.file ? loc : op->loc);
+}
+
+bool ir_sched_reassociates(const IrRegion *r) {
+  for (const IrOp *op = r->sched; op; op = op->next)
+    if (op->span.part != IR_PART_ALL && ir_pw_reduction(op)) return true;
+  return false;
+}
+
+const IrStmt *ir_pw_reduction(const IrOp *op) {
+  if (op->kind != IR_OP_POINTWISE) return NULL;
+  for (const IrStmt *s = op->pw.body; s; s = s->next)
+    if (s->kind == IR_S_REDUCE) return s;
+  return NULL;
 }

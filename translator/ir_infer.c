@@ -12,7 +12,8 @@
 // are replicated in a data-parallel program only by the program's own
 // invariant, which the region cannot see; the user declares it.
 // Then the ops are walked in order; each write makes a new version whose
-// layout follows from the op (see layout_of). After an opaque statement
+// layout follows from the op (see layout_of); a sum (atomicAdd) over a slice
+// or the tail is LOCAL: each rank's partial sum. After an opaque statement
 // (which may write anything) no buffer is replicated until an op writes it.
 #include "ir.h"
 
@@ -85,6 +86,14 @@ static IrLayout layout_of(const IrOp *op, const State *st) {
   }
 }
 
+// A sum over this rank's part of the elements: each rank holds its own partial sum.
+static bool partial_sum(const IrOp *op, const IrTensor *t) {
+  if (op->kind != IR_OP_POINTWISE || (op->span.part != IR_PART_SLICE && op->span.part != IR_PART_TAIL)) return false;
+  for (const IrStmt *s = op->pw.body; s; s = s->next)
+    if (s->kind == IR_S_REDUCE && s->tensor == t) return true;
+  return false;
+}
+
 // Walk list; 0 or the number of contradictions (reported when report is set).
 static int walk(IrRegion *r, IrOp *list, State *st, bool report) {
   int errors = 0;
@@ -112,7 +121,7 @@ static int walk(IrRegion *r, IrOp *list, State *st, bool report) {
     for (IrUse *u = op->writes; u; u = u->next) {
       int id = u->ref.t->id;
       u->ref.version = ++st->version[id];
-      u->ref.layout = st->layout[id] = l;
+      u->ref.layout = st->layout[id] = partial_sum(op, u->ref.t) ? IR_LAYOUT_LOCAL : l;
       st->origin[id] = op;
     }
   }

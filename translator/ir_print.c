@@ -11,6 +11,7 @@
 //     (w1, m1, v1) = adam_update(g1, w, m, v; lr, beta1)[i < n]  # adam.cu:60:5
 //         m[i] = beta1 * m[i] + (1.0f - beta1) * g[i] the kernel body, one
 //         let mh = m[i] / (1.0f - powf(beta1, t))     statement per line
+//         norm2[0] += g[i] * g[i]                     a reduction (atomicAdd) into one element
 //
 // Values are versioned as in CoCoNet's DSL: `g` is the value at region entry,
 // `g1` after its first write, `g2` after the second (`x1_2` for a name that ends
@@ -306,7 +307,11 @@ static void print_loc(FILE *f, const SrcLoc *loc) {
 static void print_body(FILE *f, const IrOp *op) {
   for (const IrStmt *s = op->pw.body; s; s = s->next) {
     if (s->kind == IR_S_LET) fprintf(f, "      let %s = ", s->name);
-    else fprintf(f, "      %s[i] = ", s->tensor->name);
+    else if (s->kind == IR_S_REDUCE) {
+      fputs("      ", f);
+      ir_print_expr(f, s->target);
+      fputs(" += ", f);
+    } else fprintf(f, "      %s[i] = ", s->tensor->name);
     ir_print_expr(f, s->value);
     fputs("\n", f);
   }

@@ -30,16 +30,44 @@ static char *index_text(IrRegion *r, const IrUse *u) {
   return "?";
 }
 
+// A kernel of the region that sums into t (atomicAdd).
+static bool sums_into(const IrOp *p, const IrTensor *t) {
+  if (p->kind != IR_OP_POINTWISE) return false;
+  for (const IrStmt *s = p->pw.body; s; s = s->next)
+    if (s->kind == IR_S_REDUCE && s->tensor == t) return true;
+  return false;
+}
+
+// The kernel that sums into what a cudaMemsetAsync zeroes: the first of the
+// memsets and kernels after it that touches the buffer, when it sums into it;
+// NULL otherwise.
+static const IrOp *sum_kernel_of(const IrOp *p) {
+  if (p->kind != IR_OP_MEMSET) return NULL;
+  for (const IrOp *q = p->next; q && (q->kind == IR_OP_MEMSET || q->kind == IR_OP_POINTWISE); q = q->next) {
+    if (sums_into(q, p->memset.dst)) return q;
+    if (tf_read(q, p->memset.dst) || tf_writes(q, p->memset.dst)) return NULL;
+  }
+  return NULL;
+}
+
+static bool zeroes_sum(const IrOp *p) { return sum_kernel_of(p) != NULL; }
+
 int tf_chain(const IrOp *after, const IrTensor *x, IrOp **chain, int max) {
   int n = 0;
   for (IrOp *p = after->next; p && n < max; p = p->next) {
-    if (p->kind != IR_OP_POINTWISE || p->span.part != IR_PART_ALL || !tf_same_chunk(p, after)) break;
+    if (!tf_same_chunk(p, after) || p->span.part != IR_PART_ALL) break;
+    if (zeroes_sum(p)) {
+      chain[n++] = p;
+      continue;
+    }
+    if (p->kind != IR_OP_POINTWISE) break;
     bool consumes = tf_read(p, x) != NULL;
     for (int i = 0; i < n && !consumes; i++)
       for (const IrUse *w = chain[i]->writes; w; w = w->next) consumes |= tf_read(p, w->ref.t) != NULL;
     if (!consumes) break;
     chain[n++] = p;
   }
+  if (n && chain[n - 1]->kind == IR_OP_MEMSET) n--;  // no kernel of the chain sums into what it zeroes
   return n;
 }
 
@@ -50,6 +78,13 @@ static bool chain_writes(const IrTensor *t, const IrTensor *x, IrOp **chain, int
   return false;
 }
 
+// A sum of the chain (atomicAdd into t): all-reduced right after its kernel.
+static bool chain_sum(const IrTensor *t, IrOp **chain, int n) {
+  for (int i = 0; i < n; i++)
+    if (sums_into(chain[i], t)) return true;
+  return false;
+}
+
 int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrOp *coll, IrOp **chain, int n,
                    bool report) {
   const IrSize *count = coll->coll.count;
@@ -57,9 +92,21 @@ int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrOp *coll
   bool quiet = c->quiet;
   c->quiet = quiet || !report;
   const char *can = strcmp(clause, "fuse") == 0 ? "can be fused with the collective" : "can be computed on a slice";
+  bool reorder = strcmp(clause, "reorder") == 0;
   int rc = 0;
   char ks[256], cs[256];
+  const IrStmt *sum = ir_pw_reduction(p);
   bool known = ir_op_stream(p, ks, sizeof ks) && ir_op_stream(coll, cs, sizeof cs);
+  if (p->kind == IR_OP_MEMSET || (sum && !reorder)) {
+    if (!reorder)
+      rc = tf_fail(c, &p->loc,
+                   "%s: kernel '%s' sums into '%s' (atomicAdd); %s does not take sums yet: use split reorder, "
+                   "which sums this rank's slice and all-reduces the partial sums",
+                   clause, p->kind == IR_OP_MEMSET ? sum_kernel_of(p)->pw.kernel : p->pw.kernel,
+                   p->kind == IR_OP_MEMSET ? p->memset.dst->name : sum->tensor->name, clause);
+    c->quiet = quiet;
+    return rc;
+  }
   if (known && strcmp(ks, cs) != 0) {
     rc = tf_fail(c, &p->loc,
                  "%s: kernel '%s' runs on stream '%s' but the %s of '%s' on '%s'; the schedule puts them "
@@ -83,7 +130,8 @@ int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrOp *coll
     if (u->index == IR_IDX_OTHER) {
       rc = tf_fail(c, &u->loc, "%s: kernel '%s' reads %s[%s]; only %s[i] %s", clause, p->pw.kernel, t->name,
                    index_text(c->r, u), t->name, can);
-    } else if (u->index != IR_IDX_I && chain_writes(t, x, chain, n)) {
+    } else if (u->index != IR_IDX_I && chain_writes(t, x, chain, n) &&
+               !(u->index == IR_IDX_CONST && chain_sum(t, chain, n))) {
       rc = tf_fail(c, &u->loc,
                    "%s: kernel '%s' reads %s[%s]; only %s[i] %s (broadcast reads are fine only "
                    "for buffers the region's slice work does not write)",
@@ -94,12 +142,13 @@ int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrOp *coll
   return rc;
 }
 
-// The tensors the chain writes, other than x, each once, in order of first write.
+// The tensors the chain writes, other than x and its sums, each once, in order
+// of first write: what is all-gathered.
 static int chain_outputs(const IrTensor *x, IrOp **chain, int n, IrUse **out, int max) {
   int k = 0;
   for (int i = 0; i < n; i++) {
     for (IrUse *w = chain[i]->writes; w; w = w->next) {
-      bool seen = w->ref.t == x;
+      bool seen = w->ref.t == x || chain_sum(w->ref.t, chain, n);
       for (int j = 0; j < k && !seen; j++) seen = out[j]->ref.t == w->ref.t;
       if (!seen && k < max) out[k++] = w;
     }
@@ -193,6 +242,63 @@ static int check_gathered(TfCtx *c, const IrTensor *t, IrOp **chain, int n) {
   return 0;
 }
 
+// A sum the chain computes on slices (atomicAdd into acc) is each rank's
+// partial sum until an AllReduce adds them: that is the sum as written only
+// when every rank sums the same values from zero, once.
+static int check_sum(TfCtx *c, const IrOp *p, const IrTensor *acc, IrOp **chain, int n) {
+  for (int i = 0; i < n; i++) {
+    if (chain[i] == p || !tf_writes(chain[i], acc) || sum_kernel_of(chain[i]) == p)
+      continue;
+    tf_fail(c, &chain[i]->loc,
+            "reorder: %s also writes '%s', which kernel '%s' sums into; coconet all-reduces a sum right after "
+            "its kernel, so the work on a slice may write it only there",
+            tf_title(chain[i]), acc->name, p->pw.kernel);
+    tf_note(c, &p->loc, "kernel '%s' sums into '%s' here", p->pw.kernel, acc->name);
+    return -1;
+  }
+  for (const IrStmt *s = p->pw.body; s; s = s->next) {
+    if (s->kind != IR_S_REDUCE || s->tensor != acc) continue;
+    long k = s->target->k->value;
+    if (k == 0 || (acc->count && acc->count->kind == IR_SIZE_CONST && k < acc->count->value)) continue;
+    tf_fail(c, &s->loc,
+            "reorder: kernel '%s' sums into %s[%ld], beyond the %s element(s) of '%s' the region zeroes and an "
+            "AllReduce would add; zero and size it so that it holds every element summed into",
+            p->pw.kernel, acc->name, k, size_text(c->r, acc->count), acc->name);
+    return -1;
+  }
+  const IrUse *old = tf_read(p, acc), *w = NULL;
+  for (const IrUse *u = p->writes; u; u = u->next)
+    if (u->ref.t == acc) w = u;
+  const IrOp *zero = old ? producer(c->r, acc, old->ref.version) : NULL;
+  if (!zero || zero->kind != IR_OP_MEMSET || zero->memset.value != 0 || !ir_size_equal(zero->memset.count, acc->count)) {
+    tf_fail(c, &p->loc,
+            "reorder: kernel '%s' sums into '%s' (atomicAdd), which the region does not zero before it; each rank "
+            "sums its slice and an AllReduce adds the partial sums, which would count what '%s' held once per rank: "
+            "zero all of it in the region first (cudaMemsetAsync(%s, 0, ...))",
+            p->pw.kernel, acc->name, acc->name, acc->name);
+    if (zero) tf_note(c, &zero->loc, "'%s' is last written here", acc->name);
+    return -1;
+  }
+  if (w && w->ref.layout != IR_LAYOUT_REPLICATED) {
+    const IrOp *reader = p;
+    const IrUse *local = local_source(c->r, p, &reader);
+    tf_fail(c, &p->loc,
+            "reorder: kernel '%s' sums values that differ per rank into '%s'%s%s%s; the sum of this rank's slice "
+            "all-reduced over the ranks would then not be the sum each rank computes as written",
+            p->pw.kernel, acc->name, local ? " (from local '" : "", local ? local->ref.t->name : "", local ? "')" : "");
+    if (local) tf_note(c, &local->loc, "'%s' is local (may differ per rank) here", local->ref.t->name);
+    return -1;
+  }
+  return 0;
+}
+
+static int check_sums(TfCtx *c, IrOp **chain, int n) {
+  for (int i = 0; i < n; i++)
+    for (const IrStmt *s = chain[i]->kind == IR_OP_POINTWISE ? chain[i]->pw.body : NULL; s; s = s->next)
+      if (s->kind == IR_S_REDUCE && check_sum(c, chain[i], s->tensor, chain, n)) return -1;
+  return 0;
+}
+
 static int check_gathers(TfCtx *c, const IrTensor *x, IrOp **chain, int n) {
   if (check_gathered(c, x, chain, n)) return -1;
   IrUse *outs[TF_MAX_CHAIN * 4];
@@ -215,7 +321,7 @@ static int chain_grain(TfCtx *c, IrOp **chain, int n, IrSize **grain) {
   const IrOp *first = NULL;
   *grain = NULL;
   for (int i = 0; i < n; i++) {
-    if (!chain[i]->pw.row) continue;
+    if (chain[i]->kind != IR_OP_POINTWISE || !chain[i]->pw.row) continue;
     if (first && !ir_size_equal(first->pw.row, chain[i]->pw.row)) {
       tf_fail(c, &chain[i]->loc,
               "reorder: kernel '%s' works on rows of %s elements but kernel '%s' on rows of %s; a split "
@@ -237,15 +343,38 @@ static void split_in_rows(TfCtx *c, const IrTensor *x, const IrOp *ag, IrSize *g
       op->span.grain = grain;
 }
 
-// RS, tail AR, [AG], chain...  ->  RS, tail AR, chain on slice and tail, AG(x), AG(outputs).
+// The AllReduce (sum) of a chain kernel's partial sums into acc, on the split's communicator and stream.
+static IrOp *sum_allreduce(TfCtx *c, const IrOp *ag, IrTensor *acc) {
+  IrOp *ar = tf_collective(c, ag, IR_ALLREDUCE, acc, acc, IR_PART_ALL);
+  ar->coll.red = IR_RED_SUM;
+  ar->coll.count = acc->count;
+  ar->coll.count_text = NULL;
+  ar->coll.dtype = acc->type;
+  ar->coll.dtype_text = ir_nccl_type_name(acc->type);
+  ar->span.grain = NULL;
+  return ar;
+}
+
+// RS, tail AR, [AG], chain...  ->  RS, tail AR, chain on slice and tail (each
+// sum all-reduced after its kernel; the memsets that zero them as written), AG(x), AG(outputs).
 static IrOp *rebuild(TfCtx *c, IrOp *ag, IrOp **chain, int n, IrSize *grain, IrOp ***last_next) {
   IrOp *head = NULL, **tail = &head;
   IrOp *rest = chain[n - 1]->next;
   for (int i = 0; i < n; i++) {
+    if (chain[i]->kind == IR_OP_MEMSET) {
+      *tail = tf_clone(c, chain[i]);
+      tail = &(*tail)->next;
+      continue;
+    }
     *tail = part_clone(c, chain[i], IR_PART_SLICE, grain);
     tail = &(*tail)->next;
     *tail = part_clone(c, chain[i], IR_PART_TAIL, grain);
     tail = &(*tail)->next;
+    for (const IrUse *w = chain[i]->writes; w; w = w->next) {
+      if (!sums_into(chain[i], w->ref.t)) continue;
+      *tail = sum_allreduce(c, ag, w->ref.t);
+      tail = &(*tail)->next;
+    }
   }
   *tail = ag;
   tail = &ag->next;
@@ -264,10 +393,34 @@ static IrOp *rebuild(TfCtx *c, IrOp *ag, IrOp **chain, int n, IrSize *grain, IrO
   return head;
 }
 
+// "'norm2' and 'nonzero'": the buffers kernel p sums into.
+static char *sum_names(IrRegion *r, const IrOp *p) {
+  char *out = "";
+  int k = 0, total = 0;
+  for (const IrUse *w = p->writes; w; w = w->next) total += sums_into(p, w->ref.t);
+  for (const IrUse *w = p->writes; w; w = w->next)
+    if (sums_into(p, w->ref.t)) {
+      k++;
+      out = ir_printf(r, "%s%s'%s'", out, k == 1 ? "" : k == total ? " and " : ", ", w->ref.t->name);
+    }
+  return out;
+}
+
 static void explain_reorder(TfCtx *c, const IrTensor *x, IrOp **chain, int n) {
   for (int i = 0; i < n; i++) {
     const IrOp *p = chain[i];
-    if (p->pw.row)
+    const IrStmt *sum = ir_pw_reduction(p);
+    if (p->kind == IR_OP_MEMSET)
+      tf_step(c, IR_CL_REORDER, "reorder: the cudaMemsetAsync of '%s' (%s:%u:%u) stays where it is: it zeroes the "
+              "sum kernel '%s' computes", p->memset.dst->name, p->loc.file ? p->loc.file : "?", p->loc.line, p->loc.col,
+              sum_kernel_of(p)->pw.kernel);
+    else if (sum)
+      tf_step(c, IR_CL_REORDER,
+              "reorder: kernel '%s' (%s:%u:%u) sums into %s (atomicAdd) on this rank's slice of '%s' (rank 0 also "
+              "adds the tail); an AllReduce (sum) of each right after it adds the ranks' partial sums: the same "
+              "sums in another order (floating-point ones differ from the program as written only by rounding)",
+              p->pw.kernel, p->loc.file ? p->loc.file : "?", p->loc.line, p->loc.col, sum_names(c->r, p), x->name);
+    else if (p->pw.row)
       tf_step(c, IR_CL_REORDER,
               "reorder: kernel '%s' (%s:%u:%u) is row-wise (one block per row of %s elements, reads of what "
               "the slice work writes only in the block's own row): it runs as written on this rank's whole "
@@ -312,7 +465,7 @@ int tf_reorder(TfCtx *c, const IrClause *cl) {
     if (n == 0) continue;
     for (int i = 0; i < n; i++)
       if (tf_check_slice(c, "reorder", chain[i], ag, chain, n, true)) return -1;
-    if (check_gathers(c, ag->coll.out, chain, n)) return -1;
+    if (check_sums(c, chain, n) || check_gathers(c, ag->coll.out, chain, n)) return -1;
     IrSize *grain;
     if (chain_grain(c, chain, n, &grain)) return -1;
     explain_reorder(c, ag->coll.out, chain, n);
@@ -369,6 +522,9 @@ static int fuse_split(TfCtx *c, IrOp *rs) {
 static int fuse_allreduce(TfCtx *c, IrOp *ar) {
   IrOp *chain[TF_MAX_CHAIN];
   int n = tf_chain(ar, ar->coll.out, chain, TF_MAX_CHAIN);
+  // The one-shot kernel does not take sums: the kernels before the first one are fused, the rest run as written.
+  for (int i = 0; i < n; i++)
+    if (chain[i]->kind == IR_OP_MEMSET || ir_pw_reduction(chain[i])) n = i;
   if (n == 0) return 0;
   for (int i = 0; i < n; i++)
     if (tf_check_slice(c, "fuse", chain[i], ar, chain, n, true)) return -1;
@@ -381,6 +537,14 @@ static int fuse_allreduce(TfCtx *c, IrOp *ar) {
 }
 
 int tf_fuse(TfCtx *c, const IrClause *cl) {
+  for (const IrOp *op = c->list; op; op = op->next) {
+    const IrStmt *sum = op->span.part != IR_PART_ALL ? ir_pw_reduction(op) : NULL;
+    if (sum)
+      return tf_fail(c, &op->loc,
+                     "fuse: kernel '%s' sums into '%s' (atomicAdd) on this rank's slice; the fused kernel does not "
+                     "take sums yet: drop fuse (split reorder alone sums the slice and all-reduces the partial sums)",
+                     op->pw.kernel, sum->tensor->name);
+  }
   int groups = 0;
   for (IrOp *op = c->list; op; op = op->next) {
     if (op->fuse_group || op->kind != IR_OP_COLLECTIVE) continue;

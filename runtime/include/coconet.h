@@ -17,6 +17,8 @@
  *                          region, created once per region and device
  *   coconet_aligned, coconet_load, coconet_store
  *                          vectorized access in generated kernels
+ *   coconet_block_sum      a block's sum of one value per thread (generated
+ *                          kernels that sum into an accumulator)
  *
  * The caches are per host thread and never freed (they live as long as the
  * process). A communicator destroyed and recreated at the same address must
@@ -268,6 +270,23 @@ __device__ __forceinline__ void coconet_store(T *p, const T (&v)[N]) {
   Bits bits;
   memcpy(&bits, v, sizeof bits);
   *reinterpret_cast<Bits *>(p) = bits;
+}
+
+/* The sum of v over the threads of the block, valid in thread 0: warp
+ * shuffles, then the first warp over the warps' sums. Every thread of the block
+ * calls it (blockDim.x a multiple of 32, at most 1024); it may be called again. */
+template <class T>
+__device__ __forceinline__ T coconet_block_sum(T v) {
+  __shared__ T warp_sums[32];
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, nwarps = (blockDim.x + 31) / 32;
+  __syncthreads();  /* an earlier call's first warp has read warp_sums */
+  for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  v = threadIdx.x < nwarps ? warp_sums[threadIdx.x] : T(0);
+  if (warp == 0)
+    for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
+  return v;
 }
 
 #endif

@@ -46,5 +46,5 @@ void f(float *x, float *y, int n, ncclComm_t comm, cudaStream_t s) {
 // IR: verify wl: ok
 // EXEC: verify=exec rev: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify=exec wl: ok (the region as written and as scheduled agree within 0 ULP)
-// CARRIED: loop-forms.cu:{{[0-9]+}}:5: error: kernel 'rev' assigns 'sum', declared before its grid-stride loop, in the loop: the value carries from one element to the next element of the same thread
+// CARRIED: loop-forms.cu:{{[0-9]+}}:12: error: kernel 'rev' reads 'sum', its running sum over the elements of the thread: its value there depends on the grid; only 's += e' in the loop and atomicAdd(acc, s) after it are taken as a sum
 // CHANGED: loop-forms.cu:{{[0-9]+}}:33: error: kernel 'wl' assigns to 'i': only t[i] and locals can be assigned

@@ -57,6 +57,9 @@ struct coconet_verify_ctx {
   int nbuffers;
   long mismatches;
   long ulp_bound;     /* largest difference accepted, in units in the last place */
+  bool reassociated;  /* a sum runs in another order: a float element also passes within the
+                         interpreter's tolerance of its type (coconet_verify_relative) times the
+                         buffer's largest magnitude (rounding magnified where values cancel) */
   char first[512];    /* the first mismatch */
 };
 
@@ -98,7 +101,7 @@ static inline void coconet_verify_begin(int *argc, char ***argv, coconet_verify_
   cx->nbuffers = 0;
 }
 
-static inline void coconet_verify_region_begin(coconet_verify_ctx *cx, long ulp_bound) {
+static inline void coconet_verify_region_begin(coconet_verify_ctx *cx, long ulp_bound, bool reassociated) {
   for (int i = 0; i < COCONET_VERIFY_MAX_BUFFERS; i++) {
     coconet_verify_buffer *b = &cx->buffers[i];
     b->name = NULL;
@@ -109,7 +112,20 @@ static inline void coconet_verify_region_begin(coconet_verify_ctx *cx, long ulp_
   cx->nbuffers = 0;
   cx->mismatches = 0;
   cx->ulp_bound = ulp_bound;
+  cx->reassociated = reassociated;
   cx->first[0] = '\0';
+}
+
+/* The relative difference accepted where a region sums in another order: the
+ * tolerance of `coconet --verify` (translator/interp_verify.c) for the type. */
+static inline double coconet_verify_relative(int type) {
+  switch (type) {
+  case COCONET_VERIFY_F32: return 1e-5;
+  case COCONET_VERIFY_F64: return 1e-12;
+  case COCONET_VERIFY_F16: return 1e-3;
+  case COCONET_VERIFY_BF16: return 8e-3;
+  default: return 0;
+  }
 }
 
 static inline size_t coconet_verify_size(int type) {
@@ -199,6 +215,12 @@ static inline void coconet_verify_compare(coconet_verify_ctx *cx, int id, size_t
   size_t es = coconet_verify_size(b->type);
   bool is_float = b->type <= COCONET_VERIFY_F64;
   if (hi > b->count) hi = b->count;
+  double scale = 0;  /* the largest finite magnitude, as written */
+  for (size_t i = lo; i < hi && cx->reassociated && is_float; i++) {
+    double x;
+    coconet_verify_ordered(b->type, b->written.data() + i * es, &x);
+    if (std::isfinite(x)) scale = std::max(scale, std::fabs(x));
+  }
   for (size_t i = lo; i < hi; i++) {
     double x, y;
     int64_t a = coconet_verify_ordered(b->type, b->written.data() + i * es, &x);
@@ -207,6 +229,9 @@ static inline void coconet_verify_compare(coconet_verify_ctx *cx, int id, size_t
     double ulp = both_nan ? 0 : std::fabs((double)a - (double)c);
     if (ulp > b->max_ulp) b->max_ulp = ulp;
     if (ulp <= (is_float ? (double)cx->ulp_bound : 0.0)) continue;
+    if (cx->reassociated && is_float &&
+        std::fabs(x - y) <= coconet_verify_relative(b->type) * std::max(scale, std::max(std::fabs(x), std::fabs(y))))
+      continue;
     if (cx->mismatches++ == 0)
       std::snprintf(cx->first, sizeof cx->first,
                     "%d ranks, rank %d, input %d: %s[%zu] is %.9g as written and %.9g scheduled (%.0f ULP apart)",

@@ -59,8 +59,7 @@ void step(float *w, float *g, float *noise, float *out, float *total, int n, ncc
 // NEIGHBOUR: reorder-errors.cu:11:37: error: reorder: kernel 'smooth' reads g[i + 1]; only g[i] can be computed on a slice
 // NEIGHBOUR-NEXT: {{^}}  if (i < n) w[i] -= 0.5f * (g[i] + g[i + 1]);  // a neighbour: not on a slice
 // NEIGHBOUR-NEXT: {{^                                    \^$}}
-// ATOMIC: reorder-errors.cu:21:14: error: kernel 'norm' calls 'atomicAdd' as a statement: not supported in a pointwise kernel
-// ATOMIC: note: region 'atomic' needs this launch to be pointwise for its schedule
+// ATOMIC: reorder-errors.cu:41:5: error: reorder: kernel 'norm' sums into 'total' (atomicAdd), which the region does not zero before it; each rank sums its slice and an AllReduce adds the partial sums, which would count what 'total' held once per rank: zero all of it in the region first (cudaMemsetAsync(total, 0, ...))
 // LOCAL: error: reorder: 'out' differs per rank (kernel 'add_noise' computes it from local 'noise'), so gathering its slices after the region would change it; declare it shard(out) or scratch(out), or 'noise' replicated(noise)
 // SHARD: verify sharded: shard 'out' (f32): max relative error 0 over 1..5 ranks
 // SHARD: verify sharded: ok

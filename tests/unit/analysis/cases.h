@@ -221,7 +221,7 @@ CASE(shared_memory, false,
      "  if (i < n) a[i] = tile[255 - threadIdx.x];\n"
      "}\n",
      "k_shared<<<n, 256>>>(a, n);",
-     "cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x with a grid-stride loop or an 'if (i < n)' guard) at '__shared__ float tile[256];'")
+     "kernel 'k_shared' declares shared memory (__shared__ float tile[256];): its threads work together, so it is not pointwise")
 
 CASE(bound_not_parameter, false,
      "__global__ void k_loaded_bound(float *a, const int *len) {\n"
@@ -264,13 +264,22 @@ CASE(bound_quotient, true,
      "k_quarter<<<8, 256>>>(a, n);",
      "[i < (n/4)]")
 
-CASE(atomics, false,
+// atomicAdd into one element is a sum over the elements; other atomics are not.
+CASE(atomics, true,
      "__global__ void k_sum(const float *a, float *total, int n) {\n"
      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "  if (i < n) atomicAdd(total, a[i]);\n"
      "}\n",
      "k_sum<<<n, 256>>>(a, c, n);",
-     "kernel 'k_sum' calls 'atomicAdd' as a statement: not supported in a pointwise kernel")
+     "c[0] += a[i]")
+
+CASE(atomic_max, false,
+     "__global__ void k_max(const int *a, int *top, int n) {\n"
+     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+     "  if (i < n) atomicMax(top, a[i]);\n"
+     "}\n",
+     "k_max<<<n, 256>>>(ia, ia, n);",
+     "kernel 'k_max' calls 'atomicMax' as a statement: not supported in a pointwise kernel")
 
 CASE(inner_loop, true,
      "__global__ void k_inner_loop(float *a, const float *w, int n) {\n"
