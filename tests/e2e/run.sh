@@ -4,7 +4,8 @@
 # with the schedule its pragma asks for. Both run under mpirun -np 1..4 on
 # sizes that do not divide by the rank counts; their checksums must agree
 # (exactly where the schedule keeps every operation's order; within the
-# dtype's tolerance where chunked GEMMs may round differently).
+# dtype's tolerance where chunked GEMMs or sums in another order may round
+# differently).
 # Then --verify=exec:4 runs each example's region code itself, as written and
 # as scheduled, and compares every buffer it leaves.
 # MPIRUN and RUN_ENV come from the environment (runtime/host/host.mk).
@@ -24,6 +25,7 @@ examples=(
   "row_linear examples/megatron/row_linear.cu 1e-3 -tokens 37 -hidden 1000 -k 64 -iters 2"
   "adamw examples/adamw/adamw.cu 0 -n 100003 -steps 3"
   "tp_norm examples/tp_norm/tp_norm.cu 0 -tokens 37 -hidden 300 -layers 2"
+  "lamb examples/lamb/lamb.cu 1e-5 -n 100003 -steps 3"
 )
 
 build() {  # build NAME SRC VARIANT FLAGS...
