@@ -343,12 +343,12 @@ static void emit_launch(Cg *cg, const Kernel *k, const IrOp *op, const char *cou
   const char *stream = stream_of(cg, op->pw.stream);
   char range[512];
   snprintf(range, sizeof range, "%s, %s%s%s", lo, hi, add ? ", " : "", add ? add : "");
+  const char *grid = k->sums ? "coconet_sum_grid_size" : "coconet_grid_size";
   if (cg->target == TARGET_HOST)  // a block sum needs the threads of a block as fibers
-    line(cg, "coconet_host_launch(%s, %s, coconet_grid_size(%s), COCONET_BLOCK_SIZE, 0, %s, %s, %s);",
-         k->sums ? "COCONET_HOST_SYNC" : "COCONET_HOST_SIMPLE", k->name, count, stream, k->args, range);
+    line(cg, "coconet_host_launch(%s, %s, %s(%s), COCONET_BLOCK_SIZE, 0, %s, %s, %s);",
+         k->sums ? "COCONET_HOST_SYNC" : "COCONET_HOST_SIMPLE", k->name, grid, count, stream, k->args, range);
   else
-    line(cg, "%s<<<coconet_grid_size(%s), COCONET_BLOCK_SIZE, 0, %s>>>(%s, %s);", k->name, count, stream, k->args,
-         range);
+    line(cg, "%s<<<%s(%s), COCONET_BLOCK_SIZE, 0, %s>>>(%s, %s);", k->name, grid, count, stream, k->args, range);
 }
 
 static void emit_part_launch(Cg *cg, const Kernel *k, const IrOp *op, const Part *p, IrPart part) {

@@ -9,7 +9,8 @@
  *                          abort with file:line, the call and the error
  *   coconet_comm_info      rank and rank count of a communicator (cached)
  *   coconet_grid_size      blocks for a grid-stride kernel over n elements
- *                          (from the device's SM count, cached)
+ *                          (from the device's SM count, cached);
+ *                          coconet_sum_grid_size: for one that ends in a block sum
  *   coconet_part_of        the elements of a chunk, this rank's slice of it
  *                          and the remainder (the translator's IrSpan);
  *                          coconet_part_rows: slices of whole rows
@@ -143,6 +144,19 @@ static inline unsigned coconet_grid_size(size_t n) {
   if (blocks > most) blocks = most;
 #endif
   return blocks ? (unsigned)blocks : 1u;
+}
+
+/* Blocks for a grid-stride kernel over n elements that ends in a block sum
+ * (coconet_block_sum): coconet_grid_size on a GPU. The host backend runs such a
+ * block as fibers, which cost per thread, so there at most
+ * COCONET_HOST_SUM_BLOCKS blocks, each thread summing many elements. */
+#define COCONET_HOST_SUM_BLOCKS 8
+static inline unsigned coconet_sum_grid_size(size_t n) {
+  unsigned blocks = coconet_grid_size(n);
+#if defined(COCONET_HOST_H)
+  if (blocks > COCONET_HOST_SUM_BLOCKS) blocks = COCONET_HOST_SUM_BLOCKS;
+#endif
+  return blocks;
 }
 
 /*
