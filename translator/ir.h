@@ -469,6 +469,8 @@ void ir_pw_store(IrRegion *r, IrOp *op, IrTensor *t, IrExpr *value, SrcLoc loc);
 void ir_pw_reduce(IrRegion *r, IrOp *op, IrTensor *t, long k, IrExpr *value, SrcLoc loc);
 // The accumulator op reduces into (the first, when several; NULL: none).
 const IrStmt *ir_pw_reduction(const IrOp *op);
+// Whether op is a pointwise kernel that reduces into t.
+bool ir_pw_sums_into(const IrOp *op, const IrTensor *t);
 // The region's schedule sums on slices (reorder of a kernel that reduces): its
 // sums run in another order than as written, and what depends on them differs by
 // rounding, magnified where values cancel; the comparisons then bound the error

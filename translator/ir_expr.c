@@ -443,6 +443,13 @@ bool ir_sched_reassociates(const IrRegion *r) {
   return false;
 }
 
+bool ir_pw_sums_into(const IrOp *op, const IrTensor *t) {
+  if (op->kind != IR_OP_POINTWISE) return false;
+  for (const IrStmt *s = op->pw.body; s; s = s->next)
+    if (s->kind == IR_S_REDUCE && s->tensor == t) return true;
+  return false;
+}
+
 const IrStmt *ir_pw_reduction(const IrOp *op) {
   if (op->kind != IR_OP_POINTWISE) return NULL;
   for (const IrStmt *s = op->pw.body; s; s = s->next)

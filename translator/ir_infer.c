@@ -88,10 +88,7 @@ static IrLayout layout_of(const IrOp *op, const State *st) {
 
 // A sum over this rank's part of the elements: each rank holds its own partial sum.
 static bool partial_sum(const IrOp *op, const IrTensor *t) {
-  if (op->kind != IR_OP_POINTWISE || (op->span.part != IR_PART_SLICE && op->span.part != IR_PART_TAIL)) return false;
-  for (const IrStmt *s = op->pw.body; s; s = s->next)
-    if (s->kind == IR_S_REDUCE && s->tensor == t) return true;
-  return false;
+  return (op->span.part == IR_PART_SLICE || op->span.part == IR_PART_TAIL) && ir_pw_sums_into(op, t);
 }
 
 // Walk list; 0 or the number of contradictions (reported when report is set).

@@ -30,33 +30,23 @@ static char *index_text(IrRegion *r, const IrUse *u) {
   return "?";
 }
 
-// A kernel of the region that sums into t (atomicAdd).
-static bool sums_into(const IrOp *p, const IrTensor *t) {
-  if (p->kind != IR_OP_POINTWISE) return false;
-  for (const IrStmt *s = p->pw.body; s; s = s->next)
-    if (s->kind == IR_S_REDUCE && s->tensor == t) return true;
-  return false;
-}
-
 // The kernel that sums into what a cudaMemsetAsync zeroes: the first of the
 // memsets and kernels after it that touches the buffer, when it sums into it;
 // NULL otherwise.
 static const IrOp *sum_kernel_of(const IrOp *p) {
   if (p->kind != IR_OP_MEMSET) return NULL;
   for (const IrOp *q = p->next; q && (q->kind == IR_OP_MEMSET || q->kind == IR_OP_POINTWISE); q = q->next) {
-    if (sums_into(q, p->memset.dst)) return q;
+    if (ir_pw_sums_into(q, p->memset.dst)) return q;
     if (tf_read(q, p->memset.dst) || tf_writes(q, p->memset.dst)) return NULL;
   }
   return NULL;
 }
 
-static bool zeroes_sum(const IrOp *p) { return sum_kernel_of(p) != NULL; }
-
 int tf_chain(const IrOp *after, const IrTensor *x, IrOp **chain, int max) {
   int n = 0;
   for (IrOp *p = after->next; p && n < max; p = p->next) {
     if (!tf_same_chunk(p, after) || p->span.part != IR_PART_ALL) break;
-    if (zeroes_sum(p)) {
+    if (sum_kernel_of(p)) {
       chain[n++] = p;
       continue;
     }
@@ -81,7 +71,7 @@ static bool chain_writes(const IrTensor *t, const IrTensor *x, IrOp **chain, int
 // A sum of the chain (atomicAdd into t): all-reduced right after its kernel.
 static bool chain_sum(const IrTensor *t, IrOp **chain, int n) {
   for (int i = 0; i < n; i++)
-    if (sums_into(chain[i], t)) return true;
+    if (ir_pw_sums_into(chain[i], t)) return true;
   return false;
 }
 
@@ -371,7 +361,7 @@ static IrOp *rebuild(TfCtx *c, IrOp *ag, IrOp **chain, int n, IrSize *grain, IrO
     *tail = part_clone(c, chain[i], IR_PART_TAIL, grain);
     tail = &(*tail)->next;
     for (const IrUse *w = chain[i]->writes; w; w = w->next) {
-      if (!sums_into(chain[i], w->ref.t)) continue;
+      if (!ir_pw_sums_into(chain[i], w->ref.t)) continue;
       *tail = sum_allreduce(c, ag, w->ref.t);
       tail = &(*tail)->next;
     }
@@ -397,9 +387,9 @@ static IrOp *rebuild(TfCtx *c, IrOp *ag, IrOp **chain, int n, IrSize *grain, IrO
 static char *sum_names(IrRegion *r, const IrOp *p) {
   char *out = "";
   int k = 0, total = 0;
-  for (const IrUse *w = p->writes; w; w = w->next) total += sums_into(p, w->ref.t);
+  for (const IrUse *w = p->writes; w; w = w->next) total += ir_pw_sums_into(p, w->ref.t);
   for (const IrUse *w = p->writes; w; w = w->next)
-    if (sums_into(p, w->ref.t)) {
+    if (ir_pw_sums_into(p, w->ref.t)) {
       k++;
       out = ir_printf(r, "%s%s'%s'", out, k == 1 ? "" : k == total ? " and " : ", ", w->ref.t->name);
     }
