@@ -90,6 +90,7 @@ char *az_unary_op(const Az *az, CXCursor c, CXCursor operand);  // a unary opera
 IrType az_type_of(CXType t);
 bool az_is_pointer(CXCursor decl);
 bool az_is_integer_var(CXCursor d);
+bool az_int_constant(CXCursor c, long long *v);          // an integer constant expression, and its value
 Builtin az_builtin(const Az *az, CXCursor c);             // blockIdx.x and friends
 bool az_is_binary(const Az *az, CXCursor c, const char *op, CXCursor *lhs, CXCursor *rhs);
 bool az_is_product(const Az *az, CXCursor c, Builtin x, Builtin y);

@@ -348,11 +348,17 @@ static IrTensor *tensor_of(Az *az, CXCursor base) {
   return buffer_tensor(az, decl, base, NULL);
 }
 
-static bool is_zero(CXCursor c) {
+bool az_int_constant(CXCursor c, long long *v) {
   CXEvalResult r = clang_Cursor_Evaluate(az_strip(c));
-  bool zero = r && clang_EvalResult_getKind(r) == CXEval_Int && clang_EvalResult_getAsLongLong(r) == 0;
+  bool ok = r && clang_EvalResult_getKind(r) == CXEval_Int;
+  if (ok) *v = clang_EvalResult_getAsLongLong(r);
   if (r) clang_EvalResult_dispose(r);
-  return zero;
+  return ok;
+}
+
+static bool is_zero(CXCursor c) {
+  long long v;
+  return az_int_constant(c, &v) && v == 0;
 }
 
 // The address of element i of a buffer: &t[i], t + i, i + t, or a helper's

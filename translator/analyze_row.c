@@ -12,10 +12,12 @@
 //   - global memory only through the kernel's pointer parameters, at
 //     [row * H + j] (the block's own row; also through a local pointer
 //     `p = x + row * H` or an integer local `off = row * H`), at [j] (a
-//     column, read only: gamma, bias) or at [row] (the row's own scalar, read
-//     only); __ldg(&x[...]) reads; nothing else names those pointers (no helper
-//     call, atomic, address or dereference), a buffer written is read only in
-//     its own row;
+//     column, read only: gamma, bias) or at [row] (the row's own scalar: a
+//     per-row scale read, or a per-row output such as LayerNorm's mean and
+//     rstd, whose write under `if (threadIdx.x == 0)` still covers every
+//     row); __ldg(&x[...]) reads; nothing else names those pointers (no helper
+//     call, atomic, address or dereference), a buffer written is touched only
+//     in its own row and in one way ([row * H + j] or [row]);
 //   - the row index only to find the row (no `row == 0`, no seed + row, no
 //     blockIdx.x in a helper):
 //     the schedule launches the kernel on a part of the rows with its row
@@ -61,6 +63,7 @@ typedef struct Row {
   Access acc[64];
   int nacc;
   int cond;           // > 0 inside a condition, another loop, or a column loop that may skip columns
+  int one_thread;     // how many of those conditions are `threadIdx.x == 0` (one thread of every block)
   bool irregular;     // a return (other than the rows test), break, continue or goto
   bool saw_row;       // blockIdx.x appears
   SrcLoc row_loc;
@@ -153,7 +156,9 @@ static void add_access(Row *w, CXCursor param, RowUse use, bool write, bool read
     az_fail(&w->az, at, "kernel '%s': more than %d global accesses", w->az.launch->kernel, w->nacc);
     return;
   }
-  bool partial = write && (w->cond > 0 || w->irregular);
+  // One thread of each block writes the row's own element: that covers the row.
+  int cond = w->cond - (use == USE_OWN ? w->one_thread : 0);
+  bool partial = write && (cond > 0 || w->irregular);
   w->acc[w->nacc++] = (Access){param, use, write, read, partial, at};
 }
 
@@ -173,11 +178,11 @@ static void subscript(Row *w, CXCursor s, bool write, bool read) {
   int col;
   if (is_row_element(w, index, &col)) add_access(w, base, USE_ROW, write, read, s);
   else if (is_col(w, index) && !write) add_access(w, base, USE_COL, false, true, s);
-  else if (is_row(w, index) && !write) add_access(w, base, USE_OWN, false, true, s);
+  else if (is_row(w, index)) add_access(w, base, USE_OWN, write, read, s);
   else
     az_fail(&w->az, s, "kernel '%s' %s %s; a row-wise kernel %s global memory only at [row * H + j] (its block's row, "
                        "j from a loop `for (j = threadIdx.x; j < H; j += blockDim.x)`)%s", w->az.launch->kernel,
-            write ? "writes" : "reads", t, write ? "writes" : "reads", write ? "" : ", [j] or [row]");
+            write ? "writes" : "reads", t, write ? "writes" : "reads", write ? " or [row]" : ", [j] or [row]");
   free(t);
 }
 
@@ -289,6 +294,16 @@ static bool returns_only(CXCursor s) {
   return kind(s) == CXCursor_ReturnStmt && !kids(s).n;
 }
 
+// threadIdx.x == 0 (either order): true in one thread of every block.
+static bool first_thread_test(Row *w, CXCursor c) {
+  CXCursor a, b;
+  long long v;
+  if (!az_is_binary(&w->az, az_strip(c), "==", &a, &b)) return false;
+  if (az_builtin(&w->az, b) == B_THREADIDX_X) b = a;
+  else if (az_builtin(&w->az, a) != B_THREADIDX_X) return false;
+  return az_int_constant(b, &v) && v == 0;
+}
+
 static void if_stmt(Row *w, CXCursor s) {
   Kids k = kids(s);
   if (k.n == 2 && rows_test(w, k.v[0])) {
@@ -297,8 +312,11 @@ static void if_stmt(Row *w, CXCursor s) {
     return;
   }
   walk(w, k.v[0]);
+  bool first = k.n == 2 && first_thread_test(w, k.v[0]);
   w->cond++;
+  w->one_thread += first;
   for (int i = 1; i < k.n; i++) walk(w, k.v[i]);
+  w->one_thread -= first;
   w->cond--;
 }
 
@@ -518,14 +536,18 @@ static void check_accesses(Row *w, CXCursor kernel) {
     }
     for (int j = 0; j < w->nacc && a->write; j++) {
       const Access *b = &w->acc[j];
-      if (same_buffer(w, a, b) && b->use != USE_ROW) {
-        char *t = az_text_of(&w->az, b->at), *u = az_text_of(&w->az, a->at);
+      if (!same_buffer(w, a, b) || b->use == a->use) continue;
+      char *t = az_text_of(&w->az, b->at), *u = az_text_of(&w->az, a->at);
+      if (b->use == USE_COL)
         az_fail(&w->az, b->at, "kernel '%s' reads %s, outside its block's row, of a buffer it writes (%s): rows "
                                "would depend on each other", w->az.launch->kernel, t, u);
-        free(t);
-        free(u);
-        break;
-      }
+      else
+        az_fail(&w->az, b->at, "kernel '%s' %s %s and writes %s: one buffer both per row element ([row * H + j]) "
+                               "and per row ([row]); coconet splits a buffer in rows of H elements or of one",
+                w->az.launch->kernel, b->write ? "writes" : "reads", t, u);
+      free(t);
+      free(u);
+      break;
     }
   }
   if (!row_failed(w) && !writes)
@@ -578,7 +600,7 @@ static IrOp *row_op(Row *w, IrRegion *ir, const Stmt *s, IrSize *rows) {
         u->expr = index == IR_IDX_I ? ir_expr_read(ir, t, IR_IDX_I, NULL) : ir_expr_read(ir, t, index, h);
       }
     }
-    if (a->write) ir_use_add(ir, &op->writes, t, loc);
+    if (a->write) ir_use_add(ir, &op->writes, t, loc)->index = index;
   }
   return op;
 }

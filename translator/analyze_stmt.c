@@ -321,14 +321,6 @@ static void return_stmt(Az *az, CXCursor s) {
   else az->returned = az->returned ? ir_expr_binary(az->ir, IR_LOR, az->returned, az->cond) : az->cond;
 }
 
-static bool constant(CXCursor c, long long *v) {
-  CXEvalResult r = clang_Cursor_Evaluate(az_strip(c));
-  bool ok = r && clang_EvalResult_getKind(r) == CXEval_Int;
-  if (ok) *v = clang_EvalResult_getAsLongLong(r);
-  if (r) clang_EvalResult_dispose(r);
-  return ok;
-}
-
 static bool refers_to(CXCursor e, CXCursor d) {
   e = az_strip(e);
   return kind(e) == CXCursor_DeclRefExpr && same(clang_getCursorReferenced(e), d);
@@ -343,7 +335,7 @@ static long long loop_step(Az *az, CXCursor inc, CXCursor counter) {
     step = strcmp(op, "++") == 0 ? 1 : strcmp(op, "--") == 0 ? -1 : 0;
     free(op);
   } else if (kind(inc) == CXCursor_CompoundAssignOperator && k.n == 2 && refers_to(k.v[0], counter) &&
-             constant(k.v[1], &step)) {
+             az_int_constant(k.v[1], &step)) {
     char *op = az_op_between(az, k.v[0], k.v[1]);
     step = strcmp(op, "+=") == 0 ? step : strcmp(op, "-=") == 0 ? -step : 0;
     free(op);
@@ -365,8 +357,9 @@ static void for_stmt(Az *az, CXCursor s) {
   Kids cond = k.n == 4 && kind(k.v[1]) == CXCursor_BinaryOperator ? kids(k.v[1]) : (Kids){0};
   long long v = 0, bound = 0, step = 0;
   char *op = cond.n == 2 ? az_op_between(az, cond.v[0], cond.v[1]) : strdup("");
-  bool ok = init.n == 1 && az_is_integer_var(counter) && cinit.n >= 1 && constant(cinit.last, &v) && cond.n == 2 &&
-            refers_to(cond.v[0], counter) && constant(cond.v[1], &bound) && (step = loop_step(az, k.v[2], counter)) != 0;
+  bool ok = init.n == 1 && az_is_integer_var(counter) && cinit.n >= 1 && az_int_constant(cinit.last, &v) &&
+            cond.n == 2 && refers_to(cond.v[0], counter) && az_int_constant(cond.v[1], &bound) &&
+            (step = loop_step(az, k.v[2], counter)) != 0;
   if (!ok || az->ncounters == (int)(sizeof az->counters / sizeof *az->counters)) {
     free(op);
     az_fail(az, s, "kernel '%s': a loop in the element body must have constant bounds to be unrolled "
@@ -398,13 +391,13 @@ static bool accumulator(Az *az, CXCursor e, CXCursor *decl, long long *k) {
   if (kind(e) == CXCursor_UnaryOperator && c.n == 1 && kind(az_strip(c.v[0])) == CXCursor_ArraySubscriptExpr) {
     char *op = az_unary_op(az, e, c.v[0]);
     Kids sub = kids(az_strip(c.v[0]));
-    bool ok = strcmp(op, "&") == 0 && sub.n == 2 && az_buffer(az, sub.v[0], decl, &element) && constant(sub.v[1], k);
+    bool ok = strcmp(op, "&") == 0 && sub.n == 2 && az_buffer(az, sub.v[0], decl, &element) && az_int_constant(sub.v[1], k);
     free(op);
     return ok && !element;
   }
   if (kind(e) == CXCursor_BinaryOperator && c.n == 2) {
     char *op = az_op_between(az, c.v[0], c.v[1]);
-    bool ok = strcmp(op, "+") == 0 && az_buffer(az, c.v[0], decl, &element) && constant(c.v[1], k);
+    bool ok = strcmp(op, "+") == 0 && az_buffer(az, c.v[0], decl, &element) && az_int_constant(c.v[1], k);
     free(op);
     return ok && !element;
   }

@@ -142,7 +142,7 @@ static IrSize op_count(const IrOp *op) {
 static void count_text(Buf *b, const Scope *sc, const IrSize *count) {
   for (int i = 0; i < sc->n; i++) {
     const IrOp *op = sc->ops[i];
-    if (op->kind == IR_OP_COLLECTIVE && ir_size_equal(op->coll.count, count)) {
+    if (op->kind == IR_OP_COLLECTIVE && op->coll.count_text && ir_size_equal(op->coll.count, count)) {
       buf_puts(b, op->coll.count_text);
       return;
     }

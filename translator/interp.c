@@ -271,8 +271,9 @@ static double row_read(Interp *in, const IrUse *u, int rank, long b, long row, l
 // analysis proved each output row may depend on: the same row of the buffers
 // read at [i], the columns of those read at [i % row], one element of those
 // read at [i / row] or [K]. Every output element depends on every input
-// element of its row and on its column, so a schedule that gives a row the
-// wrong data, or misses or repeats a row, changes the result.
+// element of its row and on its column (a per-row output, [row], on its whole
+// row), so a schedule that gives a row the wrong data, or misses or repeats a
+// row, changes the result.
 static void run_rowwise(Interp *in, const IrOp *op) {
   long row = interp_size(in, op->pw.row);
   int nout = 0;
@@ -303,9 +304,16 @@ static void run_rowwise(Interp *in, const IrOp *op) {
           vals[m * row + j] = (double)(m + 1) * mix + own / (double)(m + 2) + (double)(j % 5) / 8.0;
         }
       m = 0;
-      for (const IrUse *w = op->writes; w && !in->failed; w = w->next, m++)
+      for (const IrUse *w = op->writes; w && !in->failed; w = w->next, m++) {
+        if (w->index == IR_IDX_DIV) {  // a per-row output: one value from the whole row
+          double v = 0;
+          for (long j = 0; j < row; j++) v += vals[m * row + j] / (double)(1 + j % 3);
+          interp_store(in, w->ref.t, r, b / row, interp_from_double(v / (double)row, w->ref.t->type));
+          continue;
+        }
         for (long j = 0; j < row; j++)
           interp_store(in, w->ref.t, r, b + j, interp_from_double(vals[m * row + j], w->ref.t->type));
+      }
     }
   }
   free(vals);

@@ -180,7 +180,8 @@ typedef enum {
 struct IrUse {
   IrUse *next;
   IrRef ref;            // tensor, version and layout (ir_infer)
-  IrIndexKind index;    // reads: the least slice-friendly form seen (I < MOD,DIV < CONST < OTHER)
+  IrIndexKind index;    // reads: the least slice-friendly form seen (I < MOD,DIV < CONST < OTHER);
+                        // writes: I, or DIV for a row-wise kernel's per-row output (t[row])
   const IrExpr *expr;   // pointwise reads: the read node with that form (for messages)
   SrcLoc loc;           // where (the read node's loc if set, else the op's)
 };

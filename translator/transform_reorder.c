@@ -75,6 +75,30 @@ static bool chain_sum(const IrTensor *t, IrOp **chain, int n) {
   return false;
 }
 
+// t is a per-row output of the chain's row-wise kernels in rows of k elements:
+// every chain write of it is a [row] write of a kernel on rows of k. A split in
+// those rows gives each rank the rows of t its slice work reads at [i / k].
+static bool per_row_output(const IrTensor *t, const IrSize *k, IrOp **chain, int n) {
+  bool seen = false;
+  for (int i = 0; i < n; i++)
+    for (const IrUse *w = chain[i]->writes; w; w = w->next) {
+      if (w->ref.t != t) continue;
+      if (chain[i]->kind != IR_OP_POINTWISE || !chain[i]->pw.row || w->index != IR_IDX_DIV ||
+          !ir_size_equal(chain[i]->pw.row, k))
+        return false;
+      seen = true;
+    }
+  return seen;
+}
+
+// The chain kernel that writes t once per row ([row]), if one does.
+static const IrOp *per_row_writer(const IrTensor *t, IrOp **chain, int n) {
+  for (int i = 0; i < n; i++)
+    for (const IrUse *w = chain[i]->writes; w; w = w->next)
+      if (w->ref.t == t && w->index == IR_IDX_DIV) return chain[i];
+  return NULL;
+}
+
 int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrOp *coll, IrOp **chain, int n,
                    bool report) {
   const IrSize *count = coll->coll.count;
@@ -117,11 +141,19 @@ int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrOp *coll
   }
   for (const IrUse *u = p->reads; u && rc == 0; u = u->next) {
     const IrTensor *t = u->ref.t;
-    if (u->index == IR_IDX_OTHER) {
+    const IrOp *rows_writer = u->index == IR_IDX_I ? per_row_writer(t, chain, n) : NULL;
+    if (rows_writer) {
+      rc = tf_fail(c, &u->loc,
+                   "%s: kernel '%s' reads %s[i], but kernel '%s' writes '%s' once per row ([row]): on this rank's "
+                   "rows, [i] is the element of another row; read it at [i / %s]",
+                   clause, p->pw.kernel, t->name, rows_writer->pw.kernel, t->name,
+                   size_text(c->r, rows_writer->pw.row));
+    } else if (u->index == IR_IDX_OTHER) {
       rc = tf_fail(c, &u->loc, "%s: kernel '%s' reads %s[%s]; only %s[i] %s", clause, p->pw.kernel, t->name,
                    index_text(c->r, u), t->name, can);
     } else if (u->index != IR_IDX_I && chain_writes(t, x, chain, n) &&
-               !(u->index == IR_IDX_CONST && chain_sum(t, chain, n))) {
+               !(u->index == IR_IDX_CONST && chain_sum(t, chain, n)) &&
+               !(u->index == IR_IDX_DIV && per_row_output(t, u->expr->k, chain, n))) {
       rc = tf_fail(c, &u->loc,
                    "%s: kernel '%s' reads %s[%s]; only %s[i] %s (broadcast reads are fine only "
                    "for buffers the region's slice work does not write)",
@@ -291,6 +323,13 @@ static int check_sums(TfCtx *c, IrOp **chain, int n) {
 
 static int check_gathers(TfCtx *c, const IrTensor *x, IrOp **chain, int n) {
   if (check_gathered(c, x, chain, n)) return -1;
+  for (int i = 0; i < n; i++)
+    for (const IrUse *w = chain[i]->writes; w; w = w->next)
+      if (w->index == IR_IDX_DIV && !per_row_output(w->ref.t, chain[i]->pw.row, chain, n))
+        return tf_fail(c, &w->loc,
+                       "reorder: kernel '%s' writes '%s' per row ([row]) but another kernel of the chain writes it "
+                       "per element; coconet gathers a buffer in rows of one length or of one element",
+                       chain[i]->pw.kernel, w->ref.t->name);
   IrUse *outs[TF_MAX_CHAIN * 4];
   int k = chain_outputs(x, chain, n, outs, TF_MAX_CHAIN * 4);
   for (int i = 0; i < k; i++)
@@ -375,6 +414,12 @@ static IrOp *rebuild(TfCtx *c, IrOp *ag, IrOp **chain, int n, IrSize *grain, IrO
     IrOp *g = tf_collective(c, ag, IR_ALLGATHER, t, t, IR_PART_BODY);
     g->coll.dtype = t->type;
     g->coll.dtype_text = ir_nccl_type_name(t->type);
+    if (outs[i]->index == IR_IDX_DIV) {
+      // A per-row output: one element per row, split like the rows (rows / N each).
+      g->coll.count = t->count;
+      g->coll.count_text = NULL;
+      g->span.grain = NULL;
+    }
     *tail = g;
     tail = &g->next;
   }

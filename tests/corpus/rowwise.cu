@@ -2,12 +2,13 @@
 // inference engines and trainers write them: one block per token, the row
 // reduced in shared memory (a tree, or warp shuffles through __device__
 // helpers), residual + RMSNorm writing the residual sum back in place,
-// LayerNorm with a size_t row offset and a per-row scale, softmax through
-// pointers to the row, a bf16 RMSNorm template with __ldg, and an elementwise
+// LayerNorm with a size_t row offset and a per-row scale, LayerNorm saving
+// each row's mean and rstd (thread 0 writes them) read back by an elementwise
+// kernel at [i / h], softmax through pointers to the row, a bf16 RMSNorm template with __ldg, and an elementwise
 // bias kernel before a row-wise one. `split reorder` runs each kernel, as
 // written, on this rank's whole rows (ReduceScatter and AllGather in rows; the
 // rows that do not divide by the rank count are all-reduced and computed by
-// every rank). Each -D variant below is a kernel coconet must refuse, with
+// every rank; per-row outputs are gathered in rows of one element). Each -D variant below is a kernel coconet must refuse, with
 // its reason, except ADDRESS (row pointers as `&x[row * h]`), STEP_LOCAL (the
 // column step in a local) and PARTIAL_REPLICATED, which it must translate so
 // that the program computes the same.
@@ -19,6 +20,9 @@
 // RUN: %expect 1 %coconet --check %s -- -DROW_VALUE 2>&1 | %FileCheck --check-prefix=ROW_VALUE %s
 // RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE 2>&1 | %FileCheck --check-prefix=GRID_STRIDE %s
 // RUN: %expect 1 %coconet --check %s -- -DPER_ROW_OUT 2>&1 | %FileCheck --check-prefix=PER_ROW_OUT %s
+// RUN: %expect 1 %coconet --check %s -- -DSTATS_THREAD1 2>&1 | %FileCheck --check-prefix=STATS_THREAD1 %s
+// RUN: %expect 1 %coconet --check %s -- -DSTATS_ELEMENT 2>&1 | %FileCheck --check-prefix=STATS_ELEMENT %s
+// RUN: %coconet --verify=exec:4 %s -- -DSTATS_ALL_THREADS | %FileCheck --check-prefix=STATS_OK %s
 // RUN: %expect 1 %coconet --check %s -- -DATOMIC 2>&1 | %FileCheck --check-prefix=ATOMIC %s
 // RUN: %expect 1 %coconet --check %s -- -DHALF_GRID 2>&1 | %FileCheck --check-prefix=HALF_GRID %s
 // RUN: %expect 1 %coconet --check %s -- -DCOLUMN_WRITE 2>&1 | %FileCheck --check-prefix=COLUMN_WRITE %s
@@ -133,6 +137,43 @@ __global__ void layernorm(float *out, const float *x, const float *w, const floa
     float inv = rsqrtf(var + 1e-5f) * row_scale[r];
     for (int j = threadIdx.x; j < h; j += blockDim.x) out[off + j] = (x[off + j] - mean) * inv * w[j] + b[j];
   }
+}
+
+// LayerNorm that saves each row's mean and rstd for the backward pass.
+__global__ void layernorm_stats(float *out, float *mean, float *rstd, const float *x, const float *w, const float *b,
+                                int rows, int h) {
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  float s = 0.0f;
+  for (int j = threadIdx.x; j < h; j += blockDim.x) s += x[row * h + j];
+  const float m = block_sum(s) / h;
+  float v = 0.0f;
+  for (int j = threadIdx.x; j < h; j += blockDim.x) {
+    const float d = x[row * h + j] - m;
+    v += d * d;
+  }
+  const float r = rsqrtf(block_sum(v) / h + 1e-5f);
+#if defined(STATS_THREAD1)
+  if (threadIdx.x == 1) {  // not every block has a thread 1: rows may keep old stats
+#elif defined(STATS_ALL_THREADS)
+  {  // every thread stores the same value: the row is covered
+#else
+  if (threadIdx.x == 0) {
+#endif
+    mean[row] = m;
+    rstd[row] = r;
+  }
+  for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = (x[row * h + j] - m) * r * w[j] + b[j];
+}
+
+// Elementwise after it, reading the row's rstd.
+__global__ void rescale_rows(float *out, const float *rstd, const float *mean, int n, int h) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+#if defined(STATS_ELEMENT)
+  if (i < n) out[i] = out[i] * rstd[i / h] + mean[i];  // mean is per row: [i] is another row's
+#else
+  if (i < n) out[i] = out[i] * rstd[i / h] + 0.5f * mean[i / h];
+#endif
 }
 
 // A bf16 RMSNorm template, the block size a template argument, reads through __ldg.
@@ -307,6 +348,16 @@ void mlp_output(float *y, float *out, const float *w, const float *b, const floa
   }
 }
 
+void layernorm_forward(float *y, float *out, float *mean, float *rstd, const float *w, const float *b, int rows, int h,
+                       ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(ln_stats) split reorder replicated(w, b) scratch(y)
+  {
+    ncclAllReduce(y, y, rows * h, ncclFloat, ncclSum, comm, stream);
+    layernorm_stats<<<rows, 128, 0, stream>>>(out, mean, rstd, y, w, b, rows, h);
+    rescale_rows<<<(rows * h + 255) / 256, 256, 0, stream>>>(out, rstd, mean, rows * h, h);
+  }
+}
+
 void bf16_output(__nv_bfloat16 *y, __nv_bfloat16 *out, const __nv_bfloat16 *weight, int rows, int dim,
                  ncclComm_t comm, cudaStream_t stream) {
 #pragma coconet region name(rmsnorm_bf16) split reorder replicated(weight) scratch(y)
@@ -346,6 +397,10 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // IR: verify add_norm: ok
 // IR: verify softmax: ok
 // IR: verify layernorm: ok
+// IR: verify ln_stats: output 'mean' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify ln_stats: output 'rstd' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify ln_stats: output 'out' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify ln_stats: ok
 // IR: verify rmsnorm_bf16: ok
 // IR: verify variant: ok
 // EXEC: verify=exec add_norm: output 'residual' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
@@ -355,6 +410,10 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // EXEC: verify=exec softmax: ok
 // EXEC: verify=exec layernorm: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
 // EXEC: verify=exec layernorm: ok
+// EXEC: verify=exec ln_stats: output 'mean' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify=exec ln_stats: output 'rstd' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify=exec ln_stats: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify=exec ln_stats: ok
 // EXEC: verify=exec rmsnorm_bf16: output 'out' (bf16): max 0 ULP apart over 1..4 ranks x 3 inputs
 // EXEC: verify=exec rmsnorm_bf16: ok
 // EXEC: verify=exec variant: ok
@@ -369,13 +428,23 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // CODE: coconet_softmax_slice<<<coconet_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0, stream>>>(scores, bias, cols, coconet_p.slice_lo, coconet_p.slice_hi);
 // CODE: softmax_rows<<<(unsigned)(coconet_p.s / cols), 128, 0, stream>>>(probs + coconet_p.slice_lo, scores + coconet_p.slice_lo, cols);
 // CODE: layernorm<<<(unsigned)(coconet_p.s / h), 64, 0, stream>>>(out + coconet_p.slice_lo, y + coconet_p.slice_lo, w, b, row_scale + coconet_p.slice_lo / h, (int)(coconet_p.s / h), h);
+// CODE: layernorm_stats<<<(unsigned)(coconet_p.s / h), 128, 0, stream>>>(out + coconet_p.slice_lo, mean + coconet_p.slice_lo / h, rstd + coconet_p.slice_lo / h, y + coconet_p.slice_lo, w, b, (int)(coconet_p.s / h), h);
+// CODE: coconet_ln_stats_slice<<<coconet_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0, stream>>>(out, rstd, mean, h, coconet_p.slice_lo, coconet_p.slice_hi);
+// CODE: const coconet_part coconet_p_2 = coconet_part_of(rows, 1, 0, 1, coconet_rank, coconet_nranks);
+// CODE-NEXT: ncclAllGather(mean + coconet_p_2.slice_lo, mean, coconet_p_2.s, ncclFloat, comm, stream)
+// CODE-NEXT: ncclAllGather(rstd + coconet_p_2.slice_lo, rstd, coconet_p_2.s, ncclFloat, comm, stream)
+// CODE-NEXT: ncclAllGather(out + coconet_p.slice_lo, out, coconet_p.s, ncclFloat, comm, stream)
 // CODE: rmsnorm_t<__nv_bfloat16, 128><<<(unsigned)(coconet_p.s / dim), 128, 0, stream>>>(out + coconet_p.slice_lo, y + coconet_p.slice_lo, weight, (int)(coconet_p.s / dim), dim, 1e-6f);
 // EXPLAIN: - reorder: kernel 'add_rmsnorm' ({{.*}}rowwise.cu:{{[0-9]+}}:5) is row-wise (one block per row of hidden elements, reads of what the slice work writes only in the block's own row): it runs as written on this rank's whole rows of 'y' (and the rows left over) between ReduceScatter and AllGather, which split in rows
 // CROSS: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth' reads x[(row + 1) % rows * h + j]; a row-wise kernel reads global memory only at [row * H + j] (its block's row, j from a loop `for (j = threadIdx.x; j < H; j += blockDim.x)`), [j] or [row]
 // CROSS: note: region 'variant' needs this launch to be row-wise (or pointwise) for its schedule
 // ROW_VALUE: error: kernel 'smooth' uses its row index 'row' as a value; a row-wise kernel uses it only to find its row
 // GRID_STRIDE: error: kernel 'smooth' reads gridDim.x; a row-wise kernel is one block per row along blockIdx.x, and the schedule changes the grid
-// PER_ROW_OUT: error: kernel 'smooth' writes out[row]; a row-wise kernel writes global memory only at [row * H + j]
+// PER_ROW_OUT: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth' writes out[row] and writes out[row * h + j]: one buffer both per row element ([row * H + j]) and per row ([row]); coconet splits a buffer in rows of H elements or of one
+// STATS_THREAD1: error: reorder: kernel 'layernorm_stats' updates 'mean' on this rank's slice and its slices are then gathered, but 'mean' at region entry is not known to be identical on every rank
+// STATS_ELEMENT: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: reorder: kernel 'rescale_rows' reads mean[i], but kernel 'layernorm_stats' writes 'mean' once per row ([row]): on this rank's rows, [i] is the element of another row; read it at [i / h]
+// STATS_OK: verify=exec ln_stats: output 'mean' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// STATS_OK: verify=exec ln_stats: ok
 // ATOMIC: error: kernel 'smooth' takes the address of an element of a global buffer (&); coconet cannot follow where it is used
 // HALF_GRID: error: kernel 'smooth' is row-wise (one block per row), but the launch's grid 'rows / 2' is not its row count 'rows'; coconet runs one block per row of a slice
 // COLUMN_WRITE: error: kernel 'smooth' reads out[j], outside its block's row, of a buffer it writes (out[row * h + j]): rows would depend on each other
