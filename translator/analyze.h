@@ -2,7 +2,8 @@
 // the entry point; analyze_expr.c: expressions, addresses, calls and helpers;
 // analyze_stmt.c: the statements of the element body and of helpers;
 // analyze_vector.c: kernels whose element is a vector, float4 or __half2;
-// analyze_row.c: row-wise kernels, one block per row, kept as written).
+// analyze_row.c: row-wise kernels, one block (warp, thread) per row, kept as
+// written; analyze_place.c: a thread's place in the grid for those).
 // What the analysis accepts is described in analyze.c.
 #ifndef COCONET_ANALYZE_H
 #define COCONET_ANALYZE_H
@@ -129,6 +130,17 @@ bool az_carries(Az *az, CXCursor s, const Binding *b);    // assigning b would c
 // After the grid-stride loop: atomicAdd(acc, s) of a thread's running sum s. True when s is
 // that statement (its reduction added, or the reason recorded).
 bool az_partial_sum(Az *az, CXCursor s);
+
+// analyze_place.c: a thread's place in the grid, for a row per warp or per thread
+// (PLACE_MOVED: another place: a thread's rank in its block, the block's index)
+typedef enum { PLACE_NONE, PLACE_LANE, PLACE_WARP, PLACE_WARPS, PLACE_WARP_ROW, PLACE_THREAD_ROW, PLACE_MOVED } AzPlace;
+CXCursor az_uncast(CXCursor c);                           // az_strip, and without casts
+bool az_int_is(CXCursor c, long long want);               // an integer constant equal to want
+bool az_is_warp_size(CXCursor c);                         // 32, WARP_SIZE, warpSize, warp.size()
+// threadIdx.x % 32 (the lane), threadIdx.x / 32 (the warp), blockDim.x / 32 (warps per block),
+// blockIdx.x * warps + warp (a warp's row), blockIdx.x * blockDim.x + threadIdx.x (a thread's
+// row), also through the kernel's integer locals and cooperative-groups tiles of 32.
+AzPlace az_place(const Az *az, CXCursor c);
 
 // analyze_vector.c: vector elements (float2, float4, double2, __half2, __nv_bfloat162)
 int az_vector_type(CXType t, IrType *comp);               // its lanes (0: not a vector) and lane type

@@ -28,6 +28,18 @@
 //   - no gridDim, blockIdx.y/z or grid-wide sync (this_grid) in the kernel or
 //     the __device__ helpers it calls, no file-scope variable it could write.
 //
+// A row may also belong to a warp (row = blockIdx.x * (blockDim.x / 32) +
+// threadIdx.x / 32, or the cooperative-groups tile's meta_group_rank; columns
+// from the lane threadIdx.x % 32 stepping by 32) or to a thread (row =
+// blockIdx.x * blockDim.x + threadIdx.x; columns from 0 stepping by 1). Then
+// the launch has more warps (threads) than rows: every access comes after the
+// rows test that stops the others, no shared memory or __syncthreads (nor, for
+// a thread, shuffles) joins two rows, the warp's or thread's place is not a
+// value (the lane and blockDim.x may be), and the schedule launches blocks
+// enough for a part's rows after checking that the launch as written reaches
+// every row. A row pointer tested against null (lane 0 storing mean[row] when
+// the caller passed one) is checked to be there when the schedule runs.
+//
 // Shared memory, __syncthreads, warp shuffles and helpers that take values
 // are the block's own business and stay as written. A write that might not
 // happen for every column of a row (under a condition, in another loop, after
@@ -42,6 +54,12 @@ enum { ROW_MAX = 32 };
 
 typedef enum { USE_ROW, USE_COL, USE_OWN } RowUse;  // [row * H + j], [j], [row]
 
+// Who owns a row: a block (row = blockIdx.x), a warp (blockIdx.x * (blockDim.x
+// / 32) + threadIdx.x / 32, columns from the lane threadIdx.x % 32) or a thread
+// (blockIdx.x * blockDim.x + threadIdx.x, columns from 0).
+typedef enum { GROUP_BLOCK, GROUP_WARP, GROUP_THREAD } RowGroup;
+
+
 typedef struct Access {
   CXCursor param;    // the kernel's pointer parameter
   RowUse use;
@@ -54,6 +72,12 @@ typedef struct Row {
   Az az;              // fe, kernel, launch, why (az_fail, az_builtin, az_text_of)
   CXCursor h;         // the row length parameter (null until a column loop names it)
   CXCursor rows;      // the row count parameter (null: none)
+  RowGroup group;
+  bool guarded;       // past `if (row >= rows) return;` at the kernel's top level
+  int in_guard;       // > 0 inside `if (row < rows) { ... }`
+  CXCursor nulls[ROW_MAX];  // pointer parameters the kernel tests against null
+  int nnulls;
+  bool row_elements;  // an access at [row * H + j] was seen
   CXCursor cols[ROW_MAX];   // column loop variables
   int ncols;
   CXCursor rowoffs[ROW_MAX];  // integer locals holding row * H
@@ -79,14 +103,16 @@ static bool in_list(const CXCursor *v, int n, CXCursor c) {
 }
 
 static CXCursor ref_decl(CXCursor c) {
-  c = az_strip(c);
-  while (kind(c) == CXCursor_CStyleCastExpr || kind(c) == CXCursor_CXXStaticCastExpr ||
-         kind(c) == CXCursor_CXXFunctionalCastExpr) {
-    Kids k = kids(c);
-    if (!k.n) break;
-    c = az_strip(k.last);
-  }
+  c = az_uncast(c);
   return kind(c) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(c) : clang_getNullCursor();
+}
+
+static AzPlace row_kind(const Row *w) { return w->group == GROUP_WARP ? PLACE_WARP_ROW : PLACE_THREAD_ROW; }
+
+// A local the kernel's grid position rests on (the lane, the warp, the row).
+static bool derived_local(const Row *w, CXCursor d) {
+  Kids init = kids(d);
+  return kind(d) == CXCursor_VarDecl && az_is_integer_var(d) && init.n && az_place(&w->az, init.last) != PLACE_NONE;
 }
 
 static bool is_param(const Row *w, CXCursor d) {
@@ -95,7 +121,7 @@ static bool is_param(const Row *w, CXCursor d) {
 static bool is_pointer_param(const Row *w, CXCursor d) { return is_param(w, d) && az_is_pointer(d); }
 
 static bool is_row(Row *w, CXCursor c) {
-  if (az_builtin(&w->az, c) != B_BLOCKIDX_X) return false;
+  if (w->group == GROUP_BLOCK ? az_builtin(&w->az, c) != B_BLOCKIDX_X : az_place(&w->az, c) != row_kind(w)) return false;
   if (!w->saw_row) w->row_loc = fe_loc(w->az.fe, clang_getCursorLocation(c));
   w->saw_row = true;
   return true;
@@ -141,6 +167,13 @@ static bool is_row_element(Row *w, CXCursor c, int *col) {
 
 static void walk(Row *w, CXCursor c);
 
+static bool is_shared(CXCursor var) {
+  Kids attrs = kids(var);
+  for (int i = 0; i < attrs.n; i++)
+    if (kind(attrs.v[i]) == CXCursor_CUDASharedAttr) return true;
+  return false;
+}
+
 static enum CXChildVisitResult walk_child(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
   Row *w = data;
@@ -156,19 +189,28 @@ static void add_access(Row *w, CXCursor param, RowUse use, bool write, bool read
     az_fail(&w->az, at, "kernel '%s': more than %d global accesses", w->az.launch->kernel, w->nacc);
     return;
   }
-  // One thread of each block writes the row's own element: that covers the row.
+  if (w->group != GROUP_BLOCK && !w->guarded && !w->in_guard) {
+    char *t = az_text_of(&w->az, at);
+    az_fail(&w->az, at, "kernel '%s' reaches %s before it tests its row against the row count; with one %s per row "
+                        "coconet launches blocks enough for a slice's rows, so every access must come after `if "
+                        "(row >= rows) return;` or inside `if (row < rows)`", w->az.launch->kernel, t,
+            w->group == GROUP_WARP ? "warp" : "thread");
+    free(t);
+    return;
+  }
+  // One thread of each row's owner writes the row's own element: that covers the row.
   int cond = w->cond - (use == USE_OWN ? w->one_thread : 0);
   bool partial = write && (cond > 0 || w->irregular);
   w->acc[w->nacc++] = (Access){param, use, write, read, partial, at};
 }
 
-// t[index] (written and/or read): the access it is, or the reason it is not one.
-static void subscript(Row *w, CXCursor s, bool write, bool read) {
-  Kids k = kids(s);
-  CXCursor base = ref_decl(k.v[0]), index = k.last;
+// base[index], written and/or read at s (a subscript, or a cache-hinted load or
+// store of its address): the access it is, or the reason it is not one.
+static void element_access(Row *w, CXCursor s, CXCursor base, CXCursor index, bool write, bool read) {
   char *t = az_text_of(&w->az, s);
   for (int i = 0; i < w->naliases; i++) {
     if (!same(w->aliases[i], base)) continue;
+    w->row_elements |= is_col(w, index);
     if (is_col(w, index)) add_access(w, w->alias_of[i], USE_ROW, write, read, s);
     else az_fail(&w->az, s, "kernel '%s' accesses %s: a pointer to the block's row is read and written only at a "
                             "column of a threadIdx-strided loop below the row length", w->az.launch->kernel, t);
@@ -176,6 +218,7 @@ static void subscript(Row *w, CXCursor s, bool write, bool read) {
     return;
   }
   int col;
+  w->row_elements |= is_row_element(w, index, &col);
   if (is_row_element(w, index, &col)) add_access(w, base, USE_ROW, write, read, s);
   else if (is_col(w, index) && !write) add_access(w, base, USE_COL, false, true, s);
   else if (is_row(w, index)) add_access(w, base, USE_OWN, write, read, s);
@@ -186,11 +229,61 @@ static void subscript(Row *w, CXCursor s, bool write, bool read) {
   free(t);
 }
 
+static void subscript(Row *w, CXCursor s, bool write, bool read) {
+  Kids k = kids(s);
+  element_access(w, s, ref_decl(k.v[0]), k.last, write, read);
+}
+
+// A pointer parameter or a pointer to the block's row.
+static bool global_pointer(const Row *w, CXCursor c) {
+  CXCursor d = ref_decl(c);
+  return !clang_Cursor_isNull(d) && (is_pointer_param(w, d) || in_list(w->aliases, w->naliases, d));
+}
+
 static bool global_subscript(const Row *w, CXCursor c) {
   c = az_strip(c);
-  if (kind(c) != CXCursor_ArraySubscriptExpr || kids(c).n != 2) return false;
-  CXCursor base = ref_decl(kids(c).v[0]);
-  return !clang_Cursor_isNull(base) && (is_pointer_param(w, base) || in_list(w->aliases, w->naliases, base));
+  return kind(c) == CXCursor_ArraySubscriptExpr && kids(c).n == 2 && global_pointer(w, kids(c).v[0]);
+}
+
+// &x[k], x + k or k + x for a global pointer x: true, with x's declaration and k.
+static bool element_address(const Row *w, CXCursor e, CXCursor *base, CXCursor *index) {
+  e = az_strip(e);
+  Kids k = kids(e);
+  CXCursor a, b;
+  if (kind(e) == CXCursor_UnaryOperator && k.n == 1 && global_subscript(w, k.v[0])) {
+    Kids s = kids(az_strip(k.v[0]));
+    *base = ref_decl(s.v[0]);
+    *index = s.last;
+    return true;
+  }
+  if (!az_is_binary(&w->az, e, "+", &a, &b)) return false;
+  if (global_pointer(w, b)) {
+    CXCursor t = a;
+    a = b;
+    b = t;
+  }
+  if (!global_pointer(w, a)) return false;
+  *base = ref_decl(a);
+  *index = b;
+  return true;
+}
+
+// p != nullptr, p == NULL, p != 0 (either order) for a pointer parameter p:
+// true when c is one (p is recorded: the translation requires a buffer there).
+static bool null_test(Row *w, CXCursor c) {
+  CXCursor a, b;
+  if (!az_is_binary(&w->az, c, "!=", &a, &b) && !az_is_binary(&w->az, c, "==", &a, &b)) return false;
+  CXCursor p = ref_decl(a), other = b;
+  if (clang_Cursor_isNull(p) || !is_pointer_param(w, p)) {
+    p = ref_decl(b);
+    other = a;
+  }
+  other = az_uncast(other);
+  bool null = kind(other) == CXCursor_CXXNullPtrLiteralExpr || kind(other) == CXCursor_GNUNullExpr ||
+              az_int_is(other, 0);
+  if (clang_Cursor_isNull(p) || !is_pointer_param(w, p) || !null) return false;
+  if (!in_list(w->nulls, w->nnulls, p) && w->nnulls < ROW_MAX) w->nulls[w->nnulls++] = p;
+  return true;
 }
 
 // A name the kernel's row ownership rests on: assigning it is refused.
@@ -201,7 +294,8 @@ static bool builtin_local(const Row *w, CXCursor d) {
 
 static bool tracked(const Row *w, CXCursor d) {
   return in_list(w->cols, w->ncols, d) || in_list(w->rowoffs, w->nrowoffs, d) ||
-         in_list(w->aliases, w->naliases, d) || is_param(w, d) || builtin_local(w, d);
+         in_list(w->aliases, w->naliases, d) || is_param(w, d) || builtin_local(w, d) ||
+         (w->group != GROUP_BLOCK && derived_local(w, d));
 }
 
 static void assigned(Row *w, CXCursor lhs, bool read, CXCursor at) {
@@ -222,6 +316,16 @@ static void assigned(Row *w, CXCursor lhs, bool read, CXCursor at) {
   walk(w, lhs);
 }
 
+// A parameter the launch passes the block size it launches with
+// (<<<rows, block_size>>>(..., block_size)): blockDim.x, as the kernel runs
+// with the launch's block in the schedule too.
+static bool block_param(const Row *w, CXCursor c) {
+  CXCursor d = ref_decl(c);
+  if (clang_Cursor_isNull(d) || !is_param(w, d) || !az_is_integer_var(d)) return false;
+  const char *arg = az_launch_arg(&w->az, d), *block = w->az.launch->block.text;
+  return arg && block && strcmp(arg, block) == 0 && (az_simple_name(arg) || strspn(arg, "0123456789") == strlen(arg));
+}
+
 // for (int j = threadIdx.x; j < H; j += blockDim.x) (any positive step): true
 // when it is one; its variable joins the columns.
 static bool column_loop(Row *w, CXCursor f) {
@@ -231,7 +335,11 @@ static bool column_loop(Row *w, CXCursor f) {
   if (vars.n != 1 || !az_is_integer_var(vars.v[0])) return false;
   CXCursor j = vars.v[0];
   Kids init = kids(j);
-  if (!init.n || az_builtin(&w->az, init.last) != B_THREADIDX_X) return false;
+  if (!init.n) return false;
+  bool start = w->group == GROUP_BLOCK ? az_builtin(&w->az, init.last) == B_THREADIDX_X
+               : w->group == GROUP_WARP ? az_place(&w->az, init.last) == PLACE_LANE
+                                        : az_int_is(init.last, 0);
+  if (!start) return false;
   CXCursor a, b;
   if (!az_is_binary(&w->az, k.v[1], "<", &a, &b) || !same(ref_decl(a), j) || !is_h(w, b)) return false;
   CXCursor inc = az_strip(k.v[2]), lhs, rhs;
@@ -239,9 +347,11 @@ static bool column_loop(Row *w, CXCursor f) {
   bool full = false, ok = false;
   if (az_is_assignment(&w->az, inc, &lhs, &rhs, &op)) {
     if (strcmp(op, "+=") == 0 && same(ref_decl(lhs), j)) {
-      // blockDim.x (or the constant the launch's block size equals) covers every column; another
+      // blockDim.x (or the constant the launch's block size equals, or a parameter the launch passes
+      // its block size; 32 with a warp per row, 1 with a thread) covers every column; another
       // positive constant may skip some; anything else is not a column loop.
-      full = az_builtin(&w->az, rhs) == B_BLOCKDIM_X;
+      full = w->group == GROUP_BLOCK ? az_builtin(&w->az, rhs) == B_BLOCKDIM_X || block_param(w, rhs)
+             : w->group == GROUP_WARP ? az_is_warp_size(rhs) : az_int_is(rhs, 1);
       CXEvalResult e = full ? NULL : clang_Cursor_Evaluate(rhs);
       ok = full || (e && clang_EvalResult_getKind(e) == CXEval_Int && clang_EvalResult_getAsLongLong(e) > 0);
       if (e) clang_EvalResult_dispose(e);
@@ -251,13 +361,15 @@ static bool column_loop(Row *w, CXCursor f) {
     Kids u = kids(inc);
     char *o = u.n ? az_unary_op(&w->az, inc, u.v[0]) : strdup("");
     ok = u.n && strstr(o, "++") && same(ref_decl(u.v[0]), j);
+    full = ok && w->group == GROUP_THREAD;
     free(o);
   }
   if (!ok) {
     // The shape of a column loop with a step coconet cannot bound: say so where it is.
     char *t = az_text_of(&w->az, k.v[2]);
-    az_fail(&w->az, k.v[2], "kernel '%s': the column loop's step '%s' is neither blockDim.x nor a positive constant; "
-                            "coconet cannot tell which columns of the row it reaches", w->az.launch->kernel, t);
+    az_fail(&w->az, k.v[2], "kernel '%s': the column loop's step '%s' is neither %s nor a positive constant; "
+                            "coconet cannot tell which columns of the row it reaches", w->az.launch->kernel, t,
+            w->group == GROUP_BLOCK ? "blockDim.x" : w->group == GROUP_WARP ? "32 (the warp)" : "1");
     free(t);
     return true;
   }
@@ -270,16 +382,21 @@ static bool column_loop(Row *w, CXCursor f) {
 }
 
 // `if (row >= rows) return;` or `if (row < rows) { ... }` and the like: a test of
-// the row against the rows parameter (true when c is one).
-static bool rows_test(Row *w, CXCursor c) {
+// the row against the rows parameter (true when c is one). *in: 1 when it holds
+// exactly for the rows below the count (row < rows), -1 exactly for the others
+// (row >= rows), 0 for neither (row <= rows).
+static bool rows_test(Row *w, CXCursor c, int *in) {
   static const char *const ops[] = {"<", ">=", ">", "<="};
+  static const int row_left[] = {1, -1, 0, 0}, row_right[] = {0, 0, 1, -1};
   for (int i = 0; i < 4; i++) {
     CXCursor a, b;
     if (!az_is_binary(&w->az, c, ops[i], &a, &b)) continue;
-    CXCursor rows = is_row(w, a) ? ref_decl(b) : is_row(w, b) ? ref_decl(a) : clang_getNullCursor();
+    bool left = is_row(w, a);
+    CXCursor rows = left ? ref_decl(b) : is_row(w, b) ? ref_decl(a) : clang_getNullCursor();
     if (clang_Cursor_isNull(rows) || !is_param(w, rows) || az_is_pointer(rows)) return false;
     if (!clang_Cursor_isNull(w->rows) && !same(w->rows, rows)) return false;
     w->rows = rows;
+    *in = left ? row_left[i] : row_right[i];
     return true;
   }
   return false;
@@ -294,11 +411,18 @@ static bool returns_only(CXCursor s) {
   return kind(s) == CXCursor_ReturnStmt && !kids(s).n;
 }
 
-// threadIdx.x == 0 (either order): true in one thread of every block.
+// True in one thread of every row's owner: threadIdx.x == 0 with a block per
+// row, lane == 0 with a warp (either order), also && tests of pointers
+// against null.
 static bool first_thread_test(Row *w, CXCursor c) {
   CXCursor a, b;
   long long v;
+  if (az_is_binary(&w->az, c, "&&", &a, &b))
+    return (first_thread_test(w, a) && null_test(w, b)) || (null_test(w, a) && first_thread_test(w, b));
   if (!az_is_binary(&w->az, az_strip(c), "==", &a, &b)) return false;
+  if (w->group == GROUP_WARP)
+    return (az_place(&w->az, a) == PLACE_LANE && az_int_is(b, 0)) || (az_place(&w->az, b) == PLACE_LANE && az_int_is(a, 0));
+  if (w->group == GROUP_THREAD) return false;
   if (az_builtin(&w->az, b) == B_THREADIDX_X) b = a;
   else if (az_builtin(&w->az, a) != B_THREADIDX_X) return false;
   return az_int_constant(b, &v) && v == 0;
@@ -306,9 +430,17 @@ static bool first_thread_test(Row *w, CXCursor c) {
 
 static void if_stmt(Row *w, CXCursor s) {
   Kids k = kids(s);
-  if (k.n == 2 && rows_test(w, k.v[0])) {
-    // The rows test: its early return or its body covers the kernel's rows.
-    if (!returns_only(k.v[1])) walk(w, k.v[1]);
+  int in;
+  if (k.n == 2 && rows_test(w, k.v[0], &in)) {
+    // The rows test: its early return or its body covers the kernel's rows
+    // (and with a warp or a thread per row, stops the extra ones).
+    if (returns_only(k.v[1])) {
+      w->guarded |= in < 0 && w->cond == 0 && w->helper_depth == 0;
+    } else {
+      w->in_guard += in > 0;
+      walk(w, k.v[1]);
+      w->in_guard -= in > 0;
+    }
     return;
   }
   walk(w, k.v[0]);
@@ -325,30 +457,6 @@ static bool helper_of_file(const Row *w, CXCursor def) {
          fe_in_main_file(w->az.fe, clang_getCursorLocation(def));
 }
 
-static void call(Row *w, CXCursor c) {
-  CXCursor callee = clang_getCursorReferenced(c);
-  char *name = fe_spelling(callee);
-  int nargs = clang_Cursor_getNumArguments(c);
-  if (strcmp(name, "this_grid") == 0 || strcmp(name, "sync") == 0) {
-    az_fail(&w->az, c, "kernel '%s' calls %s(): a grid-wide operation couples the rows; coconet cannot run the "
-                       "kernel on a part of them", w->az.launch->kernel, name);
-  } else if (strcmp(name, "__ldg") == 0 && nargs == 1 && w->helper_depth == 0) {
-    CXCursor a = az_strip(clang_Cursor_getArgument(c, 0));
-    Kids k = kids(a);
-    if (kind(a) == CXCursor_UnaryOperator && k.n == 1 && global_subscript(w, k.v[0])) subscript(w, az_strip(k.v[0]), false, true);
-    else walk_kids(w, c);
-  } else {
-    walk_kids(w, c);
-    CXCursor def = clang_getCursorDefinition(callee);
-    if (helper_of_file(w, def) && kind(def) == CXCursor_FunctionDecl && w->helper_depth < 4) {
-      w->helper_depth++;
-      walk(w, kids(def).last);
-      w->helper_depth--;
-    }
-  }
-  free(name);
-}
-
 // The row index used as a value (not as a row's place): the schedule launches
 // the kernel on a part of the rows, where blockIdx.x counts from that part's
 // first row.
@@ -359,6 +467,91 @@ static void row_value(Row *w, CXCursor c) {
                      "on a part of the rows, where blockIdx.x counts from the part's first row",
           w->az.launch->kernel, t);
   free(t);
+}
+
+// A thread's place in the block used as a value with a warp or a thread per row.
+static void moved_position(Row *w, CXCursor c) {
+  char *t = az_text_of(&w->az, c);
+  az_fail(&w->az, c, "kernel '%s' uses '%s', which depends on where its row runs; with one %s per row the "
+                     "schedule runs the kernel on a part of the rows, where a row's %s sits elsewhere in the grid "
+                     "(%sblockDim.x may be used)", w->az.launch->kernel, t, w->group == GROUP_WARP ? "warp" : "thread",
+          w->group == GROUP_WARP ? "warp" : "thread",
+          w->group == GROUP_WARP ? "the lane threadIdx.x % 32 and " : "");
+  free(t);
+}
+
+// A grid position used as a value with a warp or a thread per row (true when
+// c is one): the lane (with a warp per row) and the warps of a block are the
+// same wherever the row runs; the row, the warp and the thread are not.
+static bool position(Row *w, CXCursor c) {
+  AzPlace d = az_place(&w->az, c);
+  Builtin b = az_builtin(&w->az, c);
+  if (d == PLACE_NONE && b != B_BLOCKIDX_X && b != B_THREADIDX_X) return false;
+  if (d == PLACE_WARPS || (d == PLACE_LANE && w->group == GROUP_WARP)) return true;
+  if (d == row_kind(w) || b == B_BLOCKIDX_X) {
+    is_row(w, c);
+    row_value(w, c);
+  } else {
+    moved_position(w, c);
+  }
+  return true;
+}
+
+static bool named_in(const char *name, const char *const *list, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(name, list[i]) == 0) return true;
+  return false;
+}
+
+// A call through which threads of a block exchange values: block-wide with a
+// warp per row (rows share the block), any with a thread per row.
+static bool couples_threads(const Row *w, const char *name) {
+  static const char *const block[] = {"__syncthreads", "__syncthreads_count", "__syncthreads_and",
+                                      "__syncthreads_or"};
+  static const char *const warp[] = {"__ballot_sync", "__any_sync", "__all_sync", "__activemask", "__syncwarp",
+                                     "tiled_partition", "coalesced_threads", "reduce"};
+  if (w->group == GROUP_BLOCK) return false;
+  if (named_in(name, block, sizeof block / sizeof *block)) return true;
+  return w->group == GROUP_THREAD && (strncmp(name, "__shfl", 6) == 0 || strncmp(name, "__match_", 8) == 0 ||
+                                      strncmp(name, "__reduce_", 9) == 0 || named_in(name, warp, sizeof warp / sizeof *warp));
+}
+
+static void call(Row *w, CXCursor c) {
+  static const char *const loads[] = {"__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"};
+  static const char *const stores[] = {"__stcs", "__stcg", "__stwb", "__stwt"};
+  CXCursor callee = clang_getCursorReferenced(c);
+  char *name = fe_spelling(callee);
+  int nargs = clang_Cursor_getNumArguments(c);
+  CXCursor base, index;
+  bool load = nargs == 1 && named_in(name, loads, sizeof loads / sizeof *loads);
+  bool store = nargs == 2 && named_in(name, stores, sizeof stores / sizeof *stores);
+  if (w->group != GROUP_BLOCK && position(w, c)) {
+    // checked there
+  } else if (w->group == GROUP_BLOCK && az_place(&w->az, c) == PLACE_MOVED && strstr(name, "index")) {
+    row_value(w, c);  // block.group_index(): blockIdx
+  } else if (strcmp(name, "this_grid") == 0 || strcmp(name, "sync") == 0) {
+    az_fail(&w->az, c, "kernel '%s' calls %s(): a grid-wide operation couples the rows; coconet cannot run the "
+                       "kernel on a part of them", w->az.launch->kernel, name);
+  } else if (couples_threads(w, name)) {
+    az_fail(&w->az, c, "kernel '%s' runs one %s per row and calls %s(), through which %s; coconet runs the kernel "
+                       "on a part of the rows, where different rows share them", w->az.launch->kernel,
+            w->group == GROUP_WARP ? "warp" : "thread", name,
+            w->group == GROUP_WARP ? "the warps of a block meet" : "threads of a warp exchange values");
+  } else if ((load || store) && w->helper_depth == 0 &&
+             element_address(w, clang_Cursor_getArgument(c, 0), &base, &index)) {
+    // __ldcs(&x[k]), __ldcs(x + k): a read of x[k]; __stcs(x + k, v): a write.
+    if (store) walk(w, clang_Cursor_getArgument(c, 1));
+    element_access(w, c, base, index, store, load);
+  } else {
+    walk_kids(w, c);
+    CXCursor def = clang_getCursorDefinition(callee);
+    if (helper_of_file(w, def) && kind(def) == CXCursor_FunctionDecl && w->helper_depth < 4) {
+      w->helper_depth++;
+      walk(w, kids(def).last);
+      w->helper_depth--;
+    }
+  }
+  free(name);
 }
 
 static void member(Row *w, CXCursor c) {
@@ -373,7 +566,9 @@ static void member(Row *w, CXCursor c) {
   for (const char *p = t; *p; p++)
     if (*p != ' ' && *p != '\t' && *p != '\n') *d++ = *p;
   *d = '\0';
-  if (strncmp(t, "gridDim", 7) == 0 || (strncmp(t, "blockIdx.", 9) == 0 && strcmp(t, "blockIdx.x") != 0))
+  if (w->group != GROUP_BLOCK && strncmp(t, "threadIdx.", 10) == 0)
+    moved_position(w, c);
+  else if (strncmp(t, "gridDim", 7) == 0 || (strncmp(t, "blockIdx.", 9) == 0 && strcmp(t, "blockIdx.x") != 0))
     az_fail(&w->az, c, "kernel '%s' reads %s; a row-wise kernel is one block per row along blockIdx.x, and the "
                        "schedule changes the grid", w->az.launch->kernel, t);
   else if (strcmp(t, "blockIdx.x") == 0)
@@ -385,7 +580,9 @@ static void member(Row *w, CXCursor c) {
 static void decl_ref(Row *w, CXCursor c) {
   CXCursor d = clang_getCursorReferenced(c);
   char *name = fe_spelling(d);
-  if (w->helper_depth == 0 && (is_pointer_param(w, d) || in_list(w->aliases, w->naliases, d))) {
+  if (w->group != GROUP_BLOCK && position(w, c)) {
+    // checked there
+  } else if (w->helper_depth == 0 && (is_pointer_param(w, d) || in_list(w->aliases, w->naliases, d))) {
     az_fail(&w->az, c, "kernel '%s' uses pointer '%s' other than by an element of its block's row ([row * H + j]), "
                        "a column ([j]) or the row's own element ([row]); coconet cannot prove which rows it "
                        "touches", w->az.launch->kernel, name);
@@ -396,7 +593,7 @@ static void decl_ref(Row *w, CXCursor c) {
     az_fail(&w->az, c, "kernel '%s' uses '%s' other than in a test of the row (`row < %s`); the schedule runs the "
                        "kernel on a part of the rows and passes their count there", w->az.launch->kernel, name, name);
   } else if (kind(d) == CXCursor_VarDecl && clang_getCursorSemanticParent(d).kind == CXCursor_TranslationUnit &&
-             !clang_isConstQualifiedType(clang_getCursorType(d))) {
+             !clang_isConstQualifiedType(clang_getCursorType(d)) && !is_shared(d)) {  // extern __shared__: the block's
     az_fail(&w->az, c, "kernel '%s' uses file-scope variable '%s'; a row-wise kernel keeps to its block's row, "
                        "and blocks sharing a variable are not proven to", w->az.launch->kernel, name);
   }
@@ -407,6 +604,8 @@ static void decl_ref(Row *w, CXCursor c) {
 static bool row_local(Row *w, CXCursor var) {
   Kids init = kids(var);
   if (!init.n) return false;
+  // With a warp or a thread per row: the lane, the warp, the row, checked where they are used.
+  if (w->group != GROUP_BLOCK && (derived_local(w, var) || builtin_local(w, var))) return true;
   CXCursor e = az_strip(init.last);
   if (builtin_local(w, var) && is_row(w, e)) return true;  // int row = blockIdx.x;
   if (az_is_integer_var(var) && w->nrowoffs < ROW_MAX && is_row_offset(w, e)) {
@@ -435,6 +634,14 @@ static void walk(Row *w, CXCursor c) {
   char *op = NULL;
   switch (kind(c)) {
   case CXCursor_VarDecl:
+    if (w->group != GROUP_BLOCK && is_shared(c)) {
+      char *name = fe_spelling(c);
+      az_fail(&w->az, c, "kernel '%s' runs one %s per row and declares shared memory '%s', which the rows of a block "
+                         "share; coconet runs the kernel on a part of the rows, where different rows share a block",
+              w->az.launch->kernel, w->group == GROUP_WARP ? "warp" : "thread", name);
+      free(name);
+      return;
+    }
     if (w->helper_depth == 0 && row_local(w, c)) return;
     walk_kids(w, c);
     return;
@@ -464,7 +671,10 @@ static void walk(Row *w, CXCursor c) {
     return;
   case CXCursor_BinaryOperator: case CXCursor_CompoundAssignOperator: {
     if (az_is_assignment(&w->az, c, &lhs, &rhs, &op)) break;
-    if (w->helper_depth == 0 && rows_test(w, c)) return;
+    if (w->group != GROUP_BLOCK && position(w, c)) return;
+    if (w->helper_depth == 0 && null_test(w, c)) return;
+    int in;
+    if (w->helper_depth == 0 && rows_test(w, c, &in)) return;
     CXCursor a, b;
     // The right operand of && and || runs only sometimes.
     bool lazy = az_is_binary(&w->az, c, "&&", &a, &b) || az_is_binary(&w->az, c, "||", &a, &b);
@@ -550,7 +760,7 @@ static void check_accesses(Row *w, CXCursor kernel) {
       break;
     }
   }
-  if (!row_failed(w) && !writes)
+  if (!row_failed(w) && (!writes || clang_Cursor_isNull(w->h)))
     az_fail(&w->az, kernel, "kernel '%s' writes no row of a buffer at [row * H + j]; it is not a row-wise kernel",
             w->az.launch->kernel);
 }
@@ -568,13 +778,17 @@ static IrOp *row_op(Row *w, IrRegion *ir, const Stmt *s, IrSize *rows) {
   int n = clang_Cursor_getNumArguments(az->kernel);
   for (int i = 0; i < n && i < l->nargs; i++)
     if (!clang_Cursor_isNull(w->rows) && same(clang_Cursor_getArgument(az->kernel, (unsigned)i), w->rows)) roles[i] = 'r';
-  for (int i = 0; i < w->nacc; i++)
-    if (w->acc[i].use != USE_COL) roles[az_param_position(az, w->acc[i].param)] = w->acc[i].use == USE_ROW ? 'p' : 'o';
+  for (int i = 0; i < w->nacc; i++) {
+    const Access *a = &w->acc[i];
+    bool null = in_list(w->nulls, w->nnulls, a->param);
+    if (a->use != USE_COL) roles[az_param_position(az, a->param)] = a->use == USE_ROW ? (null ? 'P' : 'p') : (null ? 'O' : 'o');
+  }
   IrSize *h = ir_size_parse(ir, az_launch_arg(az, w->h));
   IrPointwise info = {
       .kernel = kernel, .grid = l->grid.text, .block = l->block.text,
       .shmem = l->shmem.text ? l->shmem.text : "0", .stream = l->stream.text ? l->stream.text : "0",
       .args_text = args, .count = ir_size_mul(ir, rows, h), .row = h, .row_roles = roles, .row_loc = w->row_loc,
+      .row_threads = w->group == GROUP_WARP ? 32 : w->group == GROUP_THREAD ? 1 : 0,
   };
   IrOp *op = ir_op_pointwise(ir, s->range, &info);
   for (int i = 0; i < n && i < l->nargs; i++) {
@@ -605,6 +819,39 @@ static IrOp *row_op(Row *w, IrRegion *ir, const Stmt *s, IrSize *rows) {
   return op;
 }
 
+// Who owns a row, from the first row of a warp or of a thread the body computes (a block if none).
+static enum CXChildVisitResult group_child(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Row *w = data;
+  if (kind(c) != CXCursor_BinaryOperator) return CXChildVisit_Recurse;
+  AzPlace d = az_place(&w->az, c);
+  if (d == PLACE_WARP_ROW || d == PLACE_THREAD_ROW) {
+    w->group = d == PLACE_WARP_ROW ? GROUP_WARP : GROUP_THREAD;
+    return CXChildVisit_Break;
+  }
+  return CXChildVisit_Recurse;
+}
+
+// With a warp or a thread per row the launch as written has a grid that
+// reaches every row (the generated code checks it), and the translation
+// launches blocks enough for a slice's rows: the extra warps or threads stop
+// at the rows test (every access is after it, so there is one), and the grid
+// and block must be numbers.
+static void check_group_launch(Row *w) {
+  const Launch *l = w->az.launch;
+  const char *who = w->group == GROUP_WARP ? "warp" : "thread";
+  const char *texts[] = {l->grid.text, l->block.text};
+  for (int i = 0; i < 2; i++)
+    if (!texts[i] || strchr(texts[i], '{') || strchr(texts[i], ',') || strstr(texts[i], "dim3"))
+      az_fail(&w->az, w->az.kernel, "kernel '%s' runs one %s per row, but the launch's %s '%s' is not a number of "
+                                    "%s; coconet computes the grid of a slice from a one-dimensional block",
+              l->kernel, who, i ? "block" : "grid", texts[i] ? texts[i] : "", i ? "threads" : "blocks");
+  if (!row_failed(w) && w->group == GROUP_WARP && w->az.block_x > 0 && w->az.block_x % 32)
+    az_fail(&w->az, w->az.kernel, "kernel '%s' runs one warp per row with blocks of %lld threads, not whole warps; "
+                                  "the last warp of every block would share a row with the next block's first",
+            l->kernel, w->az.block_x);
+}
+
 IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *rowish, char **why, SrcLoc *why_loc) {
   const Launch *l = s->launch;
   const KernelDef *def = l->def;
@@ -622,6 +869,7 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
   } else if (kind(body) != CXCursor_CompoundStmt) {
     az_fail(&w.az, w.az.kernel, "kernel '%s' has no body", l->kernel);
   } else {
+    clang_visitChildren(body, group_child, &w);
     walk(&w, body);
   }
   if (!row_failed(&w) && !w.saw_row) az_fail(&w.az, w.az.kernel, "kernel '%s' has no row index (blockIdx.x)", l->kernel);
@@ -636,7 +884,10 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
     az_fail(&w.az, w.az.kernel, "kernel '%s' is row-wise, but launched through host function '%s'; coconet rewrites a "
                                 "row-wise launch only where it is written", l->kernel, l->wrapper);
   IrOp *op = NULL;
-  if (!row_failed(&w)) {
+  if (!row_failed(&w) && w.group != GROUP_BLOCK) {
+    check_group_launch(&w);
+    if (!row_failed(&w)) op = row_op(&w, ir, s, ir_size_parse(ir, az_launch_arg(&w.az, w.rows)));
+  } else if (!row_failed(&w)) {
     const char *rows_text = clang_Cursor_isNull(w.rows) ? l->grid.text : az_launch_arg(&w.az, w.rows);
     IrSize *rows = rows_text ? ir_size_parse(ir, rows_text) : NULL;
     if (!rows || !ir_size_equal(rows, ir_size_parse(ir, l->grid.text)) || strchr(l->grid.text, '(') ||
@@ -648,7 +899,9 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
     else
       op = row_op(&w, ir, s, rows);
   }
-  *rowish = w.ncols > 0 || w.saw_row;
+  // A kernel over threads that fails here may be a pointwise kernel: its rows
+  // show only in an access of a row element.
+  *rowish = w.group == GROUP_THREAD ? w.row_elements : w.group == GROUP_WARP || w.ncols > 0 || w.saw_row;
   if (row_failed(&w)) {
     *why = w.az.why;
     *why_loc = w.az.why_loc;

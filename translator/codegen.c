@@ -638,6 +638,23 @@ static bool emit_host_launch(Cg *cg, const IrOp *op) {
   return true;
 }
 
+// With a warp or a thread per row: the rows a block runs, ((block) / 32 or
+// the block's threads), and the check that the launch as written reaches its
+// rows (before the slice's launch).
+static void rows_per_block(Buf *b, const IrPointwise *pw, const char *block) {
+  bool simple = cg_simple(block) || strspn(block, "0123456789") == strlen(block);
+  if (pw->row_threads == 1) buf_printf(b, simple ? "%s" : "(%s)", block);
+  else buf_printf(b, simple ? "%s / %d" : "(%s) / %d", block, pw->row_threads);
+}
+
+static void check_rows_reached(Cg *cg, const IrPointwise *pw, const Launch *l, const char *per_block) {
+  for (int i = 0; i < l->nargs; i++) {
+    if (pw->row_roles[i] != 'r') continue;
+    line(cg, "coconet_check_rows(%s, %s, %s, \"%s\", __FILE__, __LINE__);", piece_text(cg, &l->grid), per_block,
+         piece_text(cg, &l->args[i]), pw->kernel);
+  }
+}
+
 // A row-wise kernel on a span of whole rows: the user's kernel, its grid and
 // row count the span's rows, its row pointers moved to the span's first row.
 static int emit_rowwise(Cg *cg, const Scope *sc, int at) {
@@ -662,10 +679,14 @@ static int emit_rowwise(Cg *cg, const Scope *sc, int at) {
     const char *a = piece_text(cg, &l->args[i]);
     if (i) buf_puts(&args, ", ");
     switch (pw->row_roles[i]) {
+    case 'P':
+    case 'O':
+      if (!tail) line(cg, "coconet_require_buffer(%s, \"%s\", __FILE__, __LINE__);", a, a);
+      /* fall through */
     case 'p':
     case 'o':
       ptr_plus(&args, a, p->name, first);
-      if (pw->row_roles[i] == 'o') buf_printf(&args, simple ? " / %s" : " / (%s)", ht);
+      if (tolower(pw->row_roles[i]) == 'o') buf_printf(&args, simple ? " / %s" : " / (%s)", ht);
       break;
     case 'r': {
       const char *type = l->def && i < l->def->nparams ? l->def->params[i].type : "int";
@@ -677,7 +698,15 @@ static int emit_rowwise(Cg *cg, const Scope *sc, int at) {
     }
   }
   char *grid;
-  if (asprintf(&grid, "(unsigned)(%s)", buf_str(&rows)) < 0) COCONET_BUG("out of memory");
+  if (pw->row_threads) {
+    Buf per = {0};
+    rows_per_block(&per, pw, piece_text(cg, &l->block));
+    if (!tail) check_rows_reached(cg, pw, l, buf_str(&per));
+    if (asprintf(&grid, "coconet_rows_grid(%s, %s)", buf_str(&rows), buf_str(&per)) < 0) COCONET_BUG("out of memory");
+    buf_free(&per);
+  } else if (asprintf(&grid, "(unsigned)(%s)", buf_str(&rows)) < 0) {
+    COCONET_BUG("out of memory");
+  }
   line(cg, "if (%s.%s > 0) {", p->name, n);
   cg->depth++;
   emit_user_launch(cg, l, true, grid, buf_str(&args));

@@ -19,7 +19,8 @@
 // provably reaches no barrier or warp collective; the proof walks the bodies
 // of everything it calls (calls into system headers are judged by name:
 // __syncthreads*, *_sync, __activemask, the legacy shuffles and votes,
-// cooperative_groups beyond its queries, cuda:: barriers and pipelines).
+// cooperative_groups beyond its queries, cuda:: barriers and pipelines, CUB's
+// block and warp collectives).
 // A callee without a body, a call through a pointer, a dependent call on an
 // unknown type and inline assembly make it COCONET_HOST_SYNC.
 #include "translator.h"
@@ -125,6 +126,8 @@ static bool library_call_syncs(CXCursor decl, const char *name) {
              strcmp(name, "operator()") == 0);
   else if (strcmp(ns, "cuda") == 0)
     sync = contains_any(name, CUDA_SYNC_WORDS) || contains_any(parent, CUDA_SYNC_WORDS);
+  else if (strcmp(ns, "cub") == 0)
+    sync = k != CXCursor_Constructor && k != CXCursor_Destructor;  // block and warp collectives
   free(ns);
   free(parent);
   return sync;

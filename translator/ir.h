@@ -376,15 +376,18 @@ typedef struct IrPointwise {
   IrSize *count;                       // elements: i runs over [0, count)
   IrParam *params;                     // scalar parameters
   IrStmt *body;                        // per-element statements (NULL for a row-wise kernel)
-  // A row-wise kernel (analyze_row.c): one block per row of `row` elements
-  // (count = rows * row), each row computed from the same row of the buffers
-  // read at [i] and from columns [i % row] of the others; its body is kept as
-  // the user wrote it and the schedule launches it on a span of whole rows.
+  // A row-wise kernel (analyze_row.c): one block (warp, thread) per row of
+  // `row` elements (count = rows * row), each row computed from the same row
+  // of the buffers read at [i] and from columns [i % row] of the others; its
+  // body is kept as the user wrote it and the schedule launches it on a span
+  // of whole rows.
   IrSize *row;                         // elements per row (NULL: an elementwise kernel)
   const char *row_roles;               // one letter per launch argument: 'p' a pointer to rows (moved to
                                        // the span's first element), 'o' a pointer to one element per row
                                        // (moved by the span's first row), 'r' the row count, 'x' as written;
-                                       // the grid becomes the span's row count
+                                       // 'P', 'O': as 'p', 'o', and the kernel tests the pointer against null
+  int row_threads;                     // threads per row: 0 a block (the grid becomes the span's row count),
+                                       // 32 a warp or 1 a thread (the grid: blocks enough for the span's rows)
   SrcLoc row_loc;                      // where the kernel shows it is row-wise (its row index)
 } IrPointwise;
 

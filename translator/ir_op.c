@@ -126,6 +126,7 @@ IrOp *ir_op_pointwise(IrRegion *r, SrcRange range, const IrPointwise *info) {
   pw->row = info->row;
   pw->row_roles = ir_strdup(r, info->row_roles);
   pw->row_loc = info->row_loc;
+  pw->row_threads = info->row_threads;
   return op;
 }
 

@@ -303,7 +303,8 @@ void program_free(Program *prog);
 void instantiate_program(const Frontend *fe, Program *prog);
 
 //
-// extract.c and analyze.c (with analyze_expr.c, analyze_stmt.c, analyze_vector.c, analyze.h; analyze_row.c):
+// extract.c and analyze.c (with analyze_expr.c, analyze_stmt.c, analyze_vector.c, analyze.h; analyze_row.c,
+// analyze_place.c):
 // from the front end's regions to the IR (ir.h)
 //
 
@@ -343,8 +344,9 @@ bool extract_has_effects(const char *text);
 // ir, or NULL with *why (malloc'd) and *why_loc saying what could not be proven.
 IrOp *analyze_launch(const Frontend *fe, IrRegion *ir, const Stmt *s, const Program *prog,
                      char **why, SrcLoc *why_loc);
-// analyze_row.c: a launch that is not pointwise as a row-wise op (one block per
-// row, the kernel kept as written; IrPointwise.row), or NULL with the reason.
+// analyze_row.c: a launch that is not pointwise as a row-wise op (one block,
+// warp or thread per row, the kernel kept as written; IrPointwise.row), or NULL
+// with the reason.
 // *rowish says whether the kernel has the shape of one (a column loop), so
 // that its reason is the one to report.
 IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *rowish, char **why, SrcLoc *why_loc);

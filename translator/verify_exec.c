@@ -288,10 +288,23 @@ static bool alone(const IrRegion *r, const IrVar *v) {
   return false;
 }
 
+// A name the region launches a kernel with as its block size: given a whole
+// number of warps, as a kernel whose warps own rows or reduce with shuffles
+// needs (any other small number would stop it on the host backend).
+static bool block_size_name(const IrRegion *r, const char *name) {
+  for (const IrOp *op = r->ops; op; op = op->next)
+    if (op->kind == IR_OP_POINTWISE && op->pw.block && strcmp(op->pw.block, name) == 0) return true;
+  return false;
+}
+
+static int warps_value(uint64_t z) { return 32 * (1 + (int)(z % 4)); }
+
 // The value of an IR variable for one input (the same on every rank).
 static void print_value(FILE *f, const IrRegion *r, const IrVar *v, int trial) {
   uint64_t z = mix((uint64_t)trial * 1000003u + (uint64_t)v->id);
-  if (v->is_size) {
+  if (!ir_type_is_float(v->type) && block_size_name(r, v->text)) {
+    fprintf(f, "%d", warps_value(z));
+  } else if (v->is_size) {
     static const long len[TRIALS][2] = {{1, 9}, {10, 300}, {300, 3000}};
     static const long dim[TRIALS][2] = {{1, 3}, {2, 17}, {5, 40}};
     const long *range = alone(r, v) ? len[trial] : dim[trial];
@@ -362,7 +375,7 @@ static void print_init(Harness *h, FILE *f, int trial) {
       uint64_t z = mix((uint64_t)trial * 31u + (uint64_t)i + 17u);
       bool fp = clang_getCanonicalType(type).kind == CXType_Float || clang_getCanonicalType(type).kind == CXType_Double;
       if (fp) fprintf(f, "      %s = %.6f;\n", v->name, 0.05 + 0.9 * (double)(z >> 11) / 9007199254740992.0);
-      else fprintf(f, "      %s = %d;\n", v->name, 1 + (int)(z % 8));
+      else fprintf(f, "      %s = %d;\n", v->name, block_size_name(h->r, v->name) ? warps_value(z) : 1 + (int)(z % 8));
     }
     for (const IrVar *x = h->r->vars; x; x = x->next) {
       const char *t = as_written(h, x->text);

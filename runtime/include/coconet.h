@@ -206,6 +206,38 @@ static inline coconet_part coconet_part_of(size_t count, size_t unit, int chunk,
 }
 
 /*
+ * Row-wise kernels run one warp or one thread per row
+ */
+
+/* Blocks that run rows rows, per_block rows to a block ((block threads) / 32
+ * with a warp per row, block threads with a thread per row); never 0. */
+static inline unsigned coconet_rows_grid(size_t rows, size_t per_block) {
+  size_t blocks = per_block ? (rows + per_block - 1) / per_block : rows;
+  return blocks ? (unsigned)blocks : 1u;
+}
+
+/* The launch as written reaches every row (grid * per_block >= rows): the
+ * translation, which launches blocks enough for a slice's rows, computes every
+ * row, so the program as written must too. */
+static inline void coconet_check_rows(size_t grid, size_t per_block, size_t rows, const char *kernel,
+                                      const char *file, int line) {
+  char msg[256];
+  if (grid * per_block >= rows) return;
+  snprintf(msg, sizeof msg, "as written it reaches %zu of its %zu rows (grid %zu x %zu rows a block); coconet's "
+           "translation computes them all: launch enough blocks, or take the launch out of the region",
+           grid * per_block, rows, grid, per_block);
+  coconet_fail(file, line, kernel, msg);
+}
+
+/* A buffer a row-wise kernel tests against null: the translation moves it to
+ * this rank's rows and gathers it, which a null pointer cannot take. */
+static inline void coconet_require_buffer(const void *p, const char *what, const char *file, int line) {
+  if (!p)
+    coconet_fail(file, line, what, "null: the kernel skips a null buffer, but coconet's translation moves it to "
+                 "this rank's rows and gathers it; pass a buffer, or take the launch out of the region");
+}
+
+/*
  * overlap: the second stream and the events of a region
  */
 

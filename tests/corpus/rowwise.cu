@@ -4,14 +4,16 @@
 // helpers), residual + RMSNorm writing the residual sum back in place,
 // LayerNorm with a size_t row offset and a per-row scale, LayerNorm saving
 // each row's mean and rstd (thread 0 writes them) read back by an elementwise
-// kernel at [i / h], softmax through pointers to the row, a bf16 RMSNorm template with __ldg, and an elementwise
-// bias kernel before a row-wise one. `split reorder` runs each kernel, as
+// kernel at [i / h], softmax through pointers to the row, a bf16 RMSNorm
+// template with __ldg, RMSNorm reduced with cub::BlockReduce, and an
+// elementwise bias kernel before a row-wise one. `split reorder` runs each kernel, as
 // written, on this rank's whole rows (ReduceScatter and AllGather in rows; the
 // rows that do not divide by the rank count are all-reduced and computed by
 // every rank; per-row outputs are gathered in rows of one element). Each -D variant below is a kernel coconet must refuse, with
 // its reason, except ADDRESS (row pointers as `&x[row * h]`), STEP_LOCAL (the
-// column step in a local) and PARTIAL_REPLICATED, which it must translate so
-// that the program computes the same.
+// column step in a local), BLOCK_PARAM (the step a parameter passed the block
+// size, extern __shared__ memory) and PARTIAL_REPLICATED, which it must
+// translate so that the program computes the same.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
@@ -37,6 +39,8 @@
 // RUN: %coconet --verify=exec:4 %s -- -DPARTIAL -DPARTIAL_REPLICATED | %FileCheck --check-prefix=PARTIAL_OK %s
 // RUN: %coconet --verify=exec:4 %s -- -DADDRESS | %FileCheck --check-prefix=ACCEPTED %s
 // RUN: %coconet --verify=exec:4 %s -- -DSTEP_LOCAL | %FileCheck --check-prefix=ACCEPTED %s
+// RUN: %coconet --verify=exec:4 %s -- -DBLOCK_PARAM | %FileCheck --check-prefix=ACCEPTED %s
+#include <cub/cub.cuh>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -176,6 +180,22 @@ __global__ void rescale_rows(float *out, const float *rstd, const float *mean, i
 #endif
 }
 
+// RMSNorm reduced with cub::BlockReduce, the scale broadcast through shared memory.
+template <int BLOCK>
+__global__ void rmsnorm_cub(float *out, const float *x, const float *g, int rows, int h) {
+  typedef cub::BlockReduce<float, BLOCK> BlockReduce;
+  __shared__ typename BlockReduce::TempStorage temp;
+  __shared__ float scale;
+  const int row = blockIdx.x;
+  if (row >= rows) return;
+  float ss = 0.0f;
+  for (int j = threadIdx.x; j < h; j += BLOCK) ss += x[row * h + j] * x[row * h + j];
+  const float total = BlockReduce(temp).Sum(ss);
+  if (threadIdx.x == 0) scale = rsqrtf(total / h + 1e-6f);
+  __syncthreads();
+  for (int j = threadIdx.x; j < h; j += BLOCK) out[row * h + j] = x[row * h + j] * scale * g[j];
+}
+
 // A bf16 RMSNorm template, the block size a template argument, reads through __ldg.
 template <typename T, int BLOCK>
 __global__ void rmsnorm_t(T *out, const T *x, const T *weight, int n_rows, int dim, float eps) {
@@ -304,6 +324,25 @@ __global__ void smooth(float *out, const float *x, int rows, int h) {
   float *outr = &out[row * h];
   for (int j = threadIdx.x; j < h; j += blockDim.x) outr[j] = 0.5f * xr[j] + 1.0f;
 }
+#elif defined(BLOCK_PARAM)
+// The column step a parameter the launch passes its block size, the row
+// summed in dynamic shared memory.
+__global__ void smooth_blocks(float *out, const float *x, int rows, int h, int block) {
+  extern __shared__ float partial[];
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  float s = 0.0f;
+  for (int j = threadIdx.x; j < h; j += block) s += x[row * h + j];
+  partial[threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float t = 0.0f;
+    for (int k = 0; k < block; k++) t += partial[k];
+    partial[0] = t;
+  }
+  __syncthreads();
+  for (int j = threadIdx.x; j < h; j += block) out[row * h + j] = x[row * h + j] - partial[0] / h;
+}
 #elif defined(STEP_LOCAL)
 // The column step held in a local.
 __global__ void smooth(float *out, const float *x, int rows, int h) {
@@ -367,7 +406,18 @@ void bf16_output(__nv_bfloat16 *y, __nv_bfloat16 *out, const __nv_bfloat16 *weig
   }
 }
 
+void cub_output(float *y, float *out, const float *g, int rows, int h, ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(rmsnorm_cub) split reorder replicated(g) scratch(y)
+  {
+    ncclAllReduce(y, y, rows * h, ncclFloat, ncclSum, comm, stream);
+    rmsnorm_cub<128><<<rows, 128, 0, stream>>>(out, y, g, rows, h);
+  }
+}
+
 void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_t stream) {
+#if defined(BLOCK_PARAM)
+  const int block = 96;
+#endif
 #if defined(FUSE)
 #pragma coconet region name(variant) split reorder fuse scratch(y)
 #elif defined(PARTIAL_REPLICATED)
@@ -385,6 +435,8 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
     smooth_rows<<<rows, 256, 0, stream>>>(Rows{out, y}, rows, h);
 #elif defined(NARROW)
     smooth_mask<<<rows, 256, 0, stream>>>((unsigned char *)out, y, rows, h);
+#elif defined(BLOCK_PARAM)
+    smooth_blocks<<<rows, block, block * sizeof(float), stream>>>(out, y, rows, h, block);
 #else
     smooth<<<rows, 256, 0, stream>>>(out, y, rows, h);
 #endif
@@ -402,6 +454,7 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // IR: verify ln_stats: output 'out' (f32): max relative error 0 over 1..4 ranks x 3 inputs
 // IR: verify ln_stats: ok
 // IR: verify rmsnorm_bf16: ok
+// IR: verify rmsnorm_cub: ok
 // IR: verify variant: ok
 // EXEC: verify=exec add_norm: output 'residual' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
 // EXEC: verify=exec add_norm: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
@@ -416,6 +469,8 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // EXEC: verify=exec ln_stats: ok
 // EXEC: verify=exec rmsnorm_bf16: output 'out' (bf16): max 0 ULP apart over 1..4 ranks x 3 inputs
 // EXEC: verify=exec rmsnorm_bf16: ok
+// EXEC: verify=exec rmsnorm_cub: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify=exec rmsnorm_cub: ok
 // EXEC: verify=exec variant: ok
 // CODE: const coconet_part coconet_p = coconet_part_rows((size_t)tokens * hidden, 1, hidden, 0, 1, coconet_rank, coconet_nranks);
 // CODE-NEXT: COCONET_NCCL_CHECK(ncclReduceScatter(y, y + coconet_p.slice_lo, coconet_p.s, ncclFloat, ncclSum, comm, stream));

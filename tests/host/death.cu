@@ -1,11 +1,15 @@
 // Host backend: uses that cannot run correctly must stop the program with a
 // message naming the problem (never a silent wrong answer).  death.sh runs
-// each case and checks the exit status and the message.
+// each case and checks the exit status and the message. Also the run-time
+// checks of generated code (runtime/include/coconet.h).
 #include <cooperative_groups.h>
+#include <cub/cub.cuh>
 #include <mpi.h>
 #include <nccl.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "../../runtime/include/coconet.h"
 
 __global__ void barrier_kernel(int *x) {
   __syncthreads();
@@ -29,6 +33,13 @@ __global__ void mixed_ops_kernel(int *x) {
     x[threadIdx.x] = (int)__ballot_sync(0xffffffffu, 1);
   else
     x[threadIdx.x] = __shfl_sync(0xffffffffu, 1, 0);
+}
+
+// A block reduction for 128 threads in a block of 64.
+__global__ void cub_block_kernel(int *x) {
+  typedef cub::BlockReduce<int, 128> BlockReduce;
+  __shared__ typename BlockReduce::TempStorage temp;
+  x[threadIdx.x] = BlockReduce(temp).Sum(1);
 }
 
 __global__ void trap_kernel(int *x) {
@@ -82,6 +93,7 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "absent-lane")) coconet_host_launch(COCONET_HOST_SYNC, absent_lane_kernel, 1, 48, 0, 0, x);
   if (!strcmp(what, "mixed-ops")) coconet_host_launch(COCONET_HOST_SYNC, mixed_ops_kernel, 1, 32, 0, 0, x);
   if (!strcmp(what, "trap")) coconet_host_launch(COCONET_HOST_SIMPLE, trap_kernel, 2, 8, 0, 0, x);
+  if (!strcmp(what, "cub-block")) coconet_host_launch(COCONET_HOST_SYNC, cub_block_kernel, 1, 64, 0, 0, x);
   if (!strcmp(what, "grid-sync")) coconet_host_launch(COCONET_HOST_SYNC, grid_sync_kernel, 2, 8, 0, 0, x);
   if (!strcmp(what, "attribute")) {
     int v;
@@ -100,6 +112,16 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "peer-ptr")) {
     ncclComm_t comm = init_comm(1, 0);
     coconet_host_peer_ptr(comm, x, 0);
+  }
+  // A warp per row, blocks of 128 threads: 4 rows a block. 25 blocks reach 100 rows, 24 do not.
+  if (!strcmp(what, "rows-reached")) {
+    coconet_check_rows(25, 128 / 32, 100, "layernorm_warp", __FILE__, __LINE__);
+    if (coconet_rows_grid(100, 4) != 25 || coconet_rows_grid(101, 4) != 26 || coconet_rows_grid(0, 4) != 1) return 3;
+    coconet_check_rows(24, 128 / 32, 100, "layernorm_warp", __FILE__, __LINE__);
+  }
+  if (!strcmp(what, "null-buffer")) {
+    coconet_require_buffer(x, "rstd", __FILE__, __LINE__);
+    coconet_require_buffer(nullptr, "mean", __FILE__, __LINE__);
   }
   if (!strncmp(what, "memcheck-", 9)) {
     float *y, *out;

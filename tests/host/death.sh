@@ -22,11 +22,14 @@ expect absent-lane "reads lane 16, which does not exist"
 expect mixed-ops "lane 1 is at __ballot_sync but lane 0 is at __shfl_sync"
 expect trap "error: __trap(): in kernel trap_kernel"
 expect grid-sync "needs a cooperative launch"
+expect cub-block "cub::BlockReduce for blocks of 128 x 1 x 1 threads in a block of 64 x 1 x 1"
 expect attribute "attribute 21 is not emulated"
 expect init-all "the host backend runs one MPI rank per GPU"
 expect rank-mismatch "maps NCCL ranks to MPI_COMM_WORLD ranks"
 expect window "is not inside an ncclMemAlloc allocation"
 expect peer-ptr "is not inside a window registered on comm"
+expect rows-reached "layernorm_warp failed: as written it reaches 96 of its 100 rows (grid 24 x 4 rows a block)"
+expect null-buffer "mean failed: null: the kernel skips a null buffer"
 # Out-of-bounds device memory: COCONET_HOST_MEMCHECK=1's reports, or under
 # AddressSanitizer (make SANITIZE=1) ASan's, which sees device buffers as they
 # were asked for (exact sizes).

@@ -77,6 +77,9 @@ test-host-program: $(HOST_PROGRAM) $(HOST_TRAINER)
 	@$(RECORD) host-program $(HOST_RUN_ENV) $(HOST_EACH) "$(HOST_MPIRUN)" "1 2 3" $<
 	@$(RECORD) host-trainer-step $(HOST_RUN_ENV) $(HOST_EACH) "$(HOST_MPIRUN)" "1 2 3 4" $(HOST_TRAINER)
 
+# death.cu also checks the run-time checks of generated code.
+$(HOST_TEST_BIN)/death: runtime/include/coconet.h
+
 test-host-death: $(HOST_TEST_BIN)/death
 	@$(RECORD) host-death $(HOST_RUN_ENV) $(HOST_TEST_DIR)/death.sh $<
 

@@ -2,6 +2,7 @@
 // Launches are written as the translator lowers them (coconet_host_launch).
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
+#include <cub/cub.cuh>
 #include <cuda_fp16.h>
 #include <math.h>
 #include <math_constants.h>
@@ -220,6 +221,30 @@ __global__ void cg_reduce(const int *x, int *block_sums, int *tile8) {
   tile8[blockIdx.x * blockDim.x + threadIdx.x] = t;
 }
 
+// cub::BlockReduce: per block the sum, the max (a functor), the sum of the
+// first 100 threads and of two items per thread, the storage reused; thread 0
+// writes them.
+struct MaxOp {
+  __device__ int operator()(int a, int b) const { return a > b ? a : b; }
+};
+
+__global__ void cub_reduce(const int *x, int *out) {
+  typedef cub::BlockReduce<int, 128> BlockReduce;
+  __shared__ typename BlockReduce::TempStorage temp;
+  const int v = x[blockIdx.x * blockDim.x + threadIdx.x];
+  int pair[2] = {v, 1};
+  const int sum = BlockReduce(temp).Sum(v);
+  const int max = BlockReduce(temp).Reduce(v, MaxOp());
+  const int first = BlockReduce(temp).Sum(v, 100);
+  const int items = BlockReduce(temp).Sum(pair);
+  if (threadIdx.x == 0) {
+    out[4 * blockIdx.x] = sum;
+    out[4 * blockIdx.x + 1] = max;
+    out[4 * blockIdx.x + 2] = first;
+    out[4 * blockIdx.x + 3] = items;
+  }
+}
+
 /* ---- the tests ----------------------------------------------------------------- */
 
 static void test_simple_kernels(void) {
@@ -409,13 +434,21 @@ static void test_sync_kernels(void) {
 
   int *xi, *block_sums, *tile8;
   cudaMallocManaged(&xi, 3 * 256 * sizeof(int));
-  cudaMallocManaged(&block_sums, 3 * sizeof(int));
+  cudaMallocManaged(&block_sums, 8 * sizeof(int));  // cg_reduce: 3, cub_reduce: 8
   cudaMallocManaged(&tile8, 3 * 256 * sizeof(int));
   for (int i = 0; i < 3 * 256; ++i) xi[i] = i;
   coconet_host_launch(COCONET_HOST_SYNC, cg_reduce, 3, 256, 0, 0, xi, block_sums, tile8);
   bad = 0;
   for (int b = 0; b < 3; ++b) bad += block_sums[b] != 256 * (256 * b) + 255 * 256 / 2;
   for (int i = 0; i < 3 * 256; i += 8) bad += tile8[i] != 28;
+  CHECK(bad == 0);
+  coconet_host_launch(COCONET_HOST_SYNC, cub_reduce, 2, 128, 0, 0, xi, block_sums);  // xi[i] = i
+  bad = 0;
+  for (int b = 0; b < 2; ++b) {
+    const int lo = 128 * b;
+    bad += block_sums[4 * b] != 128 * lo + 127 * 128 / 2 || block_sums[4 * b + 1] != lo + 127;
+    bad += block_sums[4 * b + 2] != 100 * lo + 99 * 100 / 2 || block_sums[4 * b + 3] != 128 * lo + 127 * 128 / 2 + 128;
+  }
   CHECK(bad == 0);
   cudaFree(xi);
   cudaFree(block_sums);
