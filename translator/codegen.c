@@ -638,20 +638,13 @@ static bool emit_host_launch(Cg *cg, const IrOp *op) {
   return true;
 }
 
-// With a warp or a thread per row: the rows a block runs, ((block) / 32 or
-// the block's threads), and the check that the launch as written reaches its
-// rows (before the slice's launch).
-static void rows_per_block(Buf *b, const IrPointwise *pw, const char *block) {
-  bool simple = cg_simple(block) || strspn(block, "0123456789") == strlen(block);
-  if (pw->row_threads == 1) buf_printf(b, simple ? "%s" : "(%s)", block);
-  else buf_printf(b, simple ? "%s / %d" : "(%s) / %d", block, pw->row_threads);
-}
-
-static void check_rows_reached(Cg *cg, const IrPointwise *pw, const Launch *l, const char *per_block) {
+// With a warp or a thread per row: the check, before the slice's launch, that
+// the launch as written gives every row its warp (thread).
+static void check_rows_reached(Cg *cg, const IrPointwise *pw, const Launch *l) {
   for (int i = 0; i < l->nargs; i++) {
     if (pw->row_roles[i] != 'r') continue;
-    line(cg, "coconet_check_rows(%s, %s, %s, \"%s\", __FILE__, __LINE__);", piece_text(cg, &l->grid), per_block,
-         piece_text(cg, &l->args[i]), pw->kernel);
+    line(cg, "coconet_check_rows(%s, %s, %d, %s, \"%s\", __FILE__, __LINE__);", piece_text(cg, &l->grid),
+         piece_text(cg, &l->block), pw->row_threads, piece_text(cg, &l->args[i]), pw->kernel);
   }
 }
 
@@ -699,11 +692,9 @@ static int emit_rowwise(Cg *cg, const Scope *sc, int at) {
   }
   char *grid;
   if (pw->row_threads) {
-    Buf per = {0};
-    rows_per_block(&per, pw, piece_text(cg, &l->block));
-    if (!tail) check_rows_reached(cg, pw, l, buf_str(&per));
-    if (asprintf(&grid, "coconet_rows_grid(%s, %s)", buf_str(&rows), buf_str(&per)) < 0) COCONET_BUG("out of memory");
-    buf_free(&per);
+    if (!tail) check_rows_reached(cg, pw, l);
+    if (asprintf(&grid, "coconet_rows_grid(%s, %s, %d)", buf_str(&rows), piece_text(cg, &l->block), pw->row_threads) < 0)
+      COCONET_BUG("out of memory");
   } else if (asprintf(&grid, "(unsigned)(%s)", buf_str(&rows)) < 0) {
     COCONET_BUG("out of memory");
   }

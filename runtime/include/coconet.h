@@ -209,23 +209,30 @@ static inline coconet_part coconet_part_of(size_t count, size_t unit, int chunk,
  * Row-wise kernels run one warp or one thread per row
  */
 
-/* Blocks that run rows rows, per_block rows to a block ((block threads) / 32
- * with a warp per row, block threads with a thread per row); never 0. */
-static inline unsigned coconet_rows_grid(size_t rows, size_t per_block) {
+/* Blocks of block threads that run rows rows, row_threads threads to a row
+ * (32: a warp, 1: a thread); never 0. */
+static inline unsigned coconet_rows_grid(size_t rows, size_t block, size_t row_threads) {
+  size_t per_block = row_threads ? block / row_threads : 0;
   size_t blocks = per_block ? (rows + per_block - 1) / per_block : rows;
   return blocks ? (unsigned)blocks : 1u;
 }
 
-/* The launch as written reaches every row (grid * per_block >= rows): the
- * translation, which launches blocks enough for a slice's rows, computes every
- * row, so the program as written must too. */
-static inline void coconet_check_rows(size_t grid, size_t per_block, size_t rows, const char *kernel,
+/* The launch as written gives every row its own row_threads threads: blocks of
+ * whole warps (or threads), and grid * rows a block >= rows. The translation,
+ * which launches blocks enough for a slice's rows, computes every row, so the
+ * program as written must too. */
+static inline void coconet_check_rows(size_t grid, size_t block, size_t row_threads, size_t rows, const char *kernel,
                                       const char *file, int line) {
   char msg[256];
-  if (grid * per_block >= rows) return;
-  snprintf(msg, sizeof msg, "as written it reaches %zu of its %zu rows (grid %zu x %zu rows a block); coconet's "
-           "translation computes them all: launch enough blocks, or take the launch out of the region",
-           grid * per_block, rows, grid, per_block);
+  size_t per_block = row_threads ? block / row_threads : 0;
+  if (block % row_threads == 0 && grid * per_block >= rows) return;
+  if (block % row_threads)
+    snprintf(msg, sizeof msg, "blocks of %zu threads are not whole warps, so two blocks share a row; coconet's "
+             "translation runs one warp per row: launch blocks of a multiple of 32 threads", block);
+  else
+    snprintf(msg, sizeof msg, "as written it reaches %zu of its %zu rows (grid %zu x %zu rows a block); coconet's "
+             "translation computes them all: launch enough blocks, or take the launch out of the region",
+             grid * per_block, rows, grid, per_block);
   coconet_fail(file, line, kernel, msg);
 }
 

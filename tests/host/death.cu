@@ -113,11 +113,16 @@ int main(int argc, char **argv) {
     ncclComm_t comm = init_comm(1, 0);
     coconet_host_peer_ptr(comm, x, 0);
   }
-  // A warp per row, blocks of 128 threads: 4 rows a block. 25 blocks reach 100 rows, 24 do not.
-  if (!strcmp(what, "rows-reached")) {
-    coconet_check_rows(25, 128 / 32, 100, "layernorm_warp", __FILE__, __LINE__);
-    if (coconet_rows_grid(100, 4) != 25 || coconet_rows_grid(101, 4) != 26 || coconet_rows_grid(0, 4) != 1) return 3;
-    coconet_check_rows(24, 128 / 32, 100, "layernorm_warp", __FILE__, __LINE__);
+  // A warp per row, blocks of 128 threads: 4 rows a block. 25 blocks reach 100 rows, 24 do not;
+  // blocks of 48 threads are not whole warps.
+  if (!strcmp(what, "rows-reached") || !strcmp(what, "rows-warps")) {
+    coconet_check_rows(25, 128, 32, 100, "layernorm_warp", __FILE__, __LINE__);
+    coconet_check_rows(2, 64, 1, 100, "layernorm_thread", __FILE__, __LINE__);
+    if (coconet_rows_grid(100, 128, 32) != 25 || coconet_rows_grid(101, 128, 32) != 26 ||
+        coconet_rows_grid(0, 128, 32) != 1 || coconet_rows_grid(100, 64, 1) != 2)
+      return 3;
+    if (!strcmp(what, "rows-warps")) coconet_check_rows(100, 48, 32, 100, "layernorm_warp", __FILE__, __LINE__);
+    coconet_check_rows(24, 128, 32, 100, "layernorm_warp", __FILE__, __LINE__);
   }
   if (!strcmp(what, "null-buffer")) {
     coconet_require_buffer(x, "rstd", __FILE__, __LINE__);
