@@ -222,6 +222,28 @@ static bool shared_decl(CXCursor s) {
   return false;
 }
 
+// Declarations a sum over a group of threads after the element loop needs
+// (analyze_sum.c), which the element body may not use: a typedef (of
+// cub::BlockReduce), the __shared__ TempStorage of a CUB block reduction, a
+// cooperative-groups tile or block, the lane (threadIdx.x % 32).
+static bool group_sum_decl(Az *az, CXCursor s) {
+  Kids vars = kind(s) == CXCursor_DeclStmt ? kids(s) : (Kids){0};
+  for (int i = 0; i < vars.n && i < FE_KIDS; i++) {
+    CXCursor v = vars.v[i];
+    if (kind(v) == CXCursor_TypedefDecl || kind(v) == CXCursor_TypeAliasDecl) continue;
+    if (kind(v) != CXCursor_VarDecl) return false;
+    CXString t = clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(v)));
+    const char *ts = clang_getCString(t);
+    Kids init = kids(v);
+    bool ok = (strstr(ts, "cub::") && strstr(ts, "TempStorage") && shared_decl(s)) ||
+              (strstr(ts, "cooperative_groups::") && (strstr(ts, "thread_block_tile<") || strstr(ts, "thread_block"))) ||
+              (az_is_integer_var(v) && init.n && az_place(az, init.last) == PLACE_LANE);
+    clang_disposeString(t);
+    if (!ok) return false;
+  }
+  return vars.n > 0;
+}
+
 // A declaration whose every initializer is a constant clang evaluates.
 static bool constant_decls(CXCursor s) {
   Kids vars = kids(s);
@@ -401,7 +423,7 @@ static void element_loop(Az *az, CXCursor body) {
   int j = 0;
   for (; j < l.n && !az_failed(az); j++) {
     CXCursor s = l.v[j];
-    if (index_decl(az, s) || builtin_alias(az, s) || stride_decl(az, s)) continue;
+    if (index_decl(az, s) || builtin_alias(az, s) || stride_decl(az, s) || group_sum_decl(az, s)) continue;
     // Locals before the loop (`const int total = rows * cols;`): values of the parameters;
     // after the index, ones that do not read where the thread is (`const int n4 = n / 4;`).
     if (kind(s) == CXCursor_DeclStmt && (clang_Cursor_isNull(az->index) || constant_decls(s) || !reads_thread(az, s)) &&
@@ -442,7 +464,8 @@ static void element_loop(Az *az, CXCursor body) {
       char *t = az_text_of(az, s);
       az_fail(az, s, "kernel '%s' declares shared memory (%s): its threads work together, so it is not pointwise, and "
                      "a row-wise kernel's block owns one row; a sum is taken as atomicAdd of each element or of each "
-                     "thread's running sum after its grid-stride loop (a block reduction before the atomicAdd is not "
+                     "thread's running sum after its grid-stride loop, also once a warp's shuffles, cg::reduce or "
+                     "cub::BlockReduce have summed it (a block reduction written through shared memory is not "
                      "recognized yet)", az->launch->kernel, t);
       free(t);
     } else if (!az_failed(az)) {
@@ -457,9 +480,10 @@ static void element_loop(Az *az, CXCursor body) {
   }
   // After a grid-stride loop: atomicAdd(acc, s) of the thread's running sums.
   for (; j < l.n && !az_failed(az); j++)
-    if (kind(l.v[j]) != CXCursor_NullStmt && !is_return(l.v[j]) && !(az->carried && az_partial_sum(az, l.v[j])))
+    if (kind(l.v[j]) != CXCursor_NullStmt && !is_return(l.v[j]) && !(az->carried && az_after_loop(az, l.v[j])))
       az_fail(az, l.v[j], "kernel '%s': statements after the element loop are not supported (but atomicAdd(acc, s) "
-                          "of a sum s the loop adds to)", az->launch->kernel);
+                          "of a sum s the loop adds to, after a warp's shuffles, cg::reduce or cub::BlockReduce "
+                          "have summed it if one thread of each adds it)", az->launch->kernel);
   if (!az_failed(az) && clang_Cursor_isNull(az->count) && !az->count_text)
     az_fail(az, body, "kernel '%s': cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x "
                    "with a grid-stride loop or an 'if (i < n)' guard)", az->launch->kernel);

@@ -1,6 +1,8 @@
 // analyze.h: the kernel analysis' own header (analyze.c: the element loop and
 // the entry point; analyze_expr.c: expressions, addresses, calls and helpers;
 // analyze_stmt.c: the statements of the element body and of helpers;
+// analyze_sum.c: a running sum added after the loop, also once a warp or the
+// block has summed it;
 // analyze_vector.c: kernels whose element is a vector, float4 or __half2;
 // analyze_row.c: row-wise kernels, one block (warp, thread) per row, kept as
 // written; analyze_place.c: a thread's place in the grid for those).
@@ -21,6 +23,8 @@ typedef struct Binding {
   bool partial;      // a thread's running sum: declared 0 before the grid-stride loop, only
                      // `s += e` in it (never read there), added to a buffer after it
   IrExpr *sum;       // ... what one element adds to it (NULL: nothing yet)
+  int reduced;       // ... summed over the threads of a warp (32) or of the block (-1) after the
+                     // loop: one of them adds it (0: each thread's own)
   bool loop_read;    // declared before the grid-stride loop and read in it
 } Binding;
 
@@ -127,9 +131,14 @@ void az_stmt(Az *az, CXCursor s);                         // one statement
 void az_store(Az *az, CXCursor at, IrTensor *t, IrExpr *value);  // t[i] = value, under the current condition
 IrExpr *az_assigned_value(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *op);  // of x = e, x op= e
 bool az_carries(Az *az, CXCursor s, const Binding *b);    // assigning b would carry across elements (reason recorded)
-// After the grid-stride loop: atomicAdd(acc, s) of a thread's running sum s. True when s is
-// that statement (its reduction added, or the reason recorded).
-bool az_partial_sum(Az *az, CXCursor s);
+// The buffer and element an atomicAdd statement sums into (NULL: the reason is recorded).
+IrTensor *az_sum_target(Az *az, CXCursor s, long long *at);
+
+// analyze_sum.c: after the grid-stride loop, a thread's running sum s added with
+// atomicAdd(acc, s), or once a warp (shuffles, a cooperative-groups tile of 32) or the
+// block (cub::BlockReduce) has summed it, by one thread of each. True when s is such a
+// statement (its reduction added, or the reason recorded).
+bool az_after_loop(Az *az, CXCursor s);
 
 // analyze_place.c: a thread's place in the grid, for a row per warp or per thread
 // (PLACE_MOVED: another place: a thread's rank in its block, the block's index)

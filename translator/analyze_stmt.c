@@ -405,7 +405,7 @@ static bool accumulator(Az *az, CXCursor e, CXCursor *decl, long long *k) {
 }
 
 // The buffer and element an atomicAdd statement sums into (NULL: the reason is recorded).
-static IrTensor *sum_target(Az *az, CXCursor s, long long *at) {
+IrTensor *az_sum_target(Az *az, CXCursor s, long long *at) {
   const char *k = az->launch->kernel;
   CXCursor decl;
   if (az->depth > 0 || az->lanes > 1) {
@@ -437,36 +437,12 @@ static IrTensor *sum_target(Az *az, CXCursor s, long long *at) {
 // statement does not run) to one element of acc; the sum's order is not defined.
 static void atomic_add(Az *az, CXCursor s) {
   long long at = 0;
-  IrTensor *acc = sum_target(az, s, &at);
+  IrTensor *acc = az_sum_target(az, s, &at);
   IrExpr *v = acc ? az_cast_to(az, acc->type, az_expr(az, clang_Cursor_getArgument(s, 1))) : NULL;
   if (!v) return;
   IrExpr *cond = az_cond(az);
   if (cond) v = ir_expr_select(az->ir, cond, v, az_cast_to(az, acc->type, ir_expr_int(az->ir, 0, IR_I32)));
   ir_pw_reduce(az->ir, az->op, acc, (long)at, v, fe_loc(az->fe, clang_getCursorLocation(s)));
-}
-
-bool az_partial_sum(Az *az, CXCursor s) {
-  s = az_strip(s);
-  if (kind(s) != CXCursor_CallExpr || clang_Cursor_getNumArguments(s) != 2) return false;
-  char *name = fe_spelling(clang_getCursorReferenced(s));
-  bool atomic = strcmp(name, "atomicAdd") == 0;
-  free(name);
-  CXCursor v = az_strip(clang_Cursor_getArgument(s, 1));
-  while (kind(v) == CXCursor_CStyleCastExpr || kind(v) == CXCursor_CXXStaticCastExpr) {
-    Kids k = kids(v);
-    v = k.n ? az_strip(k.last) : v;
-    if (!k.n) break;
-  }
-  Binding *b = atomic && kind(v) == CXCursor_DeclRefExpr ? az_find_local(az, clang_getCursorReferenced(v)) : NULL;
-  if (!b || !b->partial) return false;
-  long long at = 0;
-  IrTensor *acc = b->sum ? sum_target(az, s, &at) : NULL;
-  if (!b->sum && !az_failed(az)) az_fail(az, s, "kernel '%s' adds a running sum that its loop never adds to",
-                                         az->launch->kernel);
-  if (!acc) return true;
-  ir_pw_reduce(az->ir, az->op, acc, (long)at, az_cast_to(az, acc->type, b->sum),
-               fe_loc(az->fe, clang_getCursorLocation(s)));
-  return true;
 }
 
 // A call as a statement: curand_init, atomicAdd, or a __device__ helper of the file.

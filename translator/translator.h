@@ -303,8 +303,8 @@ void program_free(Program *prog);
 void instantiate_program(const Frontend *fe, Program *prog);
 
 //
-// extract.c and analyze.c (with analyze_expr.c, analyze_stmt.c, analyze_vector.c, analyze.h; analyze_row.c,
-// analyze_place.c):
+// extract.c and analyze.c (with analyze_expr.c, analyze_stmt.c, analyze_sum.c, analyze_vector.c, analyze.h;
+// analyze_row.c, analyze_place.c):
 // from the front end's regions to the IR (ir.h)
 //
 
