@@ -228,6 +228,14 @@ struct MaxOp {
   __device__ int operator()(int a, int b) const { return a > b ? a : b; }
 };
 
+// A smaller block than the type's, reduced with num_valid = its threads (vLLM's RMSNorm does this).
+__global__ void cub_reduce_partial(const int *x, int *out) {
+  typedef cub::BlockReduce<int, 128> BlockReduce;
+  __shared__ typename BlockReduce::TempStorage temp;
+  const int total = BlockReduce(temp).Reduce(x[threadIdx.x], MaxOp(), blockDim.x);
+  if (threadIdx.x == 0) out[0] = total;
+}
+
 __global__ void cub_reduce(const int *x, int *out) {
   typedef cub::BlockReduce<int, 128> BlockReduce;
   __shared__ typename BlockReduce::TempStorage temp;
@@ -450,6 +458,8 @@ static void test_sync_kernels(void) {
     bad += block_sums[4 * b + 2] != 100 * lo + 99 * 100 / 2 || block_sums[4 * b + 3] != 128 * lo + 127 * 128 / 2 + 128;
   }
   CHECK(bad == 0);
+  coconet_host_launch(COCONET_HOST_SYNC, cub_reduce_partial, 1, 96, 0, 0, xi, block_sums);
+  CHECK(block_sums[0] == 95);
   cudaFree(xi);
   cudaFree(block_sums);
   cudaFree(tile8);

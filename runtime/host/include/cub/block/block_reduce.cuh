@@ -2,8 +2,9 @@
  * thread 0 gets (as on a GPU, other threads get no defined value: here their
  * own input). Every thread of the block stores its input in TempStorage, and
  * after a barrier thread 0 combines them in thread order; a second barrier
- * lets the storage be reused. The block must have the BLOCK_DIM_X x
- * BLOCK_DIM_Y x BLOCK_DIM_Z threads the type names (on a GPU other block
+ * lets the storage be reused. Without num_valid the block must have the
+ * BLOCK_DIM_X x BLOCK_DIM_Y x BLOCK_DIM_Z threads the type names; with it, at
+ * most that many, and num_valid at most the block's threads (on a GPU other
  * shapes give wrong sums): otherwise the kernel stops with a message. */
 #ifndef COCONET_HOST_CUB_BLOCK_REDUCE_CUH
 #define COCONET_HOST_CUB_BLOCK_REDUCE_CUH
@@ -38,19 +39,12 @@ class BlockReduce {
 
   template <typename ReductionOp>
   __device__ T Reduce(T input, ReductionOp reduction_op) {
-    return Reduce(input, reduction_op, BLOCK_THREADS);
+    return reduce(input, reduction_op, BLOCK_THREADS, true);
   }
 
   template <typename ReductionOp>
   __device__ T Reduce(T input, ReductionOp reduction_op, int num_valid) {
-    int tid = check_block();
-    if (tid < num_valid) items_.item[tid] = input;
-    __syncthreads();
-    T result = input;
-    if (tid == 0)
-      for (int i = 1; i < num_valid && i < BLOCK_THREADS; i++) result = reduction_op(result, items_.item[i]);
-    __syncthreads();
-    return result;
+    return reduce(input, reduction_op, num_valid, false);
   }
 
   template <int ITEMS_PER_THREAD, typename ReductionOp>
@@ -68,6 +62,18 @@ class BlockReduce {
   }
 
  private:
+  template <typename ReductionOp>
+  T reduce(T input, ReductionOp reduction_op, int num_valid, bool full) {
+    int tid = check_block(num_valid, full);
+    if (tid < num_valid) items_.item[tid] = input;
+    __syncthreads();
+    T result = input;
+    if (tid == 0)
+      for (int i = 1; i < num_valid && i < BLOCK_THREADS; i++) result = reduction_op(result, items_.item[i]);
+    __syncthreads();
+    return result;
+  }
+
   static T plus(const T &a, const T &b) { return a + b; }
 
   static TempStorage &private_storage() {
@@ -75,12 +81,16 @@ class BlockReduce {
     return storage;
   }
 
-  // This thread's rank in the block, which must have the type's shape.
-  static int check_block() {
-    if ((int)blockDim.x != BLOCK_DIM_X || (int)blockDim.y != BLOCK_DIM_Y || (int)blockDim.z != BLOCK_DIM_Z) {
-      char what[160];
-      snprintf(what, sizeof what, "cub::BlockReduce for blocks of %d x %d x %d threads in a block of %u x %u x %u",
-               BLOCK_DIM_X, BLOCK_DIM_Y, BLOCK_DIM_Z, blockDim.x, blockDim.y, blockDim.z);
+  // This thread's rank in the block, which must have the type's shape (full)
+  // or at most its threads and num_valid of them.
+  static int check_block(int num_valid, bool full) {
+    int threads = (int)(blockDim.x * blockDim.y * blockDim.z);
+    bool shape = (int)blockDim.x == BLOCK_DIM_X && (int)blockDim.y == BLOCK_DIM_Y && (int)blockDim.z == BLOCK_DIM_Z;
+    if (full ? !shape : threads > BLOCK_THREADS || num_valid > threads) {
+      char what[200];
+      int len = snprintf(what, sizeof what, "cub::BlockReduce for blocks of %d x %d x %d threads in a block of %u x %u x %u",
+                         BLOCK_DIM_X, BLOCK_DIM_Y, BLOCK_DIM_Z, blockDim.x, blockDim.y, blockDim.z);
+      if (!full) snprintf(what + len, sizeof what - (size_t)len, " with num_valid %d", num_valid);
       coconet_host::device_trap(what);
     }
     return (int)((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x);
