@@ -72,6 +72,8 @@ typedef struct Row {
   Az az;              // fe, kernel, launch, why (az_fail, az_builtin, az_text_of)
   CXCursor h;         // the row length parameter (null until a column loop names it)
   CXCursor rows;      // the row count parameter (null: none)
+  CXCursor stride;    // a row stride parameter other than H (`row * input_stride`), null if none: the
+                      // generated code checks that it equals H
   RowGroup group;
   bool guarded;       // past `if (row >= rows) return;` at the kernel's top level
   int in_guard;       // > 0 inside `if (row < rows) { ... }`
@@ -145,7 +147,18 @@ static bool is_h(Row *w, CXCursor c) {
   return same(w->h, d);
 }
 
-// row * H (either order), or a local holding it.
+// A row stride parameter other than the row length (vLLM's input_stride):
+// rows split in rows of H are the kernel's rows only when it equals H, which
+// the generated code checks.
+static bool is_stride(Row *w, CXCursor c) {
+  CXCursor d = ref_decl(c);
+  if (clang_Cursor_isNull(d) || clang_Cursor_isNull(w->h) || !is_param(w, d) || !az_is_integer_var(d) || same(d, w->h))
+    return false;
+  if (clang_Cursor_isNull(w->stride)) w->stride = d;
+  return same(w->stride, d);
+}
+
+// row * H (either order; or row * S, S a row stride), or a local holding it.
 static bool is_row_offset(Row *w, CXCursor c) {
   CXCursor d = ref_decl(c);
   if (!clang_Cursor_isNull(d) && in_list(w->rowoffs, w->nrowoffs, d)) return true;
@@ -153,7 +166,7 @@ static bool is_row_offset(Row *w, CXCursor c) {
   c = az_strip(c);
   while (kind(c) == CXCursor_CStyleCastExpr || kind(c) == CXCursor_CXXStaticCastExpr) c = az_strip(kids(c).last);
   if (!az_is_binary(&w->az, c, "*", &a, &b)) return false;
-  return (is_row(w, a) && is_h(w, b)) || (is_row(w, b) && is_h(w, a));
+  return (is_row(w, a) && (is_h(w, b) || is_stride(w, b))) || (is_row(w, b) && (is_h(w, a) || is_stride(w, a)));
 }
 
 // An index into a row: row * H + j (either order), or off + j.
@@ -778,6 +791,8 @@ static IrOp *row_op(Row *w, IrRegion *ir, const Stmt *s, IrSize *rows) {
   int n = clang_Cursor_getNumArguments(az->kernel);
   for (int i = 0; i < n && i < l->nargs; i++)
     if (!clang_Cursor_isNull(w->rows) && same(clang_Cursor_getArgument(az->kernel, (unsigned)i), w->rows)) roles[i] = 'r';
+    else if (!clang_Cursor_isNull(w->stride) && same(clang_Cursor_getArgument(az->kernel, (unsigned)i), w->stride))
+      roles[i] = 's';
   for (int i = 0; i < w->nacc; i++) {
     const Access *a = &w->acc[i];
     bool null = in_list(w->nulls, w->nnulls, a->param);
@@ -858,7 +873,7 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
   bool instance = def->is_template && def->inst_fe;
   Row w = {.az = {.fe = instance ? def->inst_fe : fe, .region_fe = fe, .ir = ir, .launch = l,
                   .kernel = instance ? def->inst : def->cursor},
-           .h = clang_getNullCursor(), .rows = clang_getNullCursor()};
+           .h = clang_getNullCursor(), .rows = clang_getNullCursor(), .stride = clang_getNullCursor()};
   // A constant the launch's block size equals stands for blockDim.x (a column loop's step).
   w.az.block_x = launch_block_x(fe, s);
   *why = NULL;
@@ -874,6 +889,12 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
   }
   if (!row_failed(&w) && !w.saw_row) az_fail(&w.az, w.az.kernel, "kernel '%s' has no row index (blockIdx.x)", l->kernel);
   if (!row_failed(&w)) check_accesses(&w, w.az.kernel);
+  if (!row_failed(&w) && !clang_Cursor_isNull(w.rows) && !clang_Cursor_isNull(w.stride) && same(w.rows, w.stride)) {
+    char *name = fe_spelling(w.stride);
+    az_fail(&w.az, w.rows, "kernel '%s' uses '%s' as both its row count and a row stride; the schedule passes a "
+                           "slice's row count, which would change the stride too", l->kernel, name);
+    free(name);
+  }
   if (!row_failed(&w) && !clang_Cursor_isNull(w.rows) && same(w.rows, w.h)) {
     char *name = fe_spelling(w.h);
     az_fail(&w.az, w.rows, "kernel '%s' uses '%s' as both its row count and its row length; the schedule passes a "
@@ -889,9 +910,21 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
     if (!row_failed(&w)) op = row_op(&w, ir, s, ir_size_parse(ir, az_launch_arg(&w.az, w.rows)));
   } else if (!row_failed(&w)) {
     const char *rows_text = clang_Cursor_isNull(w.rows) ? l->grid.text : az_launch_arg(&w.az, w.rows);
+    // Without a rows test the grid is the row count: through a local (`dim3 grid(num_tokens)`), in the
+    // terms of the launch argument it equals.
+    for (int i = 0; clang_Cursor_isNull(w.rows) && i < l->nargs; i++)
+      if (!strchr(l->args[i].text, '(') && launch_grid_is_arg(fe, s, i)) {
+        rows_text = l->args[i].text;
+        break;
+      }
     IrSize *rows = rows_text ? ir_size_parse(ir, rows_text) : NULL;
-    if (!rows || !ir_size_equal(rows, ir_size_parse(ir, l->grid.text)) || strchr(l->grid.text, '(') ||
-        strchr(l->grid.text, '{'))
+    // (the grid's text is parsed into the IR only when it names the rows, or it would add a variable)
+    bool grid_is_rows = rows && (clang_Cursor_isNull(w.rows) ? rows_text != l->grid.text
+                                                             : launch_grid_is_arg(fe, s, az_param_position(&w.az, w.rows)));
+    if (rows && !grid_is_rows)
+      grid_is_rows = !strchr(l->grid.text, '(') && !strchr(l->grid.text, '{') &&
+                     ir_size_equal(rows, ir_size_parse(ir, l->grid.text));
+    if (!grid_is_rows)
       az_fail(&w.az, w.az.kernel, "kernel '%s' is row-wise (one block per row), but the launch's grid '%s' is not "
                                   "its row count%s%s%s; coconet runs one block per row of a slice",
               l->kernel, l->grid.text, clang_Cursor_isNull(w.rows) ? "" : " '",

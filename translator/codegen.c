@@ -681,6 +681,11 @@ static int emit_rowwise(Cg *cg, const Scope *sc, int at) {
       ptr_plus(&args, a, p->name, first);
       if (tolower(pw->row_roles[i]) == 'o') buf_printf(&args, simple ? " / %s" : " / (%s)", ht);
       break;
+    case 's':
+      if (!tail)
+        line(cg, "coconet_check_stride(%s, %s, \"%s\", \"%s\", __FILE__, __LINE__);", a, ht, a, pw->kernel);
+      buf_puts(&args, a);
+      break;
     case 'r': {
       const char *type = l->def && i < l->def->nparams ? l->def->params[i].type : "int";
       if (strncmp(type, "const ", 6) == 0) type += 6;

@@ -479,6 +479,19 @@ long long launch_block_x(const Frontend *fe, const Stmt *s) {
   return v;
 }
 
+bool launch_grid_is_arg(const Frontend *fe, const Stmt *s, int arg) {
+  CXCursor call = launch_call(s);
+  if (clang_Cursor_isNull(call) || arg < 0 || arg >= clang_Cursor_getNumArguments(call)) return false;
+  Kids ks = kids_of(call);
+  if (ks.n < 2) return false;
+  Cov cv = {.fe = fe, .kfe = fe};
+  Sym *grid = sym_of(&cv, clang_Cursor_getArgument(ks.v[1], 0));
+  Sym *rows = sym_of(&cv, clang_Cursor_getArgument(call, (unsigned)arg));
+  bool is = grid && rows && sym_eq(grid, rows) && !cv.changed;
+  syms_free(&cv);
+  return is;
+}
+
 bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCursor kernel, CXCursor bound,
                    const char *count, char **why) {
   *why = NULL;

@@ -385,7 +385,8 @@ typedef struct IrPointwise {
   const char *row_roles;               // one letter per launch argument: 'p' a pointer to rows (moved to
                                        // the span's first element), 'o' a pointer to one element per row
                                        // (moved by the span's first row), 'r' the row count, 'x' as written;
-                                       // 'P', 'O': as 'p', 'o', and the kernel tests the pointer against null
+                                       // 'P', 'O': as 'p', 'o', and the kernel tests the pointer against null;
+                                       // 's' a row stride, as written (checked to equal the row length)
   int row_threads;                     // threads per row: 0 a block (the grid becomes the span's row count),
                                        // 32 a warp or 1 a thread (the grid: blocks enough for the span's rows)
   SrcLoc row_loc;                      // where the kernel shows it is row-wise (its row index)

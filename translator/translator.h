@@ -331,6 +331,10 @@ const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p);
 // definition (a template's instance, instantiate.c), where bound is.
 bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCursor kernel, CXCursor bound,
                    const char *count, char **why);
+// The launch's grid.x is its kernel argument arg (a row-wise kernel's row
+// count): the same expression, also through locals never assigned after their
+// initializer and dim3(...) (`dim3 grid(num_tokens); k<<<grid, ...>>>(..., num_tokens)`).
+bool launch_grid_is_arg(const Frontend *fe, const Stmt *s, int arg);
 // blockDim.x of a launch when it is a constant (`256`, `dim3(kBlock)`), else 0.
 long long launch_block_x(const Frontend *fe, const Stmt *s);
 // Argument i of the kernel call of a launch (in a wrapper seen through, as written there); null if none.

@@ -137,6 +137,8 @@ static bool is_dim3(CXType t) {
 // a constructor call (`dim3 grid(blocks, 2)`), dim3 built from its arguments.
 static char *init_text(const Harness *h, CXCursor decl, CXCursor init) {
   char *t = fe_text(h->fe, fe_range(h->fe, clang_getCursorExtent(init)));
+  // (the constructor call may sit under implicit nodes: `dim3 block(std::min(h, 1024))`)
+  while (clang_getCursorKind(init) == CXCursor_UnexposedExpr && fe_kids(init).n == 1) init = fe_kids(init).v[0];
   if (!is_dim3(clang_getCursorType(decl)) || clang_getCursorKind(init) != CXCursor_CallExpr) return t;
   free(t);
   int n = clang_Cursor_getNumArguments(init);

@@ -14,7 +14,8 @@ HOST_LIB        := $(LIB)/libcoconet_host.a
 HOST_SRCS       := $(wildcard $(HOST_DIR)/src/*.cc)
 HOST_OBJS       := $(HOST_SRCS:$(HOST_DIR)/src/%.cc=$(OBJ)/runtime/host/%.o)
 HOST_HEADERS    := $(wildcard $(HOST_DIR)/include/*.h $(HOST_DIR)/include/*/*.h $(HOST_DIR)/include/cub/*.cuh \
-                              $(HOST_DIR)/include/cub/*/*.cuh)
+                              $(HOST_DIR)/include/cub/*/*.cuh $(HOST_DIR)/include/cuda/functional \
+                              $(HOST_DIR)/include/cuda/std/functional)
 HOST_MPI_CFLAGS := $(shell mpicxx --showme:compile 2>/dev/null) -DOMPI_SKIP_MPICXX=1
 HOST_MPI_LIBS   := $(shell mpicxx --showme:link 2>/dev/null)
 

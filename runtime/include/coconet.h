@@ -236,6 +236,17 @@ static inline void coconet_check_rows(size_t grid, size_t block, size_t row_thre
   coconet_fail(file, line, kernel, msg);
 }
 
+/* A row-wise kernel whose rows are stride elements apart in a buffer coconet
+ * splits in rows of h elements: the two must be the same (contiguous rows). */
+static inline void coconet_check_stride(long long stride, long long h, const char *what, const char *kernel,
+                                        const char *file, int line) {
+  char msg[256];
+  if (stride == h) return;
+  snprintf(msg, sizeof msg, "its row stride %s is %lld but its rows have %lld elements; coconet's translation splits "
+           "the buffer in contiguous rows: pass contiguous rows, or take the launch out of the region", what, stride, h);
+  coconet_fail(file, line, kernel, msg);
+}
+
 /* A buffer a row-wise kernel tests against null: the translation moves it to
  * this rank's rows and gathers it, which a null pointer cannot take. */
 static inline void coconet_require_buffer(const void *p, const char *what, const char *file, int line) {

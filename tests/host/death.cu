@@ -124,6 +124,10 @@ int main(int argc, char **argv) {
     if (!strcmp(what, "rows-warps")) coconet_check_rows(100, 48, 32, 100, "layernorm_warp", __FILE__, __LINE__);
     coconet_check_rows(24, 128, 32, 100, "layernorm_warp", __FILE__, __LINE__);
   }
+  if (!strcmp(what, "row-stride")) {
+    coconet_check_stride(2048, 2048, "in_stride", "rmsnorm", __FILE__, __LINE__);
+    coconet_check_stride(4096, 2048, "in_stride", "rmsnorm", __FILE__, __LINE__);
+  }
   if (!strcmp(what, "null-buffer")) {
     coconet_require_buffer(x, "rstd", __FILE__, __LINE__);
     coconet_require_buffer(nullptr, "mean", __FILE__, __LINE__);

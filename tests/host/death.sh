@@ -30,6 +30,7 @@ expect window "is not inside an ncclMemAlloc allocation"
 expect peer-ptr "is not inside a window registered on comm"
 expect rows-reached "layernorm_warp failed: as written it reaches 96 of its 100 rows (grid 24 x 4 rows a block)"
 expect rows-warps "layernorm_warp failed: blocks of 48 threads are not whole warps, so two blocks share a row"
+expect row-stride "rmsnorm failed: its row stride in_stride is 4096 but its rows have 2048 elements"
 expect null-buffer "mean failed: null: the kernel skips a null buffer"
 # Out-of-bounds device memory: COCONET_HOST_MEMCHECK=1's reports, or under
 # AddressSanitizer (make SANITIZE=1) ASan's, which sees device buffers as they

@@ -3,6 +3,7 @@
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 #include <cub/cub.cuh>
+#include <cuda/functional>
 #include <cuda_fp16.h>
 #include <math.h>
 #include <math_constants.h>
@@ -233,7 +234,15 @@ __global__ void cub_reduce_partial(const int *x, int *out) {
   typedef cub::BlockReduce<int, 128> BlockReduce;
   __shared__ typename BlockReduce::TempStorage temp;
   const int total = BlockReduce(temp).Reduce(x[threadIdx.x], MaxOp(), blockDim.x);
-  if (threadIdx.x == 0) out[0] = total;
+  const int least = BlockReduce(temp).Reduce(x[threadIdx.x] + 5, cuda::minimum<>{}, blockDim.x);
+  const int sum = BlockReduce(temp).Reduce(x[threadIdx.x], cuda::std::plus<int>(), blockDim.x);
+  const int most = BlockReduce(temp).Reduce(x[threadIdx.x], cuda::maximum<int>(), 10);
+  if (threadIdx.x == 0) {
+    out[0] = total;
+    out[1] = least;
+    out[2] = sum;
+    out[3] = most;
+  }
 }
 
 __global__ void cub_reduce(const int *x, int *out) {
@@ -459,7 +468,7 @@ static void test_sync_kernels(void) {
   }
   CHECK(bad == 0);
   coconet_host_launch(COCONET_HOST_SYNC, cub_reduce_partial, 1, 96, 0, 0, xi, block_sums);
-  CHECK(block_sums[0] == 95);
+  CHECK(block_sums[0] == 95 && block_sums[1] == 5 && block_sums[2] == 95 * 96 / 2 && block_sums[3] == 9);
   cudaFree(xi);
   cudaFree(block_sums);
   cudaFree(tile8);

@@ -40,7 +40,9 @@ SOURCES = [("examples/adam/adam.cu", []), ("examples/adamw/adamw.cu", []), ("exa
            ("tests/corpus/control-flow.cu", []), ("tests/corpus/stochastic-rounding.cu", []),
            ("tests/corpus/optional-pointers.cu", []), ("tests/corpus/sgd-nesterov.cu", []),
            ("tests/corpus/vector-access.cu", []), ("tests/corpus/rowwise.cu", []),
-           ("tests/corpus/reductions.cu", []), ("examples/tp_norm/tp_norm.cu", [])]
+           ("tests/corpus/reductions.cu", []), ("examples/tp_norm/tp_norm.cu", []),
+           ("tests/corpus/rowwise-warps.cu", []), ("tests/corpus/block-sums.cu", []),
+           ("tests/corpus/rowwise-launch-forms.cu", [])]
 TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+\.?\d*f?|==|!=|<=|>=|&&|\|\||<<|>>|[-+*/%<>=!&|^~?:;,.()\[\]{}]")
 MATH = ["sqrtf", "rsqrtf", "expf", "__expf", "logf", "tanhf", "fabsf", "fmaxf", "fminf", "powf", "fmaf", "erff",
         "__ldg", "min", "max", "atomicAdd", "__syncthreads", "__shfl_xor_sync", "curand_uniform", "__hadd2",
