@@ -479,11 +479,38 @@ long long launch_block_x(const Frontend *fe, const Stmt *s) {
   return v;
 }
 
+// A grid of one dimension: not a dim3 built (here or in the local it is read
+// from) with a y or z other than 1 (dim3(rows, 2) runs every row twice).
+static bool one_dimensional(const Frontend *fe, CXCursor c, int depth) {
+  c = strip(c);
+  if (depth > 8) return false;
+  if (kind_of(c) == CXCursor_DeclRefExpr) {
+    CXCursor d = clang_getCursorReferenced(c);
+    CXCursor init = kind_of(d) == CXCursor_VarDecl ? last_kid(d) : clang_getNullCursor();
+    return clang_Cursor_isNull(init) || !clang_isExpression(kind_of(init)) || one_dimensional(fe, init, depth + 1);
+  }
+  if (kind_of(c) != CXCursor_CallExpr) return true;
+  CXString ts = clang_getTypeSpelling(clang_getCursorType(c));
+  bool dim3 = strstr(clang_getCString(ts), "dim3") != NULL;
+  clang_disposeString(ts);
+  int n = clang_Cursor_getNumArguments(c);
+  if (dim3 && n == 1) return one_dimensional(fe, clang_Cursor_getArgument(c, 0), depth + 1);  // a copy
+  for (int i = 1; dim3 && i < n; i++) {
+    CXCursor a = clang_Cursor_getArgument(c, (unsigned)i);
+    char *t = fe_text(fe, fe_range(fe, clang_getCursorExtent(a)));
+    long long v = 0;
+    bool written = *t != '\0';
+    free(t);
+    if (written && !(eval_int(strip(a), &v) && v == 1)) return false;  // (not written: the default, 1)
+  }
+  return true;
+}
+
 bool launch_grid_is_arg(const Frontend *fe, const Stmt *s, int arg) {
   CXCursor call = launch_call(s);
   if (clang_Cursor_isNull(call) || arg < 0 || arg >= clang_Cursor_getNumArguments(call)) return false;
   Kids ks = kids_of(call);
-  if (ks.n < 2) return false;
+  if (ks.n < 2 || !one_dimensional(fe, clang_Cursor_getArgument(ks.v[1], 0), 0)) return false;
   Cov cv = {.fe = fe, .kfe = fe};
   Sym *grid = sym_of(&cv, clang_Cursor_getArgument(ks.v[1], 0));
   Sym *rows = sym_of(&cv, clang_Cursor_getArgument(call, (unsigned)arg));

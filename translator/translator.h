@@ -333,7 +333,8 @@ bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCur
                    const char *count, char **why);
 // The launch's grid.x is its kernel argument arg (a row-wise kernel's row
 // count): the same expression, also through locals never assigned after their
-// initializer and dim3(...) (`dim3 grid(num_tokens); k<<<grid, ...>>>(..., num_tokens)`).
+// initializer and dim3(...) (`dim3 grid(num_tokens); k<<<grid, ...>>>(..., num_tokens)`),
+// its y and z 1.
 bool launch_grid_is_arg(const Frontend *fe, const Stmt *s, int arg);
 // blockDim.x of a launch when it is a constant (`256`, `dim3(kBlock)`), else 0.
 long long launch_block_x(const Frontend *fe, const Stmt *s);

@@ -11,6 +11,7 @@
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DHALF_GRID 2>&1 | %FileCheck --check-prefix=HALF_GRID %s
 // RUN: %expect 1 %coconet --check %s -- -DSTRIDE_ROWS 2>&1 | %FileCheck --check-prefix=STRIDE_ROWS %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_Y 2>&1 | %FileCheck --check-prefix=HALF_GRID %s
 
 #include <cub/cub.cuh>
 #include <cuda/std/functional>
@@ -52,6 +53,8 @@ void block_output(float *y, float *out, const float *weight, int num_tokens, int
   const int64_t stride = hidden;
 #if defined(HALF_GRID)
   dim3 grid(num_tokens / 2);
+#elif defined(GRID_Y)
+  dim3 grid(num_tokens, 2);  // every row twice
 #else
   dim3 grid(num_tokens);
 #endif
