@@ -214,11 +214,8 @@ static bool scalar_decls(CXCursor s) {
 // A declaration of a __shared__ variable.
 static bool shared_decl(CXCursor s) {
   Kids vars = kind(s) == CXCursor_DeclStmt ? kids(s) : (Kids){0};
-  for (int i = 0; i < vars.n && i < FE_KIDS; i++) {
-    Kids attrs = kids(vars.v[i]);
-    for (int j = 0; j < attrs.n && j < FE_KIDS; j++)
-      if (kind(attrs.v[j]) == CXCursor_CUDASharedAttr) return true;
-  }
+  for (int i = 0; i < vars.n && i < FE_KIDS; i++)
+    if (az_is_shared(vars.v[i])) return true;
   return false;
 }
 
@@ -232,13 +229,10 @@ static bool group_sum_decl(Az *az, CXCursor s) {
     CXCursor v = vars.v[i];
     if (kind(v) == CXCursor_TypedefDecl || kind(v) == CXCursor_TypeAliasDecl) continue;
     if (kind(v) != CXCursor_VarDecl) return false;
-    CXString t = clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(v)));
-    const char *ts = clang_getCString(t);
     Kids init = kids(v);
-    bool ok = (strstr(ts, "cub::") && strstr(ts, "TempStorage") && shared_decl(s)) ||
-              (strstr(ts, "cooperative_groups::") && (strstr(ts, "thread_block_tile<") || strstr(ts, "thread_block"))) ||
+    bool ok = (az_type_has(v, "cub::") && az_type_has(v, "TempStorage") && shared_decl(s)) ||
+              (az_type_has(v, "cooperative_groups::") && az_type_has(v, "thread_block")) ||
               (az_is_integer_var(v) && init.n && az_place(az, init.last) == PLACE_LANE);
-    clang_disposeString(t);
     if (!ok) return false;
   }
   return vars.n > 0;

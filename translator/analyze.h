@@ -1,5 +1,6 @@
 // analyze.h: the kernel analysis' own header (analyze.c: the element loop and
-// the entry point; analyze_expr.c: expressions, addresses, calls and helpers;
+// the entry point; analyze_expr.c: expressions and addresses; analyze_call.c:
+// calls, intrinsics and the inlining of helpers;
 // analyze_stmt.c: the statements of the element body and of helpers;
 // analyze_sum.c: a running sum added after the loop, also once a warp or the
 // block has summed it;
@@ -83,13 +84,17 @@ static inline bool same(CXCursor a, CXCursor b) { return clang_equalCursors(a, b
 
 typedef enum { B_NONE, B_BLOCKIDX_X, B_BLOCKDIM_X, B_THREADIDX_X, B_GRIDDIM_X } Builtin;
 
-// analyze_expr.c: expressions, addresses, calls, helpers
+// analyze_expr.c: expressions and addresses
 bool az_failed(const Az *az);
 // Record the first reason the kernel is not pointwise, at a cursor; returns NULL.
 IrExpr *az_fail(Az *az, CXCursor at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 char *az_text_of(const Az *az, CXCursor c);               // source text (malloc'd)
 CXCursor az_strip(CXCursor c);                            // without implicit nodes and parentheses
 CXCursor az_referenced(CXCursor ref);
+bool az_refers_to(CXCursor e, CXCursor decl);            // e (az_strip) names decl
+bool az_is_shared(CXCursor var);                          // a __shared__ variable
+char *az_type_spelling(CXCursor c);                       // its canonical type's spelling (malloc'd)
+bool az_type_has(CXCursor c, const char *part);           // ... contains part ("cub::", "thread_block_tile<32")
 char *az_op_between(const Az *az, CXCursor lhs, CXCursor rhs);  // the operator text (malloc'd)
 char *az_unary_op(const Az *az, CXCursor c, CXCursor operand);  // a unary operator's text (malloc'd)
 IrType az_type_of(CXType t);
@@ -109,17 +114,23 @@ IrExpr *az_cast_to(Az *az, IrType t, IrExpr *e);
 IrExpr *az_binary_expr(Az *az, CXCursor c, CXCursor lhs, CXCursor rhs, const char *op);
 Binding *az_find_local(Az *az, CXCursor decl);
 Binding *az_bind(Az *az, CXCursor decl, IrExpr *value);   // (re)binds decl to a value (not a pointer)
+void az_bind_pointer(Az *az, CXCursor decl, CXCursor buffer, bool element);  // a pointer into buffer (at element i)
 // The condition a statement runs under: the caller's, the enclosing ifs', and
 // not yet returned; NULL when unconditional.
 IrExpr *az_cond(Az *az);
 bool az_constant_truth(const IrExpr *e, bool *truth);    // a constant (through casts), and its truth
 bool az_buffer(Az *az, CXCursor c, CXCursor *buffer, bool *element);  // a pointer the kernel names
+bool az_element_of(Az *az, CXCursor e, CXCursor *decl);  // &t[i], t + i (or p at t[i]): t (false: not one)
+IrExpr *az_subscript(Az *az, CXCursor c);                 // a read p[k]
 IrTensor *az_element_address(Az *az, CXCursor e);         // &t[i], t + i, ...: t (NULL: not one)
 IrTensor *az_element_target(Az *az, CXCursor lhs);        // t[i], *p, ... as assigned (NULL: failed)
 IrTensor *az_buffer_tensor(Az *az, CXCursor decl, CXCursor at);  // the tensor a pointer parameter is bound to
 // The element type of a pointer parameter's buffer; IR_VOID (reason recorded) when the
 // launch passes NULL or the type is not one coconet handles (8- and 16-bit integers).
 IrType az_buffer_type(Az *az, CXCursor decl, CXCursor at);
+
+// analyze_call.c: calls, intrinsics, helpers
+IrExpr *az_call_expr(Az *az, CXCursor c);                 // a call expression (NULL: failed, reason recorded)
 IrExpr *az_inline_helper(Az *az, CXCursor call, CXCursor def, bool as_stmt);
 // A helper that returns a vector (float4 add4(float4 a, float4 b)): its lanes into out.
 bool az_inline_vector_helper(Az *az, CXCursor call, CXCursor def, IrExpr **out);
@@ -150,6 +161,8 @@ bool az_is_warp_size(CXCursor c);                         // 32, WARP_SIZE, warp
 // blockIdx.x * warps + warp (a warp's row), blockIdx.x * blockDim.x + threadIdx.x (a thread's
 // row), also through the kernel's integer locals and cooperative-groups tiles of 32.
 AzPlace az_place(const Az *az, CXCursor c);
+// c is `threadIdx.x == 0` (the block's first thread) or, warp, `lane == 0` (either order).
+bool az_first_thread(const Az *az, CXCursor c, bool warp);
 
 // analyze_vector.c: vector elements (float2, float4, double2, __half2, __nv_bfloat162)
 int az_vector_type(CXType t, IrType *comp);               // its lanes (0: not a vector) and lane type

@@ -27,11 +27,8 @@ static bool cg_query(CXCursor c, char **name, bool *warp) {
   Kids k = kids(c);
   CXCursor callee = k.n ? az_strip(k.v[0]) : clang_getNullCursor();
   if (kind(callee) != CXCursor_MemberRefExpr || !kids(callee).n) return false;
-  CXString t = clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(kids(callee).v[0])));
-  const char *ts = clang_getCString(t);
-  bool group = strstr(ts, "cooperative_groups") != NULL;
-  *warp = strstr(ts, "thread_block_tile<32") != NULL;
-  clang_disposeString(t);
+  bool group = az_type_has(kids(callee).v[0], "cooperative_groups");
+  *warp = az_type_has(kids(callee).v[0], "thread_block_tile<32");
   if (group) *name = fe_spelling(c);
   return group;
 }
@@ -111,3 +108,15 @@ static AzPlace place(const Az *az, CXCursor c, int depth) {
 }
 
 AzPlace az_place(const Az *az, CXCursor c) { return place(az, c, 0); }
+
+bool az_first_thread(const Az *az, CXCursor c, bool warp) {
+  CXCursor a, b;
+  if (!az_is_binary(az, az_strip(c), "==", &a, &b)) return false;
+  if (az_int_is(a, 0)) {
+    CXCursor t = a;
+    a = b;
+    b = t;
+  }
+  if (!az_int_is(b, 0)) return false;
+  return warp ? az_place(az, a) == PLACE_LANE : az_builtin(az, a) == B_THREADIDX_X;
+}

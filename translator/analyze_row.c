@@ -180,13 +180,6 @@ static bool is_row_element(Row *w, CXCursor c, int *col) {
 
 static void walk(Row *w, CXCursor c);
 
-static bool is_shared(CXCursor var) {
-  Kids attrs = kids(var);
-  for (int i = 0; i < attrs.n; i++)
-    if (kind(attrs.v[i]) == CXCursor_CUDASharedAttr) return true;
-  return false;
-}
-
 static enum CXChildVisitResult walk_child(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
   Row *w = data;
@@ -429,16 +422,9 @@ static bool returns_only(CXCursor s) {
 // against null.
 static bool first_thread_test(Row *w, CXCursor c) {
   CXCursor a, b;
-  long long v;
   if (az_is_binary(&w->az, c, "&&", &a, &b))
     return (first_thread_test(w, a) && null_test(w, b)) || (null_test(w, a) && first_thread_test(w, b));
-  if (!az_is_binary(&w->az, az_strip(c), "==", &a, &b)) return false;
-  if (w->group == GROUP_WARP)
-    return (az_place(&w->az, a) == PLACE_LANE && az_int_is(b, 0)) || (az_place(&w->az, b) == PLACE_LANE && az_int_is(a, 0));
-  if (w->group == GROUP_THREAD) return false;
-  if (az_builtin(&w->az, b) == B_THREADIDX_X) b = a;
-  else if (az_builtin(&w->az, a) != B_THREADIDX_X) return false;
-  return az_int_constant(b, &v) && v == 0;
+  return w->group != GROUP_THREAD && az_first_thread(&w->az, c, w->group == GROUP_WARP);
 }
 
 static void if_stmt(Row *w, CXCursor s) {
@@ -606,7 +592,7 @@ static void decl_ref(Row *w, CXCursor c) {
     az_fail(&w->az, c, "kernel '%s' uses '%s' other than in a test of the row (`row < %s`); the schedule runs the "
                        "kernel on a part of the rows and passes their count there", w->az.launch->kernel, name, name);
   } else if (kind(d) == CXCursor_VarDecl && clang_getCursorSemanticParent(d).kind == CXCursor_TranslationUnit &&
-             !clang_isConstQualifiedType(clang_getCursorType(d)) && !is_shared(d)) {  // extern __shared__: the block's
+             !clang_isConstQualifiedType(clang_getCursorType(d)) && !az_is_shared(d)) {  // extern __shared__: the block's
     az_fail(&w->az, c, "kernel '%s' uses file-scope variable '%s'; a row-wise kernel keeps to its block's row, "
                        "and blocks sharing a variable are not proven to", w->az.launch->kernel, name);
   }
@@ -647,7 +633,7 @@ static void walk(Row *w, CXCursor c) {
   char *op = NULL;
   switch (kind(c)) {
   case CXCursor_VarDecl:
-    if (w->group != GROUP_BLOCK && is_shared(c)) {
+    if (w->group != GROUP_BLOCK && az_is_shared(c)) {
       char *name = fe_spelling(c);
       az_fail(&w->az, c, "kernel '%s' runs one %s per row and declares shared memory '%s', which the rows of a block "
                          "share; coconet runs the kernel on a part of the rows, where different rows share a block",

@@ -321,20 +321,15 @@ static void return_stmt(Az *az, CXCursor s) {
   else az->returned = az->returned ? ir_expr_binary(az->ir, IR_LOR, az->returned, az->cond) : az->cond;
 }
 
-static bool refers_to(CXCursor e, CXCursor d) {
-  e = az_strip(e);
-  return kind(e) == CXCursor_DeclRefExpr && same(clang_getCursorReferenced(e), d);
-}
-
 // The step of `k++`, `++k`, `k--`, `k += C`, `k -= C`; 0 if it is not one.
 static long long loop_step(Az *az, CXCursor inc, CXCursor counter) {
   Kids k = kids(inc);
   long long step = 0;
-  if (kind(inc) == CXCursor_UnaryOperator && k.n == 1 && refers_to(k.v[0], counter)) {
+  if (kind(inc) == CXCursor_UnaryOperator && k.n == 1 && az_refers_to(k.v[0], counter)) {
     char *op = az_unary_op(az, inc, k.v[0]);
     step = strcmp(op, "++") == 0 ? 1 : strcmp(op, "--") == 0 ? -1 : 0;
     free(op);
-  } else if (kind(inc) == CXCursor_CompoundAssignOperator && k.n == 2 && refers_to(k.v[0], counter) &&
+  } else if (kind(inc) == CXCursor_CompoundAssignOperator && k.n == 2 && az_refers_to(k.v[0], counter) &&
              az_int_constant(k.v[1], &step)) {
     char *op = az_op_between(az, k.v[0], k.v[1]);
     step = strcmp(op, "+=") == 0 ? step : strcmp(op, "-=") == 0 ? -step : 0;
@@ -358,7 +353,7 @@ static void for_stmt(Az *az, CXCursor s) {
   long long v = 0, bound = 0, step = 0;
   char *op = cond.n == 2 ? az_op_between(az, cond.v[0], cond.v[1]) : strdup("");
   bool ok = init.n == 1 && az_is_integer_var(counter) && cinit.n >= 1 && az_int_constant(cinit.last, &v) &&
-            cond.n == 2 && refers_to(cond.v[0], counter) && az_int_constant(cond.v[1], &bound) &&
+            cond.n == 2 && az_refers_to(cond.v[0], counter) && az_int_constant(cond.v[1], &bound) &&
             (step = loop_step(az, k.v[2], counter)) != 0;
   if (!ok || az->ncounters == (int)(sizeof az->counters / sizeof *az->counters)) {
     free(op);

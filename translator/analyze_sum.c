@@ -31,25 +31,6 @@ static Binding *running_sum(Az *az, CXCursor e) {
   return b && b->partial ? b : NULL;
 }
 
-static char *spelling_of_type(CXCursor c) {
-  CXString t = clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(c)));
-  char *s = strdup(clang_getCString(t));
-  clang_disposeString(t);
-  return s;
-}
-
-static bool type_has(CXCursor c, const char *part) {
-  char *t = spelling_of_type(c);
-  bool has = strstr(t, part) != NULL;
-  free(t);
-  return has;
-}
-
-static bool refers_to(CXCursor e, CXCursor decl) {
-  e = az_uncast(e);
-  return kind(e) == CXCursor_DeclRefExpr && same(clang_getCursorReferenced(e), decl);
-}
-
 static char *callee_name(CXCursor call) { return fe_spelling(clang_getCursorReferenced(call)); }
 
 // The one statement of a body (itself, or the only one of a compound).
@@ -68,11 +49,11 @@ static bool shuffle_add(Az *az, CXCursor s, CXCursor v, CXCursor o) {
   if (!az_is_assignment(az, s, &lhs, &rhs, &op)) return false;
   bool plus = strcmp(op, "+=") == 0, assign = strcmp(op, "=") == 0;
   free(op);
-  if (!refers_to(lhs, v)) return false;
+  if (!az_refers_to(lhs, v)) return false;
   if (assign) {
     if (!az_is_binary(az, rhs, "+", &a, &b)) return false;
-    if (refers_to(a, v)) rhs = b;
-    else if (refers_to(b, v)) rhs = a;
+    if (az_refers_to(a, v)) rhs = b;
+    else if (az_refers_to(b, v)) rhs = a;
     else return false;
   } else if (!plus) {
     return false;
@@ -84,8 +65,8 @@ static bool shuffle_add(Az *az, CXCursor s, CXCursor v, CXCursor o) {
   bool shfl = strcmp(name, "__shfl_xor_sync") == 0 || strcmp(name, "__shfl_down_sync") == 0;
   free(name);
   return shfl && (n == 3 || (n == 4 && az_is_warp_size(clang_Cursor_getArgument(call, 3)))) &&
-         az_int_is(clang_Cursor_getArgument(call, 0), 0xffffffffLL) && refers_to(clang_Cursor_getArgument(call, 1), v) &&
-         refers_to(clang_Cursor_getArgument(call, 2), o);
+         az_int_is(clang_Cursor_getArgument(call, 0), 0xffffffffLL) && az_refers_to(clang_Cursor_getArgument(call, 1), v) &&
+         az_refers_to(clang_Cursor_getArgument(call, 2), o);
 }
 
 // 16: as written, WARP_SIZE / 2 or warpSize / 2 (>> 1).
@@ -109,16 +90,16 @@ static bool butterfly(Az *az, CXCursor f, CXCursor v) {
   CXCursor a, b, lhs, rhs;
   if (!((az_is_binary(az, k.v[1], ">", &a, &b) && az_int_is(b, 0)) ||
         (az_is_binary(az, k.v[1], ">=", &a, &b) && az_int_is(b, 1))) ||
-      !refers_to(a, o))
+      !az_refers_to(a, o))
     return false;
   char *op = NULL;
   bool step = false;
-  if (az_is_assignment(az, k.v[2], &lhs, &rhs, &op) && refers_to(lhs, o)) {
+  if (az_is_assignment(az, k.v[2], &lhs, &rhs, &op) && az_refers_to(lhs, o)) {
     if (strcmp(op, ">>=") == 0) step = az_int_is(rhs, 1);
     else if (strcmp(op, "/=") == 0) step = az_int_is(rhs, 2);
     else if (strcmp(op, "=") == 0)
-      step = (az_is_binary(az, rhs, "/", &a, &b) && refers_to(a, o) && az_int_is(b, 2)) ||
-             (az_is_binary(az, rhs, ">>", &a, &b) && refers_to(a, o) && az_int_is(b, 1));
+      step = (az_is_binary(az, rhs, "/", &a, &b) && az_refers_to(a, o) && az_int_is(b, 2)) ||
+             (az_is_binary(az, rhs, ">>", &a, &b) && az_refers_to(a, o) && az_int_is(b, 1));
   }
   free(op);
   CXCursor body = only_stmt(k.v[3]);
@@ -135,7 +116,7 @@ static bool warp_sum_helper(Az *az, CXCursor call) {
   CXCursor p = clang_Cursor_getArgument(def, 0);
   Kids body = kids(kids(def).last);
   if (kind(kids(def).last) != CXCursor_CompoundStmt || body.n != 2 || kind(body.v[1]) != CXCursor_ReturnStmt ||
-      kids(body.v[1]).n != 1 || !refers_to(kids(body.v[1]).v[0], p))
+      kids(body.v[1]).n != 1 || !az_refers_to(kids(body.v[1]).v[0], p))
     return false;
   return butterfly(az, body.v[0], p);
 }
@@ -143,7 +124,7 @@ static bool warp_sum_helper(Az *az, CXCursor call) {
 // BLOCK_DIM_X, _Y and _Z of a cub::BlockReduce<T, X, ALGORITHM, Y, Z> (its
 // canonical spelling; 0 for X when it cannot be read).
 static void block_dims(CXCursor c, long long dims[3]) {
-  char *t = spelling_of_type(c), *p = strstr(t, "BlockReduce<");
+  char *t = az_type_spelling(c), *p = strstr(t, "BlockReduce<");
   dims[0] = 0;
   dims[1] = dims[2] = 1;
   for (int arg = 0, depth = 0; p && *p; p++) {
@@ -161,19 +142,19 @@ static Binding *block_reduce(Az *az, CXCursor call) {
   char *name = callee_name(call);
   int n = clang_Cursor_getNumArguments(call);
   bool sum = strcmp(name, "Sum") == 0 && n == 1;
-  bool reduce = strcmp(name, "Reduce") == 0 && n == 2 && type_has(clang_Cursor_getArgument(call, 1), "plus<");
+  bool reduce = strcmp(name, "Reduce") == 0 && n == 2 && az_type_has(clang_Cursor_getArgument(call, 1), "plus<");
   free(name);
   Kids k = kids(call);
   CXCursor callee = k.n ? az_strip(k.v[0]) : clang_getNullCursor();
   if (!(sum || reduce) || kind(callee) != CXCursor_MemberRefExpr || !kids(callee).n) return NULL;
-  if (!type_has(kids(callee).v[0], "cub::") || !type_has(kids(callee).v[0], "BlockReduce<")) return NULL;
+  if (!az_type_has(kids(callee).v[0], "cub::") || !az_type_has(kids(callee).v[0], "BlockReduce<")) return NULL;
   Binding *b = running_sum(az, clang_Cursor_getArgument(call, 0));
   if (!b) return NULL;
   long long dims[3];
   block_dims(kids(callee).v[0], dims);
   long long x = dims[0];
   if (az->block_x <= 0 || x != az->block_x || dims[1] != 1 || dims[2] != 1) {
-    char *ts = spelling_of_type(kids(callee).v[0]);
+    char *ts = az_type_spelling(kids(callee).v[0]);
     az_fail(az, call, "kernel '%s' sums with %s, but its launch's block is not %lld threads (one-dimensional, a "
                       "constant): the reduction would not cover the block", az->launch->kernel, ts, x);
     free(ts);
@@ -190,8 +171,8 @@ static Binding *group_sum(Az *az, CXCursor e, int *group) {
   char *name = callee_name(call);
   int n = clang_Cursor_getNumArguments(call);
   Binding *b = NULL;
-  if (strcmp(name, "reduce") == 0 && n == 3 && type_has(clang_Cursor_getArgument(call, 0), "thread_block_tile<32") &&
-      type_has(clang_Cursor_getArgument(call, 2), "plus<")) {
+  if (strcmp(name, "reduce") == 0 && n == 3 && az_type_has(clang_Cursor_getArgument(call, 0), "thread_block_tile<32") &&
+      az_type_has(clang_Cursor_getArgument(call, 2), "plus<")) {
     b = running_sum(az, clang_Cursor_getArgument(call, 1));  // cg::reduce(warp, s, cg::plus<T>())
     *group = REDUCED_WARP;
   } else if (n == 1 && warp_sum_helper(az, call)) {
@@ -203,20 +184,6 @@ static Binding *group_sum(Az *az, CXCursor e, int *group) {
   }
   free(name);
   return b;
-}
-
-// The first thread of a group: threadIdx.x == 0 for the block, the lane (threadIdx.x % 32,
-// tile.thread_rank()) == 0 for a warp.
-static bool leader_test(Az *az, CXCursor c, int group) {
-  CXCursor a, b;
-  if (!az_is_binary(az, c, "==", &a, &b)) return false;
-  if (az_int_is(a, 0)) {
-    CXCursor t = a;
-    a = b;
-    b = t;
-  }
-  if (!az_int_is(b, 0)) return false;
-  return group == REDUCED_BLOCK ? az_builtin(az, a) == B_THREADIDX_X : az_place(az, a) == PLACE_LANE;
 }
 
 static void fail_reduced(Az *az, CXCursor s, const Binding *b) {
@@ -303,7 +270,7 @@ bool az_after_loop(Az *az, CXCursor s) {
   if (kind(s) != CXCursor_IfStmt || k.n != 2) return false;
   CXCursor body = only_stmt(k.v[1]);
   if (clang_Cursor_isNull(body)) return false;
-  if (leader_test(az, k.v[0], REDUCED_BLOCK)) return add_sum(az, body, REDUCED_BLOCK);
-  if (leader_test(az, k.v[0], REDUCED_WARP)) return add_sum(az, body, REDUCED_WARP);
+  if (az_first_thread(az, k.v[0], false)) return add_sum(az, body, REDUCED_BLOCK);
+  if (az_first_thread(az, k.v[0], true)) return add_sum(az, body, REDUCED_WARP);
   return false;
 }

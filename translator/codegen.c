@@ -28,57 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_PARTS = 32, MAX_RANKS = 16, MAX_KERNELS = 32 };
-
-typedef struct Part {       // a coconet_part variable in scope
-  IrSize count;             // key: elements (a copy: GEMM keys are built here)
-  const IrSize *unit;       // key: chunk unit (NULL = 1)
-  const IrSize *grain;      // key: slice grain, whole rows (NULL = 1)
-  const char *comm;         // communicator of its rank (NULL: rank 0 of 1)
-  const char *name;
-} Part;
-
-typedef struct Rank {
-  const char *comm;
-  const char *rank, *nranks;
-} Rank;
-
-typedef struct Scope {      // the ops one level of the block runs
-  const IrOp **ops;
-  int n;
-} Scope;
-
-typedef struct Cg {
-  const Frontend *fe;
-  const Region *fr;
-  const IrRegion *r;
-  Target target;
-  Buf out;                  // the region's block
-  const char *indent;       // the region's indentation
-  char *unit;               // one indentation step
-  int depth;                // 1 = the block's statements
-  Names names;              // host names declared in the block
-  Part parts[MAX_PARTS];
-  int nparts;
-  Rank ranks[MAX_RANKS];
-  int nranks;
-  Kernel kernels[MAX_KERNELS];
-  int nkernels;
-  const char *cuda_check;   // the region's CUDA wrapper, else COCONET_CUDA_CHECK
-  const char *chunk;        // the chunk index inside the overlap loop, else NULL
-  int nchunks;
-  const char *side;         // the second stream inside the overlap loop (after the GEMM)
-  const char *last_comm;    // communicator of the latest collective: slices of kernels use its ranks
-  int fuse_open;            // the fuse group whose markers are open
-  bool fusing;              // emitting a fused group's NCCL path (no markers)
-  int nfused;               // fused kernels generated
-  bool overlap;             // the region needs its static stream state
-  bool runtime;             // the block calls coconet.h
-} Cg;
-
-static void line(Cg *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void line(Cg *cg, const char *fmt, ...) {
+void cg_line(Cg *cg, const char *fmt, ...) {
   buf_puts(&cg->out, cg->indent);
   for (int i = 0; i < cg->depth; i++) buf_puts(&cg->out, cg->unit);
   va_list ap;
@@ -113,7 +63,7 @@ static const char *op_comm(const IrOp *op, const char **last) {
 // Ranks and parts
 //
 
-static const Rank *rank_for(Cg *cg, const char *comm) {
+const Rank *cg_rank_for(Cg *cg, const char *comm) {
   for (int i = 0; i < cg->nranks; i++)
     if (strcmp(cg->ranks[i].comm, comm) == 0) return &cg->ranks[i];
   if (cg->nranks == MAX_RANKS) COCONET_BUG("more than %d communicators in region", MAX_RANKS);
@@ -121,8 +71,8 @@ static const Rank *rank_for(Cg *cg, const char *comm) {
   rk->comm = comm;
   rk->rank = names_add(&cg->names, "coconet_rank");
   rk->nranks = names_add(&cg->names, "coconet_nranks");
-  line(cg, "int %s, %s;", rk->rank, rk->nranks);
-  line(cg, "coconet_comm_info(%s, &%s, &%s);", comm, rk->rank, rk->nranks);
+  cg_line(cg, "int %s, %s;", rk->rank, rk->nranks);
+  cg_line(cg, "coconet_comm_info(%s, &%s, &%s);", comm, rk->rank, rk->nranks);
   return rk;
 }
 
@@ -163,7 +113,7 @@ static const char *comm_for(const Scope *sc, int from, const IrSize *count, cons
   return NULL;
 }
 
-static const Part *part_for(Cg *cg, const Scope *sc, int at, const IrOp *op) {
+const Part *cg_part_for(Cg *cg, const Scope *sc, int at, const IrOp *op) {
   cg->runtime = true;
   IrSize count = op_count(op);
   const IrSize *unit = op->span.nchunks > 1 ? op->span.unit : NULL;
@@ -177,7 +127,7 @@ static const Part *part_for(Cg *cg, const Scope *sc, int at, const IrOp *op) {
   }
   if (!comm) comm = comm_for(sc, at, &count, unit, cg->last_comm);
   if (cg->nparts == MAX_PARTS) COCONET_BUG("more than %d spans in region", MAX_PARTS);
-  const Rank *rk = comm ? rank_for(cg, comm) : NULL;
+  const Rank *rk = comm ? cg_rank_for(cg, comm) : NULL;
   Part *p = &cg->parts[cg->nparts++];
   *p = (Part){count, unit, op->span.grain, comm, names_add(&cg->names, "coconet_p")};
   Buf b = {0};
@@ -189,7 +139,7 @@ static const Part *part_for(Cg *cg, const Scope *sc, int at, const IrOp *op) {
     buf_puts(&b, ", ");
     cg_size(&b, p->grain);
   }
-  line(cg, "const coconet_part %s = coconet_part_%s(%s, %s, %d, %s, %s);", p->name, p->grain ? "rows" : "of",
+  cg_line(cg, "const coconet_part %s = coconet_part_%s(%s, %s, %d, %s, %s);", p->name, p->grain ? "rows" : "of",
        buf_str(&b), cg->chunk ? cg->chunk : "0", cg->chunk ? cg->nchunks : 1, rk ? rk->rank : "0",
        rk ? rk->nranks : "1");
   buf_free(&b);
@@ -209,7 +159,7 @@ static void ptr_plus(Buf *b, const char *ptr, const char *part, const char *off)
   buf_printf(b, cg_simple(ptr) ? "%s + %s.%s" : "(%s) + %s.%s", ptr, part, off);
 }
 
-static const char *stream_of(const Cg *cg, const char *user) { return cg->side ? cg->side : user; }
+const char *cg_stream_of(const Cg *cg, const char *user) { return cg->side ? cg->side : user; }
 
 // The AllReduce of a sum computed on slices (reorder): the ranks' partial sums, whole.
 static void emit_sum_allreduce(Cg *cg, const IrOp *op) {
@@ -217,8 +167,8 @@ static void emit_sum_allreduce(Cg *cg, const IrOp *op) {
   Buf b = {0};
   buf_printf(&b, "%s(ncclAllReduce(%s, %s, ", c->wrapper ? c->wrapper : "COCONET_NCCL_CHECK", c->in->text, c->out->text);
   cg_size(&b, c->count);
-  buf_printf(&b, ", %s, ncclSum, %s, %s));", c->dtype_text, c->comm, stream_of(cg, c->stream));
-  line(cg, "%s", buf_str(&b));
+  buf_printf(&b, ", %s, ncclSum, %s, %s));", c->dtype_text, c->comm, cg_stream_of(cg, c->stream));
+  cg_line(cg, "%s", buf_str(&b));
   buf_free(&b);
   cg->last_comm = c->comm;
 }
@@ -230,7 +180,7 @@ static int emit_collective(Cg *cg, const Scope *sc, int at) {
     emit_sum_allreduce(cg, op);
     return 0;
   }
-  const Part *p = part_for(cg, sc, at, op);
+  const Part *p = cg_part_for(cg, sc, at, op);
   bool chunked = op->span.nchunks > 1;
   const char *in_off, *out_off, *count;
   const char *fn = ir_coll_name(c->kind);
@@ -253,13 +203,13 @@ static int emit_collective(Cg *cg, const Scope *sc, int at) {
   ptr_plus(&b, c->out->text, p->name, out_off);
   buf_printf(&b, ", %s.%s, %s, ", p->name, count, c->dtype_text);
   if (c->kind != IR_ALLGATHER) buf_printf(&b, "%s, ", cg_nccl_red(c->red));
-  buf_printf(&b, "%s, %s));", c->comm, stream_of(cg, c->stream));
+  buf_printf(&b, "%s, %s));", c->comm, cg_stream_of(cg, c->stream));
   bool tail = op->span.part == IR_PART_TAIL;
-  if (tail) line(cg, "if (%s.tail > 0) {", p->name);
+  if (tail) cg_line(cg, "if (%s.tail > 0) {", p->name);
   cg->depth += tail;
-  line(cg, "%s", buf_str(&b));
+  cg_line(cg, "%s", buf_str(&b));
   cg->depth -= tail;
-  if (tail) line(cg, "}");
+  if (tail) cg_line(cg, "}");
   buf_free(&b);
   cg->last_comm = c->comm;
   return 0;
@@ -272,7 +222,7 @@ static int emit_gemm_chunk(Cg *cg, const Scope *sc, int at) {
   const IrGemm *g = &op->gemm;
   bool ex = strcmp(g->fn, "cublasGemmEx") == 0;
   int bi = ex ? 10 : 9, ldb = ex ? 12 : 10, ci = ex ? 14 : 12, ldc = ex ? 16 : 13;
-  const Part *p = part_for(cg, sc, at, op);
+  const Part *p = cg_part_for(cg, sc, at, op);
   Buf b = {0};
   if (g->wrapper) buf_printf(&b, "%s(", g->wrapper);
   buf_printf(&b, "%s(", g->fn);
@@ -291,7 +241,7 @@ static int emit_gemm_chunk(Cg *cg, const Scope *sc, int at) {
     }
   }
   buf_puts(&b, g->wrapper ? "));" : ");");
-  line(cg, "%s", buf_str(&b));
+  cg_line(cg, "%s", buf_str(&b));
   buf_free(&b);
   return 0;
 }
@@ -340,15 +290,15 @@ static int run_shape(const Scope *sc, int at, int n, Kernel *k, IrPart *parts, i
 // add: a kernel that sums (k->sums) adds its sums on this launch; NULL otherwise.
 static void emit_launch(Cg *cg, const Kernel *k, const IrOp *op, const char *count, const char *lo, const char *hi,
                         const char *add) {
-  const char *stream = stream_of(cg, op->pw.stream);
+  const char *stream = cg_stream_of(cg, op->pw.stream);
   char range[512];
   snprintf(range, sizeof range, "%s, %s%s%s", lo, hi, add ? ", " : "", add ? add : "");
   const char *grid = k->sums ? "coconet_sum_grid_size" : "coconet_grid_size";
   if (cg->target == TARGET_HOST)  // a block sum needs the threads of a block as fibers
-    line(cg, "coconet_host_launch(%s, %s, %s(%s), COCONET_BLOCK_SIZE, 0, %s, %s, %s);",
+    cg_line(cg, "coconet_host_launch(%s, %s, %s(%s), COCONET_BLOCK_SIZE, 0, %s, %s, %s);",
          k->sums ? "COCONET_HOST_SYNC" : "COCONET_HOST_SIMPLE", k->name, grid, count, stream, k->args, range);
   else
-    line(cg, "%s<<<%s(%s), COCONET_BLOCK_SIZE, 0, %s>>>(%s, %s);", k->name, grid, count, stream, k->args, range);
+    cg_line(cg, "%s<<<%s(%s), COCONET_BLOCK_SIZE, 0, %s>>>(%s, %s);", k->name, grid, count, stream, k->args, range);
 }
 
 static void emit_part_launch(Cg *cg, const Kernel *k, const IrOp *op, const Part *p, IrPart part) {
@@ -373,13 +323,13 @@ static void emit_part_launch(Cg *cg, const Kernel *k, const IrOp *op, const Part
     break;
   }
   char add[128];
-  if (part == IR_PART_TAIL && p->comm) snprintf(add, sizeof add, "%s == 0", rank_for(cg, p->comm)->rank);
+  if (part == IR_PART_TAIL && p->comm) snprintf(add, sizeof add, "%s == 0", cg_rank_for(cg, p->comm)->rank);
   else snprintf(add, sizeof add, "true");  // this rank's slice, or rank 0 without a communicator
-  if (part == IR_PART_TAIL) line(cg, "if (%s.tail > 0) {", n);
+  if (part == IR_PART_TAIL) cg_line(cg, "if (%s.tail > 0) {", n);
   cg->depth += part == IR_PART_TAIL;
   emit_launch(cg, k, op, count, lo, hi, k->sums ? add : NULL);
   cg->depth -= part == IR_PART_TAIL;
-  if (part == IR_PART_TAIL) line(cg, "}");
+  if (part == IR_PART_TAIL) cg_line(cg, "}");
 }
 
 static int emit_run(Cg *cg, const Scope *sc, int at, int *consumed) {
@@ -400,190 +350,15 @@ static int emit_run(Cg *cg, const Scope *sc, int at, int *consumed) {
   k->name = kernel_name(cg, slice);
   cg->nkernels++;
   if (kernel_generate(cg->r, cg->unit, k)) return -1;
-  const Part *p = part_for(cg, sc, at, sc->ops[at]);
+  const Part *p = cg_part_for(cg, sc, at, sc->ops[at]);
   for (int i = 0; i < nparts; i++) emit_part_launch(cg, k, sc->ops[at], p, parts[i]);
-  line(cg, "%s(cudaGetLastError());", cg->cuda_check);
+  cg_line(cg, "%s(cudaGetLastError());", cg->cuda_check);
   return 0;
 }
 
 //
 // Fuse markers
 //
-
-static void fuse_markers(Cg *cg, const Scope *sc, int at) {
-  int group = at < sc->n ? sc->ops[at]->fuse_group : 0;
-  if (group == cg->fuse_open) return;
-  if (cg->fuse_open) line(cg, "// coconet: fuse: end of the fused kernel's call site");
-  cg->fuse_open = group;
-  if (!group) return;
-  int n = 0;
-  while (at + n < sc->n && sc->ops[at + n]->fuse_group == group) n++;
-  Buf b = {0};
-  cg_flow(&b, &sc->ops[at], n);
-  line(cg, "// coconet: fuse: call site of the fused kernel for %s", buf_str(&b));
-  line(cg, "// coconet: fuse: (the one-shot fused kernel of an AllReduce and its kernels is not generated yet); this NCCL "
-           "schedule runs:");
-  buf_free(&b);
-}
-
-//
-// Fused kernels: a split group (ReduceScatter, kernels on the slice and the
-// tail, AllGathers) becomes one kernel on symmetric memory, with the NCCL
-// schedule as its run-time fallback
-//
-
-static int emit_op(Cg *cg, const Scope *sc, int at, int *consumed);
-
-static bool is_split_head(const IrOp *op) { return ir_fused_form(op) == IR_FUSED_SPLIT; }
-static bool is_oneshot_head(const IrOp *op) { return ir_fused_form(op) == IR_FUSED_ONESHOT; }
-static bool is_fused_head(const IrOp *op) { return ir_fused_form(op) != IR_FUSED_NONE; }
-
-static void add_window(FusedSpec *f, const IrTensor *t) {
-  for (int i = 0; i < f->nwindows; i++)
-    if (strcmp(f->window_names[i], t->name) == 0) return;
-  if (f->nwindows < FUSED_MAX_WINDOWS) f->window_names[f->nwindows++] = t->name;
-}
-
-static const IrTensor *window_tensor(const FusedSpec *f, int w) {
-  if (strcmp(f->source->name, f->window_names[w]) == 0) return f->source;
-  for (int i = 0; i < f->ngathered; i++)
-    if (strcmp(f->gathered[i]->name, f->window_names[w]) == 0) return f->gathered[i];
-  COCONET_BUG("window '%s' of no tensor", f->window_names[w]);
-}
-
-// The group's collectives as a FusedSpec; false when it is not RS + kernels +
-// AllGathers, or AllReduce + kernels (one-shot).
-static bool fused_spec(const Scope *sc, int at, int n, FusedSpec *f, Buf *flow_text) {
-  const IrOp *rs = sc->ops[at];
-  *f = (FusedSpec){.source = rs->coll.in, .reduced = rs->coll.out, .red = rs->coll.red, .dtype = rs->coll.dtype,
-                   .oneshot = is_oneshot_head(rs)};
-  add_window(f, f->source);
-  int kernels = 0;
-  for (int i = at + 1; i < at + n; i++) {
-    const IrOp *op = sc->ops[i];
-    if (op->kind == IR_OP_POINTWISE && (op->span.part == IR_PART_ALL) == f->oneshot) {
-      kernels++;
-      continue;
-    }
-    if (f->oneshot) return false;
-    if (op->kind != IR_OP_COLLECTIVE) return false;
-    if (op->coll.kind == IR_ALLREDUCE && op->span.part == IR_PART_TAIL) continue;
-    if (op->coll.kind != IR_ALLGATHER || op->span.part != IR_PART_BODY || f->ngathered == FUSED_MAX_WINDOWS)
-      return false;
-    f->gathered[f->ngathered++] = op->coll.out;
-    add_window(f, op->coll.out);
-  }
-  cg_flow(flow_text, &sc->ops[at], n);
-  f->flow = buf_str(flow_text);
-  return kernels > 0 && f->nwindows <= FUSED_MAX_WINDOWS;
-}
-
-// grid: the elements the grid covers; range: the kernel's last arguments.
-static void emit_fused_launch(Cg *cg, const Kernel *k, const char *grid, const char *range, const char *stream) {
-  if (cg->target == TARGET_HOST)
-    line(cg, "coconet_host_launch(COCONET_HOST_SYNC, %s, coconet_fused_grid(%s), COCONET_BLOCK_SIZE, 0, %s, %s, %s);",
-         k->fused_name, grid, stream, k->fused_args, range);
-  else
-    line(cg, "%s<<<coconet_fused_grid(%s), COCONET_BLOCK_SIZE, 0, %s>>>(%s, %s);", k->fused_name, grid, stream,
-         k->fused_args, range);
-  line(cg, "%s(cudaGetLastError());", cg->cuda_check);
-}
-
-// The group from sc->ops[at]: 0 when emitted, 1 when it gets no fused kernel
-// (nothing emitted: the caller emits it on the NCCL path), -1 on errors.
-static int emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
-  const IrOp *rs = sc->ops[at];
-  int n = 0;
-  while (at + n < sc->n && sc->ops[at + n]->fuse_group == rs->fuse_group) n++;
-  FusedSpec f;
-  Buf flow_text = {0};
-  if (!fused_spec(sc, at, n, &f, &flow_text)) {
-    buf_free(&flow_text);
-    return 1;
-  }
-  Scope none = {NULL, 0};
-  fuse_markers(cg, &none, 0);
-  const Part *p = part_for(cg, sc, at, rs);
-  const Rank *rk = rank_for(cg, rs->coll.comm);
-  // The NCCL path first, into a buffer of its own (its kernel is the one the fused kernel calls).
-  Buf saved = cg->out;
-  int saved_parts = cg->nparts, saved_ranks = cg->nranks, first_kernel = cg->nkernels;
-  cg->out = (Buf){0};
-  cg->depth++;
-  cg->fusing = true;
-  int rc = 0, c;
-  for (int i = at; i < at + n && rc == 0; i += c) rc = emit_op(cg, sc, i, &c);
-  cg->fusing = false;
-  cg->depth--;
-  char *nccl_path = buf_take(&cg->out);
-  cg->out = saved;
-  cg->nparts = saved_parts;
-  cg->nranks = saved_ranks;
-  Kernel *k = cg->nkernels == first_kernel + 1 ? &cg->kernels[first_kernel] : NULL;
-  if (rc == 0 && f.oneshot && cg->nkernels == first_kernel && cg->nkernels < MAX_KERNELS) {
-    // The kernels stay as written on the NCCL path: the fused kernel gets their element function.
-    k = &cg->kernels[cg->nkernels++];
-    *k = (Kernel){0};
-    for (int i = at + 1; i < at + n && k->nops < (int)(sizeof k->ops / sizeof *k->ops); i++) k->ops[k->nops++] = sc->ops[i];
-    if (asprintf(&k->name, "coconet_%s_oneshot", cg->r->name) < 0) COCONET_BUG("out of memory");
-  }
-  if (rc == 0 && k) {
-    char name[256];
-    snprintf(name, sizeof name, cg->nfused ? "coconet_%s_fused%d" : "coconet_%s_fused", cg->r->name, cg->nfused + 1);
-    if (!(k->fused_name = strdup(name))) COCONET_BUG("out of memory");
-    f.args = names_add(&cg->names, "coconet_f");
-    rc = kernel_fused(cg->r, cg->unit, k, &f);
-  }
-  if (rc != 0 || !k) {  // no fused kernel: the caller emits the group again, on the NCCL path
-    free(nccl_path);
-    buf_free(&flow_text);
-    while (cg->nkernels > first_kernel) kernel_free(&cg->kernels[--cg->nkernels]);
-    return rc < 0 ? -1 : 1;
-  }
-  cg->nfused++;
-  *consumed = n;
-  if (f.oneshot)
-    line(cg, "// coconet: fuse: %s as one kernel (%s, one-shot: every rank reduces every element from its peers) on "
-             "symmetric memory up to COCONET_ONESHOT_MAX_BYTES, or as written below", f.flow, k->fused_name);
-  else
-    line(cg, "// coconet: fuse: %s as one kernel (%s) on symmetric memory, or on the NCCL path below when a "
-             "buffer is not symmetric or the ranks do not share memory", f.flow, k->fused_name);
-  const char *names = names_add(&cg->names, "coconet_fused_names");
-  const char *bufs = names_add(&cg->names, "coconet_fused_bufs");
-  const char *bytes = names_add(&cg->names, "coconet_fused_bytes");
-  const char *args = f.args;
-  Buf nb = {0}, bb = {0}, sb = {0};
-  for (int w = 0; w < f.nwindows; w++) {
-    const IrTensor *t = window_tensor(&f, w);
-    buf_printf(&nb, "%s\"%s\"", w ? ", " : "", t->name);
-    buf_printf(&bb, "%s%s", w ? ", " : "", t->text);
-    buf_printf(&sb, "%s%s.count * sizeof(%s)", w ? ", " : "", p->name, cg_ctype(t->type));
-  }
-  line(cg, "const char *const %s[] = {%s};", names, buf_str(&nb));
-  line(cg, "const void *const %s[] = {%s};", bufs, buf_str(&bb));
-  line(cg, "const size_t %s[] = {%s};", bytes, buf_str(&sb));
-  line(cg, "coconet_fused_args %s = {};", args);
-  line(cg, "if (coconet_fused_ready(&%s_state, %s, %s, %d, %s, %s, %s, %s, &%s)) {", k->fused_name, rs->coll.comm,
-       rk->nranks, f.nwindows, names, bufs, bytes, f.oneshot ? "COCONET_ONESHOT_MAX_BYTES" : "0", args);
-  cg->depth++;
-  char grid[128], range[256];
-  if (f.oneshot) {
-    snprintf(grid, sizeof grid, "%s.count", p->name);
-    snprintf(range, sizeof range, "%s.count", p->name);
-  } else {
-    snprintf(grid, sizeof grid, "%s.s", p->name);
-    snprintf(range, sizeof range, "%s.slice_lo, %s.slice_hi, %s.tail_lo, %s.hi", p->name, p->name, p->name, p->name);
-  }
-  emit_fused_launch(cg, k, grid, range, stream_of(cg, rs->coll.stream));
-  cg->depth--;
-  line(cg, "} else {");
-  buf_puts(&cg->out, nccl_path);
-  line(cg, "}");
-  buf_free(&nb), buf_free(&bb), buf_free(&sb);
-  free(nccl_path);
-  buf_free(&flow_text);
-  return 0;
-}
 
 //
 // Ops
@@ -621,7 +396,7 @@ static void emit_user_launch(Cg *cg, const Launch *l, bool sync, const char *gri
     buf_printf(&b, l->template_args ? "%s<%s>" : "%s", l->kernel, l->template_args);
     buf_printf(&b, "<<<%s, %s, %s, %s>>>(%s);", grid, piece_text(cg, &l->block), shmem, stream, args);
   }
-  line(cg, "%s", buf_str(&b));
+  cg_line(cg, "%s", buf_str(&b));
   buf_free(&b);
 }
 
@@ -643,7 +418,7 @@ static bool emit_host_launch(Cg *cg, const IrOp *op) {
 static void check_rows_reached(Cg *cg, const IrPointwise *pw, const Launch *l) {
   for (int i = 0; i < l->nargs; i++) {
     if (pw->row_roles[i] != 'r') continue;
-    line(cg, "coconet_check_rows(%s, %s, %d, %s, \"%s\", __FILE__, __LINE__);", piece_text(cg, &l->grid),
+    cg_line(cg, "coconet_check_rows(%s, %s, %d, %s, \"%s\", __FILE__, __LINE__);", piece_text(cg, &l->grid),
          piece_text(cg, &l->block), pw->row_threads, piece_text(cg, &l->args[i]), pw->kernel);
   }
 }
@@ -660,7 +435,7 @@ static int emit_rowwise(Cg *cg, const Scope *sc, int at) {
     return -1;
   }
   const Launch *l = s->launch;
-  const Part *p = part_for(cg, sc, at, op);
+  const Part *p = cg_part_for(cg, sc, at, op);
   bool tail = op->span.part == IR_PART_TAIL;
   const char *n = tail ? "tail" : "s", *first = tail ? "tail_lo" : "slice_lo";
   Buf h = {0}, rows = {0}, args = {0};
@@ -674,7 +449,7 @@ static int emit_rowwise(Cg *cg, const Scope *sc, int at) {
     switch (pw->row_roles[i]) {
     case 'P':
     case 'O':
-      if (!tail) line(cg, "coconet_require_buffer(%s, \"%s\", __FILE__, __LINE__);", a, a);
+      if (!tail) cg_line(cg, "coconet_require_buffer(%s, \"%s\", __FILE__, __LINE__);", a, a);
       /* fall through */
     case 'p':
     case 'o':
@@ -683,7 +458,7 @@ static int emit_rowwise(Cg *cg, const Scope *sc, int at) {
       break;
     case 's':
       if (!tail)
-        line(cg, "coconet_check_stride(%s, %s, \"%s\", \"%s\", __FILE__, __LINE__);", a, ht, a, pw->kernel);
+        cg_line(cg, "coconet_check_stride(%s, %s, \"%s\", \"%s\", __FILE__, __LINE__);", a, ht, a, pw->kernel);
       buf_puts(&args, a);
       break;
     case 'r': {
@@ -703,12 +478,12 @@ static int emit_rowwise(Cg *cg, const Scope *sc, int at) {
   } else if (asprintf(&grid, "(unsigned)(%s)", buf_str(&rows)) < 0) {
     COCONET_BUG("out of memory");
   }
-  line(cg, "if (%s.%s > 0) {", p->name, n);
+  cg_line(cg, "if (%s.%s > 0) {", p->name, n);
   cg->depth++;
   emit_user_launch(cg, l, true, grid, buf_str(&args));
-  line(cg, "%s(cudaGetLastError());", cg->cuda_check);
+  cg_line(cg, "%s(cudaGetLastError());", cg->cuda_check);
   cg->depth--;
-  line(cg, "}");
+  cg_line(cg, "}");
   free(grid);
   buf_free(&h);
   buf_free(&rows);
@@ -728,20 +503,20 @@ static void emit_verbatim(Cg *cg, const IrOp *op) {
     at = h->range.end.offset;
   }
   buf_printf(&b, "%.*s", (int)(end - at), src->buf + at);
-  line(cg, "%s", buf_str(&b));
+  cg_line(cg, "%s", buf_str(&b));
   buf_free(&b);
 }
 
 // Emit sc->ops[at] (and the ops it takes with it); *consumed gets how many.
-static int emit_op(Cg *cg, const Scope *sc, int at, int *consumed) {
+int cg_emit_op(Cg *cg, const Scope *sc, int at, int *consumed) {
   const IrOp *op = sc->ops[at];
   *consumed = 1;
-  if (!cg->fusing && is_fused_head(op)) {
-    int rc = emit_fused(cg, sc, at, consumed);
+  if (!cg->fusing && ir_fused_form(op) != IR_FUSED_NONE) {
+    int rc = cg_emit_fused(cg, sc, at, consumed);
     if (rc <= 0) return rc;
     *consumed = 1;
   }
-  if (!cg->fusing) fuse_markers(cg, sc, at);
+  if (!cg->fusing) cg_fuse_markers(cg, sc, at);
   if (cg_pointwise_run(op) && op->pw.row) return emit_rowwise(cg, sc, at);
   if (cg_pointwise_run(op)) return emit_run(cg, sc, at, consumed);
   if (op->kind == IR_OP_COLLECTIVE && is_rewritten(op)) return emit_collective(cg, sc, at);
@@ -794,17 +569,17 @@ static const char *user_stream(const Scope *tmpl) {
 static int emit_chunk_body(Cg *cg, const Scope *tmpl, const char *side, const char *stream) {
   int consumed;
   for (int i = 0; i < tmpl->n; i += consumed) {
-    if (emit_op(cg, tmpl, i, &consumed)) return -1;
+    if (cg_emit_op(cg, tmpl, i, &consumed)) return -1;
     if (tmpl->ops[i]->kind != IR_OP_GEMM || cg->side) continue;
-    line(cg, "%s(cudaEventRecord(%s->chunk[%s], %s));", cg->cuda_check, side, cg->chunk, stream);
-    line(cg, "%s(cudaStreamWaitEvent(%s->stream, %s->chunk[%s], 0));", cg->cuda_check, side, side, cg->chunk);
+    cg_line(cg, "%s(cudaEventRecord(%s->chunk[%s], %s));", cg->cuda_check, side, cg->chunk, stream);
+    cg_line(cg, "%s(cudaStreamWaitEvent(%s->stream, %s->chunk[%s], 0));", cg->cuda_check, side, side, cg->chunk);
     char *s;
     if (asprintf(&s, "%s->stream", side) < 0) COCONET_BUG("out of memory");
     cg->side = names_add(&cg->names, s);
     free(s);
   }
   Scope none = {NULL, 0};
-  fuse_markers(cg, &none, 0);
+  cg_fuse_markers(cg, &none, 0);
   return 0;
 }
 
@@ -818,28 +593,28 @@ static int emit_overlap(Cg *cg, const Scope *sc, int at, int *consumed) {
   }
   int k = sc->ops[at]->span.nchunks;
   Scope none = {NULL, 0};
-  fuse_markers(cg, &none, 0);
+  cg_fuse_markers(cg, &none, 0);
   const char *side = names_add(&cg->names, "coconet_side");
   cg->overlap = true;
-  line(cg, "const coconet_streams *%s = coconet_region_streams(&coconet_%s_overlap, %d);", side, cg->r->name, k);
+  cg_line(cg, "const coconet_streams *%s = coconet_region_streams(&coconet_%s_overlap, %d);", side, cg->r->name, k);
   const char *last = cg->last_comm;
   for (int i = 0; i < tmpl.n; i++) {
     const char *comm = op_comm(tmpl.ops[i], &last);
-    if (needs_rank(tmpl.ops[i])) rank_for(cg, comm);
+    if (needs_rank(tmpl.ops[i])) cg_rank_for(cg, comm);
   }
   cg->chunk = names_add(&cg->names, "coconet_c");
   cg->nchunks = k;
-  line(cg, "for (int %s = 0; %s < %d; %s++) {", cg->chunk, cg->chunk, k, cg->chunk);
+  cg_line(cg, "for (int %s = 0; %s < %d; %s++) {", cg->chunk, cg->chunk, k, cg->chunk);
   int saved_parts = cg->nparts;
   cg->depth++;
   int rc = emit_chunk_body(cg, &tmpl, side, stream);
   cg->depth--;
-  line(cg, "}");
+  cg_line(cg, "}");
   cg->nparts = saved_parts;
   cg->chunk = NULL;
   cg->side = NULL;
-  line(cg, "%s(cudaEventRecord(%s->done, %s->stream));", cg->cuda_check, side, side);
-  line(cg, "%s(cudaStreamWaitEvent(%s, %s->done, 0));", cg->cuda_check, stream, side);
+  cg_line(cg, "%s(cudaEventRecord(%s->done, %s->stream));", cg->cuda_check, side, side);
+  cg_line(cg, "%s(cudaStreamWaitEvent(%s, %s->done, 0));", cg->cuda_check, stream, side);
   return rc;
 }
 
@@ -979,9 +754,9 @@ static void unused_lines(Cg *cg, const Scope *sc, const char *body) {
   bool said = false;
   for (int i = 0; i < k; i++) {
     if (!names_identifier(body, names[i])) {
-      if (!said) line(cg, "// coconet: the generated kernels pick their own grid and arguments; this was for the launches they replace");
+      if (!said) cg_line(cg, "// coconet: the generated kernels pick their own grid and arguments; this was for the launches they replace");
       said = true;
-      line(cg, "(void)%s;", names[i]);
+      cg_line(cg, "(void)%s;", names[i]);
     }
     free(names[i]);
   }
@@ -994,13 +769,13 @@ static int generate(Cg *cg, const Scope *sc) {
   cg_schedule_comment(&comment, cg->r, sc->ops, sc->n);
   for (char *ln = comment.s; ln && *ln;) {
     char *nl = strchr(ln, '\n');
-    line(cg, "// coconet: %.*s", (int)(nl ? nl - ln : (long)strlen(ln)), ln);
+    cg_line(cg, "// coconet: %.*s", (int)(nl ? nl - ln : (long)strlen(ln)), ln);
     ln = nl ? nl + 1 : ln + strlen(ln);
   }
   buf_free(&comment);
-  if (cg->r->hoists) line(cg, "// coconet: arguments with side effects, evaluated once, in the order written");
+  if (cg->r->hoists) cg_line(cg, "// coconet: arguments with side effects, evaluated once, in the order written");
   for (const IrHoist *h = cg->r->hoists; h; h = h->next)
-    line(cg, "[[maybe_unused]] const auto %s = %s;", names_add(&cg->names, h->name), h->text);
+    cg_line(cg, "[[maybe_unused]] const auto %s = %s;", names_add(&cg->names, h->name), h->text);
   Buf head = cg->out;  // the ops go to a buffer of their own, the (void) lines before them
   cg->out = (Buf){0};
   int consumed, rc = 0;
@@ -1009,25 +784,25 @@ static int generate(Cg *cg, const Scope *sc) {
   Buf test = {0};
   for (const IrAssume *a = cg->r->assumes; a; a = a->next) {
     SrcLoc at = a->loc;
-    line(cg, "// coconet: kernel '%s' tests '%s' against NULL (%s:%u:%u): the schedule is for %s; the region runs "
+    cg_line(cg, "// coconet: kernel '%s' tests '%s' against NULL (%s:%u:%u): the schedule is for %s; the region runs "
              "as written otherwise", a->kernel, a->var, cg_base_name(at.file), at.line, at.col, a->test);
     buf_printf(&test, "%s%s", test.len ? " && " : "", a->test);
   }
   if (cg->r->assumes) {
-    line(cg, "if (%s) {", buf_str(&test));
+    cg_line(cg, "if (%s) {", buf_str(&test));
     cg->depth++;
   }
   for (int i = 0; i < sc->n && rc == 0; i += consumed) {
     if (sc->ops[i]->span.nchunks > 1) rc = emit_overlap(cg, sc, i, &consumed);
-    else rc = emit_op(cg, sc, i, &consumed);
+    else rc = cg_emit_op(cg, sc, i, &consumed);
   }
   if (cg->r->assumes) {
     cg->depth--;
-    line(cg, "} else {");
+    cg_line(cg, "} else {");
     cg->depth++;
     for (const IrOp *op = cg->r->ops; op && rc == 0; op = op->next) emit_verbatim(cg, op);
     cg->depth--;
-    line(cg, "}");
+    cg_line(cg, "}");
   }
   buf_free(&test);
   char *ops = buf_take(&cg->out);
@@ -1036,7 +811,7 @@ static int generate(Cg *cg, const Scope *sc) {
   if (ops) buf_puts(&cg->out, ops);
   free(ops);
   Scope none = {NULL, 0};
-  fuse_markers(cg, &none, 0);
+  cg_fuse_markers(cg, &none, 0);
   buf_printf(&cg->out, "%s}", cg->indent);
   return rc;
 }
@@ -1079,7 +854,7 @@ void codegen_explain(FILE *f, const IrRegion *r) {
   if (r->nfuse == 0) return;
   int split = 0, oneshot = 0;
   const IrOp *list = r->sched ? r->sched : r->ops;
-  for (const IrOp *op = list; op; op = op->next) split += is_split_head(op), oneshot += is_oneshot_head(op);
+  for (const IrOp *op = list; op; op = op->next) split += ir_fused_form(op) == IR_FUSED_SPLIT, oneshot += ir_fused_form(op) == IR_FUSED_ONESHOT;
   if (split)
     fprintf(f, "  - codegen: fuse: %d group(s) become a fused kernel on NCCL's device API (symmetric memory, LSA "
                "barriers); each call site keeps the NCCL path as its run-time fallback (a buffer not symmetric, "

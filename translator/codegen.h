@@ -3,6 +3,8 @@
 //   codegen.c         a region's block: the schedule comment, collectives on
 //                     their spans, chunked GEMMs and the overlap loop, launches
 //                     of generated kernels, statements kept as written
+//   codegen_fused.c   the call sites of fuse groups: the fused kernel's launch
+//                     on symmetric memory, the NCCL schedule as its fallback
 //   codegen_kernel.c  generated kernels: a run of scheduled pointwise ops
 //                     becomes one __device__ element function (from the IR
 //                     expressions) and one grid-stride __global__ over [lo, hi);
@@ -145,5 +147,77 @@ int kernel_generate(const IrRegion *r, const char *unit, Kernel *k);
 // reporting an error.
 int kernel_fused(const IrRegion *r, const char *unit, Kernel *k, const FusedSpec *f);
 void kernel_free(Kernel *k);
+
+//
+// codegen.c: a region's block (shared with codegen_fused.c)
+//
+
+enum { MAX_PARTS = 32, MAX_RANKS = 16, MAX_KERNELS = 32 };
+
+typedef struct Part {       // a coconet_part variable in scope
+  IrSize count;             // key: elements (a copy: GEMM keys are built here)
+  const IrSize *unit;       // key: chunk unit (NULL = 1)
+  const IrSize *grain;      // key: slice grain, whole rows (NULL = 1)
+  const char *comm;         // communicator of its rank (NULL: rank 0 of 1)
+  const char *name;
+} Part;
+
+typedef struct Rank {
+  const char *comm;
+  const char *rank, *nranks;
+} Rank;
+
+typedef struct Scope {      // the ops one level of the block runs
+  const IrOp **ops;
+  int n;
+} Scope;
+
+typedef struct Cg {
+  const Frontend *fe;
+  const Region *fr;
+  const IrRegion *r;
+  Target target;
+  Buf out;                  // the region's block
+  const char *indent;       // the region's indentation
+  char *unit;               // one indentation step
+  int depth;                // 1 = the block's statements
+  Names names;              // host names declared in the block
+  Part parts[MAX_PARTS];
+  int nparts;
+  Rank ranks[MAX_RANKS];
+  int nranks;
+  Kernel kernels[MAX_KERNELS];
+  int nkernels;
+  const char *cuda_check;   // the region's CUDA wrapper, else COCONET_CUDA_CHECK
+  const char *chunk;        // the chunk index inside the overlap loop, else NULL
+  int nchunks;
+  const char *side;         // the second stream inside the overlap loop (after the GEMM)
+  const char *last_comm;    // communicator of the latest collective: slices of kernels use its ranks
+  int fuse_open;            // the fuse group whose markers are open
+  bool fusing;              // emitting a fused group's NCCL path (no markers)
+  int nfused;               // fused kernels generated
+  bool overlap;             // the region needs its static stream state
+  bool runtime;             // the block calls coconet.h
+} Cg;
+
+void cg_line(Cg *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));  // one line of the block
+// The rank variables of a communicator (declared at the first use).
+const Rank *cg_rank_for(Cg *cg, const char *comm);
+// The coconet_part of sc->ops[at]'s span (declared at the first use).
+const Part *cg_part_for(Cg *cg, const Scope *sc, int at, const IrOp *op);
+// The stream an op runs on: the user's, or the second stream inside the overlap loop.
+const char *cg_stream_of(const Cg *cg, const char *user);
+// Emit sc->ops[at] (and the ops it takes with it); *consumed gets how many; -1 on errors.
+int cg_emit_op(Cg *cg, const Scope *sc, int at, int *consumed);
+
+//
+// codegen_fused.c
+//
+
+// Open or close the marker comments of the fuse group at sc->ops[at] (none past the end).
+void cg_fuse_markers(Cg *cg, const Scope *sc, int at);
+// The fuse group from sc->ops[at]: 0 when emitted, 1 when it gets no fused
+// kernel (nothing emitted: the caller emits it on the NCCL path), -1 on errors.
+int cg_emit_fused(Cg *cg, const Scope *sc, int at, int *consumed);
 
 #endif

@@ -303,7 +303,7 @@ void program_free(Program *prog);
 void instantiate_program(const Frontend *fe, Program *prog);
 
 //
-// extract.c and analyze.c (with analyze_expr.c, analyze_stmt.c, analyze_sum.c, analyze_vector.c, analyze.h;
+// extract.c and analyze.c (with analyze_expr.c, analyze_call.c, analyze_stmt.c, analyze_sum.c, analyze_vector.c, analyze.h;
 // analyze_row.c, analyze_place.c):
 // from the front end's regions to the IR (ir.h)
 //
@@ -358,9 +358,10 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
 
 //
 // codegen.c: scheduled IR regions become CUDA (or host) text (codegen_kernel.c:
-// generated kernels from IR expressions, codegen_comment.c: the schedule
-// comment, codegen_expr.c: expressions; their private header is codegen.h). What the text calls at run time is
-// runtime/include/coconet.h.
+// generated kernels from IR expressions, codegen_fused.c: the call sites of
+// fused kernels, codegen_comment.c: the schedule comment, codegen_expr.c:
+// expressions; their private header is codegen.h). What the text calls at run
+// time is runtime/include/coconet.h.
 //
 
 // What replaces one region in the output, and what goes before its function.
