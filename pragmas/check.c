@@ -7,6 +7,7 @@
 #include <string.h>
 
 static const KeySpec overlap_keys[] = {{"chunks", VAL_POSITIVE}, {NULL, VAL_EXPR}};
+static const KeySpec pipeline_keys[] = {{"tag", VAL_IDENT}, {"group", VAL_EXPR}, {NULL, VAL_EXPR}};
 static const KeySpec pointwise_keys[] = {{"index", VAL_IDENT}, {"count", VAL_EXPR}, {NULL, VAL_EXPR}};
 
 static const ClauseSpec region_clauses[] = {
@@ -18,6 +19,8 @@ static const ClauseSpec region_clauses[] = {
     {.name = "reorder", .args = ARGS_NONE, .manual = true, .after = "split"},
     {.name = "fuse", .args = ARGS_NONE, .manual = true},
     {.name = "overlap", .args = ARGS_KEYS, .manual = true, .keys = overlap_keys},
+    {.name = "pipeline", .args = ARGS_KEYS, .parens_required = true, .manual = true, .keys = pipeline_keys,
+     .required_key = "tag"},
     {.name = "schedule", .args = ARGS_AUTO, .parens_required = true},
     {.name = NULL},
 };
@@ -199,6 +202,8 @@ void check_clause(Parser *P, const ClauseSpec *spec, const PragmaClause *c) {
       fail(P, c->offset, "'schedule(auto)' cannot be combined with '%s'",
            spec->manual ? c->name : o->name);
   }
+  if (spec->required_key && !pragma_find_key(c, spec->required_key))
+    fail(P, c->offset, "'%s' needs '%s=NAME'", c->name, spec->required_key);
   if (spec->after && !pragma_find_clause(P->pragma, spec->after))
     fail(P, c->offset, "'%s' needs '%s' before it", c->name, spec->after);
 }

@@ -86,6 +86,7 @@ typedef struct ClauseSpec {
   const char *after;      // a clause that must come before this one, or NULL
   const char *exclusive;  // a clause that must not name the same buffer, or NULL
   const KeySpec *keys;    // ARGS_KEYS: the keys accepted
+  const char *required_key;  // ARGS_KEYS: a key the clause must have, or NULL
 } ClauseSpec;
 
 extern const ClauseSpec pointwise_spec;  // the argument list of `pointwise(...)`

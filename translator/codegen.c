@@ -46,6 +46,7 @@ void cg_line(Cg *cg, const char *fmt, ...) {
 //
 
 static bool is_rewritten(const IrOp *op) {
+  if (op->kind == IR_OP_COLLECTIVE && op->coll.pipe_tag) return true;
   return op->span.nchunks > 1 || op->span.part != IR_PART_ALL || op->generated;
 }
 
@@ -173,9 +174,44 @@ static void emit_sum_allreduce(Cg *cg, const IrOp *op) {
   cg->last_comm = c->comm;
 }
 
+// pipeline: a Send of this rank's slice and the tail (over the group the
+// slices are of), or a Recv of the peer's and the AllGather on the group.
+static void emit_pipeline(Cg *cg, const Scope *sc, int at) {
+  const IrOp *op = sc->ops[at];
+  const IrCollective *c = &op->coll;
+  const IrTensor *t = c->kind == IR_SEND ? c->in : c->out;
+  Buf count = {0};
+  if (c->count_text) buf_puts(&count, c->count_text);
+  else cg_size(&count, c->count);
+  cg->pipeline = cg->runtime = true;
+  const char *stream = cg_stream_of(cg, c->stream);
+  if (c->kind == IR_SEND) {
+    IrOp on_group = *op;
+    on_group.coll.comm = c->pipe_group;
+    on_group.span.part = IR_PART_BODY;
+    const Part *p = cg_part_for(cg, sc, at, &on_group);
+    const Rank *rk = cg_rank_for(cg, c->pipe_group);
+    cg_line(cg, "// coconet: pipeline(tag=%s): this rank's slice of %s and the tail to its peer", c->pipe_tag, t->name);
+    cg_line(cg, "coconet_pipe_send(&coconet_%s_pipe, %s, sizeof(%s), %s, %s, %s, %s, %s, %s, %s, %s, \"%s\", %u);",
+            cg->r->name, c->in->text, cg_ctype(t->type), buf_str(&count), p->name, rk->rank, rk->nranks, c->dtype_text,
+            c->peer, c->comm, stream, c->pipe_tag, op->loc.line);
+  } else {
+    cg_line(cg, "// coconet: pipeline(tag=%s): the peer's slice of %s and the tail, gathered on %s", c->pipe_tag,
+            t->name, c->pipe_group);
+    cg_line(cg, "coconet_pipe_recv(&coconet_%s_pipe, %s, sizeof(%s), %s, %s, %s, %s, %s, %s, \"%s\", __FILE__, %u);",
+            cg->r->name, c->out->text, cg_ctype(t->type), buf_str(&count), c->dtype_text, c->peer,
+            c->comm, c->pipe_group, stream, c->pipe_tag, op->loc.line);
+  }
+  buf_free(&count);
+}
+
 static int emit_collective(Cg *cg, const Scope *sc, int at) {
   const IrOp *op = sc->ops[at];
   const IrCollective *c = &op->coll;
+  if (c->pipe_tag) {
+    emit_pipeline(cg, sc, at);
+    return 0;
+  }
   if (op->generated && c->kind == IR_ALLREDUCE && op->span.part == IR_PART_ALL && op->span.nchunks <= 1) {
     emit_sum_allreduce(cg, op);
     return 0;
@@ -706,6 +742,9 @@ static char *kernels_text(Cg *cg) {
   if (cg->overlap)
     buf_printf(&b, "// coconet: the second stream and events of region %s (created once per device)\n"
                    "static coconet_region_state coconet_%s_overlap;\n\n", cg->r->name, cg->r->name);
+  if (cg->pipeline)
+    buf_printf(&b, "// coconet: the pipeline header buffer of region %s (allocated once per device)\n"
+                   "static coconet_pipe_state coconet_%s_pipe;\n\n", cg->r->name, cg->r->name);
   for (int i = 0; i < cg->nkernels; i++) {
     buf_printf(&b, "%s\n", cg->kernels[i].text);
     if (cg->kernels[i].fused_name)

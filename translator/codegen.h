@@ -197,6 +197,7 @@ typedef struct Cg {
   bool fusing;              // emitting a fused group's NCCL path (no markers)
   int nfused;               // fused kernels generated
   bool overlap;             // the region needs its static stream state
+  bool pipeline;            // the region needs its static pipeline header buffer
   bool runtime;             // the block calls coconet.h
 } Cg;
 

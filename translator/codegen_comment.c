@@ -15,7 +15,14 @@ static void flow_item(Buf *b, const IrOp *op, const IrOp *prev) {
   }
   if (b->len) buf_puts(b, " -> ");
   switch (op->kind) {
-  case IR_OP_COLLECTIVE: buf_printf(b, "%s(%s)", ir_coll_name(op->coll.kind), op->coll.out->name); break;
+  case IR_OP_COLLECTIVE: {
+    const IrCollective *c = &op->coll;
+    buf_printf(b, "%s(%s)", ir_coll_name(c->kind), (c->out ? c->out : c->in)->name);
+    if (c->pipe_tag && c->kind == IR_SEND) buf_puts(b, " of this rank's slice");
+    if (c->pipe_tag && c->kind == IR_RECV)
+      buf_printf(b, " of the peer's slice -> AllGather(%s) on %s", c->out->name, c->pipe_group);
+    break;
+  }
   case IR_OP_POINTWISE: buf_puts(b, op->pw.kernel); break;
   case IR_OP_GEMM: buf_puts(b, op->gemm.fn); break;
   case IR_OP_COPY: buf_puts(b, "cudaMemcpyAsync"); break;
@@ -60,6 +67,7 @@ static void clauses_text(Buf *b, const IrRegion *r) {
   for (const IrClause *c = r->clauses; c; c = c->next) {
     buf_printf(b, "%s%s", c == r->clauses ? "" : " ", ir_clause_name(c->kind));
     if (c->kind == IR_CL_OVERLAP && c->chunks) buf_printf(b, "(chunks=%d)", c->chunks);
+    if (c->kind == IR_CL_PIPELINE) buf_printf(b, "(tag=%s%s%s)", c->tag, c->group ? ", group=" : "", c->group ? c->group : "");
     for (const IrName *a = c->args; a; a = a->next) buf_printf(b, "%s%s%s", a == c->args ? "(" : ", ", a->text, a->next ? "" : ")");
   }
 }

@@ -111,7 +111,11 @@ static double collective_cost(const IrCostModel *m, const IrOp *op) {
     return ir_cost_reducescatter(m, (user ? e * m->nranks : e) * esize);
   case IR_BROADCAST: case IR_REDUCE:
     return m->nranks > 1 ? e * esize / m->link_bw + (m->nranks - 1) * m->alpha : 0;
-  case IR_SEND: case IR_RECV: return e * esize / m->link_bw + m->alpha;
+  case IR_SEND: case IR_RECV:
+    if (!c->pipe_tag) return e * esize / m->link_bw + m->alpha;
+    // pipeline: a header, then this rank's slice; the receiver gathers the slices
+    return e / m->nranks * esize / m->link_bw + 2 * m->alpha +
+           (c->kind == IR_RECV ? ir_cost_reducescatter(m, e * esize) : 0);
   }
   return 0;
 }

@@ -14,7 +14,7 @@
 static const struct { const char *name; IrClauseKind kind; } CLAUSES[] = {
     {"split", IR_CL_SPLIT}, {"reorder", IR_CL_REORDER}, {"shard", IR_CL_SHARD},
     {"scratch", IR_CL_SCRATCH}, {"fuse", IR_CL_FUSE}, {"overlap", IR_CL_OVERLAP},
-    {"schedule", IR_CL_AUTO}, {"replicated", IR_CL_REPLICATED},
+    {"schedule", IR_CL_AUTO}, {"replicated", IR_CL_REPLICATED}, {"pipeline", IR_CL_PIPELINE},
 };
 
 static SrcLoc text_loc(const Frontend *fe, const Region *r, unsigned offset) {
@@ -30,6 +30,12 @@ static void extract_clauses(const Frontend *fe, const Region *r, IrRegion *ir) {
       IrClause *cl = ir_clause_add(ir, CLAUSES[i].kind, text_loc(fe, r, c->offset));
       const PragmaArg *chunks = pragma_find_key(c, "chunks");
       if (chunks) cl->chunks = pragma_arg_int(chunks);
+      const PragmaArg *tag = pragma_find_key(c, "tag"), *group = pragma_find_key(c, "group");
+      if (tag) cl->tag = ir_strdup(ir, tag->text);
+      if (group) {
+        cl->group = ir_strdup(ir, group->text);
+        cl->group_loc = text_loc(fe, r, group->offset);
+      }
       for (const PragmaArg *a = c->args; a && !a->key && CLAUSES[i].kind != IR_CL_AUTO; a = a->next)
         ir_clause_add_arg(ir, cl, a->text, text_loc(fe, r, a->offset));
     }
@@ -279,8 +285,8 @@ static bool extract_cuda(IrRegion *ir, const Stmt *s) {
 
 // Whether the region has a clause that changes its statements.
 static bool schedules(const Region *r) {
-  static const char *const names[] = {"split", "reorder", "fuse", "overlap", "schedule"};
-  for (size_t i = 0; i < 5; i++)
+  static const char *const names[] = {"split", "reorder", "fuse", "overlap", "schedule", "pipeline"};
+  for (size_t i = 0; i < 6; i++)
     if (pragma_find_clause(r->pragma, names[i])) return true;
   return false;
 }

@@ -78,13 +78,30 @@ static void bind_vars(const IrRegion *r, const IrInterpConfig *cfg, double *vals
 // Memory
 //
 
-static IrVal initial(const IrTensor *t, int rank, long j, uint64_t seed) {
-  bool same = t->layout_in == IR_LAYOUT_REPLICATED;
-  uint64_t h = mix(seed ^ mix((uint64_t)t->id << 40 ^ (uint64_t)(same ? 0 : rank + 1) << 32 ^ (uint64_t)j));
+static IrVal value_of(const IrTensor *t, uint64_t h) {
   IrVal v;
   if (ir_type_is_float(t->type)) v.f = ir_round(t->type, uniform(h));
   else v.i = t->type == IR_U32 ? (int64_t)(h % 16) : (int64_t)(h % 16) - 8;
   return v;
+}
+
+static IrVal initial(const IrTensor *t, int rank, long j, uint64_t seed) {
+  bool same = t->layout_in == IR_LAYOUT_REPLICATED;
+  return value_of(t, mix(seed ^ mix((uint64_t)t->id << 40 ^ (uint64_t)(same ? 0 : rank + 1) << 32 ^ (uint64_t)j)));
+}
+
+IrVal interp_received(const Interp *in, const IrTensor *t, int k, long j) {
+  return value_of(t, mix(in->run->seed ^ mix(0x7265637600000000ull ^ (uint64_t)k << 40 ^ (uint64_t)j)));
+}
+
+IrRunMessage *interp_message(Interp *in, const IrOp *op, long count) {
+  IrRun *run = in->run;
+  run->sent = realloc(run->sent, (size_t)(run->nsent + 1) * sizeof *run->sent);
+  if (!run->sent) COCONET_BUG("out of memory");
+  IrRunMessage *m = &run->sent[run->nsent++];
+  *m = (IrRunMessage){op, count, xcalloc((size_t)run->nranks, sizeof *m->data)};
+  for (int r = 0; r < run->nranks; r++) m->data[r] = xcalloc((size_t)(count > 0 ? count : 1), sizeof(IrVal));
+  return m;
 }
 
 static void alloc_tensor(IrRunTensor *rt, const IrTensor *t, int nranks, uint64_t seed) {
@@ -115,6 +132,11 @@ void ir_run_free(IrRun *run) {
     free(rt->written);
     free(rt->any_written);
   }
+  for (int k = 0; k < run->nsent; k++) {
+    for (int r = 0; r < run->nranks; r++) free(run->sent[k].data[r]);
+    free(run->sent[k].data);
+  }
+  free(run->sent);
   free(run->tensors);
   free(run->vars);
   free(run);
@@ -123,6 +145,7 @@ void ir_run_free(IrRun *run) {
 static IrRun *run_new(const IrRegion *r, const IrInterpConfig *cfg) {
   IrRun *run = xcalloc(1, sizeof *run);
   run->nranks = cfg->nranks;
+  run->seed = cfg->seed;
   run->nvars = r->nvars;
   run->vars = xcalloc((size_t)r->nvars + 1, sizeof(double));
   bind_vars(r, cfg, run->vars, cfg->max_elems > 0 ? cfg->max_elems : 4000);

@@ -33,6 +33,11 @@ bool interp_in_bounds(Interp *in, const IrTensor *t, long lo, long hi);
 long interp_size(Interp *in, const IrSize *s);
 // The element range of op's span over count elements on rank.
 void interp_span(Interp *in, const IrOp *op, const IrSize *count, int rank, long *lo, long *hi);
+// What the k-th ncclRecv of a run receives at element j: drawn from the seed,
+// the same on every rank (a pipeline sender's group holds the buffer identically).
+IrVal interp_received(const Interp *in, const IrTensor *t, int k, long j);
+// A new entry of in->run->sent for op, count elements per rank (zeroed).
+IrRunMessage *interp_message(Interp *in, const IrOp *op, long count);
 void interp_collective(Interp *in, const IrOp *op);  // interp_coll.c
 void interp_gemm(Interp *in, const IrOp *op);        // interp_coll.c
 

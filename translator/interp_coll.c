@@ -105,15 +105,46 @@ static void broadcast_or_reduce(Interp *in, const IrOp *op) {
   free(v);
 }
 
+// ncclSend: what each rank's peer receives is kept for the comparison. A
+// pipeline send's peer r receives rank r's tail and every rank q's slice (q's
+// own, received by q's peer and all-gathered on the receiving group).
+static void send(Interp *in, const IrOp *op) {
+  const IrCollective *c = &op->coll;
+  long n = interp_size(in, c->count);
+  if (!interp_in_bounds(in, c->in, 0, n)) return;
+  IrRunTensor *rt = interp_tensor(in, c->in);
+  IrRunMessage *m = interp_message(in, op, n);
+  for (int r = 0; r < in->nranks; r++)
+    for (long j = 0; j < n; j++) m->data[r][j] = rt->data[r][j];
+  if (!c->pipe_tag) return;
+  IrOp slice = *op;
+  slice.span.part = IR_PART_SLICE;
+  for (int q = 0; q < in->nranks; q++) {
+    long lo, hi;
+    interp_span(in, &slice, c->count, q, &lo, &hi);
+    for (int r = 0; r < in->nranks; r++)
+      for (long j = lo; j < hi; j++) m->data[r][j] = rt->data[q][j];
+  }
+}
+
+// ncclRecv: the peer's data (interp_received), whole on every rank.
+static void recv(Interp *in, const IrOp *op) {
+  const IrCollective *c = &op->coll;
+  long n = interp_size(in, c->count);
+  if (!interp_in_bounds(in, c->out, 0, n)) return;
+  int k = in->run->nrecv++;
+  for (int r = 0; r < in->nranks; r++)
+    for (long j = 0; j < n; j++) interp_store(in, c->out, r, j, interp_received(in, c->out, k, j));
+}
+
 void interp_collective(Interp *in, const IrOp *op) {
   switch (op->coll.kind) {
   case IR_ALLREDUCE: allreduce(in, op); return;
   case IR_REDUCESCATTER: reducescatter(in, op); return;
   case IR_ALLGATHER: allgather(in, op); return;
   case IR_BROADCAST: case IR_REDUCE: broadcast_or_reduce(in, op); return;
-  case IR_SEND: case IR_RECV:
-    interp_fail(in, "verify: ncclSend/ncclRecv are not interpreted (the peer is another process)");
-    return;
+  case IR_SEND: send(in, op); return;
+  case IR_RECV: recv(in, op); return;
   }
 }
 

@@ -3,7 +3,8 @@
 // What must agree: every tensor on every rank, except scratch tensors (not
 // compared) and shard tensors (compared where the scheduled run computed them
 // on a rank, i.e. that rank's slice and the tail, and every element the
-// original wrote must have been computed by some rank).
+// original wrote must have been computed by some rank); and what each
+// ncclSend sends to each rank's peer (interp_coll.c).
 //
 // Tolerance: the interpreter reduces in rank order on both sides and slice
 // work computes each element with the same operations, so the runs agree
@@ -103,12 +104,38 @@ static void report_mismatch(FILE *f, const IrRegion *r, const IrTensor *t, const
             ir_run_get(a, t, m.rank, m.idx), ir_run_get(b, t, m.rank, m.idx));
 }
 
+// What the k-th ncclSend sent, as written vs scheduled: 0 agree, 1 mismatch (reported).
+static int compare_sent(const IrRegion *r, const IrRun *a, const IrRun *b, int k, double *err, FILE *f, int trial,
+                        uint64_t seed) {
+  const IrRunMessage *x = &a->sent[k], *y = &b->sent[k];
+  const IrTensor *t = x->op->coll.in;
+  Mismatch worst = {-1, -1, 0};
+  for (int rank = 0; rank < a->nranks; rank++)
+    for (long j = 0; j < x->count && j < y->count; j++) {
+      double e = rel_error(t->type, x->data[rank][j], y->data[rank][j], 0);
+      if (e > worst.err) worst = (Mismatch){rank, j, e};
+    }
+  if (worst.err > *err) *err = worst.err;
+  if (worst.err <= tolerance(t->type) && x->count == y->count) return 0;
+  if (f && worst.rank < 0)
+    fprintf(f, "verify %s: MISMATCH in what the ncclSend of '%s' (line %u) sends with %d rank(s), trial %d (seed "
+               "0x%llx): %ld elements as written, %ld scheduled\n", r->name, t->name, x->op->loc.line, a->nranks, trial,
+            (unsigned long long)seed, x->count, y->count);
+  else if (f)
+    fprintf(f, "verify %s: MISMATCH in what the ncclSend of '%s' (line %u) sends with %d rank(s), trial %d (seed "
+               "0x%llx): rank %d's peer receives %.9g as written, %.9g scheduled at element %ld\n", r->name, t->name,
+            x->op->loc.line, a->nranks, trial, (unsigned long long)seed, worst.rank,
+            interp_to_double(x->data[worst.rank][worst.idx], t->type),
+            interp_to_double(y->data[worst.rank][worst.idx], t->type), worst.idx);
+  return 1;
+}
+
 static uint64_t verify_seed(int nranks, int trial) {
   return 0x5eed0000ull + (uint64_t)nranks * 1000003ull + (uint64_t)trial * 7919ull;
 }
 
 // One configuration: 0 agree, 1 mismatch, -1 cannot run. errs[t->id] keeps maxima.
-static int verify_one(const IrRegion *r, int nranks, int trial, double *errs, FILE *report) {
+static int verify_one(const IrRegion *r, int nranks, int trial, double *errs, double *sent_err, FILE *report) {
   IrInterpConfig cfg = {.nranks = nranks, .seed = verify_seed(nranks, trial)};
   IrRun *a = ir_interp_run(r, false, &cfg), *b = a ? ir_interp_run(r, true, &cfg) : NULL;
   int rc = a && b ? 0 : -1;
@@ -121,6 +148,9 @@ static int verify_one(const IrRegion *r, int nranks, int trial, double *errs, FI
       rc = 1;
     }
   }
+  if (rc == 0 && a->nsent != b->nsent) COCONET_BUG("region '%s' sends %d times as written, %d scheduled", r->name,
+                                                   a->nsent, b->nsent);
+  for (int k = 0; rc == 0 && k < a->nsent; k++) rc = compare_sent(r, a, b, k, &sent_err[k], report, trial, cfg.seed);
   ir_run_free(a);
   ir_run_free(b);
   return rc;
@@ -133,6 +163,7 @@ static bool as_written(const IrRegion *r) {
   for (const IrOp *op = r->sched; op; op = op->next, o = o->next) {
     if (!o || op->orig != o || op->generated || op->fuse_group || op->span.part != IR_PART_ALL || op->span.nchunks > 1)
       return false;
+    if (op->kind == IR_OP_COLLECTIVE && op->coll.pipe_tag) return false;
   }
   return o == NULL;
 }
@@ -142,13 +173,16 @@ int ir_verify(const IrRegion *r, int max_ranks, int trials, FILE *report) {
     if (report) fprintf(report, "verify %s: ok (the schedule leaves the region as written: nothing to compare)\n", r->name);
     return 0;
   }
-  double *errs = calloc((size_t)r->ntensors + 1, sizeof *errs);
-  if (!errs) COCONET_BUG("out of memory");
+  int nsends = 0;
+  for (const IrOp *op = r->ops; op; op = op->next) nsends += op->kind == IR_OP_COLLECTIVE && op->coll.kind == IR_SEND;
+  double *errs = calloc((size_t)r->ntensors + 1, sizeof *errs), *sent_err = calloc((size_t)nsends + 1, sizeof *errs);
+  if (!errs || !sent_err) COCONET_BUG("out of memory");
   int rc = 0;
   for (int n = 1; n <= max_ranks && rc == 0; n++)
-    for (int trial = 0; trial < trials && rc == 0; trial++) rc = verify_one(r, n, trial, errs, report);
+    for (int trial = 0; trial < trials && rc == 0; trial++) rc = verify_one(r, n, trial, errs, sent_err, report);
   if (!report || rc < 0) {
     free(errs);
+    free(sent_err);
     return rc;
   }
   for (const IrTensor *t = r->tensors; t; t = t->next) {
@@ -156,6 +190,19 @@ int ir_verify(const IrRegion *r, int max_ranks, int trials, FILE *report) {
     fprintf(report, "verify %s: %s '%s' (%s): max relative error %.3g over 1..%d ranks x %d inputs%s\n", r->name,
             t->scratch ? "scratch" : t->shard ? "shard" : "output", t->name, ir_type_name(t->type), errs[t->id],
             max_ranks, trials, t->scratch ? " (not compared)" : "");
+  }
+  int k = 0;
+  for (const IrOp *op = r->sched; op && rc == 0; op = op->next) {
+    if (op->kind != IR_OP_COLLECTIVE || (op->coll.kind != IR_SEND && op->coll.kind != IR_RECV)) continue;
+    if (op->coll.kind == IR_SEND)
+      fprintf(report, "verify %s: what the ncclSend of '%s' (line %u) sends%s: max relative error %.3g over 1..%d "
+                      "ranks x %d inputs\n", r->name, op->coll.in->name, op->loc.line,
+              op->coll.pipe_tag ? " (each rank's slice and the tail, as its peer's group assembles them)" : "",
+              sent_err[k++], max_ranks, trials);
+    else
+      fprintf(report, "verify %s: the ncclRecv of '%s' (line %u) is modelled as receiving the same data on every "
+                      "rank%s\n", r->name, op->coll.out->name, op->loc.line,
+              op->coll.pipe_tag ? " (what a pipeline sender sends); the host backend runs the exchange itself" : "");
   }
   for (const IrOp *op = r->ops; op && rc == 0; op = op->next)
     if (op->kind == IR_OP_POINTWISE && op->pw.row)
@@ -174,5 +221,6 @@ int ir_verify(const IrRegion *r, int max_ranks, int trials, FILE *report) {
             a->test);
   if (rc == 0) fprintf(report, "verify %s: ok\n", r->name);
   free(errs);
+  free(sent_err);
   return rc;
 }

@@ -22,7 +22,8 @@
 //   transform*.c             ir_schedule: one function per clause (transform.h
 //                            is their private header), schedule(auto), --explain;
 //                            transform_legal.c: what every schedule needs first
-//                            (no kernel in an NCCL group, one stream or events)
+//                            (no kernel in an NCCL group, one stream or events);
+//                            transform_pipeline.c: pipeline sends and receives, last
 //   cost.c                   alpha-beta cost model, --model=FILE
 //   interp*.c                reference interpreter for N simulated ranks, --verify
 //                            (interp.h is their private header)
@@ -329,6 +330,8 @@ typedef struct IrCollective {
   const char *wrapper;    // "NCCLCHECK" / "ncclCheck" when the call is wrapped, else NULL
   const char *root;       // Broadcast/Reduce root text, else NULL
   const char *peer;       // Send/Recv peer text, else NULL
+  const char *pipe_tag;   // pipeline: a Send of this rank's slice or a Recv of the peer's (NULL: as written)
+  const char *pipe_group; // pipeline Recv: the communicator the received slices are all-gathered on
   IrVar *root_var;        // set by ir_op_collective from root
 } IrCollective;
 
@@ -501,6 +504,7 @@ typedef enum {
   IR_CL_OVERLAP,      // overlap / overlap(chunks=K)
   IR_CL_AUTO,         // schedule(auto)
   IR_CL_REPLICATED,   // replicated(b, ...): inputs identical on every rank (information)
+  IR_CL_PIPELINE,     // pipeline(tag=T[, group=C]): send and receive slices between stages
 } IrClauseKind;
 
 const char *ir_clause_name(IrClauseKind k);  // "split", ...
@@ -521,6 +525,9 @@ struct IrClause {
   SrcLoc loc;         // the clause name
   IrName *args;       // buffer names (split, shard, scratch, replicated)
   int chunks;         // overlap: K (0 = not given: the default, 4)
+  const char *tag;    // pipeline: tag=T, the name both ends give
+  const char *group;  // pipeline: group=C, the receiving side's communicator text (NULL: not given)
+  SrcLoc group_loc;   // pipeline: where group= is written
 };
 
 IrClause *ir_clause_add(IrRegion *r, IrClauseKind kind, SrcLoc loc);
@@ -717,12 +724,24 @@ typedef struct IrRunTensor {
   bool *any_written;         // [element] written by some op on some rank
 } IrRunTensor;
 
+// What one ncclSend sent: data[r] is what rank r's peer receives (for a
+// pipeline send, the slices of the group's ranks and the tail, reassembled).
+typedef struct IrRunMessage {
+  const IrOp *op;
+  long count;
+  IrVal **data;              // [rank][element]
+} IrRunMessage;
+
 typedef struct IrRun {
   int nranks;
   int ntensors;
   IrRunTensor *tensors;      // indexed by tensor id - 1
   int nvars;
   double *vars;              // indexed by var id (vars[0] unused)
+  uint64_t seed;             // the configuration's (what a ncclRecv receives is drawn from it)
+  IrRunMessage *sent;        // the region's ncclSends, in order
+  int nsent;
+  int nrecv;                 // ncclRecvs run so far
 } IrRun;
 
 // Run region->ops (scheduled = false) or region->sched for cfg->nranks ranks.

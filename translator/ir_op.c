@@ -158,6 +158,7 @@ const char *ir_clause_name(IrClauseKind k) {
       [IR_CL_SPLIT] = "split",     [IR_CL_REORDER] = "reorder", [IR_CL_SHARD] = "shard",
       [IR_CL_SCRATCH] = "scratch", [IR_CL_FUSE] = "fuse",       [IR_CL_OVERLAP] = "overlap",
       [IR_CL_AUTO] = "schedule(auto)", [IR_CL_REPLICATED] = "replicated",
+      [IR_CL_PIPELINE] = "pipeline",
   };
   return names[k];
 }

@@ -211,6 +211,8 @@ static void print_collective(FILE *f, const IrOp *op) {
   if (op->reads) print_ref(f, &op->reads->ref);
   if (c->root) fprintf(f, "; root=%s", c->root);
   if (c->peer) fprintf(f, "%speer=%s", op->reads ? "; " : "", c->peer);
+  if (c->pipe_tag) fprintf(f, "; pipeline=%s", c->pipe_tag);
+  if (c->pipe_tag && c->kind == IR_RECV) fprintf(f, "; gathered on %s", c->pipe_group);
   fputs(")[", f);
   ir_print_size(f, c->count);
   fputs("]", f);

@@ -1,7 +1,8 @@
 // transform.c: ir_schedule (the clauses in the order written), the helpers
 // the transformations share, split, and the final pass (dead AllGather
 // elimination, shard and scratch checks). reorder and fuse are in
-// transform_reorder.c, overlap and schedule(auto) in transform_overlap.c.
+// transform_reorder.c, overlap and schedule(auto) in transform_overlap.c,
+// pipeline in transform_pipeline.c.
 #include "transform.h"
 
 #include <stdarg.h>
@@ -232,9 +233,12 @@ static bool disjoint(const IrOp *a, const IrOp *b) {
 
 // The first op after op that reads elements of t that op wrote. A statement
 // coconet does not see into (an opaque launch, a call) may read anything.
+// A pipeline send reads only this rank's slice and the tail.
 static const IrOp *reader_after(const IrOp *op, const IrTensor *t) {
-  for (const IrOp *q = op->next; q; q = q->next)
-    if ((q->kind == IR_OP_OPAQUE || tf_read(q, t)) && !disjoint(op, q)) return q;
+  for (const IrOp *q = op->next; q; q = q->next) {
+    bool slice_send = q->kind == IR_OP_COLLECTIVE && q->coll.kind == IR_SEND && q->coll.pipe_tag;
+    if ((q->kind == IR_OP_OPAQUE || tf_read(q, t)) && !disjoint(op, q) && !slice_send) return q;
+  }
   return NULL;
 }
 
@@ -297,6 +301,8 @@ static int check_marked(TfCtx *c, const IrTensor *t) {
 }
 
 int tf_finish(TfCtx *c) {
+  for (const IrClause *cl = c->r->clauses; cl; cl = cl->next)
+    if (cl->kind == IR_CL_PIPELINE && tf_pipeline(c, cl)) return -1;
   dead_gathers(c);
   for (const IrTensor *t = c->r->tensors; t; t = t->next)
     if ((t->shard || t->scratch) && check_marked(c, t)) return -1;
@@ -311,6 +317,7 @@ int tf_apply(TfCtx *c, const IrClause *cl) {
   case IR_CL_OVERLAP: return tf_overlap(c, cl);
   case IR_CL_AUTO: return tf_auto(c, cl);
   case IR_CL_SHARD: case IR_CL_SCRATCH: case IR_CL_REPLICATED: return 0;
+  case IR_CL_PIPELINE: return 0;  // after the other clauses (tf_finish)
   }
   return 0;
 }

@@ -52,9 +52,12 @@ int tf_reorder(TfCtx *c, const IrClause *cl);
 int tf_fuse(TfCtx *c, const IrClause *cl);
 int tf_overlap(TfCtx *c, const IrClause *cl);
 int tf_auto(TfCtx *c, const IrClause *cl);
+// pipeline sends and receives slices (transform_pipeline.c); it runs from
+// tf_finish, after every other clause.
+int tf_pipeline(TfCtx *c, const IrClause *cl);
 // Apply one schedule clause (information clauses do nothing here).
 int tf_apply(TfCtx *c, const IrClause *cl);
-// Dead AllGather elimination and the shard/scratch checks, at the end.
+// pipeline, dead AllGather elimination and the shard/scratch checks, at the end.
 int tf_finish(TfCtx *c);
 
 enum { TF_MAX_CHAIN = 64 };

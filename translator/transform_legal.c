@@ -9,7 +9,7 @@
 static bool schedules(const IrRegion *r) {
   for (const IrClause *c = r->clauses; c; c = c->next)
     if (c->kind == IR_CL_SPLIT || c->kind == IR_CL_REORDER || c->kind == IR_CL_FUSE ||
-        c->kind == IR_CL_OVERLAP || c->kind == IR_CL_AUTO)
+        c->kind == IR_CL_OVERLAP || c->kind == IR_CL_AUTO || c->kind == IR_CL_PIPELINE)
       return true;
   return false;
 }

@@ -256,6 +256,127 @@ static inline void coconet_require_buffer(const void *p, const char *what, const
 }
 
 /*
+ * pipeline(tag=T): between pipeline stages, each rank of the sending stage's
+ * group sends its slice of a buffer (and the tail, which every rank holds) to
+ * its peer, and the receiving stage's group all-gathers the slices. A header
+ * goes first; the receiver checks it before it receives anything else: same
+ * tag, the sender's rank and rank count in its group equal to the receiver's
+ * in its own, same count and element size. The receiver reads the header on
+ * the host, so it waits for its stream once per exchange.
+ */
+
+enum {
+  COCONET_PIPE_MAGIC,
+  COCONET_PIPE_TAG,
+  COCONET_PIPE_RANK,
+  COCONET_PIPE_NRANKS,
+  COCONET_PIPE_COUNT,
+  COCONET_PIPE_ESIZE,
+  COCONET_PIPE_S,
+  COCONET_PIPE_TAIL,
+  COCONET_PIPE_LINE,
+  COCONET_PIPE_NAME,  /* the tag's first 31 characters, NUL-terminated */
+  COCONET_PIPE_WORDS = COCONET_PIPE_NAME + 4
+};
+#define COCONET_PIPE_MAGIC_VALUE 0x636f636f6e657450LL
+
+/* One per region that sends or receives (a zero-initialised static in the
+ * generated code): a device buffer for the header, per device. */
+typedef struct coconet_pipe_state {
+  long long *header[COCONET_MAX_DEVICES];
+} coconet_pipe_state;
+
+static inline long long coconet_pipe_hash(const char *tag) {
+  unsigned long long h = 1469598103934665603ULL;
+  for (const char *c = tag; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+  return (long long)(h >> 1);
+}
+
+static inline long long *coconet_pipe_header(coconet_pipe_state *state) {
+  long long **h = &state->header[coconet_device()];
+  if (!*h) COCONET_CUDA_CHECK(cudaMalloc((void **)h, COCONET_PIPE_WORDS * sizeof(long long)));
+  return *h;
+}
+
+/* This rank's slice p.s at p.slice_lo and the tail of buf (count elements of
+ * esize bytes, split as p over the group where it is rank of nranks) to peer;
+ * line: the ncclSend's line in the source, for the receiver's messages. */
+static inline void coconet_pipe_send(coconet_pipe_state *state, const void *buf, size_t esize, size_t count,
+                                     coconet_part p, int rank, int nranks, ncclDataType_t dtype, int peer,
+                                     ncclComm_t comm, cudaStream_t stream, const char *tag, int line) {
+  long long h[COCONET_PIPE_WORDS];
+  h[COCONET_PIPE_MAGIC] = COCONET_PIPE_MAGIC_VALUE;
+  h[COCONET_PIPE_TAG] = coconet_pipe_hash(tag);
+  h[COCONET_PIPE_RANK] = rank;
+  h[COCONET_PIPE_NRANKS] = nranks;
+  h[COCONET_PIPE_COUNT] = (long long)count;
+  h[COCONET_PIPE_ESIZE] = (long long)esize;
+  h[COCONET_PIPE_S] = (long long)p.s;
+  h[COCONET_PIPE_TAIL] = (long long)p.tail;
+  h[COCONET_PIPE_LINE] = line;
+  memset(&h[COCONET_PIPE_NAME], 0, 4 * sizeof(long long));
+  strncpy((char *)&h[COCONET_PIPE_NAME], tag, 4 * sizeof(long long) - 1);
+  long long *d = coconet_pipe_header(state);
+  const char *b = (const char *)buf;
+  COCONET_CUDA_CHECK(cudaMemcpyAsync(d, h, sizeof h, cudaMemcpyHostToDevice, stream));
+  COCONET_NCCL_CHECK(ncclSend(d, COCONET_PIPE_WORDS, ncclInt64, peer, comm, stream));
+  COCONET_NCCL_CHECK(ncclGroupStart());
+  if (p.s) COCONET_NCCL_CHECK(ncclSend(b + p.slice_lo * esize, p.s, dtype, peer, comm, stream));
+  if (p.tail) COCONET_NCCL_CHECK(ncclSend(b + p.tail_lo * esize, p.tail, dtype, peer, comm, stream));
+  COCONET_NCCL_CHECK(ncclGroupEnd());
+}
+
+static inline void coconet_pipe_mismatch(const char *file, int line, const char *tag, const char *what,
+                                         long long sent, long long here, const long long *h) {
+  char msg[512], sent_tag[4 * sizeof(long long)];
+  memcpy(sent_tag, &h[COCONET_PIPE_NAME], sizeof sent_tag);
+  sent_tag[sizeof sent_tag - 1] = '\0';
+  int n = snprintf(msg, sizeof msg, "pipeline(tag=%s): the sending region (tag=%s, its ncclSend at line %lld) has ",
+                   tag, sent_tag, h[COCONET_PIPE_LINE]);
+  if (!what) snprintf(msg + n, sizeof msg - (size_t)n, "another tag");
+  else snprintf(msg + n, sizeof msg - (size_t)n, "%s %lld, this one %lld", what, sent, here);
+  n = (int)strlen(msg);
+  snprintf(msg + n, sizeof msg - (size_t)n, "; the two ends must have the same tag, groups of the same size in which "
+           "each rank sends to the rank of the same index, and the same count and datatype");
+  coconet_fail(file, line, "ncclRecv", msg);
+}
+
+/* The peer's slice and the tail of buf (count elements of esize bytes), then
+ * the slices of the group's ranks gathered: all of buf, on every rank. */
+static inline void coconet_pipe_recv(coconet_pipe_state *state, void *buf, size_t esize, size_t count,
+                                     ncclDataType_t dtype, int peer, ncclComm_t comm, ncclComm_t group,
+                                     cudaStream_t stream, const char *tag, const char *file, int line) {
+  int rank, nranks;
+  coconet_comm_info(group, &rank, &nranks);
+  long long *d = coconet_pipe_header(state), h[COCONET_PIPE_WORDS];
+  COCONET_NCCL_CHECK(ncclRecv(d, COCONET_PIPE_WORDS, ncclInt64, peer, comm, stream));
+  COCONET_CUDA_CHECK(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, stream));
+  COCONET_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (h[COCONET_PIPE_MAGIC] != COCONET_PIPE_MAGIC_VALUE)
+    coconet_fail(file, line, "ncclRecv", "pipeline: the peer's first message is not a coconet pipeline header: "
+                 "translate the sending region with pipeline(tag=...) too");
+  if (h[COCONET_PIPE_TAG] != coconet_pipe_hash(tag))
+    coconet_pipe_mismatch(file, line, tag, NULL, 0, 0, h);
+  if (h[COCONET_PIPE_NRANKS] != nranks)
+    coconet_pipe_mismatch(file, line, tag, "group size", h[COCONET_PIPE_NRANKS], nranks, h);
+  if (h[COCONET_PIPE_RANK] != rank)
+    coconet_pipe_mismatch(file, line, tag, "rank in its group", h[COCONET_PIPE_RANK], rank, h);
+  if (h[COCONET_PIPE_COUNT] != (long long)count)
+    coconet_pipe_mismatch(file, line, tag, "count", h[COCONET_PIPE_COUNT], (long long)count, h);
+  if (h[COCONET_PIPE_ESIZE] != (long long)esize)
+    coconet_pipe_mismatch(file, line, tag, "element size", h[COCONET_PIPE_ESIZE], (long long)esize, h);
+  size_t s = (size_t)h[COCONET_PIPE_S], tail = (size_t)h[COCONET_PIPE_TAIL];
+  if ((size_t)nranks * s + tail != count)
+    coconet_fail(file, line, "ncclRecv", "pipeline: the sender's slices and tail do not cover the count");
+  char *b = (char *)buf;
+  COCONET_NCCL_CHECK(ncclGroupStart());
+  if (s) COCONET_NCCL_CHECK(ncclRecv(b + (size_t)rank * s * esize, s, dtype, peer, comm, stream));
+  if (tail) COCONET_NCCL_CHECK(ncclRecv(b + (size_t)nranks * s * esize, tail, dtype, peer, comm, stream));
+  COCONET_NCCL_CHECK(ncclGroupEnd());
+  if (s && nranks > 1) COCONET_NCCL_CHECK(ncclAllGather(b + (size_t)rank * s * esize, b, s, dtype, group, stream));
+}
+
+/*
  * overlap: the second stream and the events of a region
  */
 

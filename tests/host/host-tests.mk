@@ -12,7 +12,9 @@
 #                       a trainer-style step (node-local GPU choice, cuBLASLt,
 #                       templated launches) built with coconet-cc as with nvcc;
 #                       a translated warp-per-row RMSNorm against its reference,
-#                       and launches its generated run-time checks must stop
+#                       and launches its generated run-time checks must stop;
+#                       two translated pipeline stages (1-3 ranks each) against
+#                       a reference, and ends that do not match stopped
 #   test-host-death     unsupported or broken uses abort with a clear message
 #   test-host-mismatch  ranks calling different collectives, or not arriving,
 #                       end the job with a report (2 ranks)
@@ -38,6 +40,12 @@ $(HOST_TRAINER): $(HOST_TEST_DIR)/programs/trainer_step.cu $(BIN)/coconet $(BIN)
 # A row-wise region translated as above; its run-time checks stop launches it cannot run.
 HOST_ROWS_CHECK := $(HOST_TEST_BIN)/rows_check
 $(HOST_ROWS_CHECK): $(HOST_TEST_DIR)/programs/rows_check.cu $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB) $(HOST_HEADERS)
+	@mkdir -p $(@D)
+	$(BIN)/coconet-cc --target=host -O2 $(HOST_MPI_CFLAGS) $< -o $@ -lmpi -lnccl
+
+# Two pipeline stages, each end of its exchanges translated as above.
+HOST_PIPELINE_CHECK := $(HOST_TEST_BIN)/pipeline_check
+$(HOST_PIPELINE_CHECK): $(HOST_TEST_DIR)/programs/pipeline_check.cu $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB) $(HOST_HEADERS)
 	@mkdir -p $(@D)
 	$(BIN)/coconet-cc --target=host -O2 $(HOST_MPI_CFLAGS) $< -o $@ -lmpi -lnccl
 
@@ -79,12 +87,14 @@ test-host-cublas: $(HOST_TEST_BIN)/cublas $(HOST_TEST_BIN)/cublaslt
 test-host-symm: $(HOST_TEST_BIN)/symm
 	@$(RECORD) host-symm $(HOST_RUN_ENV) $(HOST_EACH) "$(HOST_MPIRUN)" "2 4" $<
 
-test-host-program: $(HOST_PROGRAM) $(HOST_TRAINER) $(HOST_ROWS_CHECK)
+test-host-program: $(HOST_PROGRAM) $(HOST_TRAINER) $(HOST_ROWS_CHECK) $(HOST_PIPELINE_CHECK)
 	@$(RECORD) host-program-lowering $(HOST_TEST_DIR)/lowering-check.sh \
 	  $(HOST_TEST_DIR)/programs/softmax_hist.cu $(HOST_TEST_DIR)/programs/softmax_hist.host.cu
 	@$(RECORD) host-program $(HOST_RUN_ENV) $(HOST_EACH) "$(HOST_MPIRUN)" "1 2 3" $<
 	@$(RECORD) host-trainer-step $(HOST_RUN_ENV) $(HOST_EACH) "$(HOST_MPIRUN)" "1 2 3 4" $(HOST_TRAINER)
 	@$(RECORD) host-rows-check $(HOST_RUN_ENV) $(HOST_TEST_DIR)/rows-check.sh "$(HOST_MPIRUN)" $(HOST_ROWS_CHECK)
+	@$(RECORD) host-pipeline-check $(HOST_RUN_ENV) $(HOST_TEST_DIR)/pipeline-check.sh "$(HOST_MPIRUN)" \
+	  $(HOST_PIPELINE_CHECK)
 
 # death.cu also checks the run-time checks of generated code.
 $(HOST_TEST_BIN)/death: runtime/include/coconet.h

@@ -128,6 +128,23 @@ static void test_every_region_clause(void **state) {
   pragma_free(p);
 }
 
+// pipeline(tag=T[, group=C]): a name both ends give, the receiving group's communicator.
+static void test_pipeline(void **state) {
+  (void)state;
+  //                 0         1         2         3         4         5
+  //                 0123456789012345678901234567890123456789012345678901234
+  Pragma *p = parse("coconet region split reorder pipeline(tag=act, group=tp[1])");
+  const PragmaClause *c = pragma_find_clause(p, "pipeline");
+  check_clause(c, "pipeline", 29, true, 2);
+  check_key(c->args, "tag", 38, "act", 42);
+  check_key(c->args->next, "group", 47, "tp[1]", 53);
+  assert_string_equal(pragma_find_key(c, "group")->text, "tp[1]");
+  pragma_free(p);
+  p = parse("coconet region pipeline(group=pp, tag=fwd)");
+  assert_string_equal(pragma_find_key(pragma_find_clause(p, "pipeline"), "tag")->text, "fwd");
+  pragma_free(p);
+}
+
 // replicated(b, ...) states that inputs hold the same values on every rank.
 static void test_replicated(void **state) {
   (void)state;
@@ -518,6 +535,18 @@ static const ErrorCase errors[] = {
     {"coconet region overlap(chunks=2, chunks=4)",
      "                                 ^", "duplicate key 'chunks' in 'overlap('"},
 
+    // pipeline
+    {"coconet region pipeline",
+     "                       ^", "expected '(' after 'pipeline'"},
+    {"coconet region pipeline(group=tp)",
+     "               ^", "'pipeline' needs 'tag=NAME'"},
+    {"coconet region pipeline(tag=a, chunks=2)",
+     "                               ^", "unknown key 'chunks' in 'pipeline('; expected 'tag' or 'group'"},
+    {"coconet region pipeline(tag=a + 1)",
+     "                            ^", "'pipeline(tag=a + 1)': expected an identifier"},
+    {"coconet region pipeline(tag=a) schedule(auto)",
+     "                               ^", "'schedule(auto)' cannot be combined with 'pipeline'"},
+
     // buffers
     {"coconet region shard(m v)",
      "                       ^", "expected ',' before 'v'"},
@@ -598,6 +627,7 @@ int main(void) {
       cmocka_unit_test(test_schedule_order),
       cmocka_unit_test(test_region_without_clauses),
       cmocka_unit_test(test_every_region_clause),
+      cmocka_unit_test(test_pipeline),
       cmocka_unit_test(test_replicated),
       cmocka_unit_test(test_schedule_auto),
       cmocka_unit_test(test_symmetric),
