@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """examples.py: helpers shared by mk/demo.sh, bench/host.sh and bench/gpu/prepare.sh.
 
-  examples.py list                         the examples of bench/examples.conf (or of the file
+  examples.py list [gpu]                   the examples of bench/examples.conf (or of the file
                                            $BENCH_EXAMPLES_CONF names), one per line,
                                            fields separated by tabs (name source tolerance
-                                           sizes demo bench gpu)
+                                           sizes demo bench gpu); with gpu, those that run on
+                                           one GPU only (gpu field not '-')
   examples.py model SIZES ARGS NP          a --model=FILE for coconet --explain: nranks and
-                                           the size variables of the run (defaults otherwise)
+                                           the size variables of the run (defaults otherwise);
+                                           SIZES may set np, the ranks of one collective's group
+                                           (np=np//2: two pipeline stages)
   examples.py traffic IRDUMP SIZES ARGS NP bytes moved per rank and step, computed from the
                                            region's IR (coconet --dump=ir), as written and as
                                            scheduled (key=value lines, below)
@@ -18,7 +21,8 @@
 The traffic model (what bench/RESULTS.md calls "computed from the schedule"):
   - collectives, ring algorithms, bytes each rank sends (and receives) for a buffer of
     B bytes over N ranks: AllReduce 2 (N-1)/N B; ReduceScatter and AllGather (N-1)/N B;
-    Broadcast and Reduce B; Send/Recv B. The same formulas as the cost model
+    Broadcast and Reduce B; Send/Recv B; a pipeline Send B/N, its Recv B/N and the
+    AllGather of the rest, (N-1)/N B. The same formulas as the cost model
     (translator/cost.c), so the figures and --explain agree.
   - pointwise kernels: every tensor the kernel reads at [i] and every tensor it writes
     (at [i]) moves its element size once per element the rank computes (this rank's
@@ -150,7 +154,7 @@ def parse_ir(text):
             first = args.split(",")[-1].strip()  # a collective's input follows its reduction
             count = re.sub(r"^i < ", "", m.group("count"))
             last_op = {"op": opname, "kind": kind, "count": count, "part": part, "nchunks": nchunks,
-                       "input": first}
+                       "input": first, "pipeline": "pipeline=" in m.group("args")}
             (cur["written"] if section == "written" else cur["scheduled"]).append(last_op)
             continue
         last_op = None if not line.startswith("      ") else last_op
@@ -211,12 +215,14 @@ def traffic(text, vals, nranks):
                 e = span_elems(count, op["part"], op["nchunks"], N)
                 if op["kind"] == "collective":
                     es = tensors.get(base_tensor(op["input"], tensors), (4, "1"))[0]
-                    if N <= 1:
+                    if N <= 1 and op["op"] not in ("Send", "Recv"):
                         b = 0.0
                     elif op["op"] == "AllReduce":
                         b = 2.0 * (N - 1) / N * e * es
                     elif op["op"] in ("ReduceScatter", "AllGather"):
                         b = (N - 1) / N * (e * N if op["part"] == "all" else e) * es
+                    elif op["pipeline"]:
+                        b = (e / N + ((N - 1) / N * e if op["op"] == "Recv" else 0)) * es
                     else:
                         b = e * es
                     res["comm_" + variant] += b
@@ -236,16 +242,20 @@ def main(argv):
     cmd = argv[1]
     if cmd == "list":
         for ex in load_conf():
-            print("\t".join(ex[f] for f in FIELDS))
+            if argv[2:] != ["gpu"] or ex["gpu"] != "-":
+                print("\t".join(ex[f] for f in FIELDS))
     elif cmd == "model":
         sizes, args, np_ = argv[2:5]
-        print(f"nranks = {int(np_)}")
-        for var, val in size_values(sizes, args, np_).items():
+        vals = size_values(sizes, args, np_)
+        print(f"nranks = {int(vals.pop('np', np_))}")
+        for var, val in vals.items():
             print(f"size.{var} = {val}")
     elif cmd == "traffic":
         irfile, sizes, args, np_ = argv[2:6]
+        vals = size_values(sizes, args, np_)
+        group = int(vals.pop("np", np_))
         with open(irfile) as f:
-            res = traffic(f.read(), size_values(sizes, args, np_), int(np_))
+            res = traffic(f.read(), vals, group)
         for k in ("comm_orig", "comm_sched", "mem_orig", "mem_sched"):
             print(f"{k}={res[k]:.0f}")
         for (variant, kernel), b in sorted(res["kernels"].items()):

@@ -1,7 +1,8 @@
 # shellcheck shell=bash disable=SC2034
 # bench/lib.sh: shell helpers shared by mk/demo.sh and bench/host.sh (sourced, not run).
 #
-#   load_examples                  fills EX_NAME EX_SRC EX_TOL EX_SIZES EX_DEMO EX_BENCH EX_GPU
+#   load_examples [gpu]            fills EX_NAME EX_SRC EX_TOL EX_SIZES EX_DEMO EX_BENCH EX_GPU
+#                                  (gpu: only the examples that run on one GPU)
 #                                  (arrays, one entry per line of bench/examples.conf)
 #   host_build BIN OUTDIR NAME SRC VARIANT
 #                                  coconet-cc --target=host: OUTDIR/NAME_VARIANT (orig: as written,
@@ -35,7 +36,7 @@ load_examples() {
   while IFS=$'\t' read -r name src tol sizes demo bench gpu; do
     EX_NAME+=("$name") EX_SRC+=("$src") EX_TOL+=("$tol") EX_SIZES+=("$sizes")
     EX_DEMO+=("$demo") EX_BENCH+=("$bench") EX_GPU+=("$gpu")
-  done < <(python3 "$bench_root/bench/examples.py" list)
+  done < <(python3 "$bench_root/bench/examples.py" list "$@")
   [ "${#EX_NAME[@]}" -gt 0 ]
 }
 

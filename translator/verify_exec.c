@@ -455,6 +455,10 @@ static const char *find_extras(Harness *h) {
 static const char *unverifiable(Harness *h) {
   static char why[512];
   if (h->overflow) return "the region has more free variables than the harness holds";
+  for (const IrOp *op = h->r->ops; op; op = op->next)
+    if (op->kind == IR_OP_COLLECTIVE && (op->coll.kind == IR_SEND || op->coll.kind == IR_RECV))
+      return "it sends or receives (ncclSend/ncclRecv), and its peer is a process the harness does not run; "
+             "--verify compares what it sends";
   for (const IrTensor *t = h->r->tensors; t; t = t->next) {
     if (!assign_base(h, t->text)) {
       snprintf(why, sizeof why, "buffer '%s' is not a variable of the enclosing function, so the harness cannot "

@@ -39,7 +39,7 @@ source "$root/bench/lib.sh"
 start=$(date +%s)
 [ -x "$bin/coconet-cc" ] || { echo "prepare.sh: $bin/coconet-cc missing: run make first" >&2; exit 1; }
 [ -x "$nvcc" ] || { echo "prepare.sh: no nvcc at $nvcc (set CUDA_HOME)" >&2; exit 1; }
-load_examples
+load_examples gpu
 
 rm -rf "$dir"
 mkdir -p "$dir/bin" "$dir/lib" "$dir/openmpi" "$dir/ncclstub" "$dir/logs"
