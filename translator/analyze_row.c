@@ -26,7 +26,11 @@
 //     and the launch's grid equal to it; without one, the grid is the row
 //     count;
 //   - no gridDim, blockIdx.y/z or grid-wide sync (this_grid) in the kernel or
-//     the __device__ helpers it calls, no file-scope variable it could write.
+//     the __device__ helpers it calls, no file-scope variable it could write;
+//   - or, for the rows, a grid-stride loop at the kernel's top level,
+//     `for (int row = blockIdx.x; row < rows; row += gridDim.x)`: its variable
+//     is the row inside it, the launch's grid may be anything (each block runs
+//     the loop once in the schedule, which launches a block per row of a part).
 //
 // A row may also belong to a warp (row = blockIdx.x * (blockDim.x / 32) +
 // threadIdx.x / 32, or the cooperative-groups tile's meta_group_rank; columns
@@ -94,6 +98,9 @@ typedef struct Row {
   bool saw_row;       // blockIdx.x appears
   SrcLoc row_loc;
   int helper_depth;   // > 0 while checking a __device__ helper's body
+  CXCursor row_loop;  // a grid-stride loop over the rows at the kernel's top level (null: none)
+  CXCursor row_var;   // its variable: the row, inside the loop only
+  bool in_row_loop;
 } Row;
 
 static bool row_failed(const Row *w) { return az_failed(&w->az); }
@@ -123,7 +130,11 @@ static bool is_param(const Row *w, CXCursor d) {
 static bool is_pointer_param(const Row *w, CXCursor d) { return is_param(w, d) && az_is_pointer(d); }
 
 static bool is_row(Row *w, CXCursor c) {
-  if (w->group == GROUP_BLOCK ? az_builtin(&w->az, c) != B_BLOCKIDX_X : az_place(&w->az, c) != row_kind(w)) return false;
+  if (!clang_Cursor_isNull(w->row_var)) {
+    if (!w->in_row_loop || !same(ref_decl(c), w->row_var)) return false;
+  } else if (w->group == GROUP_BLOCK ? az_builtin(&w->az, c) != B_BLOCKIDX_X : az_place(&w->az, c) != row_kind(w)) {
+    return false;
+  }
   if (!w->saw_row) w->row_loc = fe_loc(w->az.fe, clang_getCursorLocation(c));
   w->saw_row = true;
   return true;
@@ -627,6 +638,56 @@ static bool row_local(Row *w, CXCursor var) {
   return true;
 }
 
+// `for (int row = blockIdx.x; row < rows; row += gridDim.x) BODY`: its variable, or null.
+static CXCursor row_loop_var(Row *w, CXCursor f) {
+  CXCursor none = clang_getNullCursor(), a, b, lhs, rhs;
+  Kids k = kids(f);
+  if (kind(f) != CXCursor_ForStmt || k.n != 4 || kind(k.v[0]) != CXCursor_DeclStmt) return none;
+  Kids d = kids(k.v[0]);
+  if (d.n != 1 || !builtin_local(w, d.v[0]) || az_builtin(&w->az, kids(d.v[0]).last) != B_BLOCKIDX_X) return none;
+  CXCursor var = d.v[0], rows = clang_getNullCursor();
+  if (az_is_binary(&w->az, k.v[1], "<", &a, &b) && same(ref_decl(a), var)) rows = ref_decl(b);
+  if (clang_Cursor_isNull(rows) || !is_param(w, rows) || az_is_pointer(rows)) return none;
+  char *op = NULL;
+  if (!az_is_assignment(&w->az, k.v[2], &lhs, &rhs, &op)) return none;
+  char *step = az_text_of(&w->az, az_strip(rhs)), *s = step;
+  for (const char *p = step; *p; p++)
+    if (*p != ' ' && *p != '\t' && *p != '\n') *s++ = *p;
+  *s = '\0';
+  bool stride = strcmp(op, "+=") == 0 && same(ref_decl(lhs), var) && strcmp(step, "gridDim.x") == 0;
+  free(op);
+  free(step);
+  return stride ? var : none;
+}
+
+// A block per row through a grid-stride loop over the rows at the kernel's
+// top level: inside the loop its variable is the row (blockIdx.x is not); the
+// loop's test is the rows test; its step, gridDim.x, is the only gridDim the
+// kernel may read. The schedule launches a block per row of a part, so each
+// block runs the loop once, as a kernel of one block per row.
+static enum CXChildVisitResult row_loop_child(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Row *w = data;
+  CXCursor var = row_loop_var(w, c);
+  if (clang_Cursor_isNull(var)) return CXChildVisit_Continue;
+  w->row_loop = c;
+  w->row_var = var;
+  return CXChildVisit_Break;
+}
+
+static void find_row_loop(Row *w, CXCursor body) {
+  if (w->group == GROUP_BLOCK) clang_visitChildren(body, row_loop_child, w);
+}
+
+static void row_loop(Row *w, CXCursor f) {
+  Kids k = kids(f);
+  int in;
+  w->in_row_loop = true;
+  rows_test(w, k.v[1], &in);
+  walk(w, k.v[3]);
+  w->in_row_loop = false;
+}
+
 static void walk(Row *w, CXCursor c) {
   if (row_failed(w)) return;
   CXCursor lhs, rhs;
@@ -645,6 +706,10 @@ static void walk(Row *w, CXCursor c) {
     walk_kids(w, c);
     return;
   case CXCursor_ForStmt:
+    if (w->helper_depth == 0 && !clang_Cursor_isNull(w->row_loop) && same(c, w->row_loop)) {
+      row_loop(w, c);
+      return;
+    }
     if (w->helper_depth == 0 && column_loop(w, c)) return;
     w->cond++;
     walk_kids(w, c);
@@ -859,7 +924,8 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
   bool instance = def->is_template && def->inst_fe;
   Row w = {.az = {.fe = instance ? def->inst_fe : fe, .region_fe = fe, .ir = ir, .launch = l,
                   .kernel = instance ? def->inst : def->cursor},
-           .h = clang_getNullCursor(), .rows = clang_getNullCursor(), .stride = clang_getNullCursor()};
+           .h = clang_getNullCursor(), .rows = clang_getNullCursor(), .stride = clang_getNullCursor(),
+           .row_loop = clang_getNullCursor(), .row_var = clang_getNullCursor()};
   // A constant the launch's block size equals stands for blockDim.x (a column loop's step).
   w.az.block_x = launch_block_x(fe, s);
   *why = NULL;
@@ -871,6 +937,7 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
     az_fail(&w.az, w.az.kernel, "kernel '%s' has no body", l->kernel);
   } else {
     clang_visitChildren(body, group_child, &w);
+    find_row_loop(&w, body);
     walk(&w, body);
   }
   if (!row_failed(&w) && !w.saw_row) az_fail(&w.az, w.az.kernel, "kernel '%s' has no row index (blockIdx.x)", l->kernel);
@@ -894,6 +961,8 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
   if (!row_failed(&w) && w.group != GROUP_BLOCK) {
     check_group_launch(&w);
     if (!row_failed(&w)) op = row_op(&w, ir, s, ir_size_parse(ir, az_launch_arg(&w.az, w.rows)));
+  } else if (!row_failed(&w) && !clang_Cursor_isNull(w.row_loop)) {
+    op = row_op(&w, ir, s, ir_size_parse(ir, az_launch_arg(&w.az, w.rows)));  // any grid covers the rows
   } else if (!row_failed(&w)) {
     const char *rows_text = clang_Cursor_isNull(w.rows) ? l->grid.text : az_launch_arg(&w.az, w.rows);
     // Without a rows test the grid is the row count: through a local (`dim3 grid(num_tokens)`), in the
@@ -920,7 +989,8 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
   }
   // A kernel over threads that fails here may be a pointwise kernel: its rows
   // show only in an access of a row element.
-  *rowish = w.group == GROUP_THREAD ? w.row_elements : w.group == GROUP_WARP || w.ncols > 0 || w.saw_row;
+  *rowish = w.group == GROUP_THREAD ? w.row_elements
+                                    : w.group == GROUP_WARP || w.ncols > 0 || w.saw_row || !clang_Cursor_isNull(w.row_loop);
   if (row_failed(&w)) {
     *why = w.az.why;
     *why_loc = w.az.why_loc;

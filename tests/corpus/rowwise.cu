@@ -12,7 +12,8 @@
 // every rank; per-row outputs are gathered in rows of one element). Each -D variant below is a kernel coconet must refuse, with
 // its reason, except ADDRESS (row pointers as `&x[row * h]`), STEP_LOCAL (the
 // column step in a local), BLOCK_PARAM (the step a parameter passed the block
-// size, extern __shared__ memory) and PARTIAL_REPLICATED, which it must
+// size, extern __shared__ memory), GRID_STRIDE (rows from a grid-stride loop,
+// launched with fewer blocks than rows) and PARTIAL_REPLICATED, which it must
 // translate so that the program computes the same.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
@@ -20,7 +21,12 @@
 // RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %expect 1 %coconet --check %s -- -DCROSS 2>&1 | %FileCheck --check-prefix=CROSS %s
 // RUN: %expect 1 %coconet --check %s -- -DROW_VALUE 2>&1 | %FileCheck --check-prefix=ROW_VALUE %s
-// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE 2>&1 | %FileCheck --check-prefix=GRID_STRIDE %s
+// RUN: %coconet --verify=exec:4 %s -- -DGRID_STRIDE | %FileCheck --check-prefix=GRID_STRIDE %s
+// RUN: %coconet %s -- -DGRID_STRIDE | grep -v '^// ' | %FileCheck --check-prefix=GRID_STRIDE_CODE %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_VALUE 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_VALUE %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_OUTSIDE 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_OUTSIDE %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_STEP 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_STEP %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_NESTED 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_NESTED %s
 // RUN: %expect 1 %coconet --check %s -- -DPER_ROW_OUT 2>&1 | %FileCheck --check-prefix=PER_ROW_OUT %s
 // RUN: %expect 1 %coconet --check %s -- -DSTATS_THREAD1 2>&1 | %FileCheck --check-prefix=STATS_THREAD1 %s
 // RUN: %expect 1 %coconet --check %s -- -DSTATS_ELEMENT 2>&1 | %FileCheck --check-prefix=STATS_ELEMENT %s
@@ -233,10 +239,44 @@ __global__ void smooth(float *out, const float *x, int rows, int h) {
   for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = x[row * h + j] * (float)(row % 7);
 }
 #elif defined(GRID_STRIDE)
-// Rows in a grid-stride loop: gridDim.x changes with the slice's grid.
+// Rows in a grid-stride loop, launched with fewer blocks than rows: the schedule
+// launches a block per row of the slice, so each block runs the loop once.
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  for (int row = blockIdx.x; row < rows; row += gridDim.x) {
+    __shared__ float total;
+    if (threadIdx.x == 0) total = 0.0f;
+    __syncthreads();
+    for (int j = threadIdx.x; j < h; j += blockDim.x) atomicAdd(&total, x[row * h + j]);
+    __syncthreads();
+    for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = x[row * h + j] - total / h;
+    __syncthreads();
+  }
+}
+#elif defined(GRID_STRIDE_VALUE)
+// The block's place used inside a grid-stride loop: not the row there.
 __global__ void smooth(float *out, const float *x, int rows, int h) {
   for (int row = blockIdx.x; row < rows; row += gridDim.x)
+    for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = x[row * h + j] + (float)blockIdx.x;
+}
+#elif defined(GRID_STRIDE_OUTSIDE)
+// A row touched outside the grid-stride loop.
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  out[blockIdx.x * h + threadIdx.x] = 0.0f;
+  for (int row = blockIdx.x; row < rows; row += gridDim.x)
     for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = 2.0f * x[row * h + j];
+}
+#elif defined(GRID_STRIDE_STEP)
+// Every other row per block: not a grid-stride loop over the rows.
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  for (int row = blockIdx.x; row < rows; row += 2 * gridDim.x)
+    for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = 2.0f * x[row * h + j];
+}
+#elif defined(GRID_STRIDE_NESTED)
+// The grid-stride loop inside a condition: not at the kernel's top level.
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  if (h > 0)
+    for (int row = blockIdx.x; row < rows; row += gridDim.x)
+      for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = 2.0f * x[row * h + j];
 }
 #elif defined(PER_ROW_OUT)
 // Saves one value per row (LayerNorm's rstd for the backward pass).
@@ -431,6 +471,8 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
     smooth<<<rows / 2, 256, 0, stream>>>(out, y, rows, h);
 #elif defined(SQUARE)
     smooth<<<rows, 256, 0, stream>>>(out, y, rows, 0);
+#elif defined(GRID_STRIDE)
+    smooth<<<3, 256, 0, stream>>>(out, y, rows, h);
 #elif defined(MEMBER)
     smooth_rows<<<rows, 256, 0, stream>>>(Rows{out, y}, rows, h);
 #elif defined(NARROW)
@@ -494,7 +536,13 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // CROSS: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth' reads x[(row + 1) % rows * h + j]; a row-wise kernel reads global memory only at [row * H + j] (its block's row, j from a loop `for (j = threadIdx.x; j < H; j += blockDim.x)`), [j] or [row]
 // CROSS: note: region 'variant' needs this launch to be row-wise (or pointwise) for its schedule
 // ROW_VALUE: error: kernel 'smooth' uses its row index 'row' as a value; a row-wise kernel uses it only to find its row
-// GRID_STRIDE: error: kernel 'smooth' reads gridDim.x; a row-wise kernel is one block per row along blockIdx.x, and the schedule changes the grid
+// GRID_STRIDE: verify=exec variant: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// GRID_STRIDE: verify=exec variant: ok
+// GRID_STRIDE_CODE: smooth<<<(unsigned)(coconet_p.s / h), 256, 0, stream>>>(out + coconet_p.slice_lo, y + coconet_p.slice_lo, (int)(coconet_p.s / h), h);
+// GRID_STRIDE_VALUE: error: kernel 'smooth' uses its row index 'blockIdx.x' as a value
+// GRID_STRIDE_OUTSIDE: error: kernel 'smooth' writes out[blockIdx.x * h + threadIdx.x]; a row-wise kernel writes global memory only at [row * H + j]
+// GRID_STRIDE_STEP: error: kernel 'smooth' reads gridDim.x; a row-wise kernel is one block per row along blockIdx.x, and the schedule changes the grid
+// GRID_STRIDE_NESTED: error: kernel 'smooth' reads gridDim.x; a row-wise kernel is one block per row along blockIdx.x, and the schedule changes the grid
 // PER_ROW_OUT: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth' writes out[row] and writes out[row * h + j]: one buffer both per row element ([row * H + j]) and per row ([row]); coconet splits a buffer in rows of H elements or of one
 // STATS_THREAD1: error: reorder: kernel 'layernorm_stats' updates 'mean' on this rank's slice and its slices are then gathered, but 'mean' at region entry is not known to be identical on every rank
 // STATS_ELEMENT: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: reorder: kernel 'rescale_rows' reads mean[i], but kernel 'layernorm_stats' writes 'mean' once per row ([row]): on this rank's rows, [i] is the element of another row; read it at [i / h]
