@@ -75,6 +75,7 @@ static bool index_decl(Az *az, CXCursor s) {
 static bool builtin_alias(Az *az, CXCursor s) {
   if (kind(s) != CXCursor_DeclStmt) return false;
   Kids vars = kids(s);
+  if (vars.n > FE_KIDS) return false;  // more declarations than kids() keeps: not taken as aliases
   for (int i = 0; i < vars.n; i++) {
     Kids init = kids(vars.v[i]);
     if (init.n == 0 || !az_is_integer_var(vars.v[i]) || az_builtin(az, init.last) == B_NONE) return false;

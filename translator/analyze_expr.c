@@ -98,11 +98,18 @@ bool az_refers_to(CXCursor e, CXCursor decl) {
   return kind(e) == CXCursor_DeclRefExpr && same(clang_getCursorReferenced(e), decl);
 }
 
+static enum CXChildVisitResult shared_attr(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (kind(c) != CXCursor_CUDASharedAttr) return CXChildVisit_Continue;
+  *(bool *)data = true;
+  return CXChildVisit_Break;
+}
+
+// (every child looked at: kids() keeps only the first FE_KIDS)
 bool az_is_shared(CXCursor var) {
-  Kids attrs = kids(var);
-  for (int i = 0; i < attrs.n; i++)
-    if (kind(attrs.v[i]) == CXCursor_CUDASharedAttr) return true;
-  return false;
+  bool shared = false;
+  clang_visitChildren(var, shared_attr, &shared);
+  return shared;
 }
 
 char *az_type_spelling(CXCursor c) {
