@@ -105,6 +105,15 @@ typedef struct Row {
 
 static bool row_failed(const Row *w) { return az_failed(&w->az); }
 
+// The text of c without its blanks ("gridDim . x" -> "gridDim.x"; malloc'd).
+static char *compact_text(Row *w, CXCursor c) {
+  char *t = az_text_of(&w->az, c), *d = t;
+  for (const char *p = t; *p; p++)
+    if (*p != ' ' && *p != '\t' && *p != '\n') *d++ = *p;
+  *d = '\0';
+  return t;
+}
+
 static bool in_list(const CXCursor *v, int n, CXCursor c) {
   for (int i = 0; i < n; i++)
     if (same(v[i], c)) return true;
@@ -572,10 +581,7 @@ static void member(Row *w, CXCursor c) {
     free(t);
     return;
   }
-  char *t = az_text_of(&w->az, c), *d = t;
-  for (const char *p = t; *p; p++)
-    if (*p != ' ' && *p != '\t' && *p != '\n') *d++ = *p;
-  *d = '\0';
+  char *t = compact_text(w, c);
   if (w->group != GROUP_BLOCK && strncmp(t, "threadIdx.", 10) == 0)
     moved_position(w, c);
   else if (strncmp(t, "gridDim", 7) == 0 || (strncmp(t, "blockIdx.", 9) == 0 && strcmp(t, "blockIdx.x") != 0))
@@ -650,10 +656,7 @@ static CXCursor row_loop_var(Row *w, CXCursor f) {
   if (clang_Cursor_isNull(rows) || !is_param(w, rows) || az_is_pointer(rows)) return none;
   char *op = NULL;
   if (!az_is_assignment(&w->az, k.v[2], &lhs, &rhs, &op)) return none;
-  char *step = az_text_of(&w->az, az_strip(rhs)), *s = step;
-  for (const char *p = step; *p; p++)
-    if (*p != ' ' && *p != '\t' && *p != '\n') *s++ = *p;
-  *s = '\0';
+  char *step = compact_text(w, az_strip(rhs));
   bool stride = strcmp(op, "+=") == 0 && same(ref_decl(lhs), var) && strcmp(step, "gridDim.x") == 0;
   free(op);
   free(step);

@@ -181,8 +181,7 @@ static void emit_pipeline(Cg *cg, const Scope *sc, int at) {
   const IrCollective *c = &op->coll;
   const IrTensor *t = c->kind == IR_SEND ? c->in : c->out;
   Buf count = {0};
-  if (c->count_text) buf_puts(&count, c->count_text);
-  else cg_size(&count, c->count);
+  count_text(&count, sc, c->count);
   cg->pipeline = cg->runtime = true;
   const char *stream = cg_stream_of(cg, c->stream);
   if (c->kind == IR_SEND) {
