@@ -405,10 +405,13 @@ static const Stmt *stmt_at(const Region *fr, unsigned offset) {
   return NULL;
 }
 
-// --target=host: a launch kept as written goes through the host backend
-// (COCONET_HOST_SIMPLE when it is a proven pointwise kernel).
+const Launch *cg_launch_of(const Cg *cg, const IrOp *op) {
+  const Stmt *s = stmt_at(cg->fr, cg_orig(op)->range.begin.offset);
+  return s && s->kind == STMT_LAUNCH ? s->launch : NULL;
+}
+
 // A piece of a statement as the generated code reads it: its hoisted local, or its text.
-static const char *piece_text(const Cg *cg, const Piece *p) {
+const char *cg_piece(const Cg *cg, const Piece *p) {
   for (const IrHoist *h = cg->r->hoists; h; h = h->next)
     if (h->range.begin.offset == p->range.begin.offset && h->range.end.offset == p->range.end.offset) return h->name;
   return p->text;
@@ -418,44 +421,57 @@ static const char *piece_text(const Cg *cg, const Piece *p) {
 // written): through the host backend for --target=host (sync: the kernel may
 // wait at barriers).
 static void emit_user_launch(Cg *cg, const Launch *l, bool sync, const char *grid, const char *args) {
-  const char *shmem = l->shmem.text ? piece_text(cg, &l->shmem) : "0";
-  const char *stream = l->stream.text ? piece_text(cg, &l->stream) : "0";
+  const char *shmem = l->shmem.text ? cg_piece(cg, &l->shmem) : "0";
+  const char *stream = l->stream.text ? cg_piece(cg, &l->stream) : "0";
   Buf b = {0};
   if (cg->target == TARGET_HOST) {
     // A template's arguments are all written out (some may be deduced): the host launch takes a function pointer.
     const char *targs = l->def && l->def->is_template && l->def->args ? l->def->args : l->template_args;
     buf_printf(&b, "coconet_host_launch(%s, ", sync ? "COCONET_HOST_SYNC" : "COCONET_HOST_SIMPLE");
     buf_printf(&b, targs ? "(%s<%s>)" : "%s", l->kernel, targs);
-    buf_printf(&b, ", %s, %s, %s, %s%s%s);", grid, piece_text(cg, &l->block), shmem, stream, *args ? ", " : "", args);
+    buf_printf(&b, ", %s, %s, %s, %s%s%s);", grid, cg_piece(cg, &l->block), shmem, stream, *args ? ", " : "", args);
   } else {
     buf_printf(&b, l->template_args ? "%s<%s>" : "%s", l->kernel, l->template_args);
-    buf_printf(&b, "<<<%s, %s, %s, %s>>>(%s);", grid, piece_text(cg, &l->block), shmem, stream, args);
+    buf_printf(&b, "<<<%s, %s, %s, %s>>>(%s);", grid, cg_piece(cg, &l->block), shmem, stream, args);
   }
   cg_line(cg, "%s", buf_str(&b));
   buf_free(&b);
 }
 
+// --target=host: a launch kept as written goes through the host backend
+// (COCONET_HOST_SIMPLE when it is a proven pointwise kernel).
 static bool emit_host_launch(Cg *cg, const IrOp *op) {
   const Stmt *s = stmt_at(cg->fr, op->range.begin.offset);
   // A launch seen through a host function stays that function's call (lowered in it).
   if (cg->target != TARGET_HOST || !s || s->kind != STMT_LAUNCH || s->launch->wrapper) return false;
   const Launch *l = s->launch;
   Buf args = {0};
-  for (int i = 0; i < l->nargs; i++) buf_printf(&args, "%s%s", i ? ", " : "", piece_text(cg, &l->args[i]));
+  for (int i = 0; i < l->nargs; i++) buf_printf(&args, "%s%s", i ? ", " : "", cg_piece(cg, &l->args[i]));
   bool simple = op->kind == IR_OP_POINTWISE && !op->pw.row;
-  emit_user_launch(cg, l, !simple, piece_text(cg, &l->grid), buf_str(&args));
+  emit_user_launch(cg, l, !simple, cg_piece(cg, &l->grid), buf_str(&args));
   buf_free(&args);
   return true;
 }
 
-// With a warp or a thread per row: the check, before the slice's launch, that
-// the launch as written gives every row its warp (thread).
-static void check_rows_reached(Cg *cg, const IrPointwise *pw, const Launch *l) {
+// What a row-wise launch on this rank's rows needs first: the buffers it tests
+// against null there, a row stride equal to the row length, and with a warp
+// or a thread per row a launch as written that gives every row its warp (thread).
+void cg_row_checks(Cg *cg, const IrOp *op, const Launch *l) {
+  const IrPointwise *pw = &op->pw;
+  Buf h = {0};
+  cg_size(&h, pw->row);
   for (int i = 0; i < l->nargs; i++) {
-    if (pw->row_roles[i] != 'r') continue;
-    cg_line(cg, "coconet_check_rows(%s, %s, %d, %s, \"%s\", __FILE__, __LINE__);", piece_text(cg, &l->grid),
-         piece_text(cg, &l->block), pw->row_threads, piece_text(cg, &l->args[i]), pw->kernel);
+    const char *a = cg_piece(cg, &l->args[i]);
+    if (pw->row_roles[i] == 'P' || pw->row_roles[i] == 'O')
+      cg_line(cg, "coconet_require_buffer(%s, \"%s\", __FILE__, __LINE__);", a, a);
+    else if (pw->row_roles[i] == 's')
+      cg_line(cg, "coconet_check_stride(%s, %s, \"%s\", \"%s\", __FILE__, __LINE__);", a, buf_str(&h), a, pw->kernel);
   }
+  for (int i = 0; i < l->nargs && pw->row_threads; i++)
+    if (pw->row_roles[i] == 'r')
+      cg_line(cg, "coconet_check_rows(%s, %s, %d, %s, \"%s\", __FILE__, __LINE__);", cg_piece(cg, &l->grid),
+           cg_piece(cg, &l->block), pw->row_threads, cg_piece(cg, &l->args[i]), pw->kernel);
+  buf_free(&h);
 }
 
 // A row-wise kernel on a span of whole rows: the user's kernel, its grid and
@@ -473,28 +489,22 @@ static int emit_rowwise(Cg *cg, const Scope *sc, int at) {
   const Part *p = cg_part_for(cg, sc, at, op);
   bool tail = op->span.part == IR_PART_TAIL;
   const char *n = tail ? "tail" : "s", *first = tail ? "tail_lo" : "slice_lo";
+  if (!tail && !cg->rows_checked) cg_row_checks(cg, op, l);
   Buf h = {0}, rows = {0}, args = {0};
   cg_size(&h, pw->row);
   const char *ht = buf_str(&h);
   bool simple = cg_simple(ht) || strspn(ht, "0123456789") == strlen(ht);
   buf_printf(&rows, simple ? "%s.%s / %s" : "%s.%s / (%s)", p->name, n, ht);
   for (int i = 0; i < l->nargs; i++) {
-    const char *a = piece_text(cg, &l->args[i]);
+    const char *a = cg_piece(cg, &l->args[i]);
     if (i) buf_puts(&args, ", ");
     switch (pw->row_roles[i]) {
     case 'P':
     case 'O':
-      if (!tail) cg_line(cg, "coconet_require_buffer(%s, \"%s\", __FILE__, __LINE__);", a, a);
-      /* fall through */
     case 'p':
     case 'o':
       ptr_plus(&args, a, p->name, first);
       if (tolower(pw->row_roles[i]) == 'o') buf_printf(&args, simple ? " / %s" : " / (%s)", ht);
-      break;
-    case 's':
-      if (!tail)
-        cg_line(cg, "coconet_check_stride(%s, %s, \"%s\", \"%s\", __FILE__, __LINE__);", a, ht, a, pw->kernel);
-      buf_puts(&args, a);
       break;
     case 'r': {
       const char *type = l->def && i < l->def->nparams ? l->def->params[i].type : "int";
@@ -507,8 +517,7 @@ static int emit_rowwise(Cg *cg, const Scope *sc, int at) {
   }
   char *grid;
   if (pw->row_threads) {
-    if (!tail) check_rows_reached(cg, pw, l);
-    if (asprintf(&grid, "coconet_rows_grid(%s, %s, %d)", buf_str(&rows), piece_text(cg, &l->block), pw->row_threads) < 0)
+    if (asprintf(&grid, "coconet_rows_grid(%s, %s, %d)", buf_str(&rows), cg_piece(cg, &l->block), pw->row_threads) < 0)
       COCONET_BUG("out of memory");
   } else if (asprintf(&grid, "(unsigned)(%s)", buf_str(&rows)) < 0) {
     COCONET_BUG("out of memory");

@@ -9,6 +9,9 @@
 //                     becomes one __device__ element function (from the IR
 //                     expressions) and one grid-stride __global__ over [lo, hi);
 //                     a fuse group's fused __global__ on the device API
+//   codegen_rows.c    the fused kernel of row-wise kernels: a __device__ copy
+//                     of each kernel's body (one block of its grid) and the
+//                     __global__ that runs it between the peers' rows
 //   codegen_comment.c the schedule comment and the flow text of fused kernels
 //   codegen_expr.c    IR expressions as CUDA C++ text, with CUDA's conversions
 //   codegen_unused.c  variables only the replaced launches used
@@ -149,6 +152,19 @@ int kernel_fused(const IrRegion *r, const char *unit, Kernel *k, const FusedSpec
 void kernel_free(Kernel *k);
 
 //
+// codegen_rows.c: fused kernels of row-wise kernels
+//
+
+typedef struct Cg Cg;
+typedef struct Scope Scope;
+// The fused kernel of a fuse group of row-wise kernels, sc->ops[at..at+n)
+// with collectives f: k->text gets a __device__ copy of each kernel (one
+// block of its grid) and the fused __global__ (named k->fused_name),
+// k->fused_args its launch's arguments and *config (malloc'd) the launch's
+// "GRID, BLOCK, SHARED MEMORY". -1 after reporting an error.
+int rows_fused(Cg *cg, const Scope *sc, int at, int n, const FusedSpec *f, Kernel *k, char **config);
+
+//
 // codegen.c: a region's block (shared with codegen_fused.c)
 //
 
@@ -167,12 +183,12 @@ typedef struct Rank {
   const char *rank, *nranks;
 } Rank;
 
-typedef struct Scope {      // the ops one level of the block runs
+struct Scope {              // the ops one level of the block runs
   const IrOp **ops;
   int n;
-} Scope;
+};
 
-typedef struct Cg {
+struct Cg {
   const Frontend *fe;
   const Region *fr;
   const IrRegion *r;
@@ -195,11 +211,12 @@ typedef struct Cg {
   const char *last_comm;    // communicator of the latest collective: slices of kernels use its ranks
   int fuse_open;            // the fuse group whose markers are open
   bool fusing;              // emitting a fused group's NCCL path (no markers)
+  bool rows_checked;        // ... whose row-wise launches' checks come before the fused call site
   int nfused;               // fused kernels generated
   bool overlap;             // the region needs its static stream state
   bool pipeline;            // the region needs its static pipeline header buffer
   bool runtime;             // the block calls coconet.h
-} Cg;
+};
 
 void cg_line(Cg *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));  // one line of the block
 // The rank variables of a communicator (declared at the first use).
@@ -210,6 +227,13 @@ const Part *cg_part_for(Cg *cg, const Scope *sc, int at, const IrOp *op);
 const char *cg_stream_of(const Cg *cg, const char *user);
 // Emit sc->ops[at] (and the ops it takes with it); *consumed gets how many; -1 on errors.
 int cg_emit_op(Cg *cg, const Scope *sc, int at, int *consumed);
+// The launch a scheduled op comes from (NULL: not a launch of the region).
+const Launch *cg_launch_of(const Cg *cg, const IrOp *op);
+// A piece of a statement as the generated code reads it: its hoisted local, or its text.
+const char *cg_piece(const Cg *cg, const Piece *p);
+// The run-time checks a row-wise launch on this rank's rows needs first (null
+// buffers, a row stride, the rows a warp or thread per row reaches).
+void cg_row_checks(Cg *cg, const IrOp *op, const Launch *l);
 
 //
 // codegen_fused.c

@@ -77,6 +77,18 @@ static void emit_fused_launch(Cg *cg, const Kernel *k, const char *grid, const c
   cg_line(cg, "%s(cudaGetLastError());", cg->cuda_check);
 }
 
+// config: "GRID, BLOCK, SHARED MEMORY" (rows_fused); the kernel is allowed the
+// shared memory its row-wise kernels are launched with.
+static void emit_rows_launch(Cg *cg, const Kernel *k, const char *config, const char *stream) {
+  const char *shmem = strrchr(config, ',') + 2;
+  if (strcmp(shmem, "0") != 0) cg_line(cg, "coconet_fused_shared((const void *)%s, %s);", k->fused_name, shmem);
+  if (cg->target == TARGET_HOST)
+    cg_line(cg, "coconet_host_launch(COCONET_HOST_SYNC, %s, %s, %s, %s);", k->fused_name, config, stream, k->fused_args);
+  else
+    cg_line(cg, "%s<<<%s, %s>>>(%s);", k->fused_name, config, stream, k->fused_args);
+  cg_line(cg, "%s(cudaGetLastError());", cg->cuda_check);
+}
+
 // The group from sc->ops[at]: 0 when emitted, 1 when it gets no fused kernel
 // (nothing emitted: the caller emits it on the NCCL path), -1 on errors.
 int cg_emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
@@ -89,6 +101,8 @@ int cg_emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
     buf_free(&flow_text);
     return 1;
   }
+  bool rows = false;
+  for (int i = at; i < at + n; i++) rows |= sc->ops[i]->kind == IR_OP_POINTWISE && sc->ops[i]->pw.row;
   Scope none = {NULL, 0};
   cg_fuse_markers(cg, &none, 0);
   const Part *p = cg_part_for(cg, sc, at, rs);
@@ -99,9 +113,11 @@ int cg_emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
   cg->out = (Buf){0};
   cg->depth++;
   cg->fusing = true;
+  cg->rows_checked = rows;  // a row-wise launch's checks go before the call site, for both paths
   int rc = 0, c;
   for (int i = at; i < at + n && rc == 0; i += c) rc = cg_emit_op(cg, sc, i, &c);
   cg->fusing = false;
+  cg->rows_checked = false;
   cg->depth--;
   char *nccl_path = buf_take(&cg->out);
   cg->out = saved;
@@ -115,14 +131,20 @@ int cg_emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
     for (int i = at + 1; i < at + n && k->nops < (int)(sizeof k->ops / sizeof *k->ops); i++) k->ops[k->nops++] = sc->ops[i];
     if (asprintf(&k->name, "coconet_%s_oneshot", cg->r->name) < 0) COCONET_BUG("out of memory");
   }
+  if (rc == 0 && rows && !k && cg->nkernels < MAX_KERNELS) {
+    k = &cg->kernels[cg->nkernels++];
+    *k = (Kernel){0};
+  }
+  char *rows_config = NULL;
   if (rc == 0 && k) {
     char name[256];
     snprintf(name, sizeof name, cg->nfused ? "coconet_%s_fused%d" : "coconet_%s_fused", cg->r->name, cg->nfused + 1);
-    if (!(k->fused_name = strdup(name))) COCONET_BUG("out of memory");
+    if (!(k->fused_name = strdup(name)) || (rows && !(k->name = strdup(name)))) COCONET_BUG("out of memory");
     f.args = names_add(&cg->names, "coconet_f");
-    rc = kernel_fused(cg->r, cg->unit, k, &f);
+    rc = rows ? rows_fused(cg, sc, at, n, &f, k, &rows_config) : kernel_fused(cg->r, cg->unit, k, &f);
   }
   if (rc != 0 || !k) {  // no fused kernel: the caller emits the group again, on the NCCL path
+    free(rows_config);
     free(nccl_path);
     buf_free(&flow_text);
     while (cg->nkernels > first_kernel) kernel_free(&cg->kernels[--cg->nkernels]);
@@ -130,6 +152,11 @@ int cg_emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
   }
   cg->nfused++;
   *consumed = n;
+  if (rows) {
+    for (int i = at; i < at + n; i++)
+      if (sc->ops[i]->kind == IR_OP_POINTWISE && sc->ops[i]->pw.row && sc->ops[i]->span.part == IR_PART_SLICE)
+        cg_row_checks(cg, sc->ops[i], cg_launch_of(cg, sc->ops[i]));
+  }
   if (f.oneshot)
     cg_line(cg, "// coconet: fuse: %s as one kernel (%s, one-shot: every rank reduces every element from its peers) on "
              "symmetric memory up to COCONET_ONESHOT_MAX_BYTES, or as written below", f.flow, k->fused_name);
@@ -145,7 +172,15 @@ int cg_emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
     const IrTensor *t = window_tensor(&f, w);
     buf_printf(&nb, "%s\"%s\"", w ? ", " : "", t->name);
     buf_printf(&bb, "%s%s", w ? ", " : "", t->text);
-    buf_printf(&sb, "%s%s.count * sizeof(%s)", w ? ", " : "", p->name, cg_ctype(t->type));
+    if (rows) {  // a per-row buffer has one element a row
+      Buf c = {0};
+      cg_size(&c, t->count);
+      buf_printf(&sb, cg_simple(buf_str(&c)) ? "%s%s * sizeof(%s)" : "%s(%s) * sizeof(%s)", w ? ", " : "", buf_str(&c),
+                 cg_ctype(t->type));
+      buf_free(&c);
+    } else {
+      buf_printf(&sb, "%s%s.count * sizeof(%s)", w ? ", " : "", p->name, cg_ctype(t->type));
+    }
   }
   cg_line(cg, "const char *const %s[] = {%s};", names, buf_str(&nb));
   cg_line(cg, "const void *const %s[] = {%s};", bufs, buf_str(&bb));
@@ -162,7 +197,9 @@ int cg_emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
     snprintf(grid, sizeof grid, "%s.s", p->name);
     snprintf(range, sizeof range, "%s.slice_lo, %s.slice_hi, %s.tail_lo, %s.hi", p->name, p->name, p->name, p->name);
   }
-  emit_fused_launch(cg, k, grid, range, cg_stream_of(cg, rs->coll.stream));
+  if (rows) emit_rows_launch(cg, k, rows_config, cg_stream_of(cg, rs->coll.stream));
+  else emit_fused_launch(cg, k, grid, range, cg_stream_of(cg, rs->coll.stream));
+  free(rows_config);
   cg->depth--;
   cg_line(cg, "} else {");
   buf_puts(&cg->out, nccl_path);

@@ -308,8 +308,12 @@ static int extract_launch(const Frontend *fe, const Program *prog, const Region 
   if (s->launch->def) {
     char *row_why;
     SrcLoc row_loc;
-    if (analyze_rowwise(fe, ir, s, &rowish, &row_why, &row_loc)) {
+    IrOp *row = analyze_rowwise(fe, ir, s, &rowish, &row_why, &row_loc);
+    if (row) {
       free(why);
+      char *fuse_why = needs_pointwise(r) ? rows_copy_why(fe, s, &row->pw.row_fuse_loc) : NULL;
+      row->pw.row_fuse_why = ir_strdup(ir, fuse_why);
+      free(fuse_why);
       return 0;
     }
     if (rowish) {

@@ -570,7 +570,11 @@ static enum CXChildVisitResult lower_visit(CXCursor c, CXCursor parent, CXClient
 }
 
 int host_lower(const Frontend *fe, Edit **edits) {
+  return host_lower_in(fe, clang_getTranslationUnitCursor(fe->tu), edits);
+}
+
+int host_lower_in(const Frontend *fe, CXCursor c, Edit **edits) {
   Lower l = {.fe = fe, .edits = edits};
-  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), lower_visit, &l);
+  clang_visitChildren(c, lower_visit, &l);
   return l.errors ? -1 : 0;
 }

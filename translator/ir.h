@@ -393,6 +393,9 @@ typedef struct IrPointwise {
   int row_threads;                     // threads per row: 0 a block (the grid becomes the span's row count),
                                        // 32 a warp or 1 a thread (the grid: blocks enough for the span's rows)
   SrcLoc row_loc;                      // where the kernel shows it is row-wise (its row index)
+  const char *row_fuse_why;            // why `fuse` cannot take it (its body is copied into the fused kernel,
+                                       // codegen_rows.c); NULL: it can
+  SrcLoc row_fuse_loc;                 // where that reason points
 } IrPointwise;
 
 // Which elements an op touches. An op's range of a tensor of `count` elements:

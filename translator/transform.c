@@ -116,6 +116,15 @@ bool tf_same_chunk(const IrOp *a, const IrOp *b) {
   return a->span.chunk == b->span.chunk && a->span.nchunks == b->span.nchunks;
 }
 
+bool tf_same_text(const char *a, const char *b) {
+  while (*a || *b) {
+    if (*a == ' ') a++;
+    else if (*b == ' ') b++;
+    else if (*a++ != *b++) return false;
+  }
+  return true;
+}
+
 //
 // split
 //

@@ -33,6 +33,7 @@ IrOp *tf_clone_list(TfCtx *c, const IrOp *list);
 IrOp *tf_collective(TfCtx *c, const IrOp *like, IrCollKind kind, IrTensor *in, IrTensor *out,
                     IrPart part);
 bool tf_same_chunk(const IrOp *a, const IrOp *b);
+bool tf_same_text(const char *a, const char *b);  // equal but for blanks
 
 // The pointwise kernels that directly follow `after` and consume x (or what an
 // earlier one of them writes): at most max, stored in chain; their count.

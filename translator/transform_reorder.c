@@ -130,9 +130,10 @@ int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrOp *coll
                  ir_text_as_written(c->r, cs));
   } else if (p->pw.row && strcmp(clause, "reorder") != 0) {
     rc = tf_fail(c, &p->loc,
-                 "%s: kernel '%s' is row-wise (each block reduces a row of %s elements); %s does not take "
-                 "row-wise kernels yet: use split reorder, which runs it on this rank's rows",
-                 clause, p->pw.kernel, size_text(c->r, p->pw.row), clause);
+                 "%s: kernel '%s' is row-wise (each block reduces a row of %s elements); %s without split does "
+                 "not take row-wise kernels: use split reorder%s, which runs it on this rank's rows",
+                 clause, p->pw.kernel, size_text(c->r, p->pw.row), clause,
+                 strcmp(clause, "fuse") == 0 ? " fuse" : "");
   } else if (!ir_size_equal(p->pw.count, count)) {
     rc = tf_fail(c, &p->loc,
                  "%s: kernel '%s' runs over %s elements but '%s' has %s; work on a slice needs the "
@@ -529,27 +530,59 @@ static bool generated(const IrOp *op, IrCollKind kind, IrPart part) {
   return op && op->kind == IR_OP_COLLECTIVE && op->generated && op->coll.kind == kind && op->span.part == part;
 }
 
+// Whether the row-wise kernels [first, end) of a group can become one fused
+// kernel (codegen_rows.c): row-wise kernels only, each copyable, all launched
+// alike (a block, warp or thread per row; the same block and shared memory),
+// since the fused kernel runs the blocks of their grid with their block.
+static int fuse_rows_check(TfCtx *c, const IrOp *first, const IrOp *end, const IrOp *row, const IrOp *elementwise) {
+  if (elementwise)
+    return tf_fail(c, &elementwise->loc,
+                   "fuse: kernel '%s' is elementwise and kernel '%s' row-wise; the fused kernel of row-wise kernels "
+                   "takes row-wise kernels only: drop fuse (split reorder alone runs both on this rank's rows), or "
+                   "do the elementwise work in the row-wise kernel",
+                   elementwise->pw.kernel, row->pw.kernel);
+  for (const IrOp *p = first; p != end; p = p->next) {
+    if (p->pw.row_fuse_why) return tf_fail(c, &p->pw.row_fuse_loc, "%s", p->pw.row_fuse_why);
+    const IrPointwise *a = &row->pw, *b = &p->pw;
+    if (a->row_threads != b->row_threads || !tf_same_text(a->block, b->block) || !tf_same_text(a->shmem, b->shmem))
+      return tf_fail(c, &p->loc,
+                     "fuse: kernels '%s' and '%s' are launched differently (%s, block %s, shared memory %s; %s, block "
+                     "%s, shared memory %s); the fused kernel runs the blocks of one grid with one block size: drop "
+                     "fuse, or launch them alike",
+                     a->kernel, b->kernel, a->row_threads == 32 ? "a warp per row" : a->row_threads ? "a thread per row"
+                     : "a block per row", a->block, a->shmem, b->row_threads == 32 ? "a warp per row"
+                     : b->row_threads ? "a thread per row" : "a block per row", b->block, b->shmem);
+  }
+  return 0;
+}
+
 // RS, tail AR, slice/tail kernels, AllGathers of one chunk: a group when it has kernels.
 static int fuse_split(TfCtx *c, IrOp *rs) {
   IrOp *end = rs->next, *p;
   int kernels = 0;
   if (generated(end, IR_ALLREDUCE, IR_PART_TAIL)) end = end->next;
+  const IrOp *row = NULL, *elementwise = NULL;
   for (p = end; p && p->kind == IR_OP_POINTWISE && p->span.part != IR_PART_ALL && tf_same_chunk(p, rs); p = p->next) {
-    if (p->pw.row)
-      return tf_fail(c, &p->loc,
-                     "fuse: kernel '%s' is row-wise; the fused row-wise kernel is not generated yet: drop fuse "
-                     "(split reorder alone runs it on this rank's rows)",
-                     p->pw.kernel);
+    if (p->pw.row && !row) row = p;
+    if (!p->pw.row && !elementwise) elementwise = p;
     kernels++;
   }
   if (kernels == 0) return 0;
+  if (row && fuse_rows_check(c, end, p, row, elementwise)) return -1;
   while (generated(p, IR_ALLGATHER, IR_PART_BODY) && tf_same_chunk(p, rs)) p = p->next;
   int group = ++c->nfuse;
   for (IrOp *q = rs; q != p; q = q->next) q->fuse_group = group;
-  tf_step(c, IR_CL_FUSE,
-          "fuse: ReduceScatter of '%s' + %d slice kernel launch(es) + AllGather(s) become one "
-          "kernel (group %d)",
-          rs->coll.out->name, kernels, group);
+  if (row)
+    tf_step(c, IR_CL_FUSE,
+            "fuse: ReduceScatter of '%s' + %d row-wise kernel launch(es) + AllGather(s) become one kernel (group %d): "
+            "it sums the rows of a block of the kernels' grid from the peers, runs the kernels' block (their bodies "
+            "as written) and writes the gathered rows to the peers",
+            rs->coll.out->name, kernels, group);
+  else
+    tf_step(c, IR_CL_FUSE,
+            "fuse: ReduceScatter of '%s' + %d slice kernel launch(es) + AllGather(s) become one "
+            "kernel (group %d)",
+            rs->coll.out->name, kernels, group);
   return 1;
 }
 

@@ -359,7 +359,8 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
 //
 // codegen.c: scheduled IR regions become CUDA (or host) text (codegen_kernel.c:
 // generated kernels from IR expressions, codegen_fused.c: the call sites of
-// fused kernels, codegen_comment.c: the schedule comment, codegen_expr.c:
+// fused kernels, codegen_rows.c: fused kernels of row-wise kernels, which
+// copy their bodies, codegen_comment.c: the schedule comment, codegen_expr.c:
 // expressions; their private header is codegen.h). What the text calls at run
 // time is runtime/include/coconet.h.
 //
@@ -381,6 +382,9 @@ typedef struct RegionCode {
 int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Target target,
                    const char *indent, RegionCode *out);
 void region_code_free(RegionCode *c);
+// codegen_rows.c: why the row-wise kernel that launch s calls cannot be
+// copied into a fused kernel (malloc'd; *loc says where), or NULL when it can.
+char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc);
 // --explain: what code generation does with fuse groups (a fused kernel with
 // the NCCL path as fallback; AllReduce groups unfused, their call sites marked).
 void codegen_explain(FILE *f, const IrRegion *r);
@@ -455,6 +459,8 @@ int diff_write(FILE *out, const char *old_path, const char *new_path, const char
 // Launches and declarations inside a range already edited (a region the code
 // generator replaced) are left to that edit. Returns -1 after reporting errors.
 int host_lower(const Frontend *fe, Edit **edits);
+// The same inside cursor c only (a kernel body that code generation copies).
+int host_lower_in(const Frontend *fe, CXCursor c, Edit **edits);
 
 //
 // verify_exec.c: --verify=exec[:N]

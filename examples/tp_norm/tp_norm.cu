@@ -166,7 +166,11 @@ static void block_output(float* y, float* residual, float* out, const float* gam
                          ncclComm_t comm, cudaStream_t stream)
 {
     const float eps = 1e-6f;
+#ifndef COCONET_EXAMPLE_FUSE
 #pragma coconet region name(tp_norm) split reorder replicated(residual, gamma) scratch(y)
+#else  // one kernel (make demo builds this variant too): y, residual and out are symmetric below
+#pragma coconet region name(tp_norm) split reorder replicated(residual, gamma) scratch(y) fuse
+#endif
     {
         NCCLCHECK(ncclAllReduce(y, y, (size_t)tokens * hidden, ncclFloat, ncclSum, comm, stream));
         residual_rmsnorm<<<tokens, kThreads, 0, stream>>>(out, residual, y, gamma, tokens, hidden, eps);
@@ -261,9 +265,19 @@ int main(int argc, char** argv)
     const int hidden = opt.hidden;
     const size_t n = static_cast<size_t>(tokens) * hidden;
     float *y, *residual, *out, *gamma;
+#ifdef COCONET_EXAMPLE_FUSE
+    // The fused kernel reads y and writes residual and out on the peers: NCCL's symmetric memory.
+#pragma coconet symmetric
+    CUDACHECK(cudaMalloc(&y, n * sizeof(float)));
+#pragma coconet symmetric
+    CUDACHECK(cudaMalloc(&residual, n * sizeof(float)));
+#pragma coconet symmetric
+    CUDACHECK(cudaMalloc(&out, n * sizeof(float)));
+#else
     CUDACHECK(cudaMalloc(&y, n * sizeof(float)));
     CUDACHECK(cudaMalloc(&residual, n * sizeof(float)));
     CUDACHECK(cudaMalloc(&out, n * sizeof(float)));
+#endif
     CUDACHECK(cudaMalloc(&gamma, hidden * sizeof(float)));
 
     // The residual stream and the first block's input, the same on every rank.

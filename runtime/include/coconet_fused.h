@@ -25,6 +25,12 @@
  *                          COCONET_DEBUG=INFO (or TRACE) each region says the
  *                          path it takes, and why it falls back, once.
  *
+ *   coconet_fused_rows_grid, coconet_fused_shared, coconet_ld,
+ *   coconet_reduce_span, coconet_reduce_span_shared, coconet_gather_span
+ *                          the fused kernel of row-wise kernels: its grid and
+ *                          shared memory, and what it does with a block's rows
+ *                          (sum them from the peers, write them to the peers)
+ *
  * Windows are registered lazily, at the first fused call site that needs
  * them, with the communicator of that call: registration and device
  * communicator creation are collective, so every rank must reach the same call
@@ -199,6 +205,27 @@ static inline bool coconet_debug_info(void) {
   return v && (strcmp(v, "INFO") == 0 || strcmp(v, "TRACE") == 0);
 }
 
+/* Blocks of a fused row-wise kernel: one for each block of the grid its kernel
+ * is launched with on this rank's rows (or on the rows left over, when there
+ * are more of them), at most COCONET_FUSED_MAX_BLOCKS. per_block: the rows a
+ * block of the kernel runs (1, or its warps or threads with a warp or a thread
+ * per row). */
+static inline unsigned coconet_fused_rows_grid(size_t rows, size_t tail_rows, size_t per_block) {
+  if (!per_block) per_block = 1;
+  size_t most = rows > tail_rows ? rows : tail_rows;
+  size_t blocks = (most + per_block - 1) / per_block;
+  if (blocks > COCONET_FUSED_MAX_BLOCKS) blocks = COCONET_FUSED_MAX_BLOCKS;
+  return blocks ? (unsigned)blocks : 1u;
+}
+
+/* A fused row-wise kernel launched with `bytes` of dynamic shared memory (its
+ * kernel's): above the default 48 KiB a kernel must be allowed them, as the
+ * program as written allows its own kernel. */
+static inline void coconet_fused_shared(const void *kernel, size_t bytes) {
+  if (bytes > 48 * 1024)
+    COCONET_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+}
+
 /* Blocks of COCONET_BLOCK_SIZE threads for a fused kernel over n elements. */
 static inline unsigned coconet_fused_grid(size_t n) {
   size_t blocks = (n + COCONET_BLOCK_SIZE - 1) / COCONET_BLOCK_SIZE;
@@ -346,6 +373,86 @@ __device__ __forceinline__ void coconet_reduce_vec(ncclWindow_t win, size_t offs
     if constexpr (Op == COCONET_AVG) acc[k] = acc[k] / (A)nranks;
     out[k] = coconet_narrow<T>(acc[k]);
   }
+}
+
+/*
+ * In fused row-wise kernels: the block of the user's row-wise kernel runs
+ * between a reduction of its rows from the peers and a write of its output
+ * rows to the peers, all by the threads of one block
+ */
+
+/* What __ldg becomes in the fused copy of a row-wise kernel: a plain, coherent
+ * load. The fused kernel writes the reduced rows that the kernel then reads,
+ * and the read-only cache __ldg goes through is not coherent with writes made
+ * by the same kernel. */
+template <class T>
+__device__ __forceinline__ T coconet_ld(const T *p) {
+  return *p;
+}
+
+/* Elements [e0, e1) of the buffer at `offset` in win, reduced over the nranks
+ * LSA peers (coconet_reduce: rank order, the compute type) into dst, by the
+ * threads of the block: 16 bytes at a time while dst and the window are
+ * aligned to that, then one by one. For elements no peer writes meanwhile
+ * (this rank's rows: a peer writes only its own). */
+template <int Op, class T>
+__device__ __forceinline__ void coconet_reduce_span(ncclWindow_t win, size_t offset, int nranks, T *dst, size_t e0,
+                                                    size_t e1) {
+  constexpr int N = sizeof(T) < 16 ? 16 / (int)sizeof(T) : 1;
+  if (N > 1 && coconet_aligned<N>(e0, dst) && coconet_window_aligned<N, T>(offset, e0)) {
+    const size_t nvec = (e1 - e0) / N;
+    for (size_t j = threadIdx.x; j < nvec; j += blockDim.x) {
+      T v[N];
+      coconet_reduce_vec<Op, T, N>(win, offset, nranks, e0 + N * j, v);
+      coconet_store(dst + e0 + N * j, v);
+    }
+    e0 += N * nvec;
+  }
+  for (size_t i = e0 + threadIdx.x; i < e1; i += blockDim.x) dst[i] = coconet_reduce<Op, T>(win, offset, nranks, i);
+}
+
+/* The same for elements every rank reduces into its own copy while its peers
+ * may still read that copy (the rows left over, reduced in place): chunks of
+ * K elements a thread, and the peers' same block meets at bar between reading
+ * a chunk and writing it. Every rank's block calls it with the same e1 - e0. */
+template <int Op, class T, class Bar>
+__device__ __forceinline__ void coconet_reduce_span_shared(Bar &bar, ncclWindow_t win, size_t offset, int nranks,
+                                                           T *dst, size_t e0, size_t e1) {
+  constexpr int K = 4;
+  for (size_t c = e0; c < e1; c += (size_t)K * blockDim.x) {
+    T v[K];
+    for (int k = 0; k < K; k++) {
+      const size_t i = c + (size_t)k * blockDim.x + threadIdx.x;
+      if (i < e1) v[k] = coconet_reduce<Op, T>(win, offset, nranks, i);
+    }
+    bar.sync(ncclCoopCta(), cuda::memory_order_acq_rel);
+    for (int k = 0; k < K; k++) {
+      const size_t i = c + (size_t)k * blockDim.x + threadIdx.x;
+      if (i < e1) dst[i] = v[k];
+    }
+  }
+}
+
+/* Elements [e0, e1) of src, this rank's copy of the buffer at `offset` in
+ * win, written to every other LSA peer's copy, by the threads of the block (16
+ * bytes at a time while aligned): what the AllGather of this rank's rows does. */
+template <class T>
+__device__ __forceinline__ void coconet_gather_span(const ncclDevComm &dev, ncclWindow_t win, size_t offset,
+                                                    const T *src, size_t e0, size_t e1) {
+  constexpr int N = sizeof(T) < 16 ? 16 / (int)sizeof(T) : 1;
+  if (N > 1 && coconet_aligned<N>(e0, src) && coconet_window_aligned<N, T>(offset, e0)) {
+    const size_t nvec = (e1 - e0) / N;
+    for (size_t j = threadIdx.x; j < nvec; j += blockDim.x) {
+      T v[N];
+      coconet_load(src + e0 + N * j, v);
+      for (int peer = 0; peer < dev.lsaSize; peer++)
+        if (peer != dev.lsaRank) coconet_store(coconet_peer<T>(win, offset, peer) + e0 + N * j, v);
+    }
+    e0 += N * nvec;
+  }
+  for (size_t i = e0 + threadIdx.x; i < e1; i += blockDim.x)
+    for (int peer = 0; peer < dev.lsaSize; peer++)
+      if (peer != dev.lsaRank) coconet_peer<T>(win, offset, peer)[i] = src[i];
 }
 
 #endif

@@ -1,12 +1,14 @@
 # tests/fused: fused kernels (fuse on split reorder) end to end.
-#   test-fused   tests/fused/sgd.cu translated for the GPU compiles with nvcc for
-#                sm_90 and sm_100 and links against NCCL 2.28; translated for the
-#                host backend it prints what the program as written prints, bit
+#   test-fused   tests/fused/sgd.cu and examples/tp_norm's fuse variant (the
+#                fused row-wise kernel) translated for the GPU compile with nvcc
+#                for sm_90 and sm_100 and link against NCCL 2.28; sgd.cu translated
+#                for the host backend prints what the program as written prints, bit
 #                for bit, at 1..8 ranks in f32, f16 and bf16; the NCCL-path
 #                fallbacks (a buffer not symmetric, ranks not in one LSA domain)
 #                agree too and say why; ranks on different paths or a buffer at
-#                another offset are reported; broken LSA barriers are exposed; and
-#                bench/gpu/fused.cu (the GPU benchmark's fused program) runs on
+#                another offset are reported; broken LSA barriers are exposed; so
+#                does examples/tp_norm's fuse variant at 1..8 ranks (the fused
+#                row-wise kernel); and bench/gpu/fused.cu (the GPU benchmark's fused program) runs on
 #                the host backend: both paths taken, results equal.
 
 FUSED_DIR       := $(BUILD)/fused
@@ -20,6 +22,14 @@ $(FUSED_DIR)/sgd-cuda.cu: tests/fused/sgd.cu $(BIN)/coconet
 $(FUSED_DIR)/sgd-cuda: $(FUSED_DIR)/sgd-cuda.cu runtime/include/coconet.h runtime/include/coconet_fused.h
 	$(NVCC) $(FUSED_NVCCFLAGS) $< -o $@ $(EXAMPLE_LIBS)
 
+# The fused row-wise kernel of examples/tp_norm (its fuse variant), for the GPU.
+$(FUSED_DIR)/tp_norm-cuda.cu: examples/tp_norm/tp_norm.cu $(BIN)/coconet
+	@mkdir -p $(@D)
+	$(BIN)/coconet $< -o $@ -- $(shell mpicxx --showme:compile 2>/dev/null) -DCOCONET_EXAMPLE_FUSE
+
+$(FUSED_DIR)/tp_norm-cuda: $(FUSED_DIR)/tp_norm-cuda.cu runtime/include/coconet.h runtime/include/coconet_fused.h
+	$(NVCC) $(FUSED_NVCCFLAGS) -DCOCONET_EXAMPLE_FUSE $< -o $@ $(EXAMPLE_LIBS)
+
 TEST_TARGETS += test-fused
 .PHONY: test-fused
 $(FUSED_DIR)/bench-fused: bench/gpu/fused.cu $(BIN)/coconet $(HOST_LIB) runtime/include/coconet_fused.h
@@ -27,7 +37,7 @@ $(FUSED_DIR)/bench-fused: bench/gpu/fused.cu $(BIN)/coconet $(HOST_LIB) runtime/
 	$(BIN)/coconet --target=host $< -o $@.cu
 	$(call coconet_host_program,$@,$@.cu,$(WARN) -I$(CURDIR)/runtime/include)
 
-test-fused: $(FUSED_DIR)/sgd-cuda $(FUSED_DIR)/bench-fused $(BIN)/coconet $(HOST_LIB)
+test-fused: $(FUSED_DIR)/sgd-cuda $(FUSED_DIR)/tp_norm-cuda $(FUSED_DIR)/bench-fused $(BIN)/coconet $(HOST_LIB)
 	@$(RECORD) fused $(HOST_RUN_ENV) tests/fused/run.sh $(BIN)/coconet $(FUSED_DIR)/host "$(HOST_MPIRUN)" \
 	  "1 2 3 4 5 6 7 8" $(CXX) $(HOST_CXXFLAGS) $(WARN) -I$(CURDIR)/runtime/include -- $(HOST_LDLIBS)
 	@$(RECORD) fused-bench-smoke $(HOST_RUN_ENV) sh -c 'COCONET_DEBUG=INFO $(FUSED_DIR)/bench-fused 10007 2 > $(FUSED_DIR)/bench.out 2>&1 && \

@@ -53,6 +53,43 @@ $(cat "$out/fused.txt")"
   done
 done
 
+# The fused row-wise kernel: examples/tp_norm (AllReduce -> residual + RMSNorm,
+# split reorder fuse on symmetric buffers) prints what the program as written
+# prints, bit for bit; 37 tokens leave rows over at most rank counts, and with 8
+# ranks a block's rows are a few of many.
+tp=examples/tp_norm/tp_norm.cu
+tp_run() {  # BINARY NP [ENV...]: its checksum line (the timings differ run to run)
+  bin=$1 np=$2
+  shift 2
+  env "$@" $mpirun -np "$np" "$bin" -tokens 37 -hidden 300 -layers 2 2>"$out/stderr" | grep "checksum=" || true
+}
+"$coconet" --target=host --schedule=none "$tp" -o "$out/tp-written.cu" -- $mpif
+"$coconet" --target=host "$tp" -o "$out/tp-fused.cu" -- $mpif -DCOCONET_EXAMPLE_FUSE
+# shellcheck disable=SC2086
+$cxx $cxxflags -Wno-unknown-pragmas -DOMPI_SKIP_MPICXX=1 "$out/tp-written.cu" -o "$out/tp-written" $ldlibs
+# shellcheck disable=SC2086
+$cxx $cxxflags -Wno-unknown-pragmas -DOMPI_SKIP_MPICXX=1 -DCOCONET_EXAMPLE_FUSE "$out/tp-fused.cu" -o "$out/tp-fused" $ldlibs
+for np in $ranks; do
+  tp_run "$out/tp-written" "$np" > "$out/written.txt"
+  tp_run "$out/tp-fused" "$np" COCONET_DEBUG=INFO > "$out/fused.txt"
+  grep -q "checksum=" "$out/fused.txt" || fail "tp_norm np=$np: $(cat "$out/stderr")"
+  cmp -s "$out/written.txt" "$out/fused.txt" || fail "tp_norm np=$np: fused differs from as written:
+$(cat "$out/written.txt")
+---
+$(cat "$out/fused.txt")"
+  grep -q "region tp_norm: fused kernel on symmetric memory ($np ranks)" "$out/stderr" ||
+    fail "tp_norm np=$np: the fused row-wise kernel did not run: $(cat "$out/stderr")"
+  echo "fused rows (tp_norm) np=$np: equal to as written"
+done
+# Its tail barrier broken and the peers lagging: the rows left over race.
+tp_run "$out/tp-written" 3 > "$out/written.txt"
+tp_run "$out/tp-fused" 3 COCONET_HOST_FAULT=lsa-barrier COCONET_HOST_LSA_DELAY_US=20000 > "$out/fused.txt"
+grep -q "checksum=" "$out/fused.txt" || fail "tp_norm with faulty barriers did not finish: $(cat "$out/stderr")"
+if cmp -s "$out/written.txt" "$out/fused.txt"; then
+  fail "tp_norm with COCONET_HOST_FAULT=lsa-barrier still agrees: the emulation cannot expose the rows' races"
+fi
+echo "fault: broken LSA barriers in the fused row-wise kernel are exposed (results differ)"
+
 # Ranks in LSA domains of one: the NCCL path, equal results.
 run "$out/written-f32" 2 > "$out/written.txt"
 run "$out/fused-f32" 2 COCONET_DEBUG=INFO COCONET_HOST_LSA_SIZE=1 > "$out/fused.txt"
