@@ -2,7 +2,7 @@
 #
 # Other layers reuse the lists and flags below (golden, compile and end-to-end tests).
 #   EXAMPLE_SRCS        the annotated sources
-#   EXAMPLE_NAMES       their base names (adam row_linear adamw tp_norm lamb pipeline)
+#   EXAMPLE_NAMES       their base names (adam row_linear adamw tp_norm lamb pipeline adamw_clip)
 #   EXAMPLE_NVCCFLAGS   nvcc flags to compile an example (or its translation)
 #   EXAMPLE_MPI_CFLAGS  MPI's include flags, in nvcc's syntax
 #   EXAMPLE_LIBS        libraries to link: NCCL, cuBLAS, MPI
@@ -12,7 +12,8 @@
 # It is not part of `all`: nvcc is slow and not every machine has it.
 
 EXAMPLE_SRCS  := examples/adam/adam.cu examples/megatron/row_linear.cu examples/adamw/adamw.cu \
-                 examples/tp_norm/tp_norm.cu examples/lamb/lamb.cu examples/pipeline/pipeline.cu
+                 examples/tp_norm/tp_norm.cu examples/lamb/lamb.cu examples/pipeline/pipeline.cu \
+                 examples/adamw_clip/adamw_clip.cu
 EXAMPLE_NAMES := $(basename $(notdir $(EXAMPLE_SRCS)))
 
 # mpicxx's flags rewritten for nvcc: -I becomes -isystem (Open MPI's C++ binding

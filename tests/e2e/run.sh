@@ -28,6 +28,7 @@ examples=(
   "tp_norm examples/tp_norm/tp_norm.cu 0 1,2,3,4 -tokens 37 -hidden 300 -layers 2"
   "lamb examples/lamb/lamb.cu 1e-5 1,2,3,4 -n 100003 -steps 3"
   "pipeline examples/pipeline/pipeline.cu 0 2,4,6 -tokens 37 -hidden 300 -micro 2"
+  "adamw_clip examples/adamw_clip/adamw_clip.cu 1e-5 1,2,3,4 -n 100003 -steps 3"
 )
 
 build() {  # build NAME SRC VARIANT FLAGS...
