@@ -244,6 +244,38 @@ static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const cha
   return rc;
 }
 
+// The kernel's `__launch_bounds__(...)` as written (malloc'd), or NULL: none,
+// or a template's, whose arguments may name its parameters.
+static char *launch_bounds(const Frontend *fe, const KernelDef *def) {
+  if (def->is_template) return NULL;
+  CXToken *toks = NULL;
+  unsigned n = 0;
+  CXSourceRange head = clang_getRange(clang_getLocationForOffset(fe->tu, fe->file, def->range.begin.offset),
+                                      clang_getLocationForOffset(fe->tu, fe->file, def->body.begin.offset));
+  clang_tokenize(fe->tu, head, &toks, &n);
+  char *out = NULL;
+  for (unsigned i = 0; i < n && !out; i++) {
+    CXString t = clang_getTokenSpelling(fe->tu, toks[i]);
+    bool lb = strcmp(clang_getCString(t), "__launch_bounds__") == 0;
+    clang_disposeString(t);
+    if (!lb) continue;
+    int depth = 0;
+    for (unsigned j = i + 1; j < n && !out; j++) {
+      CXString u = clang_getTokenSpelling(fe->tu, toks[j]);
+      const char *c = clang_getCString(u);
+      depth += strcmp(c, "(") == 0;
+      if (strcmp(c, ")") == 0 && --depth == 0) {
+        SrcRange a = fe_range(fe, clang_getTokenExtent(fe->tu, toks[i]));
+        SrcRange b = fe_range(fe, clang_getTokenExtent(fe->tu, toks[j]));
+        out = fe_text(fe, (SrcRange){a.begin, b.end});
+      }
+      clang_disposeString(u);
+    }
+  }
+  clang_disposeTokens(fe->tu, toks, n);
+  return out;
+}
+
 //
 // The fused kernel
 //
@@ -455,7 +487,18 @@ int rows_fused(Cg *cg, const Scope *sc, int at, int n, const FusedSpec *f, Kerne
   if (rc == 0) rc = find_buffers(x);
   if (rc == 0) {
     fused_comment(x, &b);
-    buf_printf(&b, "__global__ void %s(", k->fused_name);
+    // The kernels' launch bounds, when they agree: the fused kernel runs with their block.
+    char *bounds = launch_bounds(cg->fe, x->k[0].l->def);
+    for (int i = 1; i < x->nk && bounds; i++) {
+      char *other = launch_bounds(cg->fe, x->k[i].l->def);
+      if (!other || strcmp(other, bounds) != 0) {
+        free(bounds);
+        bounds = NULL;
+      }
+      free(other);
+    }
+    buf_printf(&b, "__global__ void %s%s%s(", bounds ? bounds : "", bounds ? " " : "", k->fused_name);
+    free(bounds);
     fused_params(x, &b);
     const char *u = cg->unit;
     buf_printf(&b, ")\n{\n%sncclLsaBarrierSession<ncclCoopCta> coconet_bar{ncclCoopCta(), coconet_dev, ncclTeamTagLsa(), "

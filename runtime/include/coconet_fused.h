@@ -381,6 +381,13 @@ __device__ __forceinline__ void coconet_reduce_vec(ncclWindow_t win, size_t offs
  * rows to the peers, all by the threads of one block
  */
 
+/* The thread's place in its block and the block's threads, over all three
+ * dimensions (a row-wise kernel's block may have several). */
+__device__ __forceinline__ size_t coconet_thread_rank() {
+  return threadIdx.x + (size_t)blockDim.x * (threadIdx.y + (size_t)blockDim.y * threadIdx.z);
+}
+__device__ __forceinline__ size_t coconet_block_threads() { return (size_t)blockDim.x * blockDim.y * blockDim.z; }
+
 /* What __ldg becomes in the fused copy of a row-wise kernel: a plain, coherent
  * load. The fused kernel writes the reduced rows that the kernel then reads,
  * and the read-only cache __ldg goes through is not coherent with writes made
@@ -392,7 +399,7 @@ __device__ __forceinline__ T coconet_ld(const T *p) {
 
 /* Elements [e0, e1) of the buffer at `offset` in win, reduced over the nranks
  * LSA peers (coconet_reduce: rank order, the compute type) into dst, by the
- * threads of the block: 16 bytes at a time while dst and the window are
+ * threads of the block (all its dimensions): 16 bytes at a time while dst and the window are
  * aligned to that, then one by one. For elements no peer writes meanwhile
  * (this rank's rows: a peer writes only its own). */
 template <int Op, class T>
@@ -401,14 +408,15 @@ __device__ __forceinline__ void coconet_reduce_span(ncclWindow_t win, size_t off
   constexpr int N = sizeof(T) < 16 ? 16 / (int)sizeof(T) : 1;
   if (N > 1 && coconet_aligned<N>(e0, dst) && coconet_window_aligned<N, T>(offset, e0)) {
     const size_t nvec = (e1 - e0) / N;
-    for (size_t j = threadIdx.x; j < nvec; j += blockDim.x) {
+    for (size_t j = coconet_thread_rank(); j < nvec; j += coconet_block_threads()) {
       T v[N];
       coconet_reduce_vec<Op, T, N>(win, offset, nranks, e0 + N * j, v);
       coconet_store(dst + e0 + N * j, v);
     }
     e0 += N * nvec;
   }
-  for (size_t i = e0 + threadIdx.x; i < e1; i += blockDim.x) dst[i] = coconet_reduce<Op, T>(win, offset, nranks, i);
+  for (size_t i = e0 + coconet_thread_rank(); i < e1; i += coconet_block_threads())
+    dst[i] = coconet_reduce<Op, T>(win, offset, nranks, i);
 }
 
 /* The same for elements every rank reduces into its own copy while its peers
@@ -419,15 +427,16 @@ template <int Op, class T, class Bar>
 __device__ __forceinline__ void coconet_reduce_span_shared(Bar &bar, ncclWindow_t win, size_t offset, int nranks,
                                                            T *dst, size_t e0, size_t e1) {
   constexpr int K = 4;
-  for (size_t c = e0; c < e1; c += (size_t)K * blockDim.x) {
+  const size_t t = coconet_thread_rank(), nt = coconet_block_threads();
+  for (size_t c = e0; c < e1; c += K * nt) {
     T v[K];
     for (int k = 0; k < K; k++) {
-      const size_t i = c + (size_t)k * blockDim.x + threadIdx.x;
+      const size_t i = c + k * nt + t;
       if (i < e1) v[k] = coconet_reduce<Op, T>(win, offset, nranks, i);
     }
     bar.sync(ncclCoopCta(), cuda::memory_order_acq_rel);
     for (int k = 0; k < K; k++) {
-      const size_t i = c + (size_t)k * blockDim.x + threadIdx.x;
+      const size_t i = c + k * nt + t;
       if (i < e1) dst[i] = v[k];
     }
   }
@@ -442,7 +451,7 @@ __device__ __forceinline__ void coconet_gather_span(const ncclDevComm &dev, nccl
   constexpr int N = sizeof(T) < 16 ? 16 / (int)sizeof(T) : 1;
   if (N > 1 && coconet_aligned<N>(e0, src) && coconet_window_aligned<N, T>(offset, e0)) {
     const size_t nvec = (e1 - e0) / N;
-    for (size_t j = threadIdx.x; j < nvec; j += blockDim.x) {
+    for (size_t j = coconet_thread_rank(); j < nvec; j += coconet_block_threads()) {
       T v[N];
       coconet_load(src + e0 + N * j, v);
       for (int peer = 0; peer < dev.lsaSize; peer++)
@@ -450,7 +459,7 @@ __device__ __forceinline__ void coconet_gather_span(const ncclDevComm &dev, nccl
     }
     e0 += N * nvec;
   }
-  for (size_t i = e0 + threadIdx.x; i < e1; i += blockDim.x)
+  for (size_t i = e0 + coconet_thread_rank(); i < e1; i += coconet_block_threads())
     for (int peer = 0; peer < dev.lsaSize; peer++)
       if (peer != dev.lsaRank) coconet_peer<T>(win, offset, peer)[i] = src[i];
 }

@@ -3,9 +3,10 @@
 // kernel and the AllGathers become one kernel on NCCL's device API: a vLLM-style
 // fused residual + RMSNorm template in a namespace (its input read with __ldg
 // through a const __restrict__ pointer, a block reduction helper), a
-// grid-stride softmax over rows with dynamic shared memory, a LayerNorm with a
-// warp per row that saves mean and rstd (cooperative groups), a bf16 RMSNorm
-// with cub::BlockReduce, and a reference kernel with a thread per row.
+// grid-stride softmax over rows with dynamic shared memory and launch bounds, a
+// LayerNorm with a warp per row that saves mean and rstd (cooperative groups),
+// a bf16 RMSNorm with cub::BlockReduce, and a reference kernel with a thread
+// per row.
 // --verify=exec runs each fused kernel (the harness's buffers are symmetric) at
 // 1..4 ranks, then the NCCL path, against the region as written.
 // RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
@@ -75,7 +76,7 @@ __global__ void fused_add_rms_norm(scalar_t *__restrict__ input, scalar_t *__res
 }  // namespace engine
 
 // Softmax over rows, a grid-stride loop over them, the block's partial maxima and sums in dynamic shared memory.
-__global__ void softmax_grid(float *out, const float *logits, int rows, int cols) {
+__global__ void __launch_bounds__(128) softmax_grid(float *out, const float *logits, int rows, int cols) {
   extern __shared__ float red[];
   for (int row = blockIdx.x; row < rows; row += gridDim.x) {
     float m = -INFINITY;
@@ -234,7 +235,8 @@ void engine_step(float *hidden_states, float *residual, const float *weight, flo
 // CODE-NEXT: coconet_gather_span(coconet_dev, coconet_residual_win, coconet_residual_off, residual, coconet_e0, coconet_e1);
 // CODE-NEXT: coconet_gather_span(coconet_dev, coconet_hidden_states_win, coconet_hidden_states_off, input, coconet_e0, coconet_e1);
 // CODE: coconet_reduce_span_shared<COCONET_SUM>(coconet_bar, coconet_hidden_states_win
-// The grid-stride kernel: its launch's dynamic shared memory, the grid from this rank's rows.
+// The grid-stride kernel: its launch bounds, its launch's dynamic shared memory, the grid from this rank's rows.
+// CODE: __global__ void __launch_bounds__(128) coconet_softmax_fused(
 // CODE: coconet_fused_shared((const void *)coconet_softmax_fused, 128 * sizeof(float));
 // CODE-NEXT: coconet_softmax_fused<<<coconet_fused_rows_grid(coconet_p.s / vocab, coconet_p.tail / vocab, 1), 128, 128 * sizeof(float), stream>>>(
 // A warp per row: the rows a block runs, the per-row outputs gathered by rows.
