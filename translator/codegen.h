@@ -150,6 +150,23 @@ int kernel_generate(const IrRegion *r, const char *unit, Kernel *k);
 // reporting an error.
 int kernel_fused(const IrRegion *r, const char *unit, Kernel *k, const FusedSpec *f);
 void kernel_free(Kernel *k);
+// The parameters of a generated kernel as another kernel takes them to call
+// its _block function (below): declarations ", float *x, int n" and the call's
+// arguments "x, n, " (both malloc'd), each tensor's name.
+enum { KERNEL_BLOCK_MAX = 64 };
+typedef struct KernelBlock {
+  char *decls, *args;
+  const IrTensor *tensors[KERNEL_BLOCK_MAX];
+  const char *names[KERNEL_BLOCK_MAX];  // owned by the Names passed
+  int ntensors;
+} KernelBlock;
+// After kernel_generate: append to k->text `__device__ void NAME_block(params,
+// lo, hi)`, which runs elements [lo, hi) by the threads of one block (for the
+// fused kernel of row-wise kernels, which runs elementwise kernels on a
+// block's rows); out gets its parameters named unique in names, writable (if
+// not NULL) taken as written. -1 after reporting an error.
+int kernel_block(const IrRegion *r, const char *unit, Kernel *k, const IrTensor *writable, Names *names,
+                 KernelBlock *out);
 
 //
 // codegen_rows.c: fused kernels of row-wise kernels

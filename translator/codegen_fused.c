@@ -123,7 +123,7 @@ int cg_emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
   cg->out = saved;
   cg->nparts = saved_parts;
   cg->nranks = saved_ranks;
-  Kernel *k = cg->nkernels == first_kernel + 1 ? &cg->kernels[first_kernel] : NULL;
+  Kernel *k = !rows && cg->nkernels == first_kernel + 1 ? &cg->kernels[first_kernel] : NULL;
   if (rc == 0 && f.oneshot && cg->nkernels == first_kernel && cg->nkernels < MAX_KERNELS) {
     // The kernels stay as written on the NCCL path: the fused kernel gets their element function.
     k = &cg->kernels[cg->nkernels++];

@@ -12,6 +12,9 @@
 //       N elements at a time with one vector load/store per buffer when every
 //       [i] buffer is aligned to N elements (checked at run time), then the rest
 //       one by one
+//   __device__ __forceinline__ void coconet_R_slice_block(float *w, ..., size_t lo, size_t hi)
+//       (kernel_block, for the fused kernel of row-wise kernels) elements
+//       [lo, hi) by the threads of one block
 //
 // A sum (atomicAdd(&acc[K], e) in the kernel) is a per-thread partial the
 // element function adds to (float &acc_sum); after the loops the block sums
@@ -786,6 +789,48 @@ int kernel_fused(const IrRegion *r, const char *unit, Kernel *k, const FusedSpec
     cg_size(&a, p->sizes[i].k);
   }
   k->fused_args = buf_take(&a);
+  plan_free(p);
+  return 0;
+}
+
+int kernel_block(const IrRegion *r, const char *unit, Kernel *k, const IrTensor *writable, Names *names,
+                 KernelBlock *out) {
+  Plan *p = plan_make(r, unit, k);
+  if (!p) return -1;
+  Buf b = {0}, decls = {0}, args = {0};
+  buf_printf(&b, "%s\n// coconet: ", k->text);
+  describe_ops(&b, k);
+  buf_printf(&b, " on elements [lo, hi) by the threads of one block (the fused kernel of region %s)\n", r->name);
+  buf_printf(&b, "__device__ __forceinline__ void %s_block(", k->name);
+  kernel_params(p, &b);
+  buf_printf(&b, ")\n{\n%sfor (size_t i = lo + coconet_thread_rank(); i < hi; i += coconet_block_threads())\n%s%s%s_elem(",
+             unit, unit, unit, k->name);
+  elem_args(p, &b, NULL);
+  buf_puts(&b, ");\n}\n");
+  free(k->text);
+  k->text = buf_take(&b);
+  *out = (KernelBlock){0};
+  for (int i = 0; i < p->ntensors && out->ntensors < KERNEL_BLOCK_MAX; i++) {
+    const KTensor *kt = &p->tensors[i];
+    const char *n = names_add(names, kt->name);
+    bool store = kt->written || kt->t == writable;
+    buf_printf(&decls, ", %s%s *%s", store ? "" : "const ", cg_ctype(kt->t->type), n);
+    buf_printf(&args, "%s, ", n);
+    out->tensors[out->ntensors] = kt->t;
+    out->names[out->ntensors++] = n;
+  }
+  for (int i = 0; i < p->nscalars; i++) {
+    const char *n = names_add(names, p->scalars[i].name);
+    buf_printf(&decls, ", %s %s", cg_ctype(p->scalars[i].type), n);
+    buf_printf(&args, "%s, ", n);
+  }
+  for (int i = 0; i < p->nsizes; i++) {
+    const char *n = names_add(names, p->sizes[i].name);
+    buf_printf(&decls, ", size_t %s", n);
+    buf_printf(&args, "%s, ", n);
+  }
+  out->decls = buf_take(&decls);
+  out->args = buf_take(&args);
   plan_free(p);
   return 0;
 }

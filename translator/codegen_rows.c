@@ -7,8 +7,9 @@
 // then takes, block by block, the grid the kernels are launched with on this
 // rank's rows (on the NCCL path): it sums the block's rows of the reduced
 // buffer from every peer's symmetric memory into this rank's copy, runs the
-// kernels' block, and writes the block's rows of each gathered buffer to every
-// peer; then the same for the rows left over (the tail), which every rank
+// kernels' block (an elementwise kernel of the group through its generated
+// kernel's _block function, on the block's rows), and writes the block's rows
+// of each gathered buffer to every peer; then the same for the rows left over (the tail), which every rank
 // reduces and computes, with an LSA barrier between reading a chunk from the
 // peers and writing it (a peer may still be reading this rank's copy).
 //
@@ -148,12 +149,15 @@ static void drop_word(char *s, const char *w) {
   }
 }
 
-// One row-wise kernel of the group.
+// One kernel of the group: a row-wise kernel, or an elementwise one (its
+// generated kernel's _block function).
 typedef struct RowKernel {
   const IrOp *op;         // its slice op
-  const Launch *l;
+  const Launch *l;        // a row-wise kernel's launch (NULL: an elementwise kernel)
   char *call;             // the copy as the fused kernel calls it: "ns::coconet_r_k<float, 256>"
   char *params[64];       // the fused kernel's parameter for each launch argument (NULL: not passed, the rows)
+  const Kernel *ek;       // an elementwise kernel: its generated kernel
+  KernelBlock blk;        // ... and its parameters in the fused kernel
 } RowKernel;
 
 // The namespaces a definition is in, outermost first ("a::b::"; "" at file scope).
@@ -285,6 +289,7 @@ typedef struct Rows {
   const FusedSpec *f;
   RowKernel k[8];
   int nk;
+  const RowKernel *first;  // the first row-wise kernel (its launch is the fused kernel's)
   int row_threads;        // 0: a block per row; 32: a warp; 1: a thread
   const char *reduced;    // the parameter that holds this rank's copy of the reduced buffer
   const char *gathered[FUSED_MAX_WINDOWS];  // ... of each gathered buffer
@@ -324,7 +329,8 @@ static void fused_params(Rows *x, Buf *b) {
     buf_printf(b, ", ncclWindow_t coconet_%s_win, size_t coconet_%s_off", f->window_names[w], f->window_names[w]);
   for (int i = 0; i < x->nk; i++) {
     const RowKernel *rk = &x->k[i];
-    for (int a = 0; a < rk->l->nargs; a++) {
+    if (!rk->l) buf_puts(b, rk->blk.decls);
+    for (int a = 0; rk->l && a < rk->l->nargs; a++) {
       if (!rk->params[a]) continue;
       const IrTensor *t = ir_tensor_find(x->cg->r, rk->l->args[a].text);
       char *type = t == f->reduced ? xasprintf("%s *", cg_ctype(t->type)) : param_type(rk->l->def, a);
@@ -341,7 +347,12 @@ static int find_buffers(Rows *x) {
   const FusedSpec *f = x->f;
   for (int i = 0; i < x->nk; i++) {
     const RowKernel *rk = &x->k[i];
-    for (int a = 0; a < rk->l->nargs; a++) {
+    for (int t = 0; !rk->l && t < rk->blk.ntensors; t++) {  // an elementwise kernel's buffers, read at [i]
+      if (rk->blk.tensors[t] == f->reduced && !x->reduced) x->reduced = rk->blk.names[t];
+      for (int g = 0; g < f->ngathered; g++)
+        if (f->gathered[g] == rk->blk.tensors[t] && !x->gathered[g]) x->gathered[g] = rk->blk.names[t];
+    }
+    for (int a = 0; rk->l && a < rk->l->nargs; a++) {
       char role = rk->op->pw.row_roles[a];
       const IrTensor *t = ir_tensor_find(x->cg->r, rk->l->args[a].text);
       if (!t || !rk->params[a]) continue;
@@ -354,13 +365,13 @@ static int find_buffers(Rows *x) {
     }
   }
   if (!x->reduced) {
-    diag_error(&x->k[0].op->loc, "codegen: no row-wise kernel of region '%s' reads the rows of '%s' that the fused "
+    diag_error(&x->k[0].op->loc, "codegen: no kernel of region '%s' reads the rows of '%s' that the fused "
                                  "kernel reduces", x->cg->r->name, f->reduced->name);
     return -1;
   }
   for (int g = 0; g < f->ngathered; g++)
     if (!x->gathered[g]) {
-      diag_error(&x->k[0].op->loc, "codegen: no row-wise kernel of region '%s' holds '%s', which the fused kernel "
+      diag_error(&x->k[0].op->loc, "codegen: no kernel of region '%s' holds '%s', which the fused kernel "
                                    "gathers", x->cg->r->name, f->gathered[g]->name);
       return -1;
     }
@@ -405,6 +416,10 @@ static void emit_part(Rows *x, Buf *b, bool tail) {
   buf_printf(b, "%s__syncthreads();\n", u2);
   for (int i = 0; i < x->nk; i++) {
     const RowKernel *rk = &x->k[i];
+    if (!rk->l) {
+      buf_printf(b, "%s%s_block(%scoconet_e0, coconet_e1);\n%s__syncthreads();\n", u2, rk->ek->name, rk->blk.args, u2);
+      continue;
+    }
     buf_printf(b, "%s%s(", u2, rk->call);
     for (int a = 0; a < rk->l->nargs; a++) {
       const char *p = rk->params[a];
@@ -445,6 +460,28 @@ static void fused_comment(Rows *x, Buf *b) {
                 "writing only its own copy\n", f->ngathered ? "" : "nothing");
 }
 
+// An elementwise kernel of the group: the generated kernel the NCCL path
+// launches on the slice gets a _block function, which the fused kernel calls
+// on a block's rows (once per generated kernel: it may hold a run of kernels).
+static int add_elementwise(Rows *x, const IrOp *op) {
+  Cg *cg = x->cg;
+  Kernel *ek = NULL;
+  for (int i = 0; i < cg->nkernels && !ek; i++)
+    for (int j = 0; j < cg->kernels[i].nops && !ek; j++)
+      if (cg_orig(cg->kernels[i].ops[j]) == cg_orig(op)) ek = &cg->kernels[i];
+  for (int i = 0; i < x->nk; i++)
+    if (x->k[i].ek == ek && ek) return 0;
+  if (!ek || x->nk == 8) {
+    diag_error(&op->loc, "codegen: cannot run kernel '%s' in the fused kernel of region '%s'", op->pw.kernel,
+               cg->r->name);
+    return -1;
+  }
+  RowKernel *rk = &x->k[x->nk++];
+  rk->op = op;
+  rk->ek = ek;
+  return kernel_block(cg->r, cg->unit, ek, x->f->reduced, &x->names, &rk->blk);
+}
+
 int rows_fused(Cg *cg, const Scope *sc, int at, int n, const FusedSpec *f, Kernel *k, char **config) {
   Rows *x = calloc(1, sizeof *x);
   if (!x) COCONET_BUG("out of memory");
@@ -454,7 +491,11 @@ int rows_fused(Cg *cg, const Scope *sc, int at, int n, const FusedSpec *f, Kerne
   Buf b = {0};
   for (int i = at; i < at + n && rc == 0; i++) {
     const IrOp *op = sc->ops[i];
-    if (op->kind != IR_OP_POINTWISE || !op->pw.row || op->span.part != IR_PART_SLICE) continue;
+    if (op->kind != IR_OP_POINTWISE || op->span.part != IR_PART_SLICE) continue;
+    if (!op->pw.row) {
+      rc = add_elementwise(x, op);
+      continue;
+    }
     const Launch *l = cg_launch_of(cg, op);
     if (!l || !l->def || x->nk == 8 || l->nargs > 64) {
       diag_error(&op->loc, "codegen: cannot copy kernel '%s' into the fused kernel of region '%s'", op->pw.kernel,
@@ -466,9 +507,10 @@ int rows_fused(Cg *cg, const Scope *sc, int at, int n, const FusedSpec *f, Kerne
     rk->op = op;
     rk->l = l;
     x->row_threads = op->pw.row_threads;
+    if (!x->first) x->first = rk;
     bool copied = false;
     for (int j = 0; j < x->nk - 1; j++)
-      if (clang_equalCursors(x->k[j].l->def->cursor, l->def->cursor)) {
+      if (x->k[j].l && clang_equalCursors(x->k[j].l->def->cursor, l->def->cursor)) {
         rk->call = strdup(x->k[j].call);
         copied = true;
       }
@@ -488,8 +530,9 @@ int rows_fused(Cg *cg, const Scope *sc, int at, int n, const FusedSpec *f, Kerne
   if (rc == 0) {
     fused_comment(x, &b);
     // The kernels' launch bounds, when they agree: the fused kernel runs with their block.
-    char *bounds = launch_bounds(cg->fe, x->k[0].l->def);
-    for (int i = 1; i < x->nk && bounds; i++) {
+    char *bounds = launch_bounds(cg->fe, x->first->l->def);
+    for (int i = 0; i < x->nk && bounds; i++) {
+      if (!x->k[i].l) continue;
       char *other = launch_bounds(cg->fe, x->k[i].l->def);
       if (!other || strcmp(other, bounds) != 0) {
         free(bounds);
@@ -517,17 +560,19 @@ int rows_fused(Cg *cg, const Scope *sc, int at, int n, const FusedSpec *f, Kerne
     Buf a = {0};
     buf_printf(&a, "%s.dev", f->args);
     for (int w = 0; w < f->nwindows; w++) buf_printf(&a, ", %s.win[%d], %s.offset[%d]", f->args, w, f->args, w);
-    for (int i = 0; i < x->nk; i++)
-      for (int j = 0; j < x->k[i].l->nargs; j++)
+    for (int i = 0; i < x->nk; i++) {
+      if (!x->k[i].l) buf_printf(&a, ", %s", x->k[i].ek->args);
+      for (int j = 0; x->k[i].l && j < x->k[i].l->nargs; j++)
         if (x->k[i].params[j]) buf_printf(&a, ", %s", cg_piece(cg, &x->k[i].l->args[j]));
+    }
     const Part *p = cg_part_for(cg, sc, at, sc->ops[at]);
     Buf h = {0};
-    cg_size(&h, x->k[0].op->pw.row);
+    cg_size(&h, x->first->op->pw.row);
     const char *ht = buf_str(&h);
     bool simple = cg_simple(ht) || strspn(ht, "0123456789") == strlen(ht);
     buf_printf(&a, ", %s, %s.slice_lo, %s.slice_hi, %s.tail_lo, %s.hi", ht, p->name, p->name, p->name, p->name);
     k->fused_args = buf_take(&a);
-    const Launch *l = x->k[0].l;
+    const Launch *l = x->first->l;
     char *per_block = x->row_threads ? xasprintf("(%s) / %d", cg_piece(cg, &l->block), x->row_threads) : strdup("1");
     *config = xasprintf(simple ? "coconet_fused_rows_grid(%s.s / %s, %s.tail / %s, %s), %s, %s"
                                : "coconet_fused_rows_grid(%s.s / (%s), %s.tail / (%s), %s), %s, %s",
@@ -539,6 +584,8 @@ int rows_fused(Cg *cg, const Scope *sc, int at, int n, const FusedSpec *f, Kerne
   buf_free(&b);
   for (int i = 0; i < x->nk; i++) {
     free(x->k[i].call);
+    free(x->k[i].blk.decls);
+    free(x->k[i].blk.args);
     for (int a = 0; a < 64; a++) free(x->k[i].params[a]);
   }
   names_free(&x->names);

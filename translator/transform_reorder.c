@@ -530,18 +530,14 @@ static bool generated(const IrOp *op, IrCollKind kind, IrPart part) {
   return op && op->kind == IR_OP_COLLECTIVE && op->generated && op->coll.kind == kind && op->span.part == part;
 }
 
-// Whether the row-wise kernels [first, end) of a group can become one fused
-// kernel (codegen_rows.c): row-wise kernels only, each copyable, all launched
+// Whether the kernels [first, end) of a group with row-wise kernels can become
+// one fused kernel (codegen_rows.c): each row-wise kernel copyable, all launched
 // alike (a block, warp or thread per row; the same block and shared memory),
-// since the fused kernel runs the blocks of their grid with their block.
-static int fuse_rows_check(TfCtx *c, const IrOp *first, const IrOp *end, const IrOp *row, const IrOp *elementwise) {
-  if (elementwise)
-    return tf_fail(c, &elementwise->loc,
-                   "fuse: kernel '%s' is elementwise and kernel '%s' row-wise; the fused kernel of row-wise kernels "
-                   "takes row-wise kernels only: drop fuse (split reorder alone runs both on this rank's rows), or "
-                   "do the elementwise work in the row-wise kernel",
-                   elementwise->pw.kernel, row->pw.kernel);
+// since the fused kernel runs the blocks of their grid with their block (the
+// elementwise kernels among them run on those blocks' rows).
+static int fuse_rows_check(TfCtx *c, const IrOp *first, const IrOp *end, const IrOp *row) {
   for (const IrOp *p = first; p != end; p = p->next) {
+    if (!p->pw.row) continue;
     if (p->pw.row_fuse_why) return tf_fail(c, &p->pw.row_fuse_loc, "%s", p->pw.row_fuse_why);
     const IrPointwise *a = &row->pw, *b = &p->pw;
     if (a->row_threads != b->row_threads || !tf_same_text(a->block, b->block) || !tf_same_text(a->shmem, b->shmem))
@@ -561,22 +557,22 @@ static int fuse_split(TfCtx *c, IrOp *rs) {
   IrOp *end = rs->next, *p;
   int kernels = 0;
   if (generated(end, IR_ALLREDUCE, IR_PART_TAIL)) end = end->next;
-  const IrOp *row = NULL, *elementwise = NULL;
+  const IrOp *row = NULL;
   for (p = end; p && p->kind == IR_OP_POINTWISE && p->span.part != IR_PART_ALL && tf_same_chunk(p, rs); p = p->next) {
     if (p->pw.row && !row) row = p;
-    if (!p->pw.row && !elementwise) elementwise = p;
     kernels++;
   }
   if (kernels == 0) return 0;
-  if (row && fuse_rows_check(c, end, p, row, elementwise)) return -1;
+  if (row && fuse_rows_check(c, end, p, row)) return -1;
   while (generated(p, IR_ALLGATHER, IR_PART_BODY) && tf_same_chunk(p, rs)) p = p->next;
   int group = ++c->nfuse;
   for (IrOp *q = rs; q != p; q = q->next) q->fuse_group = group;
   if (row)
     tf_step(c, IR_CL_FUSE,
-            "fuse: ReduceScatter of '%s' + %d row-wise kernel launch(es) + AllGather(s) become one kernel (group %d): "
-            "it sums the rows of a block of the kernels' grid from the peers, runs the kernels' block (their bodies "
-            "as written) and writes the gathered rows to the peers",
+            "fuse: ReduceScatter of '%s' + %d slice kernel launch(es) (row-wise ones among them) + AllGather(s) "
+            "become one kernel (group %d): for each block of the row-wise kernels' grid it sums the block's rows "
+            "from the peers, runs the kernels on them (a row-wise kernel's block with its body as written) and "
+            "writes the gathered rows to the peers",
             rs->coll.out->name, kernels, group);
   else
     tf_step(c, IR_CL_FUSE,

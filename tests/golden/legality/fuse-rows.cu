@@ -89,7 +89,7 @@ __global__ void scale_rows(float *out, const float *h, int rows, int cols) {
 // TWO-CODE-NEXT: __syncthreads();
 // TWO-CODE-NEXT: coconet_gather_span(coconet_dev, coconet_h_win, coconet_h_off, h, coconet_e0, coconet_e1);
 // TWO-CODE-NEXT: coconet_gather_span(coconet_dev, coconet_out_win, coconet_out_off, out, coconet_e0, coconet_e1);
-// TWO-EXPLAIN: fuse: ReduceScatter of 'x' + 4 row-wise kernel launch(es) + AllGather(s) become one kernel (group 1): it sums the rows of a block of the kernels' grid from the peers, runs the kernels' block (their bodies as written) and writes the gathered rows to the peers
+// TWO-EXPLAIN: fuse: ReduceScatter of 'x' + 4 slice kernel launch(es) (row-wise ones among them) + AllGather(s) become one kernel (group 1): for each block of the row-wise kernels' grid it sums the block's rows from the peers, runs the kernels on them (a row-wise kernel's block with its body as written) and writes the gathered rows to the peers
 
 // EXTERN-C: verify=exec rows2: ok (the region as written and as scheduled agree within 0 ULP)
 
