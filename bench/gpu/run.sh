@@ -17,7 +17,8 @@
 #      against the device's copy bandwidth (cudaMemcpy device to device, read + write);
 # and, with a real NCCL >= 2.28, bench/gpu/fused.cu: a split reorder fuse region on the
 # fused kernel against its NCCL path, the fused kernel's bytes / time against the copy
-# bandwidth (the fused-kernel issue's goal: 85%).
+# bandwidth (the fused-kernel issue's goal: 85%), and a row-wise region (residual +
+# RMSNorm) fused the same way, against its NCCL path.
 # Prints everything; with OUT set, also writes $OUT/results.txt (a bench/RESULTS.md
 # section) and the raw logs to $OUT/gpu-logs.txt.
 set -uo pipefail
@@ -116,6 +117,7 @@ elif run "$tmp/fused.out" "$dir/bin/fused" 67108864 20; then
   g=$(sed -n 's/.*fused_gbps=\([0-9.]*\).*/\1/p' <<<"$line")
   say "Fused kernel (split reorder fuse, momentum SGD, np=1): $line;" \
       "$(awk -v g="${g:-0}" -v c="$copy" 'BEGIN {printf "%.0f%% of the copy bandwidth (goal: 85%%)", (c > 0 ? 100 * g / c : 0)}')."
+  say "Fused row-wise kernel (AllReduce + residual + RMSNorm, split reorder fuse, np=1): $(grep '^fused_rows ' "$tmp/fused.out")."
 else
   say "Fused kernel: bench/gpu/fused.cu failed: $(tail -n 3 "$tmp/fused.out" | paste -sd' ' -)"
   bad=$((bad + 1))

@@ -40,8 +40,11 @@ $(FUSED_DIR)/bench-fused: bench/gpu/fused.cu $(BIN)/coconet $(HOST_LIB) runtime/
 test-fused: $(FUSED_DIR)/sgd-cuda $(FUSED_DIR)/tp_norm-cuda $(FUSED_DIR)/bench-fused $(BIN)/coconet $(HOST_LIB)
 	@$(RECORD) fused $(HOST_RUN_ENV) tests/fused/run.sh $(BIN)/coconet $(FUSED_DIR)/host "$(HOST_MPIRUN)" \
 	  "1 2 3 4 5 6 7 8" $(CXX) $(HOST_CXXFLAGS) $(WARN) -I$(CURDIR)/runtime/include -- $(HOST_LDLIBS)
-	@$(RECORD) fused-bench-smoke $(HOST_RUN_ENV) sh -c 'COCONET_DEBUG=INFO $(FUSED_DIR)/bench-fused 10007 2 > $(FUSED_DIR)/bench.out 2>&1 && \
+	@$(RECORD) fused-bench-smoke $(HOST_RUN_ENV) sh -c 'COCONET_DEBUG=INFO $(FUSED_DIR)/bench-fused 10007 2 37 300 > $(FUSED_DIR)/bench.out 2>&1 && \
 	  grep -q "^fused n=10007 iters=2 .* equal=yes$$" $(FUSED_DIR)/bench.out && \
+	  grep -q "^fused_rows tokens=37 hidden=300 iters=2 .* equal=yes$$" $(FUSED_DIR)/bench.out && \
 	  grep -q "region bench_sgd: fused kernel on symmetric memory" $(FUSED_DIR)/bench.out && \
-	  grep -q "region bench_sgd: NCCL path: .g. is not in symmetric memory" $(FUSED_DIR)/bench.out || \
+	  grep -q "region bench_sgd: NCCL path: .g. is not in symmetric memory" $(FUSED_DIR)/bench.out && \
+	  grep -q "region bench_rows: fused kernel on symmetric memory" $(FUSED_DIR)/bench.out && \
+	  grep -q "region bench_rows: NCCL path: .y. is not in symmetric memory" $(FUSED_DIR)/bench.out || \
 	  { cat $(FUSED_DIR)/bench.out; exit 1; }' 
