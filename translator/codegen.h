@@ -55,6 +55,8 @@ const char *cg_ctype(IrType t);
 const char *cg_base_name(const char *path);  // "f.cu" of "dir/f.cu" ("?" for NULL)
 // A NCCL reduction operator ("ncclSum").
 const char *cg_nccl_red(IrRedOp op);
+// The reduction as fused kernels name it (runtime/include/coconet_fused.h): "COCONET_SUM".
+const char *cg_coconet_red(IrRedOp op);
 // Whether text is a name or a member chain (a, a.b, a->b): usable before + or * as is.
 bool cg_simple(const char *text);
 // The host C++ text of a size ("n", "(size_t)tokens * hidden").

@@ -92,6 +92,11 @@ const char *cg_ctype(IrType t) {
   COCONET_BUG("no C++ type for IR type %d", (int)t);
 }
 
+const char *cg_coconet_red(IrRedOp op) {
+  static const char *names[] = {"COCONET_SUM", "COCONET_SUM", "COCONET_PROD", "COCONET_MAX", "COCONET_MIN", "COCONET_AVG"};
+  return names[op];
+}
+
 const char *cg_nccl_red(IrRedOp op) {
   static const char *names[] = {"ncclSum", "ncclSum", "ncclProd", "ncclMax", "ncclMin", "ncclAvg"};
   return names[op];

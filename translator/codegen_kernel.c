@@ -572,16 +572,6 @@ static void plan_free(Plan *p) {
 // Fused kernels (codegen.c decides which groups get one)
 //
 
-static const char *red_template(IrRedOp op) {
-  switch (op) {
-  case IR_RED_PROD: return "COCONET_PROD";
-  case IR_RED_MAX: return "COCONET_MAX";
-  case IR_RED_MIN: return "COCONET_MIN";
-  case IR_RED_AVG: return "COCONET_AVG";
-  default: return "COCONET_SUM";
-  }
-}
-
 static bool is_gathered(const FusedSpec *f, const IrTensor *t) {
   for (int i = 0; i < f->ngathered; i++)
     if (f->gathered[i] == t) return true;
@@ -605,7 +595,7 @@ static void fused_reduce(const Plan *p, Buf *b, const FusedSpec *f, const char *
   const char *ct = cg_ctype(f->dtype), *in = f->window_names[0];
   buf_printf(b, "%s%s %s = ", u, ct, reduced_name(p, f));
   if (tail) buf_puts(b, "mine ? ");
-  buf_printf(b, "coconet_reduce<%s, %s>(%s_win, %s_off, dev.lsaSize, i)", red_template(f->red), ct, in, in);
+  buf_printf(b, "coconet_reduce<%s, %s>(%s_win, %s_off, dev.lsaSize, i)", cg_coconet_red(f->red), ct, in, in);
   if (tail) buf_printf(b, " : %s()", ct);
   buf_puts(b, ";\n");
 }
@@ -667,7 +657,7 @@ static void fused_vector_loop(Plan *p, Buf *b, const FusedSpec *f, int n) {
   buf_printf(b, ") {\n%sconst size_t nvec = (hi - lo) / %d;\n", u2, n);
   buf_printf(b, "%sfor (size_t j = first; j < nvec; j += stride) {\n%sconst size_t i0 = lo + %d * j;\n", u2, u3, n);
   buf_printf(b, "%s%s %s[%d];\n", u3, cg_ctype(f->dtype), reduced_name(p, f), n);
-  buf_printf(b, "%scoconet_reduce_vec<%s, %s, %d>(%s_win, %s_off, dev.lsaSize, i0, %s);\n", u3, red_template(f->red),
+  buf_printf(b, "%scoconet_reduce_vec<%s, %s, %d>(%s_win, %s_off, dev.lsaSize, i0, %s);\n", u3, cg_coconet_red(f->red),
              cg_ctype(f->dtype), n, f->window_names[0], f->window_names[0], reduced_name(p, f));
   for (int i = 0; i < p->ntensors; i++) {
     const KTensor *kt = &p->tensors[i];

@@ -23,17 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char *s;
-  int n = vasprintf(&s, fmt, ap);
-  va_end(ap);
-  if (n < 0) COCONET_BUG("out of memory");
-  return s;
-}
-
 static enum CXCursorKind kind_of(CXCursor c) { return clang_getCursorKind(c); }
 
 //
@@ -297,16 +286,6 @@ typedef struct Rows {
   Names names;            // the fused kernel's parameters
 } Rows;
 
-static const char *red_op(IrRedOp op) {
-  switch (op) {
-  case IR_RED_PROD: return "COCONET_PROD";
-  case IR_RED_MAX: return "COCONET_MAX";
-  case IR_RED_MIN: return "COCONET_MIN";
-  case IR_RED_AVG: return "COCONET_AVG";
-  default: return "COCONET_SUM";
-  }
-}
-
 // The type a kernel parameter has in the launch's instance, restrict dropped.
 static char *param_type(const KernelDef *def, int i) {
   CXCursor parms[64];
@@ -409,10 +388,10 @@ static void emit_part(Rows *x, Buf *b, bool tail) {
   const char *src = f->window_names[0];
   if (tail)
     buf_printf(b, "%scoconet_reduce_span_shared<%s>(coconet_bar, coconet_%s_win, coconet_%s_off, coconet_dev.lsaSize, "
-                  "%s, coconet_e0, coconet_e1);\n", u2, red_op(f->red), src, src, x->reduced);
+                  "%s, coconet_e0, coconet_e1);\n", u2, cg_coconet_red(f->red), src, src, x->reduced);
   else
     buf_printf(b, "%scoconet_reduce_span<%s>(coconet_%s_win, coconet_%s_off, coconet_dev.lsaSize, %s, coconet_e0, "
-                  "coconet_e1);\n", u2, red_op(f->red), src, src, x->reduced);
+                  "coconet_e1);\n", u2, cg_coconet_red(f->red), src, src, x->reduced);
   buf_printf(b, "%s__syncthreads();\n", u2);
   for (int i = 0; i < x->nk; i++) {
     const RowKernel *rk = &x->k[i];

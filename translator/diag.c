@@ -106,3 +106,13 @@ void diag_reset(void) {
   }
   errors = 0;
 }
+
+char *xasprintf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s;
+  int n = vasprintf(&s, fmt, ap);
+  va_end(ap);
+  if (n < 0) COCONET_BUG("out of memory");
+  return s;
+}

@@ -49,6 +49,9 @@ _Noreturn void diag_internal(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 #define COCONET_BUG(...) diag_internal(__FILE__, __LINE__, __VA_ARGS__)
 
+// A malloc'd printf: running out of memory is an internal error.
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 unsigned diag_error_count(void);
 void diag_reset(void);  // forget counts and files (unit tests)
 

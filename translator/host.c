@@ -35,17 +35,6 @@ static void *xrealloc(void *p, size_t size) {
   return p;
 }
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char *s;
-  int n = vasprintf(&s, fmt, ap);
-  va_end(ap);
-  if (n < 0) COCONET_BUG("out of memory");
-  return s;
-}
-
 //
 // Does a kernel reach a barrier or a warp collective?
 //

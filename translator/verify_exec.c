@@ -58,16 +58,6 @@ typedef struct Harness {
   int nevents;
 } Harness;
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char *s;
-  if (vasprintf(&s, fmt, ap) < 0) COCONET_BUG("out of memory");
-  va_end(ap);
-  return s;
-}
-
 static bool is_ident_start(char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 static bool is_ident(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
 
