@@ -8,7 +8,14 @@ group) and one or two pointwise kernels (guarded or grid-stride, launched on
 grids that cover the count or not, random bodies over the reduced buffer, a
 buffer local to each rank, one declared replicated, scalars and the index),
 sometimes an event between them or a second stream, sometimes an argument
-with side effects, and a random set of clauses. A region's pragma is inside
+with side effects, and a random set of clauses. About one region in four is
+row-wise instead: an AllReduce of rows x h elements and a kernel that reduces
+each row (a sum of squares, a largest magnitude or a sum; over a block with a
+shared-memory tree, over a block in a grid-stride loop over the rows, or over a
+warp with shuffles) and scales it, sometimes adding a residual it writes back,
+a column weight, a per-row output, an elementwise bias kernel before it and an
+elementwise kernel after it that reads the per-row output, with `split
+reorder` and, half the time, `fuse`. A region's pragma is inside
 `#ifndef SKIP_<k>`, so that run.py can drop the regions coconet refuses and
 still translate the others.
 """
@@ -74,12 +81,125 @@ def launch_config(guarded):
     return rng.choice(["1, 32", "3, 64", "8, 128", "(n + 255) / 256, 256"])
 
 
+ROW_OPS = {  # the row's reduction: (accumulate, combine a and b, scale from the total t)
+    "sumsq": ("acc += v * v", "{a} + {b}", "rsqrtf({t} / (float)h + 1e-5f)"),
+    "maxabs": ("acc = fmaxf(acc, fabsf(v))", "fmaxf({a}, {b})", "1.0f / ({t} + 1.0f)"),
+    "sum": ("acc += v", "{a} + {b}", "1.0f / (1.0f + fabsf({t}) / (float)h)"),
+}
+
+
+def row_kernel(name, t, style, op, residual, gamma, stat):
+    """A row-wise kernel: out = (x [+ residual]) * scale(row) [* gamma[j]] + a."""
+    ctype, _, load, store = TYPES[t]
+    acc, comb, scale = ROW_OPS[op]
+    params = [f"{ctype} *out"] + ([f"{ctype} *res"] if residual else []) + [f"const {ctype} *x"]
+    params += ([f"const {ctype} *gam"] if gamma else []) + (["float *stat"] if stat else []) + ["int rows", "int h", "float a"]
+    warp = style == "warp"
+    row = "idx" if warp else "row"
+    col0, step = ("lane", "32") if warp else ("threadIdx.x", "blockDim.x")
+    v = f"{load(f'x[(size_t){row} * h + j]')}" + (f" + {load(f'res[(size_t){row} * h + j]')}" if residual else "")
+    first = [f"    for (int j = {col0}; j < h; j += {step}) {{", f"      const float v = {v};"]
+    if residual:
+        first.append(f"      res[(size_t){row} * h + j] = {store('v')};")
+    first += [f"      {acc};", "    }"]
+    reread = f"{load(f'res[(size_t){row} * h + j]')}" if residual else f"{load(f'x[(size_t){row} * h + j]')}"
+    outv = f"{reread} * scale" + (f" * {load('gam[j]')}" if gamma else "") + " + a"
+    last = [f"    for (int j = {col0}; j < h; j += {step})", f"      out[(size_t){row} * h + j] = {store(outv)};"]
+    lines = [f"__global__ void {name}({', '.join(params)}) {{"]
+    if warp:
+        lines += ["  const int lane = threadIdx.x % 32;", "  const int idx = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;",
+                  "  if (idx >= rows) return;", "  {", "    float acc = 0.0f;"] + first
+        lines += ["    for (int o = 16; o > 0; o >>= 1)",
+                  "      acc = " + comb.format(a="acc", b="__shfl_xor_sync(0xffffffff, acc, o)") + ";",
+                  "    const float scale = " + scale.format(t="acc") + ";"]
+        if stat:
+            lines.append("    if (lane == 0) stat[idx] = scale;")
+        lines += last + ["  }"]
+    else:
+        lines.append("  __shared__ float red[256];")
+        if style == "grid":
+            lines.append("  for (int row = blockIdx.x; row < rows; row += gridDim.x) {")
+        else:
+            lines += ["  const int row = blockIdx.x;", "  if (row >= rows) return;", "  {"]
+        lines += ["    float acc = 0.0f;"] + first
+        lines += ["    red[threadIdx.x] = acc;", "    __syncthreads();", "    for (int s = blockDim.x / 2; s > 0; s >>= 1) {",
+                  "      if ((int)threadIdx.x < s) red[threadIdx.x] = "
+                  + comb.format(a="red[threadIdx.x]", b="red[threadIdx.x + s]") + ";",
+                  "      __syncthreads();", "    }", "    const float scale = " + scale.format(t="red[0]") + ";",
+                  "    __syncthreads();"]
+        if stat:
+            lines.append("    if (threadIdx.x == 0) stat[row] = scale;")
+        lines += last + ["  }"]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def row_region(k, out):
+    """A row-wise region (see the module's docstring); returns its function's lines."""
+    t = rng.choice(list(TYPES))
+    ctype, nccl_type, load, store = TYPES[t]
+    style = rng.choice(["block", "block", "grid", "warp"])
+    op = rng.choice(list(ROW_OPS))
+    residual, gamma, stat = rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.4
+    bias, post = rng.random() < 0.25, stat and rng.random() < 0.5
+    in_place = rng.random() < 0.7
+    red = "g" if in_place else "gr"
+    out.append(row_kernel(f"k{k}", t, style, op, residual, gamma, stat))
+    if bias:
+        out.append(f"__global__ void k{k}_bias({ctype} *x, const {ctype} *bias, int n, int h) {{\n"
+                   f"  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   f"  if (i < n) x[i] = {store(load('x[i]') + ' + ' + load('bias[i % h]'))};\n}}\n")
+    if post:
+        out.append(f"__global__ void k{k}_post({ctype} *o, const float *stat, int n, int h) {{\n"
+                   f"  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)\n"
+                   f"    o[i] = {store(load('o[i]') + ' * (0.5f + stat[i / h])')};\n}}\n")
+    clauses = ["split", "reorder"]
+    rep = [b for b, on in (("res", residual), ("gam", gamma), ("bias", bias)) if on and rng.random() < 0.9]
+    if rep:
+        clauses.append("replicated(%s)" % ", ".join(rep))
+    if in_place and rng.random() < 0.5:
+        clauses.append("scratch(g)")
+    if rng.random() < 0.5:
+        clauses.append("fuse")
+    block = rng.choice(["64", "128", "256"])
+    if style == "block":
+        config = f"rows, {block}"
+    elif style == "grid":
+        config = f"{rng.choice(['1', '3', '8'])}, {block}"
+    else:
+        block = rng.choice(["64", "128"])
+        config = f"(rows * 32 + {block} - 1) / {block}, {block}"
+    args = ["o"] + (["res"] if residual else []) + [red] + (["gam"] if gamma else []) + (["stat"] if stat else [])
+    args += ["rows", "h", rng.choice(["a", "0.5f * a"])]
+    body = [f"void region_{k}({ctype} *g, {ctype} *gr, {ctype} *o, {ctype} *res, const {ctype} *gam, "
+            f"const {ctype} *bias, float *stat, float a, int rows, int h, ncclComm_t comm, cudaStream_t s) {{",
+            f"#ifndef SKIP_{k}",
+            f"#pragma coconet region name(r{k}) {' '.join(clauses)}",
+            "#endif",
+            "  {",
+            f"    ncclAllReduce(g, {red}, rows * h, {nccl_type}, ncclSum, comm, s);"]
+    if bias:
+        body.append(f"    k{k}_bias<<<(rows * h + 127) / 128, 128, 0, s>>>({red}, bias, rows * h, h);")
+    body.append(f"    k{k}<<<{config}, 0, s>>>({', '.join(args)});")
+    if post:
+        body.append(f"    k{k}_post<<<4, 128, 0, s>>>(o, stat, rows * h, h);")
+    body += ["  }", "  (void)gr, (void)res, (void)gam, (void)bias, (void)stat;", "}"]
+    return body
+
+
 out = ["// Generated by tests/differential/gen.py %d %d: random regions, each either refused with a" % (seed, nregions),
        "// located diagnostic or run equal as written and as scheduled (coconet --verify=exec).",
        "#include <cuda_bf16.h>", "#include <cuda_fp16.h>", "#include <cuda_runtime.h>", "#include <nccl.h>", "",
        "static float next_scale(int &calls) { return 0.5f + 0.125f * (float)(++calls % 4); }", ""]
 spans = {}
 for k in range(nregions):
+    if rng.random() < 0.25:
+        body = row_region(k, out)
+        first = len("\n".join(out).split("\n")) + 1
+        out.extend(body)
+        out.append("")
+        spans[k] = [first, first + len(body) - 1]
+        continue
     t = rng.choice(list(TYPES))
     ctype, nccl_type = TYPES[t][0], TYPES[t][1]
     in_place = rng.random() < 0.5
