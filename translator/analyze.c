@@ -459,9 +459,10 @@ static void element_loop(Az *az, CXCursor body) {
       char *t = az_text_of(az, s);
       az_fail(az, s, "kernel '%s' declares shared memory (%s): its threads work together, so it is not pointwise, and "
                      "a row-wise kernel's block owns one row; a sum is taken as atomicAdd of each element or of each "
-                     "thread's running sum after its grid-stride loop, also once a warp's shuffles, cg::reduce or "
-                     "cub::BlockReduce have summed it (a block reduction written through shared memory is not "
-                     "recognized yet)", az->launch->kernel, t);
+                     "thread's running sum after its grid-stride loop, also once a warp's shuffles, cg::reduce, "
+                     "cub::BlockReduce or a __device__ helper summing warp by warp through shared slots have summed "
+                     "it (a block reduction written through shared memory in the kernel itself is not recognized)",
+            az->launch->kernel, t);
       free(t);
     } else if (!az_failed(az)) {
       char *t = az_text_of(az, s);
@@ -477,8 +478,9 @@ static void element_loop(Az *az, CXCursor body) {
   for (; j < l.n && !az_failed(az); j++)
     if (kind(l.v[j]) != CXCursor_NullStmt && !is_return(l.v[j]) && !(az->carried && az_after_loop(az, l.v[j])))
       az_fail(az, l.v[j], "kernel '%s': statements after the element loop are not supported (but atomicAdd(acc, s) "
-                          "of a sum s the loop adds to, after a warp's shuffles, cg::reduce or cub::BlockReduce "
-                          "have summed it if one thread of each adds it)", az->launch->kernel);
+                          "of a sum s the loop adds to, after a warp's shuffles, cg::reduce, cub::BlockReduce or a "
+                          "block sum helper written warp by warp have summed it if one thread of each adds it)",
+              az->launch->kernel);
   if (!az_failed(az) && clang_Cursor_isNull(az->count) && !az->count_text)
     az_fail(az, body, "kernel '%s': cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x "
                    "with a grid-stride loop or an 'if (i < n)' guard)", az->launch->kernel);

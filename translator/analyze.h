@@ -68,6 +68,7 @@ typedef struct Az {
   CXCursor counters[8];   // the counters of the constant-trip loops being unrolled
   int ncounters;
   int unrolled;           // iterations unrolled so far (bounded)
+  int hand_sums;          // calls of a block sum written by hand (analyze_sum.c)
   int lanes;              // > 1: the element is a vector of this many lanes (i counts vectors; analyze_vector.c)
   int lane;               // the lane this pass computes: element lanes * i + lane
   const char *lane_text[4];  // the index text of each lane's element in other lanes' reads

@@ -10,13 +10,16 @@
 //     s, cg::plus<T>()) over a thread_block_tile<32>; then `if (lane == 0)`
 //     (threadIdx.x % 32, tile.thread_rank());
 //   - the block: cub::BlockReduce<T, B>(temp).Sum(s) (or .Reduce(s, a plus
-//     functor)) with B the launch's block size; then `if (threadIdx.x == 0)`.
+//     functor)) with B the launch's block size, or a __device__ helper that
+//     sums warp by warp through a __shared__ slot per warp (below) with the
+//     launch's block whole warps; then `if (threadIdx.x == 0)`.
 //
 // Each adds the same total as every thread adding its own s, so the IR is the
 // running sum's (each element's contribution, IR_S_REDUCE), and the generated
-// kernel sums as it does for any sum. Anything else (a hand-written block
-// reduction through shared memory, a leader test that is not the group's
-// first thread, the reduced value added by every thread) is refused.
+// kernel sums as it does for any sum. Anything else (a block reduction through
+// shared memory in another form or in the kernel itself, a leader test that is
+// not the group's first thread, the reduced value added by every thread) is
+// refused.
 #include "analyze.h"
 
 #include <stdlib.h>
@@ -121,6 +124,314 @@ static bool warp_sum_helper(Az *az, CXCursor call) {
   return butterfly(az, body.v[0], p);
 }
 
+//
+// A block sum written by hand, warp by warp: the form trainers and inference
+// engines write (a __device__ helper of the file, one parameter v):
+//
+//   __shared__ float slots[32];                   // one slot a warp (>= the launch's warps)
+//   v = warp_sum(v);                              // (or T w = warp_sum(v); the butterfly)
+//   if (lane == 0) slots[warp] = v;               // lane, warp: threadIdx.x % 32, / 32 (& 31, >> 5, or
+//   __syncthreads();                              //   integer locals holding them, never assigned)
+//   v = lane < nwarps ? slots[lane] : 0.0f;       // (or threadIdx.x < blockDim.x / 32 ? slots[threadIdx.x] : 0)
+//   v = warp_sum(v);                              // (or under if (threadIdx.x < 32), if (warp == 0))
+//   return v;                                     // (or thread 0 stores it in slots[0] and returns slots[0];
+//                                                 //  or return warp_sum(v);)
+//
+// Thread 0 then holds the sum of v over the block when the block is whole
+// warps; extra __syncthreads() anywhere are allowed.
+//
+
+enum { HP_NONE, HP_TID, HP_LANE, HP_WARP, HP_NWARPS };
+
+typedef struct HandSum {
+  Az *az;
+  CXCursor shared;         // the slots
+  CXCursor locals[8];      // integer locals holding a place
+  int kinds[8];
+  int nlocals;
+  CXCursor body;
+  bool fenced;             // a __syncthreads() before its stores or after its reads (callable twice)
+} HandSum;
+
+typedef struct Writes {
+  const Az *az;
+  CXCursor var;
+  bool found;
+} Writes;
+
+static enum CXChildVisitResult find_write(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Writes *w = data;
+  CXCursor lhs, rhs;
+  char *op = NULL;
+  if (az_is_assignment(w->az, c, &lhs, &rhs, &op)) {
+    free(op);
+    if (az_refers_to(lhs, w->var)) w->found = true;
+  } else if (kind(c) == CXCursor_UnaryOperator && kids(c).n == 1 && az_refers_to(kids(c).v[0], w->var)) {
+    char *o = az_unary_op(w->az, c, kids(c).v[0]);
+    w->found |= strstr(o, "++") || strstr(o, "--") || strchr(o, '&');
+    free(o);
+  }
+  return w->found ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+static int hand_place(const HandSum *h, CXCursor e) {
+  e = az_uncast(e);
+  if (kind(e) == CXCursor_DeclRefExpr) {
+    CXCursor d = clang_getCursorReferenced(e);
+    for (int i = 0; i < h->nlocals; i++)
+      if (same(h->locals[i], d)) return h->kinds[i];
+    return HP_NONE;
+  }
+  if (kind(e) == CXCursor_MemberRefExpr) return az_builtin(h->az, e) == B_THREADIDX_X ? HP_TID : HP_NONE;
+  switch (az_place(h->az, e)) {
+  case PLACE_LANE: return HP_LANE;
+  case PLACE_WARP: return HP_WARP;
+  case PLACE_WARPS: return HP_NWARPS;
+  default: return HP_NONE;
+  }
+}
+
+// `T x = ...;` of the slots or of a place local (recorded): true when s is one.
+static bool hand_decl(HandSum *h, CXCursor s) {
+  Kids k = kids(s);
+  if (kind(s) != CXCursor_DeclStmt || k.n != 1) return false;
+  CXCursor d = k.v[0];
+  if (az_is_shared(d)) {
+    long long slots = clang_getArraySize(clang_getCursorType(d));
+    if (!clang_Cursor_isNull(h->shared) || slots < 1) return false;
+    h->shared = d;
+    return true;
+  }
+  Kids init = kids(d);
+  if (!az_is_integer_var(d) || !init.n || h->nlocals == 8) return false;
+  int place = hand_place(h, init.last);
+  Writes w = {h->az, d, false};
+  clang_visitChildren(h->body, find_write, &w);
+  if (place == HP_NONE || w.found) return false;
+  h->locals[h->nlocals] = d;
+  h->kinds[h->nlocals++] = place;
+  return true;
+}
+
+static bool is_barrier(CXCursor s) {
+  s = az_strip(s);
+  if (kind(s) != CXCursor_CallExpr || clang_Cursor_getNumArguments(s) != 0) return false;
+  char *name = callee_name(s);
+  bool b = strcmp(name, "__syncthreads") == 0;
+  free(name);
+  return b;
+}
+
+// The value of a declaration of one variable or of an assignment `x = e`, and x.
+static bool assigned_value(const Az *az, CXCursor s, CXCursor *var, CXCursor *value) {
+  CXCursor lhs, rhs;
+  char *op = NULL;
+  Kids k = kids(s);
+  if (kind(s) == CXCursor_DeclStmt && k.n == 1 && kids(k.v[0]).n) {
+    *var = k.v[0];
+    *value = kids(k.v[0]).last;
+    return true;
+  }
+  if (!az_is_assignment(az, s, &lhs, &rhs, &op)) return false;
+  bool plain = strcmp(op, "=") == 0 && kind(az_uncast(lhs)) == CXCursor_DeclRefExpr;
+  free(op);
+  if (plain) {
+    *var = clang_getCursorReferenced(az_uncast(lhs));
+    *value = rhs;
+  }
+  return plain;
+}
+
+// A warp's sum of `in` (a helper call or the butterfly): its result in *out.
+static bool hand_warp_sum(const HandSum *h, CXCursor s, CXCursor in, CXCursor *out) {
+  CXCursor var, value;
+  if (butterfly(h->az, s, in)) {
+    *out = in;
+    return true;
+  }
+  if (!assigned_value(h->az, s, &var, &value)) return false;
+  CXCursor call = az_uncast(value);
+  if (kind(call) != CXCursor_CallExpr || clang_Cursor_getNumArguments(call) != 1 ||
+      !az_refers_to(clang_Cursor_getArgument(call, 0), in) || !warp_sum_helper(h->az, call))
+    return false;
+  *out = var;
+  return true;
+}
+
+// `if (COND) BODY` without else, BODY one statement (in *body).
+static bool if_only(CXCursor s, CXCursor *cond, CXCursor *body) {
+  Kids k = kids(s);
+  if (kind(s) != CXCursor_IfStmt || k.n != 2) return false;
+  *cond = k.v[0];
+  *body = only_stmt(k.v[1]);
+  return !clang_Cursor_isNull(*body);
+}
+
+// a == 0 (either order) with a at `place`.
+static bool is_zero_test(const HandSum *h, CXCursor c, int place) {
+  CXCursor a, b;
+  if (!az_is_binary(h->az, az_strip(c), "==", &a, &b)) return false;
+  return (az_int_is(b, 0) && hand_place(h, a) == place) || (az_int_is(a, 0) && hand_place(h, b) == place);
+}
+
+// slots[IDX] with IDX at `place` (HP_NONE: the constant 0).
+static bool is_slot(const HandSum *h, CXCursor e, int place) {
+  e = az_uncast(e);
+  Kids k = kids(e);
+  if (kind(e) != CXCursor_ArraySubscriptExpr || k.n != 2 || !az_refers_to(az_uncast(k.v[0]), h->shared)) return false;
+  return place == HP_NONE ? az_int_is(k.v[1], 0) : hand_place(h, k.v[1]) == place;
+}
+
+enum { HAND_MAX_STMTS = 32 };
+
+typedef struct Stmts {
+  CXCursor v[HAND_MAX_STMTS];
+  int n;                   // how many there are (past HAND_MAX_STMTS: not kept)
+} Stmts;
+
+static enum CXChildVisitResult collect_stmt(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Stmts *l = data;
+  if (l->n < HAND_MAX_STMTS) l->v[l->n] = az_strip(c);
+  l->n++;
+  return CXChildVisit_Continue;
+}
+
+// The helper's statements, in order (see above): true when they sum its parameter over the block.
+static bool hand_sum_body(HandSum *h, CXCursor param) {
+  Stmts all = {.n = 0};
+  clang_visitChildren(h->body, collect_stmt, &all);
+  if (all.n > HAND_MAX_STMTS) return false;
+  int n = all.n;
+  CXCursor *stmts = all.v;
+  CXCursor cur = param, var, value, cond, body, a, b;
+  int step = 0, index = HP_NONE;
+  for (int i = 0; i < n; i++) {
+    CXCursor s = stmts[i];
+    if (kind(s) == CXCursor_NullStmt || hand_decl(h, s)) continue;
+    if (is_barrier(s)) {
+      if (step == 0 || step >= 4) h->fenced = true;  // before the stores, or after the reads
+      if (step == 2) step = 3;
+      continue;
+    }
+    switch (step) {
+    case 0:  // the warps' sums
+      if (!hand_warp_sum(h, s, cur, &cur)) return false;
+      step = 1;
+      break;
+    case 1: {  // lane 0 of each warp stores its warp's sum in the warp's slot
+      char *op = NULL;
+      bool ok = if_only(s, &cond, &body) && is_zero_test(h, cond, HP_LANE) &&
+                az_is_assignment(h->az, body, &a, &b, &op) && strcmp(op, "=") == 0 && is_slot(h, a, HP_WARP) &&
+                az_refers_to(az_uncast(b), cur);
+      free(op);
+      if (!ok) return false;
+      step = 2;
+      break;
+    }
+    case 3:  // after the barrier: the slots, one a lane (0 past the warps)
+      if (!assigned_value(h->az, s, &var, &value)) return false;
+      value = az_uncast(value);
+      {
+        Kids k = kids(value);
+        if (kind(value) != CXCursor_ConditionalOperator || k.n != 3 ||
+            !az_is_binary(h->az, az_strip(k.v[0]), "<", &a, &b) || hand_place(h, b) != HP_NWARPS)
+          return false;
+        index = hand_place(h, a);
+        CXEvalResult z = clang_Cursor_Evaluate(k.v[2]);
+        bool zero = z && ((clang_EvalResult_getKind(z) == CXEval_Int && clang_EvalResult_getAsLongLong(z) == 0) ||
+                          (clang_EvalResult_getKind(z) == CXEval_Float && clang_EvalResult_getAsDouble(z) == 0.0));
+        if (z) clang_EvalResult_dispose(z);
+        if ((index != HP_LANE && index != HP_TID) || !is_slot(h, k.v[1], index) || !zero) return false;
+      }
+      cur = var;
+      step = 4;
+      break;
+    case 4:  // the first warp (or every warp) sums the slots
+      if (kind(s) == CXCursor_ReturnStmt && kids(s).n == 1) {  // return warp_sum(v);
+        CXCursor call = az_uncast(kids(s).v[0]);
+        return kind(call) == CXCursor_CallExpr && clang_Cursor_getNumArguments(call) == 1 &&
+               az_refers_to(clang_Cursor_getArgument(call, 0), cur) && warp_sum_helper(h->az, call);
+      }
+      if (if_only(s, &cond, &body)) {
+        bool first_warp = is_zero_test(h, cond, HP_WARP) ||
+                          (az_is_binary(h->az, az_strip(cond), "<", &a, &b) && hand_place(h, a) == HP_TID &&
+                           az_is_warp_size(b));
+        if (!first_warp) return false;
+        s = body;
+      }
+      if (!hand_warp_sum(h, s, cur, &cur)) return false;
+      step = 5;
+      break;
+    case 5:  // return it, or thread 0 stores it in slot 0 and every thread returns slot 0
+      if (kind(s) == CXCursor_ReturnStmt && kids(s).n == 1) return az_refers_to(az_uncast(kids(s).v[0]), cur);
+      if (if_only(s, &cond, &body) && is_zero_test(h, cond, HP_TID)) {
+        char *op = NULL;
+        bool ok = az_is_assignment(h->az, body, &a, &b, &op) && strcmp(op, "=") == 0 && is_slot(h, a, HP_NONE) &&
+                  az_refers_to(az_uncast(b), cur);
+        free(op);
+        if (!ok) return false;
+        step = 6;
+        break;
+      }
+      return false;
+    case 6:
+      return kind(s) == CXCursor_ReturnStmt && kids(s).n == 1 && is_slot(h, kids(s).v[0], HP_NONE);
+    default:
+      return false;
+    }
+  }
+  return false;
+}
+
+static enum CXChildVisitResult find_shared(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (kind(c) == CXCursor_VarDecl && az_is_shared(c)) *(bool *)data = true;
+  return *(bool *)data ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+// A call of a hand-written block sum helper (above) on the running sum: its
+// binding (NULL: not one; a reason is recorded when the helper has shared
+// memory but is not one, when the launch's block is not whole warps, or when
+// it is called twice and cannot be).
+static Binding *hand_block_sum(Az *az, CXCursor call) {
+  CXCursor def = clang_getCursorDefinition(clang_getCursorReferenced(call));
+  if (clang_Cursor_isNull(def) || kind(def) != CXCursor_FunctionDecl || clang_Cursor_getNumArguments(def) != 1 ||
+      clang_Cursor_getNumArguments(call) != 1 || !fe_in_main_file(az->fe, clang_getCursorLocation(def)) ||
+      kind(kids(def).last) != CXCursor_CompoundStmt)
+    return NULL;
+  Binding *b = running_sum(az, clang_Cursor_getArgument(call, 0));
+  HandSum h = {.az = az, .shared = clang_getNullCursor(), .body = kids(def).last};
+  if (!b) return NULL;
+  char *name = fe_spelling(def);
+  if (!hand_sum_body(&h, clang_Cursor_getArgument(def, 0))) {
+    bool shared = false;
+    clang_visitChildren(h.body, find_shared, &shared);
+    if (shared) {
+      char *v = fe_spelling(b->decl);
+      az_fail(az, call, "kernel '%s' sums '%s' with '%s', whose shared memory coconet does not recognize as a block "
+                        "sum: it takes the warp-by-warp form (a warp's sum, lane 0 storing it in the warp's __shared__ "
+                        "slot, __syncthreads(), the slots summed by the first warp or every warp, 0 past the warps, "
+                        "thread 0 holding the total) and cub::BlockReduce", az->launch->kernel, v, name);
+      free(v);
+    }
+    free(name);
+    return NULL;
+  }
+  long long slots = clang_getArraySize(clang_getCursorType(h.shared));
+  if (az->block_x <= 0 || az->block_x % 32 || az->block_x > 1024 || az->block_x / 32 > slots)
+    az_fail(az, call, "kernel '%s' sums with '%s', a block sum warp by warp through %lld shared slots, but its "
+                      "launch's block is not a constant number of whole warps, at most %lld of them: the sum would "
+                      "not cover the block", az->launch->kernel, name, slots, slots < 32 ? slots : 32);
+  else if (az->hand_sums++ && !h.fenced)
+    az_fail(az, call, "kernel '%s' calls '%s' again; a warp may store its next sum in its slot while the first warp "
+                      "still reads the last one (there is no __syncthreads() before the stores or after the reads): "
+                      "add one to '%s'", az->launch->kernel, name, name);
+  free(name);
+  return az_failed(az) ? NULL : b;
+}
+
 // BLOCK_DIM_X, _Y and _Z of a cub::BlockReduce<T, X, ALGORITHM, Y, Z> (its
 // canonical spelling; 0 for X when it cannot be read).
 static void block_dims(CXCursor c, long long dims[3]) {
@@ -178,6 +489,8 @@ static Binding *group_sum(Az *az, CXCursor e, int *group) {
   } else if (n == 1 && warp_sum_helper(az, call)) {
     b = running_sum(az, clang_Cursor_getArgument(call, 0));
     *group = REDUCED_WARP;
+  } else if (n == 1 && (b = hand_block_sum(az, call))) {
+    *group = REDUCED_BLOCK;
   } else {
     b = block_reduce(az, call);
     *group = REDUCED_BLOCK;

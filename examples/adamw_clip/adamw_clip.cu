@@ -4,10 +4,11 @@
 // from its own mini-batch; the optimizer keeps fp32 master weights w and the
 // fp32 moments m and v. After the gradients are summed with ncclAllReduce, one
 // kernel computes the squared norm of the summed gradient (each thread sums its
-// elements, each warp sums its threads with shuffles, lane 0 adds the warp's sum
-// to a device scalar with atomicAdd, the scalar zeroed first), and the AdamW
-// kernel scales the gradient by PyTorch's clip_grad_norm_ factor,
-// min(1, max_norm / (|mean gradient| + 1e-6)), before its update.
+// elements, the block sums its threads warp by warp through shared memory,
+// thread 0 adds the block's sum to a device scalar with atomicAdd, the scalar
+// zeroed first), and the AdamW kernel scales the gradient by PyTorch's
+// clip_grad_norm_ factor, min(1, max_norm / (|mean gradient| + 1e-6)), before
+// its update.
 //
 // coconet's `split reorder` turns the step into CoCoNet's schedule for it:
 // ReduceScatter(g), each rank sums the squares of its slice, one small AllReduce
@@ -124,13 +125,31 @@ __global__ void backward(__nv_bfloat16* g, const __nv_bfloat16* p, size_t n, uin
 }
 
 // The squared norm of the summed gradient, as GPT-2 trainers compute it: a
-// thread's running sum over its elements, the warp's sum by a shuffle
-// butterfly, lane 0 adding it to *out (zeroed before the launch).
+// thread's running sum over its elements, the block's sum (warp by warp: each
+// warp's shuffle butterfly, lane 0 storing it in the warp's shared slot, the
+// first warp summing the slots), thread 0 adding it to *out (zeroed before the
+// launch).
+constexpr int kWarpSize = 32;
+
 __device__ float warp_reduce_sum(float val)
 {
     for (int offset = 16; offset > 0; offset /= 2)
         val += __shfl_xor_sync(0xffffffffu, val, offset);
     return val;
+}
+
+__device__ float block_reduce_sum(float val)
+{
+    __shared__ float shared_val[kWarpSize];
+    const int lane_id = threadIdx.x % kWarpSize;
+    const int warp_id = threadIdx.x / kWarpSize;
+    const int num_warps = blockDim.x / kWarpSize;
+    float warp_val = warp_reduce_sum(val);
+    if (lane_id == 0)
+        shared_val[warp_id] = warp_val;
+    __syncthreads();
+    warp_val = (lane_id < num_warps) ? shared_val[lane_id] : 0.0f;
+    return warp_reduce_sum(warp_val);
 }
 
 __global__ void global_norm_squared(float* out, const __nv_bfloat16* data, size_t count)
@@ -140,9 +159,9 @@ __global__ void global_norm_squared(float* out, const __nv_bfloat16* data, size_
         const float x = __bfloat162float(data[i]);
         acc += x * x;
     }
-    acc = warp_reduce_sum(acc);
-    if (threadIdx.x % 32 == 0)
-        atomicAdd(out, acc);
+    const float block_sum = block_reduce_sum(acc);
+    if (threadIdx.x == 0)
+        atomicAdd(out, block_sum);
 }
 
 // One AdamW step on every element, in fp32, of the clipped mean gradient. g
