@@ -59,6 +59,52 @@ static bool in_class(CXCursor p) {
          k == CXCursor_ClassTemplate || k == CXCursor_ClassTemplatePartialSpecialization;
 }
 
+typedef struct Collect {
+  enum CXCursorKind kinds[3];
+  CXCursor *out;
+  int n, max;
+} Collect;
+
+static enum CXChildVisitResult collect_kind(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Collect *x = data;
+  bool want = kind_of(c) == x->kinds[0] || kind_of(c) == x->kinds[1] || kind_of(c) == x->kinds[2];
+  if (want && x->n < x->max) x->out[x->n++] = c;
+  return CXChildVisit_Continue;
+}
+
+// A function's direct children of the given kinds (any number of them).
+static int direct(CXCursor fn, enum CXCursorKind a, enum CXCursorKind b, enum CXCursorKind c, CXCursor *out, int max) {
+  Collect x = {{a, b, c}, out, 0, max};
+  clang_visitChildren(fn, collect_kind, &x);
+  return x.n;
+}
+
+// Whether the definition's parameters and body are spelled where they are (so
+// that their text can be copied), not produced by a macro: each parameter's
+// text ends with its name, the texts follow each other, the body is `{ ... }`.
+static bool spelled_in_place(const Frontend *fe, const KernelDef *def) {
+  CXCursor parms[64];
+  int np = direct(def->cursor, CXCursor_ParmDecl, CXCursor_ParmDecl, CXCursor_ParmDecl, parms, 64);
+  unsigned after = def->range.begin.offset;
+  bool ok = np < 64;
+  for (int i = 0; i < np && ok; i++) {
+    SrcRange r = fe_range(fe, clang_getCursorExtent(parms[i]));
+    char *t = fe_text(fe, r), *name = fe_spelling(parms[i]);
+    size_t nt = strlen(t), nn = strlen(name);
+    ok = r.begin.file && r.begin.offset >= after && r.end.offset > r.begin.offset &&
+         (!nn || (nt >= nn && strcmp(t + nt - nn, name) == 0));
+    after = r.end.offset;
+    free(t);
+    free(name);
+  }
+  char *body = fe_text(fe, def->body);
+  size_t nb = strlen(body);
+  ok = ok && nb >= 2 && body[0] == '{' && body[nb - 1] == '}' && def->body.begin.offset >= after;
+  free(body);
+  return ok;
+}
+
 char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc) {
   const KernelDef *def = s->launch ? s->launch->def : NULL;
   if (!def) return NULL;
@@ -82,6 +128,9 @@ char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc) {
     return xasprintf("fuse: kernel '%s' is defined after the function that launches it; the fused kernel, which "
                      "copies the kernel's body, goes above that function: define the kernel before it, or drop fuse",
                      k);
+  if (!spelled_in_place(fe, def))
+    return xasprintf("fuse: kernel '%s' has its parameters or its body written through a macro; the fused kernel "
+                     "copies them as written: write them out in the kernel, or drop fuse", k);
   bool instance = def->is_template && def->inst_fe;
   const Frontend *kfe = instance ? def->inst_fe : fe;
   LdgScan scan = {kfe, clang_getNullCursor()};
@@ -98,27 +147,6 @@ char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc) {
 //
 // The __device__ copy of a kernel
 //
-
-typedef struct Collect {
-  enum CXCursorKind kinds[3];
-  CXCursor *out;
-  int n, max;
-} Collect;
-
-static enum CXChildVisitResult collect_kind(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  Collect *x = data;
-  bool want = kind_of(c) == x->kinds[0] || kind_of(c) == x->kinds[1] || kind_of(c) == x->kinds[2];
-  if (want && x->n < x->max) x->out[x->n++] = c;
-  return CXChildVisit_Continue;
-}
-
-// A function's direct children of the given kinds (any number of them).
-static int direct(CXCursor fn, enum CXCursorKind a, enum CXCursorKind b, enum CXCursorKind c, CXCursor *out, int max) {
-  Collect x = {{a, b, c}, out, 0, max};
-  clang_visitChildren(fn, collect_kind, &x);
-  return x.n;
-}
 
 // Remove every whole word w from s (in place), and the blank after it.
 static void drop_word(char *s, const char *w) {

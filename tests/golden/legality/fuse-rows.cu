@@ -13,6 +13,8 @@
 // RUN: test ! -e %t.cu
 // RUN: %expect 1 %coconet --check %s -- -DCASE_AFTER 2>&1 | %FileCheck --check-prefix=AFTER %s
 // RUN: %expect 1 %coconet --check %s -- -DCASE_ONESHOT 2>&1 | %FileCheck --check-prefix=ONESHOT %s
+// RUN: %expect 1 %coconet %s -o %t-macro.cu -- -DCASE_MACRO_PARAMS 2>&1 | %FileCheck --check-prefix=MACRO-PARAMS %s
+// RUN: test ! -e %t-macro.cu
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -34,8 +36,17 @@ __global__ void add_rows(float *h, const float *x, const float *residual, int ro
 #if defined(CASE_AFTER)
 __global__ void scale_rows(float *out, const float *h, int rows, int cols);
 #else
+#if defined(CASE_MACRO_PARAMS)
+#define SCALE_PARAMS float *out, const float *h, int rows, int cols
+#else
+#define SCALE_PARAMS
+#endif
 // out = h / max |h| of the row.
+#if defined(CASE_MACRO_PARAMS)
+__global__ void scale_rows(SCALE_PARAMS) {
+#else
 __global__ void scale_rows(float *out, const float *h, int rows, int cols) {
+#endif
   __shared__ float peak[128];
   const int row = blockIdx.x;
   if (row >= rows) return;
@@ -93,8 +104,10 @@ __global__ void scale_rows(float *out, const float *h, int rows, int cols) {
 
 // EXTERN-C: verify=exec rows2: ok (the region as written and as scheduled agree within 0 ULP)
 
-// UNLIKE: fuse-rows.cu:64:5: error: fuse: kernels 'add_rows' and 'scale_rows' are launched differently (a block per row, block 128, shared memory 0; a block per row, block 64, shared memory 0); the fused kernel runs the blocks of one grid with one block size: drop fuse, or launch them alike
+// UNLIKE: fuse-rows.cu:75:5: error: fuse: kernels 'add_rows' and 'scale_rows' are launched differently (a block per row, block 128, shared memory 0; a block per row, block 64, shared memory 0); the fused kernel runs the blocks of one grid with one block size: drop fuse, or launch them alike
 
-// AFTER: fuse-rows.cu:72:1: error: fuse: kernel 'scale_rows' is defined after the function that launches it; the fused kernel, which copies the kernel's body, goes above that function: define the kernel before it, or drop fuse
+// AFTER: fuse-rows.cu:83:1: error: fuse: kernel 'scale_rows' is defined after the function that launches it; the fused kernel, which copies the kernel's body, goes above that function: define the kernel before it, or drop fuse
 
-// ONESHOT: fuse-rows.cu:62:5: error: fuse: kernel 'add_rows' is row-wise (each block reduces a row of cols elements); fuse without split does not take row-wise kernels: use split reorder fuse, which runs it on this rank's rows
+// ONESHOT: fuse-rows.cu:73:5: error: fuse: kernel 'add_rows' is row-wise (each block reduces a row of cols elements); fuse without split does not take row-wise kernels: use split reorder fuse, which runs it on this rank's rows
+
+// MACRO-PARAMS: error: fuse: kernel 'scale_rows' has its parameters or its body written through a macro; the fused kernel copies them as written: write them out in the kernel, or drop fuse
