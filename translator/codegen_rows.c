@@ -80,9 +80,25 @@ static int direct(CXCursor fn, enum CXCursorKind a, enum CXCursorKind b, enum CX
   return x.n;
 }
 
+// Whether every #if, #ifdef and #ifndef of a text has its #endif in it, and
+// no #else, #elif or #endif belongs to one outside it.
+static bool conditionals_balanced(const char *text) {
+  int depth = 0;
+  for (const char *line = text; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    const char *p = line + strspn(line, " \t");
+    if (*p != '#') continue;
+    p += 1 + strspn(p + 1, " \t");
+    if (strncmp(p, "if", 2) == 0) depth++;
+    else if (strncmp(p, "endif", 5) == 0 && --depth < 0) return false;
+    else if ((strncmp(p, "else", 4) == 0 || strncmp(p, "elif", 4) == 0) && depth == 0) return false;
+  }
+  return depth == 0;
+}
+
 // Whether the definition's parameters and body are spelled where they are (so
 // that their text can be copied), not produced by a macro: each parameter's
-// text ends with its name, the texts follow each other, the body is `{ ... }`.
+// text ends with its name, the texts follow each other, the body is `{ ... }`
+// with its preprocessor conditionals whole.
 static bool spelled_in_place(const Frontend *fe, const KernelDef *def) {
   CXCursor parms[64];
   int np = direct(def->cursor, CXCursor_ParmDecl, CXCursor_ParmDecl, CXCursor_ParmDecl, parms, 64);
@@ -100,7 +116,8 @@ static bool spelled_in_place(const Frontend *fe, const KernelDef *def) {
   }
   char *body = fe_text(fe, def->body);
   size_t nb = strlen(body);
-  ok = ok && nb >= 2 && body[0] == '{' && body[nb - 1] == '}' && def->body.begin.offset >= after;
+  ok = ok && nb >= 2 && body[0] == '{' && body[nb - 1] == '}' && def->body.begin.offset >= after &&
+       conditionals_balanced(body);
   free(body);
   return ok;
 }
@@ -129,8 +146,9 @@ char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc) {
                      "copies the kernel's body, goes above that function: define the kernel before it, or drop fuse",
                      k);
   if (!spelled_in_place(fe, def))
-    return xasprintf("fuse: kernel '%s' has its parameters or its body written through a macro; the fused kernel "
-                     "copies them as written: write them out in the kernel, or drop fuse", k);
+    return xasprintf("fuse: kernel '%s' has its parameters or its body written through a macro, or a #if that "
+                     "its body does not close; the fused kernel copies them as written: write them out in the "
+                     "kernel, or drop fuse", k);
   bool instance = def->is_template && def->inst_fe;
   const Frontend *kfe = instance ? def->inst_fe : fe;
   LdgScan scan = {kfe, clang_getNullCursor()};

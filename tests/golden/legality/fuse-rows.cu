@@ -15,6 +15,7 @@
 // RUN: %expect 1 %coconet --check %s -- -DCASE_ONESHOT 2>&1 | %FileCheck --check-prefix=ONESHOT %s
 // RUN: %expect 1 %coconet %s -o %t-macro.cu -- -DCASE_MACRO_PARAMS 2>&1 | %FileCheck --check-prefix=MACRO-PARAMS %s
 // RUN: test ! -e %t-macro.cu
+// RUN: %expect 1 %coconet --check %s -- -DCASE_SPLIT_IF 2>&1 | %FileCheck --check-prefix=SPLIT-IF %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -35,18 +36,27 @@ __global__ void add_rows(float *h, const float *x, const float *residual, int ro
 
 #if defined(CASE_AFTER)
 __global__ void scale_rows(float *out, const float *h, int rows, int cols);
-#else
-#if defined(CASE_MACRO_PARAMS)
+#elif defined(CASE_MACRO_PARAMS)
 #define SCALE_PARAMS float *out, const float *h, int rows, int cols
-#else
-#define SCALE_PARAMS
-#endif
-// out = h / max |h| of the row.
-#if defined(CASE_MACRO_PARAMS)
 __global__ void scale_rows(SCALE_PARAMS) {
-#else
+  const int row = blockIdx.x;
+  if (row >= rows) return;
+  for (int j = threadIdx.x; j < cols; j += blockDim.x) out[row * cols + j] = h[row * cols + j] * 0.5f;
+}
+#elif defined(CASE_SPLIT_IF)
+// A head chosen by #if whose #endif is inside the body.
+#if defined(CASE_SPLIT_IF)
 __global__ void scale_rows(float *out, const float *h, int rows, int cols) {
+#else
+__global__ void scale_rows(float *out, const float *h, int rows, int cols, int unused) {
 #endif
+  const int row = blockIdx.x;
+  if (row >= rows) return;
+  for (int j = threadIdx.x; j < cols; j += blockDim.x) out[row * cols + j] = h[row * cols + j] * 0.5f;
+}
+#else
+// out = h / max |h| of the row.
+__global__ void scale_rows(float *out, const float *h, int rows, int cols) {
   __shared__ float peak[128];
   const int row = blockIdx.x;
   if (row >= rows) return;
@@ -104,10 +114,11 @@ __global__ void scale_rows(float *out, const float *h, int rows, int cols) {
 
 // EXTERN-C: verify=exec rows2: ok (the region as written and as scheduled agree within 0 ULP)
 
-// UNLIKE: fuse-rows.cu:75:5: error: fuse: kernels 'add_rows' and 'scale_rows' are launched differently (a block per row, block 128, shared memory 0; a block per row, block 64, shared memory 0); the fused kernel runs the blocks of one grid with one block size: drop fuse, or launch them alike
+// UNLIKE: fuse-rows.cu:85:5: error: fuse: kernels 'add_rows' and 'scale_rows' are launched differently (a block per row, block 128, shared memory 0; a block per row, block 64, shared memory 0); the fused kernel runs the blocks of one grid with one block size: drop fuse, or launch them alike
 
-// AFTER: fuse-rows.cu:83:1: error: fuse: kernel 'scale_rows' is defined after the function that launches it; the fused kernel, which copies the kernel's body, goes above that function: define the kernel before it, or drop fuse
+// AFTER: fuse-rows.cu:93:1: error: fuse: kernel 'scale_rows' is defined after the function that launches it; the fused kernel, which copies the kernel's body, goes above that function: define the kernel before it, or drop fuse
 
-// ONESHOT: fuse-rows.cu:73:5: error: fuse: kernel 'add_rows' is row-wise (each block reduces a row of cols elements); fuse without split does not take row-wise kernels: use split reorder fuse, which runs it on this rank's rows
+// ONESHOT: fuse-rows.cu:83:5: error: fuse: kernel 'add_rows' is row-wise (each block reduces a row of cols elements); fuse without split does not take row-wise kernels: use split reorder fuse, which runs it on this rank's rows
 
-// MACRO-PARAMS: error: fuse: kernel 'scale_rows' has its parameters or its body written through a macro; the fused kernel copies them as written: write them out in the kernel, or drop fuse
+// MACRO-PARAMS: error: fuse: kernel 'scale_rows' has its parameters or its body written through a macro, or a #if that its body does not close; the fused kernel copies them as written: write them out in the kernel, or drop fuse
+// SPLIT-IF: error: fuse: kernel 'scale_rows' has its parameters or its body written through a macro, or a #if that its body does not close
