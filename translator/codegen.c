@@ -703,12 +703,10 @@ static unsigned line_start(const char *buf, unsigned at) {
   return at;
 }
 
-// Where the generated kernels go (translator.h).
-unsigned codegen_decl_offset(const Frontend *fe, unsigned offset) {
-  TopLevel t = {fe, offset, offset, false};
-  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_top, &t);
+// Above the comment lines directly on top of the declaration that starts at `at`.
+static unsigned above_comments(const Frontend *fe, unsigned at) {
   const char *buf = fe->src.buf;
-  unsigned at = t.begin, ls = line_start(buf, at);
+  unsigned ls = line_start(buf, at);
   if (strspn(buf + ls, " \t") != at - ls) return at;
   at = ls;
   while (at > 0) {
@@ -718,6 +716,43 @@ unsigned codegen_decl_offset(const Frontend *fe, unsigned offset) {
     at = prev;
   }
   return at;
+}
+
+// Where the generated kernels go (translator.h).
+unsigned codegen_decl_offset(const Frontend *fe, unsigned offset) {
+  TopLevel t = {fe, offset, offset, false};
+  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_top, &t);
+  return above_comments(fe, t.begin);
+}
+
+typedef struct FnScope {
+  const Frontend *fe;
+  unsigned offset;
+  CXCursor fn;
+  bool inner;            // inside a namespace
+} FnScope;
+
+static enum CXChildVisitResult find_fn(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  FnScope *f = data;
+  if (!fe_in_main_file(f->fe, clang_getCursorLocation(c))) return CXChildVisit_Continue;
+  SrcRange r = fe_range(f->fe, clang_getCursorExtent(c));
+  if (r.begin.offset > f->offset || r.end.offset <= f->offset) return CXChildVisit_Continue;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  if (k == CXCursor_Namespace) {
+    f->inner = true;
+    return CXChildVisit_Recurse;
+  }
+  if (f->inner && (k == CXCursor_FunctionDecl || k == CXCursor_FunctionTemplate)) f->fn = c;
+  return CXChildVisit_Break;
+}
+
+unsigned codegen_fn_offset(const Frontend *fe, unsigned offset, CXCursor *fn) {
+  FnScope f = {fe, offset, clang_getNullCursor(), false};
+  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_fn, &f);
+  *fn = f.fn;
+  if (clang_Cursor_isNull(f.fn)) return codegen_decl_offset(fe, offset);
+  return above_comments(fe, fe_range(fe, clang_getCursorExtent(f.fn)).begin.offset);
 }
 
 static bool unchanged(const IrRegion *r, const IrOp *list) {
@@ -731,6 +766,23 @@ static const char *cuda_wrapper(const Region *fr) {
   for (const Stmt *s = fr->stmts; s; s = s->next)
     if (s->kind == STMT_CUDA && s->wrapper) return s->wrapper;
   return "COCONET_CUDA_CHECK";
+}
+
+// The kernels that go beside the region's function (Kernel.late), or NULL.
+static char *late_text(Cg *cg) {
+  Buf b = {0};
+  for (int i = 0; i < cg->nkernels; i++) {
+    const Kernel *k = &cg->kernels[i];
+    if (!k->late) continue;
+    if (!b.len) buf_printf(&b, "// coconet: begin generated code for region %s, beside its function\n\n", cg->r->name);
+    buf_printf(&b, "%s\n", k->text);
+    if (k->fused_name)
+      buf_printf(&b, "// coconet: the path %s's call site takes, said once under COCONET_DEBUG=INFO\n"
+                     "static coconet_fused_state %s_state = {\"%s\", false, false};\n\n",
+                 k->fused_name, k->fused_name, cg->r->name);
+  }
+  if (b.len) buf_printf(&b, "// coconet: end generated code for region %s, beside its function\n\n", cg->r->name);
+  return b.len ? buf_take(&b) : NULL;
 }
 
 static char *kernels_text(Cg *cg) {
@@ -754,6 +806,7 @@ static char *kernels_text(Cg *cg) {
     buf_printf(&b, "// coconet: the pipeline header buffer of region %s (allocated once per device)\n"
                    "static coconet_pipe_state coconet_%s_pipe;\n\n", cg->r->name, cg->r->name);
   for (int i = 0; i < cg->nkernels; i++) {
+    if (cg->kernels[i].late) continue;
     buf_printf(&b, "%s\n", cg->kernels[i].text);
     if (cg->kernels[i].fused_name)
       buf_printf(&b, "// coconet: the path %s's call site takes, said once under COCONET_DEBUG=INFO\n"
@@ -881,6 +934,9 @@ int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Targ
     out->body = buf_take(&cg->out);
     out->kernels = cg->runtime ? kernels_text(cg) : NULL;
     out->kernels_at = cg->runtime ? codegen_decl_offset(fe, fr->range.begin.offset) : 0;
+    CXCursor fn;
+    out->late = cg->runtime ? late_text(cg) : NULL;
+    out->late_at = out->late ? codegen_fn_offset(fe, fr->range.begin.offset, &fn) : 0;
   }
   buf_free(&cg->out);
   for (int i = 0; i < cg->nkernels; i++) kernel_free(&cg->kernels[i]);
@@ -894,6 +950,7 @@ int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Targ
 void region_code_free(RegionCode *c) {
   free(c->body);
   free(c->kernels);
+  free(c->late);
   *c = (RegionCode){0};
 }
 

@@ -124,6 +124,8 @@ typedef struct Kernel {
   char *text;             // the element function and the __global__ (file scope)
   char *fused_name;       // kernel_fused: coconet_REGION_fused
   char *fused_args;       // its launch's arguments before lo, hi, tail_lo, tail_hi
+  bool late;              // its text goes beside the region's function, in its namespace
+                          // (RegionCode.late: it names that namespace's kernels)
 } Kernel;
 
 // A fuse group's collectives, for its fused kernel.

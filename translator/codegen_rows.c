@@ -53,6 +53,33 @@ static enum CXChildVisitResult find_macro_ldg(CXCursor c, CXCursor parent, CXCli
   return CXChildVisit_Break;
 }
 
+// Whether two declarations are in the same namespaces (blocks of one namespace are one).
+static bool same_namespaces(CXCursor a, CXCursor b) {
+  for (;;) {
+    a = clang_getCursorSemanticParent(a);
+    b = clang_getCursorSemanticParent(b);
+    while (!clang_Cursor_isNull(a) && kind_of(a) != CXCursor_Namespace && kind_of(a) != CXCursor_TranslationUnit)
+      a = clang_getCursorSemanticParent(a);
+    while (!clang_Cursor_isNull(b) && kind_of(b) != CXCursor_Namespace && kind_of(b) != CXCursor_TranslationUnit)
+      b = clang_getCursorSemanticParent(b);
+    if (clang_Cursor_isNull(a) || clang_Cursor_isNull(b)) return clang_Cursor_isNull(a) && clang_Cursor_isNull(b);
+    if (kind_of(a) == CXCursor_TranslationUnit || kind_of(b) == CXCursor_TranslationUnit) return kind_of(a) == kind_of(b);
+    if (!clang_equalCursors(clang_getCanonicalCursor(a), clang_getCanonicalCursor(b))) return false;
+  }
+}
+
+// Where the copy of a kernel defined by def can go for the region at `offset`:
+// beside the region's function (true), when the kernel is in its namespaces
+// and defined before it; else above the top-level declaration holding the
+// region (false), when defined before that; *ok says whether either holds.
+static bool copy_beside(const Frontend *fe, const KernelDef *def, unsigned offset, bool *ok) {
+  CXCursor fn;
+  unsigned beside = codegen_fn_offset(fe, offset, &fn);
+  bool here = !clang_Cursor_isNull(fn) && same_namespaces(def->cursor, fn) && def->range.end.offset <= beside;
+  *ok = here || def->range.end.offset <= codegen_decl_offset(fe, offset);
+  return here;
+}
+
 static bool in_class(CXCursor p) {
   enum CXCursorKind k = kind_of(p);
   return k == CXCursor_StructDecl || k == CXCursor_ClassDecl || k == CXCursor_UnionDecl ||
@@ -140,8 +167,9 @@ char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc) {
   if (def->is_template && !def->args)
     return xasprintf("fuse: coconet cannot spell the template arguments of kernel '%s' (%s), which the fused kernel's "
                      "copy of its body needs: drop fuse", k, def->why ? def->why : "no instance");
-  unsigned above = codegen_decl_offset(fe, s->range.begin.offset);
-  if (def->range.end.offset > above)
+  bool placed;
+  copy_beside(fe, def, s->range.begin.offset, &placed);
+  if (!placed)
     return xasprintf("fuse: kernel '%s' is defined after the function that launches it; the fused kernel, which "
                      "copies the kernel's body, goes above that function: define the kernel before it, or drop fuse",
                      k);
@@ -216,7 +244,7 @@ static void namespaces(CXCursor def, Buf *open, Buf *close, Buf *qual) {
 }
 
 // The copy of rk's kernel: `template <...> __device__ void NAME(params, blockIdx, gridDim) BODY`.
-static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const char *name, Buf *out) {
+static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const char *name, bool beside, Buf *out) {
   const Frontend *fe = cg->fe;
   const KernelDef *def = rk->l->def;
   CXCursor tparams[16], parms[64];
@@ -230,7 +258,7 @@ static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const cha
     return -1;
   }
   Buf open = {0}, close = {0}, qual = {0};
-  namespaces(def->cursor, &open, &close, &qual);
+  if (!beside) namespaces(def->cursor, &open, &close, &qual);  // beside the function, in its namespaces already
   buf_printf(out, "// coconet: %s (%s:%u) as one block of the grid it is launched with (blockIdx and gridDim are "
                   "parameters);\n// coconet: the fused kernel of region %s runs it on this rank's rows\n",
              rk->l->kernel, cg_base_name(def->range.begin.file), def->range.begin.line, cg->r->name);
@@ -514,6 +542,26 @@ int rows_fused(Cg *cg, const Scope *sc, int at, int n, const FusedSpec *f, Kerne
   x->f = f;
   int rc = 0;
   Buf b = {0};
+  // Beside the region's function when every row-wise kernel is in its namespaces (before it), else above it.
+  bool beside = true, placed = true;
+  for (int i = at; i < at + n; i++) {
+    const IrOp *op = sc->ops[i];
+    const Launch *l = op->kind == IR_OP_POINTWISE && op->pw.row ? cg_launch_of(cg, op) : NULL;
+    bool ok = true;
+    if (l && l->def) beside &= copy_beside(cg->fe, l->def, cg->fr->range.begin.offset, &ok);
+  }
+  for (int i = at; i < at + n && !beside; i++) {
+    const IrOp *op = sc->ops[i];
+    const Launch *l = op->kind == IR_OP_POINTWISE && op->pw.row ? cg_launch_of(cg, op) : NULL;
+    if (l && l->def && l->def->range.end.offset > codegen_decl_offset(cg->fe, cg->fr->range.begin.offset)) {
+      diag_error(&op->loc, "codegen: the fused kernel of region '%s' goes above the declaration that holds it, but "
+                           "kernel '%s' is defined in it (the region's row-wise kernels are in different namespaces)",
+                 cg->r->name, op->pw.kernel);
+      placed = false;
+    }
+  }
+  if (!placed) rc = -1;
+  k->late = beside;
   for (int i = at; i < at + n && rc == 0; i++) {
     const IrOp *op = sc->ops[i];
     if (op->kind != IR_OP_POINTWISE || op->span.part != IR_PART_SLICE) continue;
@@ -541,7 +589,7 @@ int rows_fused(Cg *cg, const Scope *sc, int at, int n, const FusedSpec *f, Kerne
       }
     if (!copied) {
       char *name = xasprintf("coconet_%s_%s", cg->r->name, l->def->name);
-      rc = copy_kernel(cg, rk, f->reduced, name, &b);
+      rc = copy_kernel(cg, rk, f->reduced, name, beside, &b);
       free(name);
     }
     for (int a = 0; a < l->nargs; a++) {

@@ -380,6 +380,7 @@ static int region_edits(const Options *o, const Frontend *fe, const Region *fr, 
     if (strcmp(original, code.body) != 0) edit_add(edits, fr->range.begin.offset, fr->range.end.offset, code.body);
     free(original);
     if (code.kernels) edit_add(edits, code.kernels_at, code.kernels_at, code.kernels);
+    if (code.late) edit_add(edits, code.late_at, code.late_at, code.late);
     free(pragma);
   }
   free(indent);

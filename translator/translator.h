@@ -374,6 +374,11 @@ typedef struct RegionCode {
                   // marker comments; NULL when none
   unsigned kernels_at;  // where: the start of the top-level declaration that
                         // holds the region, above the comment lines on top of it
+  char *late;           // generated code that names members of the namespace of the
+                        // region's function (the fused kernel of row-wise kernels
+                        // copies them): inserted at late_at, before that function,
+                        // inside its namespace; NULL when none
+  unsigned late_at;
 } RegionCode;
 
 // Generate the code of one scheduled region (r->sched; r->ops when
@@ -392,6 +397,11 @@ void codegen_explain(FILE *f, const IrRegion *r);
 // declaration that holds it (outside namespaces and classes), above the
 // comment lines directly on top of it.
 unsigned codegen_decl_offset(const Frontend *fe, unsigned offset);
+// The function definition (or function template) that holds offset, when a
+// namespace holds it directly: *fn gets it and the result is where text goes
+// before it, inside the namespace; else *fn is null and the result is
+// codegen_decl_offset's.
+unsigned codegen_fn_offset(const Frontend *fe, unsigned offset, CXCursor *fn);
 
 //
 // rewrite.c: the output file = the input with byte-range edits, nothing else

@@ -499,10 +499,40 @@ static void print_compare(const Harness *h, FILE *f) {
 
 // One region's harness function: its variables, the inputs, the two runs and
 // the comparison; it returns the number of mismatches.
+// `using namespace A::B;` for the namespaces of the region's function: the
+// region's code names their members without qualification, and the harness
+// runs it at file scope.
+static void using_namespaces(Harness *h, FILE *f) {
+  CXCursor fn;
+  codegen_fn_offset(h->fe, h->fr->range.begin.offset, &fn);
+  if (clang_Cursor_isNull(fn)) return;
+  char *chain[16];
+  int n = 0;
+  for (CXCursor p = clang_getCursorSemanticParent(fn); !clang_Cursor_isNull(p) && n < 16;
+       p = clang_getCursorSemanticParent(p))
+    if (clang_getCursorKind(p) == CXCursor_Namespace) chain[n++] = fe_spelling(p);
+    else if (clang_getCursorKind(p) == CXCursor_TranslationUnit) break;
+  bool any = false;
+  for (int i = n - 1; i >= 0; i--)
+    if (*chain[i]) any = true;
+  if (any) {
+    fputs("  using namespace ", f);
+    bool first = true;
+    for (int i = n - 1; i >= 0; i--)
+      if (*chain[i]) {  // an anonymous namespace's members are reached through the one around it
+        fprintf(f, "%s%s", first ? "" : "::", chain[i]);
+        first = false;
+      }
+    fputs(";\n", f);
+  }
+  for (int i = 0; i < n; i++) free(chain[i]);
+}
+
 static void print_region(Harness *h, FILE *f, int index, const char *written, const char *scheduled, long ulp,
                          bool reassociated) {
   fprintf(f, "\n// coconet --verify=exec: region %s as written and as scheduled\n", h->r->name);
   fprintf(f, "static long coconet_verify_region_%d(coconet_verify_ctx &coconet_verify_cx) {\n", index);
+  using_namespaces(h, f);
   fprintf(f, "  coconet_verify_region_begin(&coconet_verify_cx, %ld, %s);\n", ulp, reassociated ? "true" : "false");
   for (int i = 0; i < h->n; i++)
     fprintf(f, "  std::remove_cv_t<std::remove_reference_t<%s>> %s{};\n", h->v[i].type, h->v[i].name);

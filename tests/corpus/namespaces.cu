@@ -1,0 +1,113 @@
+// Style: a library that keeps its kernels and the host functions that launch
+// them in one namespace block (as inference engines' kernel libraries do): an
+// elementwise epilogue after an AllReduce, and a residual + RMSNorm fused with
+// its AllReduce (`split reorder fuse`), whose fused kernel copies the kernel's
+// body and so goes beside the function, inside the namespace, after the
+// kernel (the rest of the generated code goes above the namespace). Another
+// function in a nested namespace uses a kernel of an anonymous namespace.
+// --verify=exec runs each region's code at 1..4 ranks (the harness names the
+// function's namespace).
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+namespace kernels {
+
+__global__ void add_bias(float *y, const float *bias, int n, int h) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) y[i] += bias[i % h];
+}
+
+__device__ float block_sum(float v) {
+  __shared__ float warps[32];
+  __syncthreads();
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
+  if ((threadIdx.x & 31) == 0) warps[threadIdx.x >> 5] = v;
+  __syncthreads();
+  v = threadIdx.x < (blockDim.x >> 5) ? warps[threadIdx.x] : 0.0f;
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
+  if (threadIdx.x == 0) warps[0] = v;
+  __syncthreads();
+  return warps[0];
+}
+
+__global__ void residual_rmsnorm(float *out, float *residual, const float *x, const float *w, int rows, int h) {
+  const int row = blockIdx.x;
+  if (row >= rows) return;
+  float ss = 0.0f;
+  for (int j = threadIdx.x; j < h; j += blockDim.x) {
+    const float v = x[row * h + j] + residual[row * h + j];
+    residual[row * h + j] = v;
+    ss += v * v;
+  }
+  const float inv = rsqrtf(block_sum(ss) / h + 1e-6f);
+  for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = residual[row * h + j] * inv * w[j];
+}
+
+void epilogue(float *y, const float *bias, int rows, int h, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(bias_out) split reorder replicated(bias)
+  {
+    ncclAllReduce(y, y, rows * h, ncclFloat, ncclSum, comm, s);
+    add_bias<<<16, 128, 0, s>>>(y, bias, rows * h, h);
+  }
+}
+
+void block_output(float *x, float *residual, float *out, const float *w, int rows, int h, ncclComm_t comm,
+                  cudaStream_t s) {
+#pragma coconet region name(norm_out) split reorder replicated(residual, w) scratch(x) fuse
+  {
+    ncclAllReduce(x, x, rows * h, ncclFloat, ncclSum, comm, s);
+    residual_rmsnorm<<<rows, 128, 0, s>>>(out, residual, x, w, rows, h);
+  }
+}
+
+}  // namespace kernels
+
+namespace {
+__global__ void scale_rows(float *out, const float *x, int rows, int h) {
+  const int row = blockIdx.x;
+  if (row >= rows) return;
+  for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = 0.5f * x[row * h + j];
+}
+}  // namespace
+
+namespace outer {
+namespace inner {
+void scaled(float *x, float *out, int rows, int h, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(scaled) split reorder scratch(x) fuse
+  {
+    ncclAllReduce(x, x, rows * h, ncclFloat, ncclSum, comm, s);
+    scale_rows<<<rows, 64, 0, s>>>(out, x, rows, h);
+  }
+}
+}  // namespace inner
+}  // namespace outer
+
+// EXEC: verify=exec bias_out: ok
+// EXEC: verify=exec norm_out: ok
+// EXEC: verify=exec scaled: ok
+
+// The include and the elementwise slice kernel above the namespace; the fused kernel beside its function.
+// CODE: // coconet: begin generated code for region bias_out
+// CODE: __global__ void coconet_bias_out_slice(
+// CODE: // coconet: end generated code for region bias_out
+// CODE: // coconet: begin generated code for region norm_out
+// CODE-NEXT: #include <coconet_fused.h>
+// CODE: // coconet: end generated code for region norm_out
+// CODE: namespace kernels {
+// CODE: __global__ void residual_rmsnorm(
+// CODE: // coconet: begin generated code for region norm_out, beside its function
+// CODE-NOT: namespace kernels
+// CODE: __device__ __forceinline__ void coconet_norm_out_residual_rmsnorm(
+// CODE: __global__ void coconet_norm_out_fused(
+// CODE: // coconet: end generated code for region norm_out, beside its function
+// CODE-EMPTY:
+// CODE-NEXT: void block_output(
+// A kernel of an anonymous namespace, launched from a nested namespace: its copy is wrapped in its namespace, above.
+// CODE: // coconet: begin generated code for region scaled
+// CODE: namespace {
+// CODE-NEXT: __device__ __forceinline__ void coconet_scaled_scale_rows(
+// CODE: }  // namespace (anonymous)
+// CODE: __global__ void coconet_scaled_fused(
+// CODE: coconet_scaled_scale_rows(out + coconet_lo
+// CODE: namespace outer {
