@@ -588,7 +588,9 @@ int rows_fused(Cg *cg, const Scope *sc, int at, int n, const FusedSpec *f, Kerne
         copied = true;
       }
     if (!copied) {
-      char *name = xasprintf("coconet_%s_%s", cg->r->name, l->def->name);
+      // (a region's second fused kernel copies its kernels under names of its own)
+      char *name = cg->nfused ? xasprintf("coconet_%s_%s_%d", cg->r->name, l->def->name, cg->nfused + 1)
+                              : xasprintf("coconet_%s_%s", cg->r->name, l->def->name);
       rc = copy_kernel(cg, rk, f->reduced, name, beside, &b);
       free(name);
     }

@@ -16,6 +16,8 @@
 // RUN: %expect 1 %coconet %s -o %t-macro.cu -- -DCASE_MACRO_PARAMS 2>&1 | %FileCheck --check-prefix=MACRO-PARAMS %s
 // RUN: test ! -e %t-macro.cu
 // RUN: %expect 1 %coconet --check %s -- -DCASE_SPLIT_IF 2>&1 | %FileCheck --check-prefix=SPLIT-IF %s
+// RUN: %coconet --verify=exec:3 %s -- -DCASE_TWO_GROUPS | %FileCheck --check-prefix=GROUPS %s
+// RUN: %coconet %s -o - -- -DCASE_TWO_GROUPS | %FileCheck --check-prefix=GROUPS-CODE %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -97,6 +99,20 @@ __global__ void scale_rows(float *out, const float *h, int rows, int cols) {
 }
 #endif
 
+#if defined(CASE_TWO_GROUPS)
+// Two AllReduces, each with the same row-wise kernel after it: two fused kernels, each with its own copy.
+void two_groups(float *x, float *y, float *h, float *out, const float *residual, int rows, int cols, ncclComm_t comm,
+                cudaStream_t s) {
+#pragma coconet region name(groups) split reorder replicated(residual) scratch(x, y) fuse
+  {
+    ncclAllReduce(x, x, rows * cols, ncclFloat, ncclSum, comm, s);
+    add_rows<<<rows, 128, 0, s>>>(h, x, residual, rows, cols);
+    ncclAllReduce(y, y, rows * cols, ncclFloat, ncclSum, comm, s);
+    add_rows<<<rows, 128, 0, s>>>(out, y, residual, rows, cols);
+  }
+}
+#endif
+
 // TWO: verify=exec rows2: ok (the region as written and as scheduled agree within 0 ULP)
 // Both kernels copied; the fused kernel runs them in order on a block's rows, then gathers what they write.
 // TWO-CODE: __device__ __forceinline__ void coconet_rows2_add_rows(float *h, const float *x, const float *residual, int rows, int cols, {{\[\[}}maybe_unused{{\]\]}} const uint3 blockIdx, {{\[\[}}maybe_unused{{\]\]}} const dim3 gridDim)
@@ -114,11 +130,17 @@ __global__ void scale_rows(float *out, const float *h, int rows, int cols) {
 
 // EXTERN-C: verify=exec rows2: ok (the region as written and as scheduled agree within 0 ULP)
 
-// UNLIKE: fuse-rows.cu:85:5: error: fuse: kernels 'add_rows' and 'scale_rows' are launched differently (a block per row, block 128, shared memory 0; a block per row, block 64, shared memory 0); the fused kernel runs the blocks of one grid with one block size: drop fuse, or launch them alike
+// UNLIKE: fuse-rows.cu:87:5: error: fuse: kernels 'add_rows' and 'scale_rows' are launched differently (a block per row, block 128, shared memory 0; a block per row, block 64, shared memory 0); the fused kernel runs the blocks of one grid with one block size: drop fuse, or launch them alike
 
-// AFTER: fuse-rows.cu:93:1: error: fuse: kernel 'scale_rows' is defined after the function that launches it; the fused kernel, which copies the kernel's body, goes above that function: define the kernel before it, or drop fuse
+// AFTER: fuse-rows.cu:95:1: error: fuse: kernel 'scale_rows' is defined after the function that launches it; the fused kernel, which copies the kernel's body, goes above that function: define the kernel before it, or drop fuse
 
-// ONESHOT: fuse-rows.cu:83:5: error: fuse: kernel 'add_rows' is row-wise (each block reduces a row of cols elements); fuse without split does not take row-wise kernels: use split reorder fuse, which runs it on this rank's rows
+// ONESHOT: fuse-rows.cu:85:5: error: fuse: kernel 'add_rows' is row-wise (each block reduces a row of cols elements); fuse without split does not take row-wise kernels: use split reorder fuse, which runs it on this rank's rows
 
 // MACRO-PARAMS: error: fuse: kernel 'scale_rows' has its parameters or its body written through a macro, or a #if that its body does not close; the fused kernel copies them as written: write them out in the kernel, or drop fuse
 // SPLIT-IF: error: fuse: kernel 'scale_rows' has its parameters or its body written through a macro, or a #if that its body does not close
+
+// GROUPS: verify=exec groups: ok
+// GROUPS-CODE: __device__ __forceinline__ void coconet_groups_add_rows(
+// GROUPS-CODE: __global__ void coconet_groups_fused(
+// GROUPS-CODE: __device__ __forceinline__ void coconet_groups_add_rows_2(
+// GROUPS-CODE: __global__ void coconet_groups_fused2(
