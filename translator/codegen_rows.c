@@ -9,9 +9,10 @@
 // buffer from every peer's symmetric memory into this rank's copy, runs the
 // kernels' block (an elementwise kernel of the group through its generated
 // kernel's _block function, on the block's rows), and writes the block's rows
-// of each gathered buffer to every peer; then the same for the rows left over (the tail), which every rank
-// reduces and computes, with an LSA barrier between reading a chunk from the
-// peers and writing it (a peer may still be reading this rank's copy).
+// of each gathered buffer to every peer; then the same for the rows left over
+// (the tail), which every rank reduces and computes, with an LSA barrier
+// between reading a chunk from the peers and writing it (a peer may still be
+// reading this rank's copy).
 //
 // The copy is the user's text with these edits: __ldg becomes coconet_ld, a
 // coherent load, and the reduced buffer's parameters lose __restrict__ (the
@@ -45,10 +46,12 @@ static enum CXChildVisitResult find_macro_ldg(CXCursor c, CXCursor parent, CXCli
   if (!ldg) return CXChildVisit_Recurse;
   SrcLoc at = fe_loc(s->fe, clang_getCursorLocation(c));
   const char *text = at.file && at.offset < s->fe->src.len ? s->fe->src.buf + at.offset : "";
-  char after = text[0] ? text[strlen("__ldg")] : 0;
-  if (strncmp(text, "__ldg", 5) == 0 && !(after == '_' || (after >= 'a' && after <= 'z') ||
-                                           (after >= 'A' && after <= 'Z') || (after >= '0' && after <= '9')))
-    return CXChildVisit_Recurse;
+  if (strncmp(text, "__ldg", 5) == 0) {
+    char after = text[5];  // (the buffer is NUL-terminated)
+    if (!(after == '_' || (after >= 'a' && after <= 'z') || (after >= 'A' && after <= 'Z') ||
+          (after >= '0' && after <= '9')))
+      return CXChildVisit_Recurse;
+  }
   s->macro_call = c;
   return CXChildVisit_Break;
 }
@@ -252,8 +255,8 @@ static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const cha
                                      CXCursor_TemplateTemplateParameter, tparams, 16)
                             : 0;
   int np = direct(def->cursor, CXCursor_ParmDecl, CXCursor_ParmDecl, CXCursor_ParmDecl, parms, 64);
-  CXCursor body[1] = {fe_kids(def->cursor).last};
-  if (kind_of(body[0]) != CXCursor_CompoundStmt) {
+  CXCursor body = fe_kids(def->cursor).last;
+  if (kind_of(body) != CXCursor_CompoundStmt) {
     diag_error(&def->range.begin, "codegen: kernel '%s' has no body to copy into the fused kernel", rk->l->kernel);
     return -1;
   }
@@ -285,12 +288,12 @@ static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const cha
   }
   buf_puts(out, "[[maybe_unused]] const uint3 blockIdx, [[maybe_unused]] const dim3 gridDim)\n");
   // The body with __ldg made coherent and, for the host backend, its dynamic shared memory lowered.
-  SrcRange br = fe_range(fe, clang_getCursorExtent(body[0]));
+  SrcRange br = fe_range(fe, clang_getCursorExtent(body));
   Edit *edits = NULL;
   CXToken *toks = NULL;
-  unsigned nt2 = 0;
-  clang_tokenize(fe->tu, clang_getCursorExtent(body[0]), &toks, &nt2);
-  for (unsigned i = 0; i < nt2; i++) {
+  unsigned ntoks = 0;
+  clang_tokenize(fe->tu, clang_getCursorExtent(body), &toks, &ntoks);
+  for (unsigned i = 0; i < ntoks; i++) {
     if (clang_getTokenKind(toks[i]) != CXToken_Identifier) continue;
     CXString t = clang_getTokenSpelling(fe->tu, toks[i]);
     if (strcmp(clang_getCString(t), "__ldg") == 0) {
@@ -299,8 +302,8 @@ static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const cha
     }
     clang_disposeString(t);
   }
-  clang_disposeTokens(fe->tu, toks, nt2);
-  int rc = cg->target == TARGET_HOST ? host_lower_in(fe, body[0], &edits) : 0;
+  clang_disposeTokens(fe->tu, toks, ntoks);
+  int rc = cg->target == TARGET_HOST ? host_lower_in(fe, body, &edits) : 0;
   char *text = rewrite_apply_span(&fe->src, edits, br.begin.offset, br.end.offset);
   buf_printf(out, "%s\n%s", text, buf_str(&close));
   free(text);
