@@ -680,22 +680,36 @@ static char *indent_unit(const Frontend *fe, const Region *fr, const char *inden
   return unit;
 }
 
-typedef struct TopLevel {
+// What holds an offset: the top-level declaration, and the function definition
+// when a namespace holds it directly.
+typedef struct Holder {
   const Frontend *fe;
   unsigned offset;
-  unsigned begin;
-  bool found;
-} TopLevel;
+  unsigned top;          // where the top-level declaration that holds offset starts
+  CXCursor fn;           // the function (template) inside a namespace that holds it (null: none)
+  int depth;             // namespaces entered
+} Holder;
 
-static enum CXChildVisitResult find_top(CXCursor c, CXCursor parent, CXClientData data) {
+static enum CXChildVisitResult find_holder(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
-  TopLevel *t = data;
-  if (!fe_in_main_file(t->fe, clang_getCursorLocation(c))) return CXChildVisit_Continue;
-  SrcRange r = fe_range(t->fe, clang_getCursorExtent(c));
-  if (r.begin.offset > t->offset || r.end.offset <= t->offset) return CXChildVisit_Continue;
-  t->begin = r.begin.offset;
-  t->found = true;
+  Holder *h = data;
+  if (!fe_in_main_file(h->fe, clang_getCursorLocation(c))) return CXChildVisit_Continue;
+  SrcRange r = fe_range(h->fe, clang_getCursorExtent(c));
+  if (r.begin.offset > h->offset || r.end.offset <= h->offset) return CXChildVisit_Continue;
+  if (h->depth == 0) h->top = r.begin.offset;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  if (k == CXCursor_Namespace) {
+    h->depth++;
+    return CXChildVisit_Recurse;
+  }
+  if (h->depth > 0 && (k == CXCursor_FunctionDecl || k == CXCursor_FunctionTemplate)) h->fn = c;
   return CXChildVisit_Break;
+}
+
+static Holder holder_of(const Frontend *fe, unsigned offset) {
+  Holder h = {fe, offset, offset, clang_getNullCursor(), 0};
+  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_holder, &h);
+  return h;
 }
 
 static unsigned line_start(const char *buf, unsigned at) {
@@ -719,40 +733,13 @@ static unsigned above_comments(const Frontend *fe, unsigned at) {
 }
 
 // Where the generated kernels go (translator.h).
-unsigned codegen_decl_offset(const Frontend *fe, unsigned offset) {
-  TopLevel t = {fe, offset, offset, false};
-  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_top, &t);
-  return above_comments(fe, t.begin);
-}
-
-typedef struct FnScope {
-  const Frontend *fe;
-  unsigned offset;
-  CXCursor fn;
-  bool inner;            // inside a namespace
-} FnScope;
-
-static enum CXChildVisitResult find_fn(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  FnScope *f = data;
-  if (!fe_in_main_file(f->fe, clang_getCursorLocation(c))) return CXChildVisit_Continue;
-  SrcRange r = fe_range(f->fe, clang_getCursorExtent(c));
-  if (r.begin.offset > f->offset || r.end.offset <= f->offset) return CXChildVisit_Continue;
-  enum CXCursorKind k = clang_getCursorKind(c);
-  if (k == CXCursor_Namespace) {
-    f->inner = true;
-    return CXChildVisit_Recurse;
-  }
-  if (f->inner && (k == CXCursor_FunctionDecl || k == CXCursor_FunctionTemplate)) f->fn = c;
-  return CXChildVisit_Break;
-}
+unsigned codegen_decl_offset(const Frontend *fe, unsigned offset) { return above_comments(fe, holder_of(fe, offset).top); }
 
 unsigned codegen_fn_offset(const Frontend *fe, unsigned offset, CXCursor *fn) {
-  FnScope f = {fe, offset, clang_getNullCursor(), false};
-  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_fn, &f);
-  *fn = f.fn;
-  if (clang_Cursor_isNull(f.fn)) return codegen_decl_offset(fe, offset);
-  return above_comments(fe, fe_range(fe, clang_getCursorExtent(f.fn)).begin.offset);
+  Holder h = holder_of(fe, offset);
+  *fn = h.fn;
+  unsigned at = clang_Cursor_isNull(h.fn) ? h.top : fe_range(fe, clang_getCursorExtent(h.fn)).begin.offset;
+  return above_comments(fe, at);
 }
 
 static bool unchanged(const IrRegion *r, const IrOp *list) {
