@@ -189,15 +189,35 @@ static void drop_comments(CXToken *t, unsigned *n) {
   *n = k;
 }
 
-static Found *find_pragmas(const Frontend *fe, size_t *count) {
-  CXSourceLocation b = clang_getLocationForOffset(fe->tu, fe->file, 0);
-  CXSourceLocation e = clang_getLocationForOffset(fe->tu, fe->file, (unsigned)fe->src.len);
+// The main file's tokens from one offset to another, without comments, and
+// the #if branches the preprocessor skipped.
+typedef struct Tokens {
   CXToken *t;
   unsigned n, all;
-  clang_tokenize(fe->tu, clang_getRange(b, e), &t, &n);
-  all = n;
-  drop_comments(t, &n);
-  CXSourceRangeList *skipped = clang_getSkippedRanges(fe->tu, fe->file);
+  CXSourceRangeList *skipped;
+} Tokens;
+
+static Tokens tokens_between(const Frontend *fe, unsigned from, unsigned to) {
+  Tokens k;
+  CXSourceLocation b = clang_getLocationForOffset(fe->tu, fe->file, from);
+  CXSourceLocation e = clang_getLocationForOffset(fe->tu, fe->file, to);
+  clang_tokenize(fe->tu, clang_getRange(b, e), &k.t, &k.n);
+  k.all = k.n;
+  drop_comments(k.t, &k.n);
+  k.skipped = clang_getSkippedRanges(fe->tu, fe->file);
+  return k;
+}
+
+static void tokens_free(const Frontend *fe, Tokens *k) {
+  clang_disposeSourceRangeList(k->skipped);
+  clang_disposeTokens(fe->tu, k->t, k->all);
+}
+
+static Found *find_pragmas(const Frontend *fe, size_t *count) {
+  Tokens k = tokens_between(fe, 0, (unsigned)fe->src.len);
+  CXToken *t = k.t;
+  unsigned n = k.n;
+  CXSourceRangeList *skipped = k.skipped;
   Found *out = calloc(n + 1, sizeof *out);
   if (!out) COCONET_BUG("out of memory");
   *count = 0;
@@ -215,9 +235,36 @@ static Found *find_pragmas(const Frontend *fe, size_t *count) {
     f->line_end = logical_line_end(&fe->src, f->text);
     f->next_tok = next_code_token(fe, t, n, i + 3, f->line_end, skipped);
   }
-  clang_disposeSourceRangeList(skipped);
-  clang_disposeTokens(fe->tu, t, all);
+  tokens_free(fe, &k);
   return out;
+}
+
+// A preprocessor line inside a region that is not a conditional (#if ...
+// #endif: the rewrite keeps the branch the flags chose): the rewrite replaces
+// the region's text, so a #define, #undef or #include there would no longer
+// reach the code after the region, and a #pragma its statement.
+int directives_check_region_lines(const Frontend *fe, const Region *r) {
+  static const char *const conditionals[] = {"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif"};
+  Tokens k = tokens_between(fe, r->range.begin.offset, r->range.end.offset);
+  CXToken *t = k.t;
+  unsigned n = k.n;
+  int status = 0;
+  for (unsigned i = 0; i + 1 < n && status == 0; i++) {
+    SrcLoc loc = fe_loc(fe, clang_getTokenLocation(fe->tu, t[i]));
+    if (!spelled(fe->tu, t[i], "#") || !first_on_its_line(fe, t, i) || in_skipped(fe, k.skipped, loc.offset)) continue;
+    char *name = spelling(fe->tu, t[i + 1]);
+    bool ok = strcmp(name, "pragma") == 0 && i + 2 < n && spelled(fe->tu, t[i + 2], "coconet");
+    for (size_t k = 0; k < sizeof conditionals / sizeof *conditionals; k++) ok |= strcmp(name, conditionals[k]) == 0;
+    if (!ok) {
+      diag_error(&loc, "region '%s' contains '#%s'; coconet rewrites the region's text, which would drop it (a "
+                       "definition would no longer reach the code after the region, a #pragma its statement): "
+                       "move it before the region", r->name, name);
+      status = -1;
+    }
+    free(name);
+  }
+  tokens_free(fe, &k);
+  return status;
 }
 
 static SrcLoc at(const Frontend *fe, unsigned offset) { return source_loc(&fe->src, offset); }

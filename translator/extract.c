@@ -661,6 +661,7 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
   }
   if (diag_error_count() > errors) status = -1;  // a call's arguments contradict each other
   if (status || !scheduling) return status;
+  if (schedules(r) && directives_check_region_lines(fe, r)) return -1;
   if (check_overlap(r, ir) || check_assumptions(fe, r, ir)) return -1;
   return schedules(r) ? hoist_effects(r, ir) : 0;
 }

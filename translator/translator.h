@@ -295,6 +295,9 @@ typedef struct Program {
 // Find, parse, attach and validate every directive of the main file. Errors
 // are reported through diag; returns -1 when there were any.
 int directives_collect(const Frontend *fe, Program *prog);
+// A region that is rewritten holds no preprocessor line but #if ... #endif and
+// coconet's own (-1 after reporting one).
+int directives_check_region_lines(const Frontend *fe, const Region *r);
 void program_free(Program *prog);
 
 // instantiate.c: parse, once, an instance of every kernel template that a
