@@ -69,6 +69,7 @@ typedef struct Az {
   int ncounters;
   int unrolled;           // iterations unrolled so far (bounded)
   int hand_sums;          // calls of a block sum written by hand (analyze_sum.c)
+  bool hand_fenced;       // the last one ends with a __syncthreads() after its reads
   int lanes;              // > 1: the element is a vector of this many lanes (i counts vectors; analyze_vector.c)
   int lane;               // the lane this pass computes: element lanes * i + lane
   const char *lane_text[4];  // the index text of each lane's element in other lanes' reads
@@ -92,6 +93,7 @@ IrExpr *az_fail(Az *az, CXCursor at, const char *fmt, ...) __attribute__((format
 char *az_text_of(const Az *az, CXCursor c);               // source text (malloc'd)
 CXCursor az_strip(CXCursor c);                            // without implicit nodes and parentheses
 CXCursor az_referenced(CXCursor ref);
+CXCursor az_callee(CXCursor call);                        // the function called, also through a template parameter
 bool az_refers_to(CXCursor e, CXCursor decl);            // e (az_strip) names decl
 bool az_is_shared(CXCursor var);                          // a __shared__ variable
 char *az_type_spelling(CXCursor c);                       // its canonical type's spelling (malloc'd)
@@ -138,6 +140,7 @@ bool az_inline_vector_helper(Az *az, CXCursor call, CXCursor def, IrExpr **out);
 
 // analyze_stmt.c: the statements of the element body and of helpers
 bool az_is_assignment(const Az *az, CXCursor s, CXCursor *lhs, CXCursor *rhs, char **op);
+bool az_writes(const Az *az, CXCursor within, CXCursor var);  // var assigned, ++/--'d or its address taken in it
 void az_decl_stmt(Az *az, CXCursor s);                    // locals
 void az_stmt(Az *az, CXCursor s);                         // one statement
 void az_store(Az *az, CXCursor at, IrTensor *t, IrExpr *value);  // t[i] = value, under the current condition

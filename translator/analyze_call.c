@@ -244,7 +244,7 @@ static IrExpr *classify_float(Az *az, CXCursor c, char cls) {
 }
 
 IrExpr *az_call_expr(Az *az, CXCursor c) {
-  CXCursor callee = clang_getCursorReferenced(c);
+  CXCursor callee = az_callee(c);
   char *name = clang_Cursor_isNull(callee) ? strdup("") : fe_spelling(callee);
   int n = clang_Cursor_getNumArguments(c);
   IrExpr *e = NULL;
@@ -299,7 +299,12 @@ IrExpr *az_call_expr(Az *az, CXCursor c) {
     CXCursor def = clang_getCursorDefinition(callee);
     if (!e && !az_failed(az) && !clang_Cursor_isNull(def) && fe_in_main_file(az->fe, clang_getCursorLocation(def)))
       e = az_inline_helper(az, c, def, false);
-    else if (!e && !az_failed(az)) {
+    else if (!e && !az_failed(az) && clang_Cursor_isNull(callee)) {
+      char *t = az_text_of(az, c);
+      az_fail(az, c, "kernel '%s' calls through a function pointer in %s; coconet reads the functions a kernel calls "
+                     "and cannot tell which one this is: call it by name", az->launch->kernel, t);
+      free(t);
+    } else if (!e && !az_failed(az)) {
       char *t = az_text_of(az, c);
       az_fail(az, c, "kernel '%s' calls '%s', which a pointwise kernel cannot use (%s)", az->launch->kernel, name, t);
       free(t);

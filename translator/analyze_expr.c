@@ -93,6 +93,31 @@ CXCursor az_referenced(CXCursor ref) {
   return clang_getCursorReferenced(az_strip(ref));
 }
 
+static bool is_function(CXCursor c) {
+  enum CXCursorKind k = kind(c);
+  return k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod || k == CXCursor_Constructor ||
+         k == CXCursor_Destructor || k == CXCursor_ConversionFunction || k == CXCursor_FunctionTemplate;
+}
+
+// The function a call calls: its declaration, or the function a template
+// argument names when the call is through a template parameter
+// (`template <float (*op)(float)> ... op(v)`: clang's instance substitutes
+// `&warp_sum`, which libclang shows under the callee). NULL for a call
+// through a pointer held at run time.
+CXCursor az_callee(CXCursor call) {
+  CXCursor r = clang_getCursorReferenced(call);
+  if (is_function(r)) return r;
+  Kids k = kids(call);
+  for (CXCursor c = k.n && clang_Cursor_isNull(r) ? k.v[0] : clang_getNullCursor(); !clang_Cursor_isNull(c);) {
+    enum CXCursorKind ck = kind(c);
+    if (ck == CXCursor_DeclRefExpr && is_function(clang_getCursorReferenced(c))) return clang_getCursorReferenced(c);
+    bool passes = ck == CXCursor_DeclRefExpr || ck == CXCursor_UnexposedExpr || ck == CXCursor_ParenExpr ||
+                  ck == CXCursor_UnaryOperator;
+    c = passes && kids(c).n == 1 ? kids(c).v[0] : clang_getNullCursor();
+  }
+  return clang_getNullCursor();
+}
+
 bool az_refers_to(CXCursor e, CXCursor decl) {
   e = az_strip(e);
   return kind(e) == CXCursor_DeclRefExpr && same(clang_getCursorReferenced(e), decl);
@@ -159,7 +184,11 @@ Builtin az_builtin(const Az *az, CXCursor c) {
         !clang_equalCursors(clang_getCursorSemanticParent(d), az->kernel))
       return B_NONE;
     Kids ks = kids(d);
-    return ks.n ? az_builtin(az, ks.last) : B_NONE;
+    if (!ks.n) return B_NONE;
+    // `int s = 256;` stands for the block only while it holds 256 (a tree reduction halves it).
+    long long v;
+    if (az_int_constant(ks.last, &v) && az_writes(az, az->kernel, d)) return B_NONE;
+    return az_builtin(az, ks.last);
   }
   if (k != CXCursor_MemberRefExpr) return B_NONE;
   // clang models threadIdx.x as a property with an empty spelling: read the text.

@@ -312,10 +312,14 @@ static bool null_test(Row *w, CXCursor c) {
   return true;
 }
 
-// A name the kernel's row ownership rests on: assigning it is refused.
+// A name the kernel's row ownership rests on: assigning it is refused. A
+// local holding a constant the block size equals is not one: it stands for
+// blockDim.x only while never assigned (az_builtin).
 static bool builtin_local(const Row *w, CXCursor d) {
   Kids init = kids(d);
-  return kind(d) == CXCursor_VarDecl && az_is_integer_var(d) && init.n && az_builtin(&w->az, init.last) != B_NONE;
+  long long v;
+  return kind(d) == CXCursor_VarDecl && az_is_integer_var(d) && init.n && !az_int_constant(init.last, &v) &&
+         az_builtin(&w->az, init.last) != B_NONE;
 }
 
 static bool tracked(const Row *w, CXCursor d) {
@@ -535,10 +539,40 @@ static bool couples_threads(const Row *w, const char *name) {
                                       strncmp(name, "__reduce_", 9) == 0 || named_in(name, warp, sizeof warp / sizeof *warp));
 }
 
+// A helper the file defines is read as part of the kernel (its accesses,
+// barriers and shuffles are the kernel's); a library's (a system header's:
+// CUDA, cub, cooperative groups) is known by its name (call). A call coconet
+// cannot follow (through a pointer, into a user's header, too deep) is
+// refused: the function could couple threads that another part of the rows
+// no longer shares, or touch other rows.
+static void helper(Row *w, CXCursor c, CXCursor callee) {
+  CXCursor def = clang_getCursorDefinition(callee);
+  if (clang_Cursor_isNull(callee)) {
+    char *t = az_text_of(&w->az, c);
+    az_fail(&w->az, c, "kernel '%s' calls through a function pointer in %s; coconet reads the functions a row-wise "
+                       "kernel calls and cannot tell which one this is: call it by name", w->az.launch->kernel, t);
+    free(t);
+  } else if (!clang_Cursor_isNull(def) && clang_isCursorDefinition(def) && !helper_of_file(w, def) &&
+             !clang_Location_isInSystemHeader(clang_getCursorLocation(def))) {
+    char *name = fe_spelling(callee);
+    az_fail(&w->az, c, "kernel '%s' calls '%s', defined in a header of yours; coconet reads the functions a row-wise "
+                       "kernel calls only in the file it translates (a helper could touch other rows or meet the "
+                       "block's other threads): define it in this file", w->az.launch->kernel, name);
+    free(name);
+  } else if (helper_of_file(w, def) && w->helper_depth == 4) {
+    az_fail(&w->az, c, "kernel '%s': __device__ helpers nest more than 4 deep, past what coconet reads of a row-wise "
+                       "kernel", w->az.launch->kernel);
+  } else if (helper_of_file(w, def)) {
+    w->helper_depth++;
+    walk(w, kids(def).last);
+    w->helper_depth--;
+  }
+}
+
 static void call(Row *w, CXCursor c) {
   static const char *const loads[] = {"__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"};
   static const char *const stores[] = {"__stcs", "__stcg", "__stwb", "__stwt"};
-  CXCursor callee = clang_getCursorReferenced(c);
+  CXCursor callee = az_callee(c);
   char *name = fe_spelling(callee);
   int nargs = clang_Cursor_getNumArguments(c);
   CXCursor base, index;
@@ -563,12 +597,7 @@ static void call(Row *w, CXCursor c) {
     element_access(w, c, base, index, store, load);
   } else {
     walk_kids(w, c);
-    CXCursor def = clang_getCursorDefinition(callee);
-    if (helper_of_file(w, def) && kind(def) == CXCursor_FunctionDecl && w->helper_depth < 4) {
-      w->helper_depth++;
-      walk(w, kids(def).last);
-      w->helper_depth--;
-    }
+    helper(w, c, callee);
   }
   free(name);
 }
@@ -901,17 +930,27 @@ static enum CXChildVisitResult group_child(CXCursor c, CXCursor parent, CXClient
   return CXChildVisit_Recurse;
 }
 
+static bool top_level_comma(const char *t) {
+  int depth = 0;
+  for (; *t; t++) {
+    depth += *t == '(' || *t == '[' ? 1 : *t == ')' || *t == ']' ? -1 : 0;
+    if (*t == ',' && depth == 0) return true;
+  }
+  return false;
+}
+
 // With a warp or a thread per row the launch as written has a grid that
-// reaches every row (the generated code checks it), and the translation
-// launches blocks enough for a slice's rows: the extra warps or threads stop
-// at the rows test (every access is after it, so there is one), and the grid
-// and block must be numbers.
+// reaches every row (the generated code checks it, using the grid and block
+// as numbers: a dim3 there does not compile), and the translation launches
+// blocks enough for a slice's rows: the extra warps or threads stop at the
+// rows test (every access is after it, so there is one). A comma inside
+// parentheses is a call's (CEIL_DIV(N * 32, 256)).
 static void check_group_launch(Row *w) {
   const Launch *l = w->az.launch;
   const char *who = w->group == GROUP_WARP ? "warp" : "thread";
   const char *texts[] = {l->grid.text, l->block.text};
   for (int i = 0; i < 2; i++)
-    if (!texts[i] || strchr(texts[i], '{') || strchr(texts[i], ',') || strstr(texts[i], "dim3"))
+    if (!texts[i] || strchr(texts[i], '{') || top_level_comma(texts[i]) || strstr(texts[i], "dim3"))
       az_fail(&w->az, w->az.kernel, "kernel '%s' runs one %s per row, but the launch's %s '%s' is not a number of "
                                     "%s; coconet computes the grid of a slice from a one-dimensional block",
               l->kernel, who, i ? "block" : "grid", texts[i] ? texts[i] : "", i ? "threads" : "blocks");

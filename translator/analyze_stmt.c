@@ -185,6 +185,34 @@ bool az_is_assignment(const Az *az, CXCursor s, CXCursor *lhs, CXCursor *rhs, ch
   return true;
 }
 
+typedef struct Writes {
+  const Az *az;
+  CXCursor var;
+  bool found;
+} Writes;
+
+static enum CXChildVisitResult find_write(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Writes *w = data;
+  CXCursor lhs, rhs;
+  char *op = NULL;
+  if (az_is_assignment(w->az, c, &lhs, &rhs, &op)) {
+    free(op);
+    if (az_refers_to(lhs, w->var)) w->found = true;
+  } else if (kind(c) == CXCursor_UnaryOperator && kids(c).n == 1 && az_refers_to(kids(c).v[0], w->var)) {
+    char *o = az_unary_op(w->az, c, kids(c).v[0]);
+    w->found |= strstr(o, "++") || strstr(o, "--") || strchr(o, '&');
+    free(o);
+  }
+  return w->found ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+bool az_writes(const Az *az, CXCursor within, CXCursor var) {
+  Writes w = {az, var, false};
+  clang_visitChildren(within, find_write, &w);
+  return w.found;
+}
+
 // An integer division or remainder outside a ?: branch (which runs only when taken).
 static bool may_trap(const IrExpr *e) {
   if (!e || e->kind == IR_E_LOCAL) return false;
@@ -442,7 +470,7 @@ static void atomic_add(Az *az, CXCursor s) {
 
 // A call as a statement: curand_init, atomicAdd, or a __device__ helper of the file.
 static void call_stmt(Az *az, CXCursor s) {
-  CXCursor callee = clang_getCursorReferenced(s);
+  CXCursor callee = az_callee(s);
   char *name = fe_spelling(callee);
   CXCursor def = clang_getCursorDefinition(callee);
   if (strcmp(name, "curand_init") == 0) curand_init_call(az, s);

@@ -34,7 +34,7 @@ static Binding *running_sum(Az *az, CXCursor e) {
   return b && b->partial ? b : NULL;
 }
 
-static char *callee_name(CXCursor call) { return fe_spelling(clang_getCursorReferenced(call)); }
+static char *callee_name(CXCursor call) { return fe_spelling(az_callee(call)); }
 
 // The one statement of a body (itself, or the only one of a compound).
 static CXCursor only_stmt(CXCursor s) {
@@ -112,7 +112,7 @@ static bool butterfly(Az *az, CXCursor f, CXCursor v) {
 // A __device__ helper of the file whose body is the butterfly over its one
 // parameter and `return` of it (llm.c's warpReduceSum).
 static bool warp_sum_helper(Az *az, CXCursor call) {
-  CXCursor def = clang_getCursorDefinition(clang_getCursorReferenced(call));
+  CXCursor def = clang_getCursorDefinition(az_callee(call));
   if (clang_Cursor_isNull(def) || kind(def) != CXCursor_FunctionDecl || clang_Cursor_getNumArguments(def) != 1 ||
       !fe_in_main_file(az->fe, clang_getCursorLocation(def)))
     return false;
@@ -145,35 +145,15 @@ enum { HP_NONE, HP_TID, HP_LANE, HP_WARP, HP_NWARPS };
 
 typedef struct HandSum {
   Az *az;
+  CXCursor def, call;      // the helper, and the call of it
   CXCursor shared;         // the slots
   CXCursor locals[8];      // integer locals holding a place
   int kinds[8];
   int nlocals;
   CXCursor body;
-  bool fenced;             // a __syncthreads() before its stores or after its reads (callable twice)
+  bool fenced_before;      // a __syncthreads() before its stores
+  bool fenced_after;       // ... after its reads (either lets it run after another)
 } HandSum;
-
-typedef struct Writes {
-  const Az *az;
-  CXCursor var;
-  bool found;
-} Writes;
-
-static enum CXChildVisitResult find_write(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  Writes *w = data;
-  CXCursor lhs, rhs;
-  char *op = NULL;
-  if (az_is_assignment(w->az, c, &lhs, &rhs, &op)) {
-    free(op);
-    if (az_refers_to(lhs, w->var)) w->found = true;
-  } else if (kind(c) == CXCursor_UnaryOperator && kids(c).n == 1 && az_refers_to(kids(c).v[0], w->var)) {
-    char *o = az_unary_op(w->az, c, kids(c).v[0]);
-    w->found |= strstr(o, "++") || strstr(o, "--") || strchr(o, '&');
-    free(o);
-  }
-  return w->found ? CXChildVisit_Break : CXChildVisit_Recurse;
-}
 
 static int hand_place(const HandSum *h, CXCursor e) {
   e = az_uncast(e);
@@ -206,9 +186,7 @@ static bool hand_decl(HandSum *h, CXCursor s) {
   Kids init = kids(d);
   if (!az_is_integer_var(d) || !init.n || h->nlocals == 8) return false;
   int place = hand_place(h, init.last);
-  Writes w = {h->az, d, false};
-  clang_visitChildren(h->body, find_write, &w);
-  if (place == HP_NONE || w.found) return false;
+  if (place == HP_NONE || az_writes(h->az, h->body, d)) return false;
   h->locals[h->nlocals] = d;
   h->kinds[h->nlocals++] = place;
   return true;
@@ -221,6 +199,27 @@ static bool is_barrier(CXCursor s) {
   bool b = strcmp(name, "__syncthreads") == 0;
   free(name);
   return b;
+}
+
+// e, or the call's argument for e when e names a parameter of the helper
+// after its first (`fill` of `blockReduce(v, false, fill = 0.0f)`: the
+// caller's value or the default).
+static CXCursor hand_arg(const HandSum *h, CXCursor e) {
+  CXCursor d = clang_getCursorReferenced(az_uncast(e));
+  for (int i = 1; kind(az_uncast(e)) == CXCursor_DeclRefExpr && i < clang_Cursor_getNumArguments(h->def); i++)
+    if (same(d, clang_Cursor_getArgument(h->def, i))) return clang_Cursor_getArgument(h->call, i);
+  return e;
+}
+
+// e (through the helper's parameters) is a constant: its value in *v.
+static bool hand_constant(const HandSum *h, CXCursor e, double *v) {
+  CXEvalResult r = clang_Cursor_Evaluate(hand_arg(h, e));
+  bool known = r && (clang_EvalResult_getKind(r) == CXEval_Int || clang_EvalResult_getKind(r) == CXEval_Float);
+  if (known)
+    *v = clang_EvalResult_getKind(r) == CXEval_Int ? (double)clang_EvalResult_getAsLongLong(r)
+                                                   : clang_EvalResult_getAsDouble(r);
+  if (r) clang_EvalResult_dispose(r);
+  return known;
 }
 
 // The value of a declaration of one variable or of an assignment `x = e`, and x.
@@ -310,8 +309,14 @@ static bool hand_sum_body(HandSum *h, CXCursor param) {
   for (int i = 0; i < n; i++) {
     CXCursor s = stmts[i];
     if (kind(s) == CXCursor_NullStmt || hand_decl(h, s)) continue;
+    double taken;
+    if (if_only(s, &cond, &body) && hand_constant(h, cond, &taken)) {  // if (final_sync) __syncthreads();
+      if (taken == 0.0) continue;
+      s = body;
+    }
     if (is_barrier(s)) {
-      if (step == 0 || step >= 4) h->fenced = true;  // before the stores, or after the reads
+      if (step == 0) h->fenced_before = true;
+      if (step >= 4) h->fenced_after = true;
       if (step == 2) step = 3;
       continue;
     }
@@ -339,11 +344,10 @@ static bool hand_sum_body(HandSum *h, CXCursor param) {
             !az_is_binary(h->az, az_strip(k.v[0]), "<", &a, &b) || hand_place(h, b) != HP_NWARPS)
           return false;
         index = hand_place(h, a);
-        CXEvalResult z = clang_Cursor_Evaluate(k.v[2]);
-        bool zero = z && ((clang_EvalResult_getKind(z) == CXEval_Int && clang_EvalResult_getAsLongLong(z) == 0) ||
-                          (clang_EvalResult_getKind(z) == CXEval_Float && clang_EvalResult_getAsDouble(z) == 0.0));
-        if (z) clang_EvalResult_dispose(z);
-        if ((index != HP_LANE && index != HP_TID) || !is_slot(h, k.v[1], index) || !zero) return false;
+        double fill;
+        if ((index != HP_LANE && index != HP_TID) || !is_slot(h, k.v[1], index) || !hand_constant(h, k.v[2], &fill) ||
+            fill != 0.0)
+          return false;
       }
       cur = var;
       step = 4;
@@ -376,7 +380,8 @@ static bool hand_sum_body(HandSum *h, CXCursor param) {
         break;
       }
       return false;
-    case 6:
+    case 6:  // every thread reads slot 0 after the last barrier
+      h->fenced_after = false;
       return kind(s) == CXCursor_ReturnStmt && kids(s).n == 1 && is_slot(h, kids(s).v[0], HP_NONE);
     default:
       return false;
@@ -396,14 +401,17 @@ static enum CXChildVisitResult find_shared(CXCursor c, CXCursor parent, CXClient
 // memory but is not one, when the launch's block is not whole warps, or when
 // it is called twice and cannot be).
 static Binding *hand_block_sum(Az *az, CXCursor call) {
-  CXCursor def = clang_getCursorDefinition(clang_getCursorReferenced(call));
-  if (clang_Cursor_isNull(def) || kind(def) != CXCursor_FunctionDecl || clang_Cursor_getNumArguments(def) != 1 ||
-      clang_Cursor_getNumArguments(call) != 1 || !fe_in_main_file(az->fe, clang_getCursorLocation(def)) ||
+  CXCursor def = clang_getCursorDefinition(az_callee(call));
+  int n = clang_Cursor_getNumArguments(def);
+  if (clang_Cursor_isNull(def) || kind(def) != CXCursor_FunctionDecl || n < 1 ||
+      clang_Cursor_getNumArguments(call) != n || !fe_in_main_file(az->fe, clang_getCursorLocation(def)) ||
       kind(kids(def).last) != CXCursor_CompoundStmt)
     return NULL;
   Binding *b = running_sum(az, clang_Cursor_getArgument(call, 0));
-  HandSum h = {.az = az, .shared = clang_getNullCursor(), .body = kids(def).last};
+  HandSum h = {.az = az, .def = def, .call = call, .shared = clang_getNullCursor(), .body = kids(def).last};
   if (!b) return NULL;
+  for (int i = 1; i < n; i++)  // the parameters after the first are read as the call's values
+    if (az_writes(az, h.body, clang_Cursor_getArgument(def, i))) return NULL;
   char *name = fe_spelling(def);
   if (!hand_sum_body(&h, clang_Cursor_getArgument(def, 0))) {
     bool shared = false;
@@ -424,10 +432,11 @@ static Binding *hand_block_sum(Az *az, CXCursor call) {
     az_fail(az, call, "kernel '%s' sums with '%s', a block sum warp by warp through %lld shared slots, but its "
                       "launch's block is not a constant number of whole warps, at most %lld of them: the sum would "
                       "not cover the block", az->launch->kernel, name, slots, slots < 32 ? slots : 32);
-  else if (az->hand_sums++ && !h.fenced)
+  else if (az->hand_sums++ && !az->hand_fenced && !h.fenced_before)
     az_fail(az, call, "kernel '%s' calls '%s' again; a warp may store its next sum in its slot while the first warp "
-                      "still reads the last one (there is no __syncthreads() before the stores or after the reads): "
-                      "add one to '%s'", az->launch->kernel, name, name);
+                      "still reads the last one (there is no __syncthreads() after the first call's reads or before "
+                      "this one's stores): add one to '%s'", az->launch->kernel, name, name);
+  az->hand_fenced = h.fenced_after;
   free(name);
   return az_failed(az) ? NULL : b;
 }
@@ -489,7 +498,7 @@ static Binding *group_sum(Az *az, CXCursor e, int *group) {
   } else if (n == 1 && warp_sum_helper(az, call)) {
     b = running_sum(az, clang_Cursor_getArgument(call, 0));
     *group = REDUCED_WARP;
-  } else if (n == 1 && (b = hand_block_sum(az, call))) {
+  } else if (n >= 1 && (b = hand_block_sum(az, call))) {
     *group = REDUCED_BLOCK;
   } else {
     b = block_reduce(az, call);
@@ -581,9 +590,13 @@ bool az_after_loop(Az *az, CXCursor s) {
   if (add_sum(az, s, 0) || reduction(az, s)) return true;
   Kids k = kids(s);
   if (kind(s) != CXCursor_IfStmt || k.n != 2) return false;
-  CXCursor body = only_stmt(k.v[1]);
-  if (clang_Cursor_isNull(body)) return false;
-  if (az_first_thread(az, k.v[0], false)) return add_sum(az, body, REDUCED_BLOCK);
-  if (az_first_thread(az, k.v[0], true)) return add_sum(az, body, REDUCED_WARP);
-  return false;
+  int leader = az_first_thread(az, k.v[0], false) ? REDUCED_BLOCK
+               : az_first_thread(az, k.v[0], true) ? REDUCED_WARP
+                                                   : 0;
+  CXCursor body = az_strip(k.v[1]);
+  Kids adds = kids(body);  // `if (threadIdx.x == 0) { atomicAdd(&n[0], a); atomicAdd(&n[1], b); }`
+  if (kind(body) != CXCursor_CompoundStmt) adds = (Kids){.v = {body}, .last = body, .n = 1};
+  bool all = leader && adds.n && adds.n <= FE_KIDS;
+  for (int i = 0; all && i < adds.n; i++) all = add_sum(az, adds.v[i], leader);
+  return all;
 }

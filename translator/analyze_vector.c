@@ -268,7 +268,7 @@ static const struct { const char *name; int op; } LANEWISE[] = {
 };
 
 static bool vector_call(Az *az, CXCursor c, IrType comp, IrExpr **out) {
-  CXCursor callee = clang_getCursorReferenced(c);
+  CXCursor callee = az_callee(c);
   char *name = clang_Cursor_isNull(callee) ? strdup("") : fe_spelling(callee);
   int n = clang_Cursor_getNumArguments(c);
   IrExpr *a[4] = {0}, *b[4] = {0};

@@ -152,5 +152,5 @@ void lamb_like(float *w, float *g, float *norms, size_t n, float lr, ncclComm_t 
 
 // PARTIAL_BLOCK: error: kernel 'norm2_llmc' sums with 'blockReduceSum', a block sum warp by warp through 32 shared slots, but its launch's block is not a constant number of whole warps, at most 32 of them: the sum would not cover the block
 // FEW_SLOTS: error: kernel 'norm2_llmc' sums with 'blockReduceSum', a block sum warp by warp through 4 shared slots, but its launch's block is not a constant number of whole warps, at most 4 of them
-// TWICE_UNFENCED: error: kernel 'norms_two' calls 'blockReduceSum' again; a warp may store its next sum in its slot while the first warp still reads the last one (there is no __syncthreads() before the stores or after the reads): add one to 'blockReduceSum'
+// TWICE_UNFENCED: error: kernel 'norms_two' calls 'blockReduceSum' again; a warp may store its next sum in its slot while the first warp still reads the last one (there is no __syncthreads() after the first call's reads or before this one's stores): add one to 'blockReduceSum'
 // NOT_TAKEN: error: kernel '{{norm2_llmc|norms_two}}' sums '{{acc|a}}' with '{{blockReduceSum|block_sum}}', whose shared memory coconet does not recognize as a block sum: it takes the warp-by-warp form

@@ -9,7 +9,8 @@
 // runs each on this rank's whole rows with blocks enough for them; the
 // generated code checks that the launch as written reaches every row and that
 // the null-tested buffers are there. Each -D variant is a kernel coconet must
-// refuse, with its reason.
+// refuse, with its reason, except LANE_STEP and CEIL_GRID (the grid through the
+// trainer's CEIL_DIV(rows * WARP_SIZE, 128) macro), which it must translate.
 //
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
@@ -26,6 +27,7 @@
 // RUN: %expect 1 %coconet --check %s -- -DDIM3 2>&1 | %FileCheck --check-prefix=DIM3 %s
 // RUN: %expect 1 %coconet --check %s -- -DBLOCK_RANK 2>&1 | %FileCheck --check-prefix=BLOCK_RANK %s
 // RUN: %coconet --verify=exec:4 %s -- -DLANE_STEP | %FileCheck --check-prefix=LANE_STEP %s
+// RUN: %coconet --verify=exec:4 %s -- -DCEIL_GRID | %FileCheck --check-prefix=CEIL_GRID %s
 
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
@@ -35,6 +37,7 @@
 namespace cg = cooperative_groups;
 
 #define WARP_SIZE 32
+#define CEIL_DIV(m, n) (((m) + (n) - 1) / (n))
 
 __device__ float warp_reduce_sum(float v) {
   for (int offset = WARP_SIZE / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffff, v, offset);
@@ -151,6 +154,8 @@ void ln_warp(float *y, float *out, float *mean, float *rstd, const float *w, con
     layernorm_warp<<<(rows * WARP_SIZE + 47) / 48, 48, 0, stream>>>(out, mean, rstd, y, w, b, rows, h);
 #elif defined(DIM3)
     layernorm_warp<<<(rows + 3) / 4, dim3(128, 1), 0, stream>>>(out, mean, rstd, y, w, b, rows, h);
+#elif defined(CEIL_GRID)
+    layernorm_warp<<<CEIL_DIV(rows * WARP_SIZE, 128), 128, 0, stream>>>(out, mean, rstd, y, w, b, rows, h);
 #else
     layernorm_warp<<<(rows * WARP_SIZE + 127) / 128, 128, 0, stream>>>(out, mean, rstd, y, w, b, rows, h);
 #endif
@@ -211,4 +216,5 @@ void ln_thread(float *y, float *out, float *mean, float *rstd, const float *w, c
 // PART_WARP: error: kernel 'layernorm_warp' runs one warp per row with blocks of 48 threads, not whole warps
 // DIM3: error: kernel 'layernorm_warp' runs one warp per row, but the launch's block 'dim3(128, 1)' is not a number of threads
 // LANE_STEP: verify=exec ln_warp: ok
+// CEIL_GRID: verify=exec ln_warp: ok
 // BLOCK_RANK: error: kernel 'rmsnorm_tile' uses 'block.thread_rank()', which depends on where its row runs

@@ -11,7 +11,8 @@
 // rows that do not divide by the rank count are all-reduced and computed by
 // every rank; per-row outputs are gathered in rows of one element). Each -D variant below is a kernel coconet must refuse, with
 // its reason, except ADDRESS (row pointers as `&x[row * h]`), STEP_LOCAL (the
-// column step in a local), BLOCK_PARAM (the step a parameter passed the block
+// column step in a local), HALVING (the tree's stride a local that starts at
+// the block size), BLOCK_PARAM (the step a parameter passed the block
 // size, extern __shared__ memory), GRID_STRIDE (rows from a grid-stride loop,
 // launched with fewer blocks than rows) and PARTIAL_REPLICATED, which it must
 // translate so that the program computes the same.
@@ -46,6 +47,7 @@
 // RUN: %coconet --verify=exec:4 %s -- -DADDRESS | %FileCheck --check-prefix=ACCEPTED %s
 // RUN: %coconet --verify=exec:4 %s -- -DSTEP_LOCAL | %FileCheck --check-prefix=ACCEPTED %s
 // RUN: %coconet --verify=exec:4 %s -- -DBLOCK_PARAM | %FileCheck --check-prefix=ACCEPTED %s
+// RUN: %coconet --verify=exec:4 %s -- -DHALVING | %FileCheck --check-prefix=HALVING %s
 #include <cub/cub.cuh>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -65,10 +67,19 @@ __global__ void add_rmsnorm(float *out, float *residual, const float *x, const f
   }
   partial[threadIdx.x] = sum;
   __syncthreads();
+#if defined(HALVING)
+  int s = 256;  // the launch's block, halved: a local equal to the block size, then assigned
+  while (s > 1) {
+    s /= 2;
+    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+    __syncthreads();
+  }
+#else
   for (int s = blockDim.x / 2; s > 0; s >>= 1) {
     if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
     __syncthreads();
   }
+#endif
   const float scale = rsqrtf(partial[0] / hidden + eps);
   for (int j = threadIdx.x; j < hidden; j += blockDim.x)
     out[row * hidden + j] = residual[row * hidden + j] * scale * gamma[j];
@@ -564,3 +575,4 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // LAZY: error: reorder: kernel 'smooth' updates 'out' on this rank's slice and its slices are then gathered, but 'out' at region entry is not known to be identical on every rank
 // ACCEPTED: verify=exec variant: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
 // ACCEPTED: verify=exec variant: ok
+// HALVING: verify=exec add_norm: ok
