@@ -86,6 +86,8 @@ typedef struct Row {
   bool row_elements;  // an access at [row * H + j] was seen
   CXCursor cols[ROW_MAX];   // column loop variables
   int ncols;
+  CXCursor strided[ROW_MAX];  // variables of loops from threadIdx.x to a constant (over shared memory)
+  int nstrided;
   CXCursor rowoffs[ROW_MAX];  // integer locals holding row * H
   int nrowoffs;
   CXCursor aliases[ROW_MAX], alias_of[ROW_MAX];  // pointer locals at the row, and their parameter
@@ -319,7 +321,18 @@ static bool builtin_local(const Row *w, CXCursor d) {
   Kids init = kids(d);
   long long v;
   return kind(d) == CXCursor_VarDecl && az_is_integer_var(d) && init.n && !az_int_constant(init.last, &v) &&
-         az_builtin(&w->az, init.last) != B_NONE;
+         !in_list(w->strided, w->nstrided, d) && az_builtin(&w->az, init.last) != B_NONE;
+}
+
+// c names (through locals' initial values) the variable of a loop from
+// threadIdx.x to a constant, which moves past threadIdx.x.
+static bool via_strided(const Row *w, CXCursor c, int depth) {
+  c = az_uncast(c);
+  if (depth > 8 || kind(c) != CXCursor_DeclRefExpr) return false;
+  CXCursor d = clang_getCursorReferenced(c);
+  Kids init = kids(d);
+  return in_list(w->strided, w->nstrided, d) ||
+         (kind(d) == CXCursor_VarDecl && init.n && via_strided(w, init.last, depth + 1));
 }
 
 static bool tracked(const Row *w, CXCursor d) {
@@ -366,12 +379,19 @@ static bool column_loop(Row *w, CXCursor f) {
   CXCursor j = vars.v[0];
   Kids init = kids(j);
   if (!init.n) return false;
-  bool start = w->group == GROUP_BLOCK ? az_builtin(&w->az, init.last) == B_THREADIDX_X
+  bool start = w->group == GROUP_BLOCK ? az_builtin(&w->az, init.last) == B_THREADIDX_X && !via_strided(w, init.last, 0)
                : w->group == GROUP_WARP ? az_place(&w->az, init.last) == PLACE_LANE
                                         : az_int_is(init.last, 0);
   if (!start) return false;
   CXCursor a, b;
-  if (!az_is_binary(&w->az, k.v[1], "<", &a, &b) || !same(ref_decl(a), j) || !is_h(w, b)) return false;
+  long long bound;
+  if (!az_is_binary(&w->az, k.v[1], "<", &a, &b) || !same(ref_decl(a), j)) return false;
+  if (!is_h(w, b)) {
+    // `for (int k = threadIdx.x; k < 64; k += blockDim.x) tmp[k] = 0.0f;`: not a column loop; k is
+    // no longer threadIdx.x once it steps (an index of the row it is not: global accesses by it fail).
+    if (w->group == GROUP_BLOCK && az_int_constant(b, &bound) && w->nstrided < ROW_MAX) w->strided[w->nstrided++] = j;
+    return false;
+  }
   CXCursor inc = az_strip(k.v[2]), lhs, rhs;
   char *op = NULL;
   bool full = false, ok = false;

@@ -12,7 +12,7 @@
 // every rank; per-row outputs are gathered in rows of one element). Each -D variant below is a kernel coconet must refuse, with
 // its reason, except ADDRESS (row pointers as `&x[row * h]`), STEP_LOCAL (the
 // column step in a local), HALVING (the tree's stride a local that starts at
-// the block size), BLOCK_PARAM (the step a parameter passed the block
+// the block size), SHARED_FILL (a loop from threadIdx.x over shared memory), BLOCK_PARAM (the step a parameter passed the block
 // size, extern __shared__ memory), GRID_STRIDE (rows from a grid-stride loop,
 // launched with fewer blocks than rows) and PARTIAL_REPLICATED, which it must
 // translate so that the program computes the same.
@@ -48,6 +48,8 @@
 // RUN: %coconet --verify=exec:4 %s -- -DSTEP_LOCAL | %FileCheck --check-prefix=ACCEPTED %s
 // RUN: %coconet --verify=exec:4 %s -- -DBLOCK_PARAM | %FileCheck --check-prefix=ACCEPTED %s
 // RUN: %coconet --verify=exec:4 %s -- -DHALVING | %FileCheck --check-prefix=HALVING %s
+// RUN: %coconet --verify=exec:4 %s -- -DSHARED_FILL | %FileCheck --check-prefix=SHARED_FILL %s
+// RUN: %expect 1 %coconet --check %s -- -DSHARED_FILL_GLOBAL 2>&1 | %FileCheck --check-prefix=SHARED_FILL_GLOBAL %s
 #include <cub/cub.cuh>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -59,6 +61,13 @@ __global__ void add_rmsnorm(float *out, float *residual, const float *x, const f
   __shared__ float partial[256];
   const int row = blockIdx.x;
   if (row >= tokens) return;
+#if defined(SHARED_FILL)
+  for (int k = threadIdx.x; k < 256; k += blockDim.x) partial[k] = 0.0f;  // a loop over shared memory, not the row
+  __syncthreads();
+#elif defined(SHARED_FILL_GLOBAL)
+  for (int k = threadIdx.x; k < 256; k += blockDim.x) partial[k] = x[row * hidden + k];
+  __syncthreads();
+#endif
   float sum = 0.0f;
   for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
     float h = x[row * hidden + j] + residual[row * hidden + j];
@@ -576,3 +585,5 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // ACCEPTED: verify=exec variant: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
 // ACCEPTED: verify=exec variant: ok
 // HALVING: verify=exec add_norm: ok
+// SHARED_FILL: verify=exec add_norm: ok
+// SHARED_FILL_GLOBAL: error: kernel 'add_rmsnorm' reads x[row * hidden + k]; a row-wise kernel reads global memory only at [row * H + j]
