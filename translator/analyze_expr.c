@@ -93,12 +93,6 @@ CXCursor az_referenced(CXCursor ref) {
   return clang_getCursorReferenced(az_strip(ref));
 }
 
-static bool is_function(CXCursor c) {
-  enum CXCursorKind k = kind(c);
-  return k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod || k == CXCursor_Constructor ||
-         k == CXCursor_Destructor || k == CXCursor_ConversionFunction || k == CXCursor_FunctionTemplate;
-}
-
 // The function a call calls: its declaration, or the function a template
 // argument names when the call is through a template parameter
 // (`template <float (*op)(float)> ... op(v)`: clang's instance substitutes
@@ -106,11 +100,12 @@ static bool is_function(CXCursor c) {
 // through a pointer held at run time.
 CXCursor az_callee(CXCursor call) {
   CXCursor r = clang_getCursorReferenced(call);
-  if (is_function(r)) return r;
+  if (fe_is_function(kind(r))) return r;
   Kids k = kids(call);
   for (CXCursor c = k.n && clang_Cursor_isNull(r) ? k.v[0] : clang_getNullCursor(); !clang_Cursor_isNull(c);) {
     enum CXCursorKind ck = kind(c);
-    if (ck == CXCursor_DeclRefExpr && is_function(clang_getCursorReferenced(c))) return clang_getCursorReferenced(c);
+    CXCursor f = ck == CXCursor_DeclRefExpr ? clang_getCursorReferenced(c) : clang_getNullCursor();
+    if (fe_is_function(kind(f))) return f;
     bool passes = ck == CXCursor_DeclRefExpr || ck == CXCursor_UnexposedExpr || ck == CXCursor_ParenExpr ||
                   ck == CXCursor_UnaryOperator;
     c = passes && kids(c).n == 1 ? kids(c).v[0] : clang_getNullCursor();

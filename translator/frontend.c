@@ -835,6 +835,11 @@ char *fe_macro_in(const Frontend *fe, SrcRange at) {
   return name;
 }
 
+bool fe_is_function(enum CXCursorKind k) {
+  return k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod || k == CXCursor_Constructor ||
+         k == CXCursor_Destructor || k == CXCursor_ConversionFunction || k == CXCursor_FunctionTemplate;
+}
+
 char *fe_spelling(CXCursor c) {
   CXString s = clang_getCursorSpelling(c);
   char *out = strdup(clang_getCString(s));

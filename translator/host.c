@@ -98,11 +98,6 @@ static void decl_scopes(CXCursor decl, char **outer_ns, char **parent) {
   if (!*parent) *parent = strdup("");
 }
 
-static bool is_function_kind(enum CXCursorKind k) {
-  return k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod || k == CXCursor_Constructor ||
-         k == CXCursor_Destructor || k == CXCursor_ConversionFunction || k == CXCursor_FunctionTemplate;
-}
-
 // A callee declared in a system header (CUDA's, the C++ library's) is
 // judged by its name: its body, if clang sees one, is the GPU's.
 static bool library_call_syncs(CXCursor decl, const char *name) {
@@ -226,7 +221,7 @@ static enum CXChildVisitResult walk_body(CXCursor c, CXCursor parent, CXClientDa
   case CXCursor_MSAsmStmt: p->syncs = true; break;
   case CXCursor_CallExpr: {
     CXCursor ref = clang_getCursorReferenced(c);
-    if (is_function_kind(clang_getCursorKind(ref))) check_callee(p, ref);
+    if (fe_is_function(clang_getCursorKind(ref))) check_callee(p, ref);
     else if (clang_Cursor_isNull(ref) || clang_getCursorKind(ref) == CXCursor_OverloadedDeclRef)
       check_unresolved_call(p, c);
     else p->syncs = true;  // through a pointer or a variable
@@ -242,7 +237,7 @@ static enum CXChildVisitResult walk_body(CXCursor c, CXCursor parent, CXClientDa
 static const char *launch_flags(CXCursor call) {
   Proof p = {0};
   CXCursor ref = clang_getCursorReferenced(call);
-  if (!clang_Cursor_isNull(ref) && is_function_kind(clang_getCursorKind(ref))) check_callee(&p, ref);
+  if (!clang_Cursor_isNull(ref) && fe_is_function(clang_getCursorKind(ref))) check_callee(&p, ref);
   else check_unresolved_call(&p, call);
   if (p.nseen == 0) p.syncs = true;  // no kernel body found
   free(p.seen);

@@ -158,6 +158,9 @@ typedef struct FeKids {
   int n;
 } FeKids;
 FeKids fe_kids(CXCursor c);
+// A function's declaration: a function, method, constructor, destructor,
+// conversion or function template.
+bool fe_is_function(enum CXCursorKind k);
 
 //
 // classify.c
