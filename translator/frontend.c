@@ -19,6 +19,7 @@
 #include "translator.h"
 
 #include <clang-c/CXCompilationDatabase.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -209,7 +210,9 @@ static char *make_tmpdir(void) {
 // every time). In it: standins-HASH/ (the TMP files, named by a hash of their
 // texts), and for each flag set KEY.pch (the prelude's translation unit as
 // libclang saves it, used with -include-pch) and KEY.deps (the headers it
-// holds, for -MD). KEY hashes libclang's version and every flag. Files are
+// holds, for -MD). KEY hashes libclang's version and every flag, but the
+// user's -D and -U when no header of the entry names their macros (see
+// prelude_pch). Files are
 // written under a temporary name and renamed, so parallel builds share it. A
 // precompiled header clang refuses (a header changed since) is removed and the
 // file parsed without it: the cache changes how fast, never what, is parsed.
@@ -573,10 +576,10 @@ static void evict_pchs(const char *cache) {
   }
 }
 
-// The precompiled prelude and include lines of the file (CACHE/KEY.pch, the
-// lines in CACHE/KEY.h), built now when missing; NULL when there is none. The
-// flags' -include of the prelude is at `at`.
-static char *prelude_pch(CXIndex index, const char *cache, const Args *all, int at, const SourceFile *src) {
+// The precompiled prelude and include lines of the file for these flags
+// (CACHE/KEY.pch, the lines in CACHE/KEY.h), built now when missing; NULL when
+// there is none. The flags' -include of the prelude is at `at`.
+static char *pch_for_flags(CXIndex index, const char *cache, const Args *all, int at, const SourceFile *src) {
   CXString version = clang_getClangVersion();
   uint64_t h = fnv1a(14695981039346656037ull, clang_getCString(version));
   clang_disposeString(version);
@@ -607,6 +610,81 @@ static char *prelude_pch(CXIndex index, const char *cache, const Args *all, int 
   if (ok) evict_pchs(cache);
   else unlink(header);
   return ok ? strdup(pch) : NULL;
+}
+
+// The flags but the user's macros (-D and -U after the prelude's -include, at
+// `at`) into general; their names into names.
+static void split_macros(const Args *all, int at, Args *general, Args *names) {
+  for (int i = 0; i < all->n; i++) {
+    const char *f = all->v[i];
+    bool macro = i > at + 1 && (strncmp(f, "-D", 2) == 0 || strncmp(f, "-U", 2) == 0);
+    if (!macro) {
+      args_add(general, f);
+      continue;
+    }
+    const char *name = f[2] ? f + 2 : i + 1 < all->n ? all->v[++i] : "";
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.*s", (int)strcspn(name, "="), name);
+    args_add(names, buf);
+  }
+}
+
+// Whether text names an identifier of names (a whole identifier, not a part).
+static bool text_names(const char *text, size_t len, const Args *names) {
+  for (int k = 0; k < names->n; k++) {
+    size_t n = strlen(names->v[k]);
+    for (const char *p = text; n > 0 && (p = memmem(p, len - (size_t)(p - text), names->v[k], n)); p++) {
+      bool before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+      bool after = p + n < text + len && (isalnum((unsigned char)p[n]) || p[n] == '_');
+      if (!before && !after) return true;
+    }
+  }
+  return false;
+}
+
+// Whether a header of pch.deps names one of names (or cannot be read).
+static bool pch_names(const char *pch, const Args *names) {
+  char path[4200], line[4200];
+  snprintf(path, sizeof path, "%s.deps", pch);
+  FILE *f = fopen(path, "r");
+  if (!f) return true;
+  bool named = false;
+  while (!named && fgets(line, sizeof line, f)) {
+    int at = 0;
+    long long mtime, size;
+    line[strcspn(line, "\n")] = '\0';
+    if (sscanf(line, "%lld %lld %n", &mtime, &size, &at) != 2 || at == 0) {
+      named = true;
+      break;
+    }
+    FILE *h = fopen(line + at, "rb");
+    char *text = h && size >= 0 ? malloc((size_t)size + 1) : NULL;
+    named = !text || fread(text, 1, (size_t)size, h) != (size_t)size || text_names(text, (size_t)size, names);
+    free(text);
+    if (h) fclose(h);
+  }
+  fclose(f);
+  return named;
+}
+
+// The precompiled prelude for the file's flags. The user's macros that no
+// header of the prelude names cannot change it, so one prelude, built without
+// them, serves every set of them (clang defines the command line's macros over a
+// precompiled header that does not): a file built with -DCASE_A, -DCASE_B, ...
+// parses the CUDA headers once. A macro a header names (or pastes from parts,
+// which this cannot see: none of the CUDA or C++ headers does) keeps a prelude
+// of its own, keyed by every flag.
+static char *prelude_pch(CXIndex index, const char *cache, const Args *all, int at, const SourceFile *src) {
+  Args general = {0}, names = {0};
+  split_macros(all, at, &general, &names);
+  char *pch = names.n > 0 ? pch_for_flags(index, cache, &general, at, src) : NULL;
+  if (pch && pch_names(pch, &names)) {
+    free(pch);
+    pch = NULL;
+  }
+  args_free(&general);
+  args_free(&names);
+  return pch ? pch : pch_for_flags(index, cache, all, at, src);
 }
 
 // The headers a precompiled prelude holds (pch.deps) into fe; false when unreadable.
