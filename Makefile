@@ -6,7 +6,7 @@
 SHELL := /bin/bash
 
 BUILD    ?= build
-# SANITIZE=1 builds everything with clang 16 under ASan + UBSan into build/asan.
+# SANITIZE=1 builds everything with clang 16 under ASan + UBSan into $(ASAN_BUILD).
 SANITIZE ?=
 
 LLVM_CONFIG ?= $(firstword $(wildcard /usr/lib/llvm-16/bin/llvm-config) llvm-config-16 llvm-config)
@@ -20,8 +20,10 @@ NVCC_ON_PATH := $(shell command -v nvcc 2>/dev/null)
 CUDA_HOME ?= $(if $(NVCC_ON_PATH),$(patsubst %/bin/nvcc,%,$(realpath $(NVCC_ON_PATH))),/usr/local/cuda)
 NVCC      := $(CUDA_HOME)/bin/nvcc
 
+PLAIN_BUILD := $(BUILD)
+ASAN_BUILD  := build/asan
 ifeq ($(SANITIZE),1)
-  BUILD    := build/asan
+  BUILD    := $(ASAN_BUILD)
   CC       := $(LLVM_BIN)/clang
   CXX      := $(LLVM_BIN)/clang++
   SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
@@ -42,13 +44,19 @@ BIN := $(BUILD)/bin
 LIB := $(BUILD)/lib
 OBJ := $(BUILD)/obj
 
-# Test levels register their targets here (see tests/tests.mk). A level whose work
-# is nvcc's, not the translator's or the runtime's, also joins SANITIZE_SKIP: the
-# sanitizer run leaves it out (CI has 90 minutes on 2 cores for both runs).
+# Test levels register their targets here, each in its own fragment (tests/*/*.mk):
+#   TEST_TARGETS      every level, on the plain build
+#   SANITIZE_TARGETS  the levels that run again built with clang 16 under ASan + UBSan:
+#                     the translator's and the runtime's own code, not nvcc's
+#   TEST_COST         SECONDS:TARGET, what a level takes on the 2-core machine (a
+#                     sanitizer run's target as sanitize-TARGET): the longest start first
+#   CHECK_TARGETS     the inner loop, `make check`
 TEST_TARGETS :=
-SANITIZE_SKIP :=
+SANITIZE_TARGETS :=
+TEST_COST :=
+CHECK_TARGETS :=
 
-.PHONY: all deps check-cuda test test-quick sanitize demo bench bench-frontend clean
+.PHONY: all deps check-cuda test test-quick sanitize sanitize-build check demo bench bench-frontend clean
 all:
 
 # Each layer's rules, one owner per fragment, included in dependency order
@@ -63,24 +71,56 @@ include $(sort $(wildcard tests/*/*.mk tests/*/*/*.mk))
 $(BUILD)/%/:
 	@mkdir -p $@
 
-# `make test` builds and runs every level, then the sanitizer run.
-test: deps
-	@$(MAKE) --no-print-directory test-quick
-	@$(MAKE) --no-print-directory sanitize
-
 # Every test target runs through tests/record.sh, which logs PASS/FAIL lines to
-# $(RESULTS); the summary ends with the plain 'N passed, N failed' line.
+# $(RESULTS) (build/asan/ has the sanitizer run's); the summary lists the slowest,
+# the wall time (a warning past TEST_BUDGET_S), and ends with 'N passed, N failed'.
 RESULTS := $(BUILD)/test-results.txt
 export COCONET_TEST_RESULTS = $(abspath $(RESULTS))
 RECORD := tests/record.sh
+ifeq ($(SANITIZE),1)
+  export COCONET_TEST_TAG := asan/
+endif
 
-test-quick: all
-	@mkdir -p $(BUILD); rm -f $(RESULTS); touch $(RESULTS)
-	@$(MAKE) --no-print-directory -k $(if $(SANITIZE),$(filter-out $(SANITIZE_SKIP),$(TEST_TARGETS)),$(TEST_TARGETS)); \
-	  tests/summary.sh $(RESULTS)
+# Levels run TEST_JOBS at a time (both cores of CI's machine), the longest first,
+# each one's output printed whole when it ends (-Otarget).
+TEST_JOBS     ?= 2
+TEST_BUDGET_S ?= 1800
+SANITIZE_RUNS := $(SANITIZE_TARGETS:%=sanitize-%)
+test_by_cost   = $(shell printf '%s\n' $(filter $(addprefix %:,$1),$(TEST_COST)) | sort -t: -k1,1rn | cut -d: -f2) \
+                 $(filter-out $(foreach c,$(TEST_COST),$(lastword $(subst :, ,$c))),$1)
+# $(call run_levels,TARGETS,START): build, run TARGETS, summarize since START.
+define run_levels
+@$(MAKE) --no-print-directory -j$(TEST_JOBS) -Otarget all $(if $(filter sanitize-%,$1),sanitize-build)
+@mkdir -p $(BUILD) $(ASAN_BUILD); rm -f $(RESULTS) $(ASAN_BUILD)/test-results.txt
+@$(MAKE) --no-print-directory -k -j$(TEST_JOBS) -Otarget $(call test_by_cost,$1); \
+  tests/summary.sh --started $2 --budget $(TEST_BUDGET_S) $(RESULTS) $(ASAN_BUILD)/test-results.txt
+endef
 
+# `make test`: the dependency check, both builds, every level and the sanitizer
+# levels side by side; at most 30 minutes on the 2-core machine.
+test: TEST_START := $(shell date +%s)
+test: deps
+	$(call run_levels,$(TEST_TARGETS) $(SANITIZE_RUNS),$(TEST_START))
+
+test-quick: TEST_START := $(shell date +%s)
+test-quick:
+	$(call run_levels,$(TEST_TARGETS),$(TEST_START))
+
+sanitize: TEST_START := $(shell date +%s)
 sanitize: deps
-	@$(MAKE) --no-print-directory SANITIZE=1 test-quick
+	$(call run_levels,$(SANITIZE_RUNS),$(TEST_START))
+
+# The inner loop for people changing the translator: at most 5 minutes.
+check: TEST_START := $(shell date +%s)
+check:
+	$(call run_levels,$(CHECK_TARGETS),$(TEST_START))
+
+sanitize-build:
+	@$(MAKE) --no-print-directory SANITIZE=1 all
+
+.PHONY: $(SANITIZE_RUNS)
+$(SANITIZE_RUNS): sanitize-%: sanitize-build
+	@$(MAKE) --no-print-directory SANITIZE=1 $*
 
 demo: deps
 	@$(MAKE) --no-print-directory all

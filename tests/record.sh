@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # record.sh NAME COMMAND...: run one test, print its output, and append
 # "PASS NAME SECONDS" or "FAIL NAME SECONDS" to $COCONET_TEST_RESULTS (the seconds
-# let the summary show where the CI time goes). Exits with the command's status.
-name=$1; shift
+# let the summary show where the CI time goes). NAME gets $COCONET_TEST_TAG in front
+# (asan/ under SANITIZE=1). Exits with the command's status.
+name=${COCONET_TEST_TAG:-}$1; shift
 start=$SECONDS
 "$@"
 status=$?

@@ -8,6 +8,7 @@
 #   $(BUILD)/host/DIR/NAME                                     built from DIR/NAME.cu by a pattern rule
 #   $(HOST_RUN_ENV) $(HOST_MPIRUN) -np N prog                  run N ranks (mpirun as root too;
 #                                                              LeakSanitizer ignores OpenMPI's own leaks)
+#   $(TRANSLATOR_RUN_ENV) coconet --verify=exec ...             the translator, its harness run so
 
 HOST_DIR        := runtime/host
 HOST_LIB        := $(LIB)/libcoconet_host.a
@@ -26,9 +27,16 @@ HOST_LDLIBS   := -x none $(SANFLAGS) $(CURDIR)/$(HOST_LIB) $(HOST_MPI_LIBS) -lop
 
 HOST_MPIRUN  := mpirun --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
 HOST_SYMBOLIZER := $(realpath $(shell command -v llvm-symbolizer 2>/dev/null))
-HOST_RUN_ENV := env OMPI_MCA_mpi_yield_when_idle=1 \
-                LSAN_OPTIONS=suppressions=$(CURDIR)/$(HOST_DIR)/lsan.supp:fast_unwind_on_malloc=0:print_suppressions=0 \
+# LeakSanitizer ignores OpenMPI's own allocations; finding their frames needs the
+# slow unwinder, which costs a program with many allocations (the translator on
+# libclang) several times its run: only MPI programs get it.
+HOST_LSAN    := suppressions=$(CURDIR)/$(HOST_DIR)/lsan.supp:fast_unwind_on_malloc=0:print_suppressions=0
+HOST_RUN_ENV := env OMPI_MCA_mpi_yield_when_idle=1 LSAN_OPTIONS=$(HOST_LSAN) \
                 $(if $(HOST_SYMBOLIZER),ASAN_SYMBOLIZER_PATH=$(HOST_SYMBOLIZER))
+# For coconet and coconet-cc, whose MPI programs (--verify=exec's harness) run
+# through COCONET_VERIFY_MPIRUN.
+TRANSLATOR_RUN_ENV := env OMPI_MCA_mpi_yield_when_idle=1 COCONET_VERIFY_MPIRUN="$(HOST_RUN_ENV) $(HOST_MPIRUN)" \
+                      $(if $(HOST_SYMBOLIZER),ASAN_SYMBOLIZER_PATH=$(HOST_SYMBOLIZER))
 
 coconet_host_program = $(CXX) $(HOST_CXXFLAGS) $(3) $(2) -o $(1) $(HOST_LDLIBS)
 

@@ -26,7 +26,7 @@ $(TRANSLATED_DIR)/%.o: $(TRANSLATED_DIR)/%.cu runtime/include/coconet.h
 	$(NVCC) $(TRANSLATED_NVCCFLAGS) -c $< -o $@
 
 TEST_TARGETS += test-compile-translated
-SANITIZE_SKIP += test-compile-translated
+TEST_COST += 170:test-compile-translated
 .PHONY: test-compile-translated
 test-compile-translated:
 	@$(RECORD) compile-translated $(MAKE) --no-print-directory $(TRANSLATED_BINS) $(TRANSLATED_OBJS)

@@ -9,7 +9,10 @@
 # Then --verify=exec:4 runs each example's region code itself, as written and
 # as scheduled, and compares every buffer it leaves (a region that sends to
 # another pipeline stage it must refuse, with the reason: its peer is not run).
-# MPIRUN and RUN_ENV come from the environment (runtime/host/host.mk).
+# MPIRUN and RUN_ENV (the programs') come from the environment, and coconet runs in
+# it as make's TRANSLATOR_RUN_ENV leaves it (runtime/host/host.mk);
+# E2E_RANKS (say "2") keeps only those rank counts of each example's list, and
+# E2E_VERIFY_RANKS (default 4) is --verify=exec's: the sanitizer run's sample.
 set -u
 bin=$1
 out=$2
@@ -45,6 +48,7 @@ for ex in "${examples[@]}"; do
     echo "e2e: FAIL $name: build"; fail=$((fail + 1)); continue
   fi
   for np in ${nps//,/ }; do
+    if [ -n "${E2E_RANKS:-}" ] && [[ " $E2E_RANKS " != *" $np "* ]]; then continue; fi
     a=$("${runenv[@]}" "${mpirun[@]}" -np "$np" "$out/${name}_orig" "${args[@]}" 2>&1 | checksum)
     b=$("${runenv[@]}" "${mpirun[@]}" -np "$np" "$out/${name}_sched" "${args[@]}" 2>&1 | checksum)
     if [ -n "$a" ] && [ -n "$b" ] && python3 -c "import sys; a, b, t = map(float, sys.argv[1:]); sys.exit(0 if abs(a - b) <= t * max(abs(a), abs(b)) else 1)" "$a" "$b" "$tol"; then
@@ -61,7 +65,7 @@ done
 for ex in "${examples[@]}"; do
   read -r name src _ <<<"$ex"
   log="$out/${name}.verify-exec"
-  "${runenv[@]}" "$bin/coconet" --verify=exec:4 "$root/$src" -- "${mpi[@]}" >"$log" 2>&1
+  "$bin/coconet" --verify=exec:"${E2E_VERIFY_RANKS:-4}" "$root/$src" -- "${mpi[@]}" >"$log" 2>&1
   status=$?
   if grep -q "ncclSend" "$root/$src"; then
     if [ $status = 1 ] && grep -q "cannot be run by the harness: it sends or receives (ncclSend/ncclRecv)" "$log"; then
@@ -72,10 +76,11 @@ for ex in "${examples[@]}"; do
       fail=$((fail + 1))
     fi
   elif [ $status = 0 ] && grep -q "^verify=exec .*: ok" "$log"; then
-    printf 'e2e: ok   %-10s --verify=exec:4 (%s)\n' "$name" "$(grep -c ' ULP apart' "$log") buffers compared"
+    printf 'e2e: ok   %-10s --verify=exec:%s (%s)\n' "$name" "${E2E_VERIFY_RANKS:-4}" \
+      "$(grep -c ' ULP apart' "$log") buffers compared"
     pass=$((pass + 1))
   else
-    printf 'e2e: FAIL %-10s --verify=exec:4\n' "$name"; cat "$log"
+    printf 'e2e: FAIL %-10s --verify=exec:%s\n' "$name" "${E2E_VERIFY_RANKS:-4}"; cat "$log"
     fail=$((fail + 1))
   fi
 done

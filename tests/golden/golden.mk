@@ -1,8 +1,20 @@
 # Golden tests: lit + FileCheck over tests/golden and the corpus of real-style
-# kernels, tests/corpus (RUN/CHECK lines in each input). The host backend's run
-# environment (LeakSanitizer's suppressions of MPI under SANITIZE=1) reaches the
-# programs that --verify=exec builds and runs.
+# kernels, tests/corpus (RUN/CHECK lines in each input). The translator runs in
+# TRANSLATOR_RUN_ENV: the programs --verify=exec builds and runs get the host
+# backend's run environment.
+#
+# Under SANITIZE=1 the translator and coconet-cc are the ASan + UBSan builds, and
+# --verify=exec's harnesses are built by the plain build's coconet-cc
+# (COCONET_VERIFY_CC) and run without sanitizers: the runtime's own code is the
+# sanitizer run's host tests, fused and e2e levels, and an MPI program under ASan
+# runs several times slower (its LeakSanitizer needs the slow unwinder).
 TEST_TARGETS += test-golden
+SANITIZE_TARGETS += test-golden
+CHECK_TARGETS += test-golden
+TEST_COST += 215:test-golden 400:sanitize-test-golden
+GOLDEN_VERIFY_CC := $(if $(filter 1,$(SANITIZE)),COCONET_VERIFY_CC=$(abspath $(PLAIN_BUILD))/bin/coconet-cc)
 
 test-golden: $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB)
-	@$(RECORD) golden $(HOST_RUN_ENV) $(LIT) -sv --param build=$(abspath $(BUILD)) --param llvm_bin=$(LLVM_BIN) tests/golden tests/corpus
+	$(if $(GOLDEN_VERIFY_CC),@$(MAKE) --no-print-directory SANITIZE= all)
+	@$(RECORD) golden $(TRANSLATOR_RUN_ENV) $(GOLDEN_VERIFY_CC) $(LIT) -sv --param build=$(abspath $(BUILD)) \
+	  --param llvm_bin=$(LLVM_BIN) tests/golden tests/corpus

@@ -22,8 +22,12 @@ config.substitutions.append(("%expect", os.path.join(root, "tests", "golden", "e
 config.substitutions.append(("%inputs", os.path.join(root, "tests", "golden", "Inputs")))
 config.substitutions.append(("%root", root))
 
+# COCONET_VERIFY_MPIRUN carries LeakSanitizer's options for MPI programs to the
+# harnesses --verify=exec runs (runtime/host/host.mk, TRANSLATOR_RUN_ENV);
+# COCONET_VERIFY_CC, the builder of those harnesses (golden.mk).
 for var in ("PATH", "CUDA_HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "ASAN_SYMBOLIZER_PATH",
-            "OMPI_MCA_mpi_yield_when_idle", "HOME"):
+            "OMPI_MCA_mpi_yield_when_idle", "HOME", "COCONET_VERIFY_MPIRUN",
+            "COCONET_VERIFY_CC"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 config.environment["PATH"] = llvm_bin + os.pathsep + os.environ.get("PATH", "")

@@ -65,6 +65,10 @@ HOST_MEMCHECK_RUNS := $(if $(filter 1,$(SANITIZE)),,yes)
         test-host-death test-host-mismatch
 TEST_TARGETS += test-host-kernels test-host-fp16 test-host-nccl test-host-cublas test-host-symm \
                 test-host-program test-host-death test-host-mismatch
+SANITIZE_TARGETS += test-host-kernels test-host-fp16 test-host-nccl test-host-cublas test-host-symm \
+                    test-host-program test-host-death test-host-mismatch
+TEST_COST += 20:test-host-mismatch 15:test-host-program 40:sanitize-test-host-mismatch \
+             40:sanitize-test-host-program
 
 test-host-kernels: $(HOST_TEST_BIN)/kernels $(HOST_TEST_BIN)/c_api
 	@$(RECORD) host-kernels $(HOST_RUN_ENV) $<

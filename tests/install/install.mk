@@ -1,6 +1,7 @@
 # make install works: into a scratch prefix, then the installed coconet-cc
 # builds an example for the host backend, which runs under mpirun.
 TEST_TARGETS += test-install
+TEST_COST += 5:test-install
 INSTALL_TEST := $(abspath $(BUILD))/install-test
 
 test-install: $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB)

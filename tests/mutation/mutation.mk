@@ -5,6 +5,8 @@
 # is where a crash shows first.
 MUTATION_DIR := $(BUILD)/mutation
 TEST_TARGETS += test-mutation
+SANITIZE_TARGETS += test-mutation
+TEST_COST += 90:test-mutation 150:sanitize-test-mutation
 .PHONY: test-mutation
 test-mutation: $(BIN)/coconet
 	@$(RECORD) mutation python3 tests/mutation/run.py $(abspath $(BIN))/coconet $(MUTATION_DIR) --mutants 120

@@ -4,6 +4,7 @@
 # print (`...` stands for any lines); the commands run in a scratch copy of the
 # repository root where build/bin is $(BIN), with mpirun as the host tests run it.
 TEST_TARGETS += test-readme
+TEST_COST += 15:test-readme
 DOC_TEST_FILES := README.md docs/getting-started.md
 
 .PHONY: test-readme

@@ -7,6 +7,8 @@ $(ANALYSIS_TEST): tests/unit/analysis/test_analysis.c tests/unit/analysis/cases.
 
 .PHONY: test-unit-analysis
 TEST_TARGETS += test-unit-analysis
+SANITIZE_TARGETS += test-unit-analysis
+CHECK_TARGETS += test-unit-analysis
 
 test-unit-analysis: $(ANALYSIS_TEST)
 	@$(RECORD) unit-analysis $(ANALYSIS_TEST)

@@ -15,6 +15,8 @@ $(DIFF_TEST): $(OBJ)/tests/unit/diff/test_diff.o $(OBJ)/translator/diff.o $(OBJ)
 
 .PHONY: test-unit-diff
 TEST_TARGETS += test-unit-diff
+SANITIZE_TARGETS += test-unit-diff
+CHECK_TARGETS += test-unit-diff
 
 test-unit-diff: $(DIFF_TEST)
 	@$(RECORD) unit-diff $(DIFF_TEST)

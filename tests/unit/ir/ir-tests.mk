@@ -23,6 +23,8 @@ $(BUILD)/tests/ir/test_%: $(OBJ)/tests/unit/ir/test_%.o $(IR_TEST_UTIL) $(IR_TES
 
 .PHONY: test-unit-ir
 TEST_TARGETS += test-unit-ir
+SANITIZE_TARGETS += test-unit-ir
+CHECK_TARGETS += test-unit-ir
 
 test-unit-ir: $(IR_TEST_BINS)
 	@status=0; for t in $(IR_TEST_NAMES); do \

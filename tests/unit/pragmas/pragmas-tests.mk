@@ -1,6 +1,6 @@
 # Tests of the pragmas/ library: cmocka unit tests, and a libFuzzer target.
 #   make test-unit-pragmas   the unit tests (also under SANITIZE=1)
-#   make test-fuzz-pragmas   a short fuzz run (20000 inputs); not under SANITIZE=1
+#   make test-fuzz-pragmas   a short fuzz run (20000 inputs; built with ASan + UBSan)
 #   make fuzz-pragmas        fuzz for PRAGMAS_FUZZ_TIME seconds (default 60),
 #                            keeping the corpus in $(BUILD)/fuzz/pragmas
 PRAGMAS_TEST      := $(BUILD)/tests/test_pragmas
@@ -19,10 +19,9 @@ $(PRAGMAS_FUZZER): tests/unit/pragmas/fuzz_pragmas.c $(PRAGMAS_SRCS) $(wildcard 
 	$(LLVM_BIN)/clang $(PRAGMAS_FUZZ_FLAGS) $< $(PRAGMAS_SRCS) -o $@
 
 .PHONY: test-unit-pragmas test-fuzz-pragmas fuzz-pragmas
-TEST_TARGETS += test-unit-pragmas
-ifneq ($(SANITIZE),1)
-TEST_TARGETS += test-fuzz-pragmas
-endif
+TEST_TARGETS += test-unit-pragmas test-fuzz-pragmas
+SANITIZE_TARGETS += test-unit-pragmas
+CHECK_TARGETS += test-unit-pragmas test-fuzz-pragmas
 
 test-unit-pragmas: $(PRAGMAS_TEST)
 	@$(RECORD) unit-pragmas $(PRAGMAS_TEST)
