@@ -3,8 +3,9 @@
 //   main.c       command line (options, exit codes) and the driver's steps
 //   source.c     reading files; the lexical scan that lets pragma-free files
 //                pass through byte for byte without libclang
-//   frontend.c   libclang: the flag set for CUDA 13, user flags, clang's errors,
-//                the cache of precompiled include lines and prelude
+//   frontend.c   libclang: the flag set for CUDA 13, user flags, clang's errors
+//                (frontend.h maps it and frontend_pch.c, the cache of
+//                precompiled include lines and prelude)
 //   directives.c every `#pragma coconet` found by tokens, parsed (pragmas/),
 //                attached to the statement that follows, validated
 //   classify.c   each statement of a region: NCCL call, kernel launch, cuBLAS
