@@ -85,8 +85,11 @@ int main(int argc, char **argv) {
     if (rank == 0) r = ncclSend(x, n, ncclFloat, 1, comm, 0);
     else r = ncclRecv(x, count ? n / 2 : n, count ? ncclFloat : ncclInt32, 0, comm, 0);
   } else if (strcmp(what, "p2p-peer") == 0) {  // rank 1 waits for a send from itself; rank 0's goes unreceived
+    // Rank 0 then stays out of the communicator past the timeout, so that the report is
+    // rank 1's whatever the load (its own wait in ncclCommDestroy would time out too).
     if (rank == 0) r = ncclSend(x, n, ncclFloat, 1, comm, 0);
     else r = ncclRecv(x, n, ncclFloat, 1, comm, 0);
+    if (rank == 0) sleep(60);
   } else if (strcmp(what, "p2p-same") == 0) {  // an exchange in a group, then a second pair: must pass
     const int peer = 1 - rank;
     ncclGroupStart();
