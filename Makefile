@@ -82,7 +82,7 @@ ifeq ($(SANITIZE),1)
 endif
 
 # Levels run TEST_JOBS at a time (both cores of CI's machine), the longest first,
-# each one's output printed whole when it ends (-Otarget).
+# each one's output printed whole when it ends (tests/run-levels.py).
 TEST_JOBS     ?= 2
 TEST_BUDGET_S ?= 1800
 SANITIZE_RUNS := $(SANITIZE_TARGETS:%=sanitize-%)
@@ -92,7 +92,7 @@ test_by_cost   = $(shell printf '%s\n' $(filter $(addprefix %:,$1),$(TEST_COST))
 define run_levels
 @$(MAKE) --no-print-directory -j$(TEST_JOBS) -Otarget all $(if $(filter sanitize-%,$1),sanitize-build)
 @mkdir -p $(BUILD) $(ASAN_BUILD); rm -f $(RESULTS) $(ASAN_BUILD)/test-results.txt
-@$(MAKE) --no-print-directory -k -j$(TEST_JOBS) -Otarget $(call test_by_cost,$1); \
+@tests/run-levels.py "$(MAKE)" $(TEST_JOBS) $(call test_by_cost,$1); \
   tests/summary.sh --started $2 --budget $(TEST_BUDGET_S) $(RESULTS) $(ASAN_BUILD)/test-results.txt
 endef
 

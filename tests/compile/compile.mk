@@ -25,7 +25,7 @@ $(foreach s,$(NOHARM_MAIN_SRCS),$(eval $(call COMPILE_RULE,$s,)))
 -include $(COMPILE_BINS:=.d)
 
 TEST_TARGETS += test-compile-examples
-TEST_COST += 35:test-compile-examples
+TEST_COST += 50:test-compile-examples
 .PHONY: test-compile-examples
 test-compile-examples:
 	@$(RECORD) compile-examples $(SHELL) -c '$(MAKE) --no-print-directory $(COMPILE_BINS) && \
