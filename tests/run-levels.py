@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """run-levels.py MAKE JOBS TARGET...: run `MAKE TARGET` for each test level, JOBS at a
 time, in the order given (the Makefile puts the longest first), each level's
-output printed whole when it ends, with its time. Exits 1 when a level failed
-(tests/summary.sh then says which tests). make -j would start the levels waiting
-for a slot last-queued first, the shortest of them before the longest."""
+output printed whole when it ends, with its time. A level that fails is also
+recorded as "FAIL level:TARGET" in $COCONET_TEST_RESULTS, so a level that fails
+before its tests record anything (a build error) is counted by tests/summary.sh.
+Exits 1 when a level failed. make -j would start the levels waiting for a slot
+last-queued first, the shortest of them before the longest."""
+import os
 import subprocess
 import sys
 import threading
@@ -32,6 +35,10 @@ def worker():
             print(f"run-levels: {target} {status} in {time.time() - start:.0f}s", flush=True)
             if done.returncode != 0:
                 failed.append(target)
+                results = os.environ.get("COCONET_TEST_RESULTS")
+                if results:
+                    with open(results, "a") as f:
+                        f.write(f"FAIL level:{target} {time.time() - start:.0f}s\n")
 
 
 threads = [threading.Thread(target=worker) for _ in range(max(1, jobs))]
