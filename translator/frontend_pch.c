@@ -277,7 +277,7 @@ static void split_macros(const Args *all, int at, Args *general, Args *names) {
     }
     const char *name = f[2] ? f + 2 : i + 1 < all->n ? all->v[++i] : "";
     char buf[256];
-    snprintf(buf, sizeof buf, "%.*s", (int)strcspn(name, "="), name);
+    snprintf(buf, sizeof buf, "%.*s", (int)strcspn(name, "=("), name);  // F of -DF(x)=...
     fe_args_add(names, buf);
   }
 }
