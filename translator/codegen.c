@@ -680,68 +680,6 @@ static char *indent_unit(const Frontend *fe, const Region *fr, const char *inden
   return unit;
 }
 
-// What holds an offset: the top-level declaration, and the function definition
-// when a namespace holds it directly.
-typedef struct Holder {
-  const Frontend *fe;
-  unsigned offset;
-  unsigned top;          // where the top-level declaration that holds offset starts
-  CXCursor fn;           // the function (template) inside a namespace that holds it (null: none)
-  int depth;             // namespaces entered
-} Holder;
-
-static enum CXChildVisitResult find_holder(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  Holder *h = data;
-  if (!fe_in_main_file(h->fe, clang_getCursorLocation(c))) return CXChildVisit_Continue;
-  SrcRange r = fe_range(h->fe, clang_getCursorExtent(c));
-  if (r.begin.offset > h->offset || r.end.offset <= h->offset) return CXChildVisit_Continue;
-  if (h->depth == 0) h->top = r.begin.offset;
-  enum CXCursorKind k = clang_getCursorKind(c);
-  if (k == CXCursor_Namespace) {
-    h->depth++;
-    return CXChildVisit_Recurse;
-  }
-  if (h->depth > 0 && (k == CXCursor_FunctionDecl || k == CXCursor_FunctionTemplate)) h->fn = c;
-  return CXChildVisit_Break;
-}
-
-static Holder holder_of(const Frontend *fe, unsigned offset) {
-  Holder h = {fe, offset, offset, clang_getNullCursor(), 0};
-  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_holder, &h);
-  return h;
-}
-
-static unsigned line_start(const char *buf, unsigned at) {
-  while (at > 0 && buf[at - 1] != '\n') at--;
-  return at;
-}
-
-// Above the comment lines directly on top of the declaration that starts at `at`.
-static unsigned above_comments(const Frontend *fe, unsigned at) {
-  const char *buf = fe->src.buf;
-  unsigned ls = line_start(buf, at);
-  if (strspn(buf + ls, " \t") != at - ls) return at;
-  at = ls;
-  while (at > 0) {
-    unsigned prev = line_start(buf, at - 1);
-    size_t lead = strspn(buf + prev, " \t");
-    if (strncmp(buf + prev + lead, "//", 2) != 0) break;
-    at = prev;
-  }
-  return at;
-}
-
-// Where the generated kernels go (translator.h).
-unsigned codegen_decl_offset(const Frontend *fe, unsigned offset) { return above_comments(fe, holder_of(fe, offset).top); }
-
-unsigned codegen_fn_offset(const Frontend *fe, unsigned offset, CXCursor *fn) {
-  Holder h = holder_of(fe, offset);
-  *fn = h.fn;
-  unsigned at = clang_Cursor_isNull(h.fn) ? h.top : fe_range(fe, clang_getCursorExtent(h.fn)).begin.offset;
-  return above_comments(fe, at);
-}
-
 static bool unchanged(const IrRegion *r, const IrOp *list) {
   const IrOp *o = r->ops;
   for (const IrOp *op = list; op; op = op->next, o = o ? o->next : NULL)
@@ -920,10 +858,10 @@ int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Targ
   if (rc == 0) {
     out->body = buf_take(&cg->out);
     out->kernels = cg->runtime ? kernels_text(cg) : NULL;
-    out->kernels_at = cg->runtime ? codegen_decl_offset(fe, fr->range.begin.offset) : 0;
+    out->kernels_at = cg->runtime ? place_decl(fe, fr->range.begin.offset) : 0;
     CXCursor fn;
     out->late = cg->runtime ? late_text(cg) : NULL;
-    out->late_at = out->late ? codegen_fn_offset(fe, fr->range.begin.offset, &fn) : 0;
+    out->late_at = out->late ? place_fn(fe, fr->range.begin.offset, &fn) : 0;
   }
   buf_free(&cg->out);
   for (int i = 0; i < cg->nkernels; i++) kernel_free(&cg->kernels[i]);

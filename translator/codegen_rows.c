@@ -27,173 +27,6 @@
 static enum CXCursorKind kind_of(CXCursor c) { return clang_getCursorKind(c); }
 
 //
-// Whether a kernel can be copied
-//
-
-typedef struct LdgScan {
-  const Frontend *fe;
-  CXCursor macro_call;  // an __ldg call written through a macro (null: none)
-} LdgScan;
-
-// An __ldg call whose name is not written where the call is: a macro's.
-static enum CXChildVisitResult find_macro_ldg(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  LdgScan *s = data;
-  if (kind_of(c) != CXCursor_CallExpr) return CXChildVisit_Recurse;
-  char *name = fe_spelling(c);
-  bool ldg = strcmp(name, "__ldg") == 0;
-  free(name);
-  if (!ldg) return CXChildVisit_Recurse;
-  SrcLoc at = fe_loc(s->fe, clang_getCursorLocation(c));
-  const char *text = at.file && at.offset < s->fe->src.len ? s->fe->src.buf + at.offset : "";
-  if (strncmp(text, "__ldg", 5) == 0) {
-    char after = text[5];  // (the buffer is NUL-terminated)
-    if (!(after == '_' || (after >= 'a' && after <= 'z') || (after >= 'A' && after <= 'Z') ||
-          (after >= '0' && after <= '9')))
-      return CXChildVisit_Recurse;
-  }
-  s->macro_call = c;
-  return CXChildVisit_Break;
-}
-
-// Whether two declarations are in the same namespaces (blocks of one namespace are one).
-static bool same_namespaces(CXCursor a, CXCursor b) {
-  for (;;) {
-    a = clang_getCursorSemanticParent(a);
-    b = clang_getCursorSemanticParent(b);
-    while (!clang_Cursor_isNull(a) && kind_of(a) != CXCursor_Namespace && kind_of(a) != CXCursor_TranslationUnit)
-      a = clang_getCursorSemanticParent(a);
-    while (!clang_Cursor_isNull(b) && kind_of(b) != CXCursor_Namespace && kind_of(b) != CXCursor_TranslationUnit)
-      b = clang_getCursorSemanticParent(b);
-    if (clang_Cursor_isNull(a) || clang_Cursor_isNull(b)) return clang_Cursor_isNull(a) && clang_Cursor_isNull(b);
-    if (kind_of(a) == CXCursor_TranslationUnit || kind_of(b) == CXCursor_TranslationUnit) return kind_of(a) == kind_of(b);
-    if (!clang_equalCursors(clang_getCanonicalCursor(a), clang_getCanonicalCursor(b))) return false;
-  }
-}
-
-// Where the copy of a kernel defined by def can go for the region at `offset`:
-// beside the region's function (true), when the kernel is in its namespaces
-// and defined before it; else above the top-level declaration holding the
-// region (false), when defined before that; *ok says whether either holds.
-static bool copy_beside(const Frontend *fe, const KernelDef *def, unsigned offset, bool *ok) {
-  CXCursor fn;
-  unsigned beside = codegen_fn_offset(fe, offset, &fn);
-  bool here = !clang_Cursor_isNull(fn) && same_namespaces(def->cursor, fn) && def->range.end.offset <= beside;
-  *ok = here || def->range.end.offset <= codegen_decl_offset(fe, offset);
-  return here;
-}
-
-static bool in_class(CXCursor p) {
-  enum CXCursorKind k = kind_of(p);
-  return k == CXCursor_StructDecl || k == CXCursor_ClassDecl || k == CXCursor_UnionDecl ||
-         k == CXCursor_ClassTemplate || k == CXCursor_ClassTemplatePartialSpecialization;
-}
-
-typedef struct Collect {
-  enum CXCursorKind kinds[3];
-  CXCursor *out;
-  int n, max;
-} Collect;
-
-static enum CXChildVisitResult collect_kind(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  Collect *x = data;
-  bool want = kind_of(c) == x->kinds[0] || kind_of(c) == x->kinds[1] || kind_of(c) == x->kinds[2];
-  if (want && x->n < x->max) x->out[x->n++] = c;
-  return CXChildVisit_Continue;
-}
-
-// A function's direct children of the given kinds (any number of them).
-static int direct(CXCursor fn, enum CXCursorKind a, enum CXCursorKind b, enum CXCursorKind c, CXCursor *out, int max) {
-  Collect x = {{a, b, c}, out, 0, max};
-  clang_visitChildren(fn, collect_kind, &x);
-  return x.n;
-}
-
-// Whether every #if, #ifdef and #ifndef of a text has its #endif in it, and
-// no #else, #elif or #endif belongs to one outside it.
-static bool conditionals_balanced(const char *text) {
-  int depth = 0;
-  for (const char *line = text; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-    const char *p = line + strspn(line, " \t");
-    if (*p != '#') continue;
-    p += 1 + strspn(p + 1, " \t");
-    if (strncmp(p, "if", 2) == 0) depth++;
-    else if (strncmp(p, "endif", 5) == 0 && --depth < 0) return false;
-    else if ((strncmp(p, "else", 4) == 0 || strncmp(p, "elif", 4) == 0) && depth == 0) return false;
-  }
-  return depth == 0;
-}
-
-// Whether the definition's parameters and body are spelled where they are (so
-// that their text can be copied), not produced by a macro: each parameter's
-// text ends with its name, the texts follow each other, the body is `{ ... }`
-// with its preprocessor conditionals whole.
-static bool spelled_in_place(const Frontend *fe, const KernelDef *def) {
-  CXCursor parms[64];
-  int np = direct(def->cursor, CXCursor_ParmDecl, CXCursor_ParmDecl, CXCursor_ParmDecl, parms, 64);
-  unsigned after = def->range.begin.offset;
-  bool ok = np < 64;
-  for (int i = 0; i < np && ok; i++) {
-    SrcRange r = fe_range(fe, clang_getCursorExtent(parms[i]));
-    char *t = fe_text(fe, r), *name = fe_spelling(parms[i]);
-    size_t nt = strlen(t), nn = strlen(name);
-    ok = r.begin.file && r.begin.offset >= after && r.end.offset > r.begin.offset &&
-         (!nn || (nt >= nn && strcmp(t + nt - nn, name) == 0));
-    after = r.end.offset;
-    free(t);
-    free(name);
-  }
-  char *body = fe_text(fe, def->body);
-  size_t nb = strlen(body);
-  ok = ok && nb >= 2 && body[0] == '{' && body[nb - 1] == '}' && def->body.begin.offset >= after &&
-       conditionals_balanced(body);
-  free(body);
-  return ok;
-}
-
-char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc) {
-  const KernelDef *def = s->launch ? s->launch->def : NULL;
-  if (!def) return NULL;
-  const char *k = s->launch->kernel;
-  *loc = def->range.begin;
-  for (CXCursor p = clang_getCursorSemanticParent(def->cursor);
-       !clang_Cursor_isNull(p) && kind_of(p) != CXCursor_TranslationUnit; p = clang_getCursorSemanticParent(p))
-    if (in_class(p)) {
-      char *scope = fe_spelling(p);
-      char *why = xasprintf("fuse: kernel '%s' is a member of '%s'; the fused kernel copies a row-wise kernel's body "
-                            "into a function at namespace scope: define the kernel at namespace scope, or drop fuse",
-                            k, scope);
-      free(scope);
-      return why;
-    }
-  if (def->is_template && !def->args)
-    return xasprintf("fuse: coconet cannot spell the template arguments of kernel '%s' (%s), which the fused kernel's "
-                     "copy of its body needs: drop fuse", k, def->why ? def->why : "no instance");
-  bool placed;
-  copy_beside(fe, def, s->range.begin.offset, &placed);
-  if (!placed)
-    return xasprintf("fuse: kernel '%s' is defined after the function that launches it; the fused kernel, which "
-                     "copies the kernel's body, goes above that function: define the kernel before it, or drop fuse",
-                     k);
-  if (!spelled_in_place(fe, def))
-    return xasprintf("fuse: kernel '%s' has its parameters or its body written through a macro, or a #if that "
-                     "its body does not close; the fused kernel copies them as written: write them out in the "
-                     "kernel, or drop fuse", k);
-  bool instance = def->is_template && def->inst_fe;
-  const Frontend *kfe = instance ? def->inst_fe : fe;
-  LdgScan scan = {kfe, clang_getNullCursor()};
-  clang_visitChildren(instance ? def->inst : def->cursor, find_macro_ldg, &scan);
-  if (!clang_Cursor_isNull(scan.macro_call)) {
-    *loc = fe_loc(kfe, clang_getCursorLocation(scan.macro_call));
-    return xasprintf("fuse: kernel '%s' calls __ldg through a macro; the fused kernel's copy of the kernel turns __ldg "
-                     "into a coherent load (the read-only cache does not see the rows the fused kernel writes) where "
-                     "it is written in the kernel: call __ldg there, or drop fuse", k);
-  }
-  return NULL;
-}
-
-//
 // The __device__ copy of a kernel
 //
 
@@ -251,10 +84,10 @@ static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const cha
   const Frontend *fe = cg->fe;
   const KernelDef *def = rk->l->def;
   CXCursor tparams[16], parms[64];
-  int nt = def->is_template ? direct(def->cursor, CXCursor_TemplateTypeParameter, CXCursor_NonTypeTemplateParameter,
+  int nt = def->is_template ? fe_kids_of_kind(def->cursor, CXCursor_TemplateTypeParameter, CXCursor_NonTypeTemplateParameter,
                                      CXCursor_TemplateTemplateParameter, tparams, 16)
                             : 0;
-  int np = direct(def->cursor, CXCursor_ParmDecl, CXCursor_ParmDecl, CXCursor_ParmDecl, parms, 64);
+  int np = fe_kids_of_kind(def->cursor, CXCursor_ParmDecl, CXCursor_ParmDecl, CXCursor_ParmDecl, parms, 64);
   CXCursor body = fe_kids(def->cursor).last;
   if (kind_of(body) != CXCursor_CompoundStmt) {
     diag_error(&def->range.begin, "codegen: kernel '%s' has no body to copy into the fused kernel", rk->l->kernel);
@@ -304,7 +137,7 @@ static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const cha
   }
   clang_disposeTokens(fe->tu, toks, ntoks);
   int rc = cg->target == TARGET_HOST ? host_lower_in(fe, body, &edits) : 0;
-  char *text = rewrite_apply_span(&fe->src, edits, br.begin.offset, br.end.offset);
+  char *text = edits_apply_span(&fe->src, edits, br.begin.offset, br.end.offset);
   buf_printf(out, "%s\n%s", text, buf_str(&close));
   free(text);
   edits_free(edits);
@@ -367,7 +200,7 @@ typedef struct Rows {
 static char *param_type(const KernelDef *def, int i) {
   CXCursor parms[64];
   bool instance = def->is_template && def->inst_fe;
-  int np = direct(instance ? def->inst : def->cursor, CXCursor_ParmDecl, CXCursor_ParmDecl, CXCursor_ParmDecl, parms, 64);
+  int np = fe_kids_of_kind(instance ? def->inst : def->cursor, CXCursor_ParmDecl, CXCursor_ParmDecl, CXCursor_ParmDecl, parms, 64);
   if (i >= np) return strdup(i < def->nparams ? def->params[i].type : "int");
   CXString s = clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(parms[i])));
   char *t = strdup(clang_getCString(s));
@@ -551,12 +384,12 @@ int rows_fused(Cg *cg, const Scope *sc, int at, int n, const FusedSpec *f, Kerne
     const IrOp *op = sc->ops[i];
     const Launch *l = op->kind == IR_OP_POINTWISE && op->pw.row ? cg_launch_of(cg, op) : NULL;
     bool ok = true;
-    if (l && l->def) beside &= copy_beside(cg->fe, l->def, cg->fr->range.begin.offset, &ok);
+    if (l && l->def) beside &= place_copy_beside(cg->fe, l->def, cg->fr->range.begin.offset, &ok);
   }
   for (int i = at; i < at + n && !beside; i++) {
     const IrOp *op = sc->ops[i];
     const Launch *l = op->kind == IR_OP_POINTWISE && op->pw.row ? cg_launch_of(cg, op) : NULL;
-    if (l && l->def && l->def->range.end.offset > codegen_decl_offset(cg->fe, cg->fr->range.begin.offset)) {
+    if (l && l->def && l->def->range.end.offset > place_decl(cg->fe, cg->fr->range.begin.offset)) {
       diag_error(&op->loc, "codegen: the fused kernel of region '%s' goes above the declaration that holds it, but "
                            "kernel '%s' is defined in it (the region's row-wise kernels are in different namespaces)",
                  cg->r->name, op->pw.kernel);

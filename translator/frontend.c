@@ -532,3 +532,25 @@ FeKids fe_kids(CXCursor c) {
   clang_visitChildren(c, add_kid, &k);
   return k;
 }
+
+typedef struct Collect {
+  enum CXCursorKind kinds[3];
+  CXCursor *out;
+  int n, max;
+} Collect;
+
+static enum CXChildVisitResult collect_kind(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Collect *x = data;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  bool want = k == x->kinds[0] || k == x->kinds[1] || k == x->kinds[2];
+  if (want && x->n < x->max) x->out[x->n++] = c;
+  return CXChildVisit_Continue;
+}
+
+int fe_kids_of_kind(CXCursor fn, enum CXCursorKind a, enum CXCursorKind b, enum CXCursorKind c, CXCursor *out,
+                    int max) {
+  Collect x = {{a, b, c}, out, 0, max};
+  clang_visitChildren(fn, collect_kind, &x);
+  return x.n;
+}

@@ -27,29 +27,6 @@ void interp_fail(Interp *in, const char *fmt, ...) {
   va_end(ap);
 }
 
-// Round to a binary format with `mant` fraction bits and exponents emin..emax,
-// to nearest even, with subnormals and overflow to infinity.
-static double round_format(double x, int mant, int emin, int emax) {
-  if (isnan(x) || isinf(x) || x == 0) return x;
-  double a = fabs(x);
-  int e;
-  frexp(a, &e);
-  int lead = e - 1 < emin ? emin : e - 1;
-  double quantum = ldexp(1.0, lead - mant);
-  double r = nearbyint(a / quantum) * quantum;
-  if (r > ldexp(2.0 - ldexp(1.0, -mant), emax)) r = INFINITY;
-  return copysign(r, x);
-}
-
-double ir_round(IrType t, double x) {
-  switch (t) {
-  case IR_F32: return (double)(float)x;
-  case IR_F16: return round_format(x, 10, -14, 15);
-  case IR_BF16: return round_format(x, 7, -126, 127);
-  default: return x;
-  }
-}
-
 double interp_to_double(IrVal v, IrType t) { return ir_type_is_float(t) ? v.f : (double)v.i; }
 
 static int64_t wrap(int64_t v, IrType t) {

@@ -3,6 +3,7 @@
 #include "ir.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,29 @@ static const struct {
     {"unsigned int", IR_U32},   {"uint32_t", IR_U32},      {"CUDA_R_32F", IR_F32},
     {"CUDA_R_16F", IR_F16},     {"CUDA_R_16BF", IR_BF16},  {"CUDA_R_64F", IR_F64},
 };
+
+// Round to a binary format with `mant` fraction bits and exponents emin..emax,
+// to nearest even, with subnormals and overflow to infinity.
+static double round_format(double x, int mant, int emin, int emax) {
+  if (isnan(x) || isinf(x) || x == 0) return x;
+  double a = fabs(x);
+  int e;
+  frexp(a, &e);
+  int lead = e - 1 < emin ? emin : e - 1;
+  double quantum = ldexp(1.0, lead - mant);
+  double r = nearbyint(a / quantum) * quantum;
+  if (r > ldexp(2.0 - ldexp(1.0, -mant), emax)) r = INFINITY;
+  return copysign(r, x);
+}
+
+double ir_round(IrType t, double x) {
+  switch (t) {
+  case IR_F32: return (double)(float)x;
+  case IR_F16: return round_format(x, 10, -14, 15);
+  case IR_BF16: return round_format(x, 7, -126, 127);
+  default: return x;
+  }
+}
 
 IrType ir_type_from_name(const char *name) {
   for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++)

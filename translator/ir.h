@@ -84,6 +84,8 @@ IrType ir_type_promote(IrType a, IrType b);
 // The type of a NCCL datatype enumerator ("ncclFloat", "ncclHalf", "ncclBfloat16",
 // "ncclInt32", ...) or a C/CUDA type name ("float", "__half", "int", ...); IR_VOID if unknown.
 IrType ir_type_from_name(const char *name);
+// Round a double to the nearest value of type t (nearest even), as CUDA does.
+double ir_round(IrType t, double x);
 
 // Layout of a tensor's value on the ranks (CoCoNet's terms).
 typedef enum {
@@ -753,8 +755,6 @@ IrRun *ir_interp_run(const IrRegion *r, bool scheduled, const IrInterpConfig *cf
 void ir_run_free(IrRun *run);
 double ir_run_get(const IrRun *run, const IrTensor *t, int rank, long idx);  // exit value
 double ir_run_init(const IrRun *run, const IrTensor *t, int rank, long idx); // entry value
-// Round a double to the nearest value of type t (nearest even), as CUDA does.
-double ir_round(IrType t, double x);
 // Philox4x32-10 (Random123 / curand): one block of 4 outputs.
 void ir_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
 // curand_init(seed, subsequence, offset, &s) followed by draw+1 curand_uniform(&s): the last.

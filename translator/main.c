@@ -311,7 +311,7 @@ static int pass_through(const Options *o, const SourceFile *src) {
   if (o->dump == DUMP_IR || o->explain || o->verify_ranks || o->verify_exec) return 0;
   if (!o->line_directives) return emit(o, src, src->buf, src->len) ? EXIT_INPUT : 0;
   size_t len;
-  char *out = rewrite_apply(src, NULL, true, &len);
+  char *out = edits_apply(src, NULL, true, &len);
   int status = emit(o, src, out, len) ? EXIT_INPUT : 0;
   free(out);
   return status;
@@ -406,7 +406,7 @@ static int pipeline(const Options *o, const Frontend *fe, const Program *prog, I
   if (status == 0 && !o->schedule_none && symmetric_edits(fe, prog, &edits)) status = EXIT_INPUT;
   // Host lowering comes last: it leaves alone what the region edits replace.
   if (status == 0 && o->target == TARGET_HOST && host_lower(fe, &edits)) status = EXIT_INPUT;
-  if (status == 0 && diag_error_count() == 0) *out = rewrite_apply(&fe->src, edits, o->line_directives, len);
+  if (status == 0 && diag_error_count() == 0) *out = edits_apply(&fe->src, edits, o->line_directives, len);
   else status = EXIT_INPUT;
   edits_free(edits);
   return status;

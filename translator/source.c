@@ -218,3 +218,63 @@ bool source_same_file(const char *a, const char *b) {
   struct stat sa, sb;
   return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
+
+// Names followed by '(' that call nothing: operators, casts, type names.
+static bool not_a_call(const char *name, size_t n) {
+  static const char *const words[] = {
+      "sizeof", "alignof", "decltype", "static_cast", "const_cast", "reinterpret_cast", "dynamic_cast",
+      "dim3", "float", "double", "int", "unsigned", "long", "short", "char", "bool", "size_t", "int64_t",
+      "uint64_t", "int32_t", "uint32_t", "__half", "__nv_bfloat16", "cudaStream_t", "ncclComm_t",
+  };
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+    if (strlen(words[i]) == n && strncmp(words[i], name, n) == 0) return true;
+  return false;
+}
+
+// Whether evaluating an expression (as written) may have side effects: a call,
+// ++ or --, an assignment, new or delete. Conservative: a call of a pure
+// function counts too (evaluating it once is always right).
+bool source_has_effects(const char *t) {
+  char quote = 0;
+  for (const char *p = t; *p; p++) {
+    if (quote) {
+      if (*p == '\\' && p[1]) p++;
+      else if (*p == quote) quote = 0;
+      continue;
+    }
+    if (*p == '"' || *p == '\'') {
+      quote = *p;
+      continue;
+    }
+    if ((p[0] == '+' && p[1] == '+') || (p[0] == '-' && p[1] == '-')) return true;
+    if (*p == '=' && p[1] != '=' && (p == t || !strchr("=!<>", p[-1]))) return true;
+    if (*p == '=' && p > t + 1 && (p[-1] == '<' || p[-1] == '>') && p[-2] == p[-1]) return true;  // <<= >>=
+    if (ident_char(*p) && (p == t || !ident_char(p[-1]))) {
+      const char *e = p;
+      while (ident_char(*e)) e++;
+      size_t n = (size_t)(e - p);
+      if ((n == 3 && strncmp(p, "new", 3) == 0) || (n == 6 && strncmp(p, "delete", 6) == 0)) return true;
+      const char *q = e;
+      while (*q == ' ' || *q == '\t' || *q == '\n') q++;
+      if (*q == '(' && !(*p >= '0' && *p <= '9') && !not_a_call(p, n)) return true;
+      p = e - 1;
+    } else if ((*p == ')' || *p == ']') && p[1]) {
+      const char *q = p + 1;
+      while (*q == ' ' || *q == '\t' || *q == '\n') q++;
+      if (*q == '(' && *p == ']') return true;  // a call through an array of functions
+    } else if (*p == '>' && p[1] == '(') {
+      // f<T>(x) calls f; static_cast<T>(x) is a cast.
+      const char *lt = p;
+      int depth = 0;
+      while (lt > t && !(*lt == '<' && depth == 1)) {
+        if (*lt == '>') depth++;
+        if (*lt == '<') depth--;
+        lt--;
+      }
+      const char *b = lt;
+      while (b > t && ident_char(b[-1])) b--;
+      if (!not_a_call(b, (size_t)(lt - b))) return true;
+    }
+  }
+  return false;
+}

@@ -82,7 +82,7 @@ int symmetric_edits(const Frontend *fe, const Program *prog, Edit **edits) {
     note_edit(&c, a->pragma_range.begin.offset);
   }
   clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), visit, &c);
-  unsigned top = codegen_decl_offset(fe, c.first);
+  unsigned top = place_decl(fe, c.first);
   edit_add(edits, top, top, "// coconet: symmetric memory (#pragma coconet symmetric) and the fused kernels' runtime\n"
                             "#include <coconet_fused.h>\n\n");
   return 0;

@@ -95,6 +95,9 @@ SrcLoc source_loc(const SourceFile *f, unsigned offset);
 int source_write(const char *path, const char *buf, size_t len);
 // Whether two paths name the same existing file (device and inode).
 bool source_same_file(const char *a, const char *b);
+// Whether evaluating an expression as written may have side effects (a
+// call, ++/--, an assignment, new/delete); conservative.
+bool source_has_effects(const char *text);
 
 //
 // frontend.c
@@ -159,6 +162,9 @@ typedef struct FeKids {
   int n;
 } FeKids;
 FeKids fe_kids(CXCursor c);
+// Up to max direct children of c of kinds a, b or c2 into out; returns how many.
+int fe_kids_of_kind(CXCursor c, enum CXCursorKind a, enum CXCursorKind b, enum CXCursorKind c2, CXCursor *out,
+                    int max);
 // A function's declaration: a function, method, constructor, destructor,
 // conversion or function template.
 bool fe_is_function(enum CXCursorKind k);
@@ -263,6 +269,25 @@ void instance_describe(const Frontend *fe, CXCursor decl, CXCursor tmpl, KernelD
 char *template_args_of(CXCursor decl);
 
 //
+// places.c: where generated text goes
+//
+
+// Where text for file scope goes before offset: the start of the top-level
+// declaration that holds it (outside namespaces and classes), above the
+// comment lines directly on top of it.
+unsigned place_decl(const Frontend *fe, unsigned offset);
+// The function definition (or function template) that holds offset, when a
+// namespace holds it directly: *fn gets it and the result is where text goes
+// before it, inside the namespace; else *fn is null and the result is
+// place_decl's.
+unsigned place_fn(const Frontend *fe, unsigned offset, CXCursor *fn);
+// Where a copy of the kernel def goes for the region at offset: beside the
+// region's function (true), when the kernel is in its namespaces and defined
+// before it; else above the top-level declaration holding the region (false),
+// when defined before that; *ok says whether either holds.
+bool place_copy_beside(const Frontend *fe, const KernelDef *def, unsigned offset, bool *ok);
+
+//
 // directives.c
 //
 
@@ -348,9 +373,6 @@ long long launch_block_x(const Frontend *fe, const Stmt *s);
 // Argument i of the kernel call of a launch (in a wrapper seen through, as written there); null if none.
 CXCursor launch_argument(const Launch *l, int i);
 
-// Whether evaluating an expression as written may have side effects (a
-// call, ++/--, an assignment, new/delete); conservative.
-bool extract_has_effects(const char *text);
 
 // Analyze a launch statement's kernel. Returns its pointwise op, appended to
 // ir, or NULL with *why (malloc'd) and *why_loc saying what could not be proven.
@@ -362,6 +384,9 @@ IrOp *analyze_launch(const Frontend *fe, IrRegion *ir, const Stmt *s, const Prog
 // *rowish says whether the kernel has the shape of one (a column loop), so
 // that its reason is the one to report.
 IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *rowish, char **why, SrcLoc *why_loc);
+// analyze_copy.c: why the row-wise kernel that launch s calls cannot be
+// copied into a fused kernel (malloc'd; *loc says where), or NULL when it can.
+char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc);
 
 //
 // codegen.c: scheduled IR regions become CUDA (or host) text (codegen_kernel.c:
@@ -394,21 +419,9 @@ typedef struct RegionCode {
 int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Target target,
                    const char *indent, RegionCode *out);
 void region_code_free(RegionCode *c);
-// codegen_rows.c: why the row-wise kernel that launch s calls cannot be
-// copied into a fused kernel (malloc'd; *loc says where), or NULL when it can.
-char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc);
 // --explain: what code generation does with fuse groups (a fused kernel with
 // the NCCL path as fallback; AllReduce groups unfused, their call sites marked).
 void codegen_explain(FILE *f, const IrRegion *r);
-// Where text for file scope goes before offset: the start of the top-level
-// declaration that holds it (outside namespaces and classes), above the
-// comment lines directly on top of it.
-unsigned codegen_decl_offset(const Frontend *fe, unsigned offset);
-// The function definition (or function template) that holds offset, when a
-// namespace holds it directly: *fn gets it and the result is where text goes
-// before it, inside the namespace; else *fn is null and the result is
-// codegen_decl_offset's.
-unsigned codegen_fn_offset(const Frontend *fe, unsigned offset, CXCursor *fn);
 
 //
 // rewrite.c: the output file = the input with byte-range edits, nothing else
@@ -427,10 +440,10 @@ void edits_free(Edit *list);
 // after each edit that changes the line count make __FILE__ and compiler
 // messages point at the input's lines.
 // Returns a malloc'd buffer and its length.
-char *rewrite_apply(const SourceFile *src, const Edit *edits, bool line_directives, size_t *len);
+char *edits_apply(const SourceFile *src, const Edit *edits, bool line_directives, size_t *len);
 
 // Bytes [begin, end) of the input with the edits that lie inside them applied (malloc'd).
-char *rewrite_apply_span(const SourceFile *src, const Edit *edits, unsigned begin, unsigned end);
+char *edits_apply_span(const SourceFile *src, const Edit *edits, unsigned begin, unsigned end);
 
 // What replaces a region's pragma, range [begin, end): the pragma as a line
 // comment, continuation lines joined, marked "(translated by coconet)"; a

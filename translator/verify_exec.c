@@ -504,7 +504,7 @@ static void print_compare(const Harness *h, FILE *f) {
 // runs it at file scope.
 static void using_namespaces(Harness *h, FILE *f) {
   CXCursor fn;
-  codegen_fn_offset(h->fe, h->fr->range.begin.offset, &fn);
+  place_fn(h->fe, h->fr->range.begin.offset, &fn);
   if (clang_Cursor_isNull(fn)) return;
   char *chain[16];
   int n = 0;
@@ -737,7 +737,7 @@ static int write_region(FILE *f, const Frontend *fe, const Region *fr, const IrR
     diag_error(&fr->pragma_range.begin, "--verify=exec: region '%s' cannot be run by the harness: %s", r->name, why);
     rc = -1;
   } else {
-    char *written = rewrite_apply_span(&fe->src, lowered, fr->range.begin.offset, fr->range.end.offset);
+    char *written = edits_apply_span(&fe->src, lowered, fr->range.begin.offset, fr->range.end.offset);
     // A region the schedule leaves as it is runs as written (lowered) both times.
     char *original = fe_text(fe, fr->range);
     const char *sched = scheduled && strcmp(scheduled, original) != 0 ? scheduled : written;

@@ -127,7 +127,7 @@ static void free_wrapper(Wrapper *w) {
 static void substitute_piece(Wrapper *w, Piece *p, bool in_caller, const char **why) {
   if (!p->text) return;
   char *t = substituted(w, p->range);
-  if (extract_has_effects(t) && !*why) *why = "a text of its launch has side effects (a call, ++, an assignment)";
+  if (source_has_effects(t) && !*why) *why = "a text of its launch has side effects (a call, ++, an assignment)";
   if (in_caller && w->foreign && !*why)
     *why = "an argument or the stream of its launch reads a variable that is not the function's parameter or "
            "local, or a macro";
@@ -158,7 +158,7 @@ void wrapper_see_through(const Frontend *fe, Stmt *s) {
   for (int i = 0; i < nparams; i++) {
     CXCursor a = clang_Cursor_getArgument(call, (unsigned)i);
     char *t = fe_text(fe, fe_range(fe, clang_getCursorExtent(a)));
-    if ((!*t || extract_has_effects(t)) && !why) why = "an argument of the call has side effects (a call, ++, an assignment)";
+    if ((!*t || source_has_effects(t)) && !why) why = "an argument of the call has side effects (a call, ++, an assignment)";
     add(&w, clang_Cursor_getArgument(fn, (unsigned)i), t);
   }
   FeKids stmts = fe_kids(body);
@@ -174,7 +174,7 @@ void wrapper_see_through(const Frontend *fe, Stmt *s) {
           break;
         }
         char *t = substituted(&w, fe_range(fe, clang_getCursorExtent(init.last)));
-        if (extract_has_effects(t)) why = "a local's initializer has side effects (a call, ++, an assignment)";
+        if (source_has_effects(t)) why = "a local's initializer has side effects (a call, ++, an assignment)";
         add(&w, vars.v[j], t);
       }
     } else if (!launch) {
