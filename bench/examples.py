@@ -23,7 +23,7 @@ The traffic model (what bench/RESULTS.md calls "computed from the schedule"):
     B bytes over N ranks: AllReduce 2 (N-1)/N B; ReduceScatter and AllGather (N-1)/N B;
     Broadcast and Reduce B; Send/Recv B; a pipeline Send B/N, its Recv B/N and the
     AllGather of the rest, (N-1)/N B. The same formulas as the cost model
-    (translator/cost.c), so the figures and --explain agree.
+    (translator/ir/cost.c), so the figures and --explain agree.
   - pointwise kernels: every tensor the kernel reads at [i] and every tensor it writes
     (at [i]) moves its element size once per element the rank computes (this rank's
     slice after `reorder`, plus the tail); a tensor read at any other index (bias[i %

@@ -18,7 +18,7 @@ export BENCH_LOAD
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# The same flags and prelude the front end uses (translator/frontend.c).
+# The same flags and prelude the front end uses (translator/front/frontend.c).
 touch "$tmp/texture_fetch_functions.h"
 cat >"$tmp/prelude.h" <<'PRELUDE'
 #undef __CUDACC__

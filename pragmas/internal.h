@@ -100,7 +100,7 @@ void check_clause(Parser *P, const ClauseSpec *spec, const PragmaClause *c);
 
 // pragma.c
 extern const char *const pragma_directive_names[];  // NULL-terminated, in enum order
-void *xcalloc(size_t n, size_t size);  // aborts when out of memory
+void *pragma_calloc(size_t n, size_t size);  // aborts when out of memory
 char *xstrndup(const char *s, size_t n);
 
 // The closest candidate to a misspelt word, clang-style: within

@@ -18,8 +18,8 @@ static unsigned continuation(const char *s, unsigned len, unsigned i) {
 // Translation phase 2: P->line is P->text without continuations, and P->map
 // remembers where each byte came from.
 static void splice(Parser *P) {
-  P->line = xcalloc(P->len + 1, 1);
-  P->map = xcalloc(P->len + 1, sizeof(unsigned));
+  P->line = pragma_calloc(P->len + 1, 1);
+  P->map = pragma_calloc(P->len + 1, sizeof(unsigned));
   unsigned n = 0;
   for (unsigned i = 0; i < P->len;) {
     unsigned next = continuation(P->text, P->len, i);
@@ -152,7 +152,7 @@ static void read_tokens(Parser *P) {
 // fails on an earlier token.
 void tokenize(Parser *P) {
   splice(P);
-  P->toks = xcalloc(P->line_len + 1, sizeof(Token));
+  P->toks = pragma_calloc(P->line_len + 1, sizeof(Token));
   if (setjmp(P->env) == 0) read_tokens(P);
   else P->lex_error = P->error;
   Token *eof = &P->toks[P->ntoks];
@@ -169,7 +169,7 @@ bool equal(const Token *t, const char *s) {
 char *join_tokens(const Token *begin, const Token *end) {
   size_t n = 1;
   for (const Token *t = begin; t < end; t++) n += t->len + 1;
-  char *buf = xcalloc(n, 1), *q = buf;
+  char *buf = pragma_calloc(n, 1), *q = buf;
   for (const Token *t = begin; t < end; t++) {
     if (t != begin && t->space_before) *q++ = ' ';
     memcpy(q, t->loc, t->len);

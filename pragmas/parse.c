@@ -46,7 +46,7 @@ static bool at_eof(const Parser *P) {
 static PragmaClause *add_clause(Parser *P, const char *name, unsigned offset) {
   PragmaClause **link = &P->pragma->clauses;
   while (*link) link = &(*link)->next;
-  PragmaClause *c = *link = xcalloc(1, sizeof *c);
+  PragmaClause *c = *link = pragma_calloc(1, sizeof *c);
   c->name = xstrndup(name, strlen(name));
   c->offset = offset;
   return c;
@@ -85,7 +85,7 @@ static void add_arg(Parser *P, const ClauseSpec *spec, PragmaClause *c, const To
                     const Token *end) {
   PragmaArg **link = &c->args;
   while (*link) link = &(*link)->next;
-  PragmaArg *a = *link = xcalloc(1, sizeof *a);
+  PragmaArg *a = *link = pragma_calloc(1, sizeof *a);
   c->nargs++;
   if (begin->kind == TK_IDENT && begin + 1 < end && equal(begin + 1, "=")) {
     a->key = xstrndup(begin->loc, begin->len);
@@ -172,8 +172,8 @@ static void parse_directive(Parser *P) {
 
 // Parses the tokens with P->env set; returns 0, or -1 after fail().
 static int run(Parser *P) {
-  P->stack = xcalloc(P->ntoks + 1, 1);
-  P->pragma = xcalloc(1, sizeof(Pragma));
+  P->stack = pragma_calloc(P->ntoks + 1, 1);
+  P->pragma = pragma_calloc(1, sizeof(Pragma));
   if (setjmp(P->env)) return -1;
   parse_directive(P);
   switch (P->pragma->directive) {

@@ -8,7 +8,7 @@
 
 const char *const pragma_directive_names[] = {"region", "symmetric", "pointwise", NULL};
 
-void *xcalloc(size_t n, size_t size) {
+void *pragma_calloc(size_t n, size_t size) {
   void *p = calloc(n, size);
   if (!p) {
     fputs("coconet: out of memory\n", stderr);
@@ -18,7 +18,7 @@ void *xcalloc(size_t n, size_t size) {
 }
 
 char *xstrndup(const char *s, size_t n) {
-  char *p = xcalloc(n + 1, 1);
+  char *p = pragma_calloc(n + 1, 1);
   memcpy(p, s, n);
   return p;
 }

@@ -1,515 +1,82 @@
-// translator.h: the map of coconet's front end and driver.
+// translator.h: the map of the coconet translator. It declares nothing: each
+// stage's header (STAGE/STAGE.h) is what later stages may use of it, and a
+// family's own header (*_impl.h) is used only inside its folder.
 //
-//   main.c       command line (options, exit codes) and the driver's steps
-//   source.c     reading files; the lexical scan that lets pragma-free files
-//                pass through byte for byte without libclang
-//   frontend.c   libclang: the flag set for CUDA 13, user flags, clang's errors
-//                (frontend.h maps it and frontend_pch.c, the cache of
-//                precompiled include lines and prelude)
-//   directives.c every `#pragma coconet` found by tokens, parsed (pragmas/),
-//                attached to the statement that follows, validated
-//   classify.c   each statement of a region: NCCL call, kernel launch, cuBLAS
-//                GEMM, async CUDA call, or opaque; exact source ranges for all
-//   wrapper.c    a launch inside a small host function, seen through
-//   coverage.c   whether a launch gives every element of its count a thread
-//   analyze*.c   a launch's kernel as a pointwise op (analyze.h is their map),
-//                or as a row-wise one (analyze_row.c)
-//   instantiate.c kernel templates: an instance parse with a copy of each
-//                launched template as a plain function of its arguments
-//   json.c       --dump=json (schema: docs/dump-json.md)
-//   verify_exec.c --verify=exec: the region as written and as scheduled, run on
-//                the host backend by a generated harness, compared
+// The stages, in the order they run. A stage calls only its own files and the
+// stages above it: each folder is a static library, linked whole against the
+// ones above it alone (translator.mk), so a call into a later stage does not
+// link; tests/layout/ checks the includes and this map.
 //
-// The middle and back of the translator (IR, transformations, interpreter,
-// code generation) are mapped in ir.h. Diagnostics go through diag.h.
+// common/     what every stage uses
+//   diag.c          clang-style diagnostics (diag.h): file:line:col, the source
+//                   line, a caret; error counts; internal errors
+//   options.h       the command line as the stages read it (driver/main.c parses it)
+//   text.c          identifier characters, text without its blanks, xcalloc (text.h)
+//   cuda_names.c    the names of CUDA, NCCL and cuBLAS the stages recognise, as
+//                   tables apart from the code that reads them (cuda_names.h)
+//
+// front/      libclang: the file, its directives and the statements of each region
+//   source.c        reading and writing files; the lexical scan that lets
+//                   pragma-free files pass through byte for byte without libclang;
+//                   whether an expression's text has side effects
+//   frontend.c      the CUDA 13 flag set, user flags (-p DIR, after `--`), clang's
+//                   errors, the cursor helpers (frontend_impl.h maps it and
+//                   frontend_pch.c, the cache of precompiled include lines and prelude)
+//   directives.c    every `#pragma coconet` found by tokens, parsed (pragmas/),
+//                   attached to the statement that follows, validated
+//   classify.c      each statement of a region: NCCL call, kernel launch, cuBLAS
+//                   GEMM, async CUDA call, or opaque; exact source ranges for all
+//   wrapper.c       a launch inside a small host function, seen through
+//   instantiate.c   kernel templates: an instance parse with a copy of each
+//                   launched template as a plain function of its arguments
+//   places.c        where generated text goes: above the declaration that holds
+//                   a region, or beside its function inside its namespaces
+//   edit.c          byte-range edits of the file and the text they make
+//
+// ir/         the IR (ir.h maps it): objects and builders (ir.c, ir_expr.c,
+//             ir_op.c), versions and layouts (ir_infer.c), --dump=ir
+//             (ir_print.c), the cost model (cost.c), --emit-dot (dot.c)
+//
+// analyze/    from the front end's regions to the IR (analyze.h)
+//   extract.c       each statement of a region becomes an op, in source order
+//   coverage.c      whether a launch gives every element of its count a thread
+//   analyze*.c      a launch's kernel as a pointwise op or as a row-wise one
+//                   (analyze_row.c, analyze_row_op.c, analyze_place.c); whether
+//                   a row-wise kernel can be copied (analyze_copy.c, for fuse);
+//                   analyze_impl.h maps them
+//
+// transform/  the schedule (transform.h; transform_impl.h maps the files)
+//   transform.c         ir_schedule: the clauses in the order written, split,
+//                       and the final checks
+//   transform_legal.c   what every schedule needs first
+//   transform_reorder.c reorder and fuse
+//   transform_overlap.c overlap(chunks=K) and schedule(auto)
+//   transform_pipeline.c pipeline sends and receives, last
+//
+// interp/     the reference interpreter for N simulated ranks and --verify
+//             (interp.h; interp_impl.h maps interp.c, interp_coll.c,
+//             interp_eval.c, interp_verify.c)
+//
+// codegen/    scheduled regions become CUDA or host text (codegen.h;
+//             codegen_impl.h maps codegen*.c: codegen_region.c the block as a
+//             whole, codegen.c its ops, codegen_kernel.c generated kernels, ...);
+//             host.c lowers the file's launches and dynamic shared memory for
+//             the host backend (--target=host)
+//
+// output/     what is written (output.h)
+//   rewrite.c       the commented pragma and the marker comments around the edits
+//   symmetric.c     `#pragma coconet symmetric`: the file's allocations and frees
+//   diff.c          --diff
+//   json.c          --dump=json (schema: docs/dump-json.md)
+//
+// driver/     the command line and the steps in order
+//   main.c          options, exit codes, the stages run in order
+//   verify_exec.c   --verify=exec: the region as written and as scheduled, run on
+//                   the host backend by a generated harness, compared (driver.h;
+//                   verify_impl.h maps it and verify_harness.c, the harness's text)
+//
+// cc/         coconet-cc, the nvcc drop-in: runs coconet, then nvcc or the host
+//             compiler (a program of its own, without libclang)
 #ifndef COCONET_TRANSLATOR_H
 #define COCONET_TRANSLATOR_H
-
-#include <clang-c/Index.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdio.h>
-
-#include "diag.h"
-#include "pragma.h"
-
-#define COCONET_VERSION "0.1.0"
-
-//
-// main.c
-//
-
-typedef enum { TARGET_CUDA, TARGET_HOST } Target;
-typedef enum { DUMP_NONE, DUMP_IR, DUMP_JSON } DumpKind;
-
-typedef struct Options {
-  const char *input;           // the .cu file
-  const char *output;          // -o FILE; NULL or "-" = stdout
-  bool in_place;               // -i
-  bool diff;                   // --diff
-  bool check;                  // --check: analyze, write nothing
-  Target target;               // --target=cuda|host
-  DumpKind dump;               // --dump=ir|json
-  const char *dot_file;        // --emit-dot=FILE
-  bool explain;                // --explain
-  int verify_ranks;            // --verify[=N]; 0 = off
-  int verify_exec;             // --verify=exec[:N]: run the user's code for 1..N ranks; 0 = off
-  bool schedule_none;          // --schedule=none
-  const char *model_file;      // --model=FILE (cost model parameters)
-  const char *compdb_dir;      // -p DIR
-  const char *depfile;         // -MF FILE (with -MD)
-  bool make_depfile;           // -MD
-  bool line_directives;        // --line-directives
-  const char *const *clang_args;  // everything after `--`
-  int nclang_args;
-} Options;
-
-//
-// source.c
-//
-
-typedef struct SourceFile {
-  char *path;
-  char *buf;   // contents, NUL-terminated (the NUL is not counted in len)
-  size_t len;
-} SourceFile;
-
-// Read a whole file; on failure prints "coconet: cannot read ..." and returns -1.
-int source_read(const char *path, SourceFile *out);
-void source_free(SourceFile *f);
-
-// True when the text holds a `#pragma coconet` directive or a `_Pragma`
-// operator outside comments, string, character and raw string literals:
-// only then does the file need libclang. Conservative: a `_Pragma` anywhere in
-// code counts, so that one producing `coconet` is diagnosed rather than missed.
-bool source_needs_translation(const char *buf, size_t len);
-
-// Line and column (1-based) of a byte offset.
-SrcLoc source_loc(const SourceFile *f, unsigned offset);
-
-// Write len bytes to path ("-" or NULL = stdout). A regular file is replaced
-// atomically (a temporary file renamed over it, keeping its mode: other hard
-// links to it keep the old contents); a symbolic link is followed to the file
-// it names; a device or FIFO is written into, never replaced. Returns 0 or -1
-// (reported).
-int source_write(const char *path, const char *buf, size_t len);
-// Whether two paths name the same existing file (device and inode).
-bool source_same_file(const char *a, const char *b);
-// Whether evaluating an expression as written may have side effects (a
-// call, ++/--, an assignment, new/delete); conservative.
-bool source_has_effects(const char *text);
-
-//
-// frontend.c
-//
-
-// In an instance parse (instantiate.c) the TU's main file is src followed by
-// copies of template definitions: bytes [at, at + len) of the TU's buffer copy
-// src's bytes from `from` on, and [header, at) declare the template's
-// parameters (they map to `from`).
-typedef struct FeCopy {
-  unsigned header, at, len, from;
-} FeCopy;
-
-typedef struct Frontend {
-  CXIndex index;
-  CXTranslationUnit tu;
-  CXFile file;        // the main file inside the TU
-  SourceFile src;     // the main file's bytes (offsets index into src.buf)
-  char *tmpdir;       // the stand-ins: prelude, texture_fetch_functions.h stub, omp.h
-  bool tmpdir_cached; // ... in the cache directory (kept), not a temporary one
-  char **pch_deps;    // the headers the precompiled prelude holds, when it was used (for -MD)
-  int npch_deps;
-  char **args;        // the flags the TU was parsed with
-  int nargs;
-  FeCopy *copies;     // an instance parse: where its copies come from
-  int ncopies;
-} Frontend;
-
-// Parse opts->input with the CUDA 13 flag set (see frontend.c) plus flags from
-// -p DIR and after `--`, with the prelude precompiled in the cache directory
-// ($COCONET_CACHE; frontend.c) when there is one. Clang's errors are printed as
-// clang formats them; returns -1 when there are any (or the parse failed), else 0.
-int frontend_parse(const Options *opts, SourceFile src, Frontend *fe);
-void frontend_dispose(Frontend *fe);
-// Parse base's main file again, with `extra` appended (copies describes it);
-// out shares base's src and tmpdir (base outlives it). Clang's errors are
-// not printed: the first is returned in *error (malloc'd) with -1.
-int frontend_parse_appended(const Frontend *base, const char *extra, FeCopy *copies, int ncopies, Frontend *out,
-                            char **error);
-
-// The CUDA installation used for parsing (CUDA_HOME, nvcc on PATH, /usr/local/cuda).
-const char *frontend_cuda_home(void);
-
-// Locations and text of cursors in the main file. Macro arguments map to
-// where they are spelled, macro bodies to the expansion.
-SrcLoc fe_loc(const Frontend *fe, CXSourceLocation loc);
-SrcRange fe_range(const Frontend *fe, CXSourceRange r);
-bool fe_in_main_file(const Frontend *fe, CXSourceLocation loc);
-char *fe_text(const Frontend *fe, SrcRange r);  // malloc'd copy of the bytes
-char *fe_spelling(CXCursor c);                    // malloc'd cursor spelling
-// The first macro expanded in a range of the main file (malloc'd), or NULL.
-// libclang 16 places code from a macro's body where the macro is used (its
-// spelling locations are expansion locations), so the operators written in
-// the body cannot be read; this names the macro for the message.
-char *fe_macro_in(const Frontend *fe, SrcRange r);
-
-// The children of a cursor: the first FE_KIDS of them in v, the last, and how many.
-enum { FE_KIDS = 8 };
-typedef struct FeKids {
-  CXCursor v[FE_KIDS];
-  CXCursor last;
-  int n;
-} FeKids;
-FeKids fe_kids(CXCursor c);
-// Up to max direct children of c of kinds a, b or c2 into out; returns how many.
-int fe_kids_of_kind(CXCursor c, enum CXCursorKind a, enum CXCursorKind b, enum CXCursorKind c2, CXCursor *out,
-                    int max);
-// A function's declaration: a function, method, constructor, destructor,
-// conversion or function template.
-bool fe_is_function(enum CXCursorKind k);
-
-//
-// classify.c
-//
-
-typedef enum {
-  STMT_NCCL,      // ncclAllReduce ... ncclGroupEnd
-  STMT_LAUNCH,    // kernel<<<grid, block, shmem, stream>>>(args)
-  STMT_GEMM,      // cublasSgemm, cublasHgemm, cublasGemmEx
-  STMT_CUDA,      // cudaMemcpyAsync, cudaMemsetAsync, cudaEventRecord, cudaStreamWaitEvent
-  STMT_OPAQUE,    // anything else: kept in place, an ordering barrier
-} StmtKind;
-
-typedef enum { WRAP_NONE, WRAP_MACRO, WRAP_FUNCTION } WrapKind;
-
-// A piece of source text: an argument, a launch configuration expression.
-typedef struct Piece {
-  char *text;      // the bytes as written
-  SrcRange range;
-} Piece;
-
-typedef struct Param {
-  char *name;
-  char *type;      // as clang spells it ("const float *")
-} Param;
-
-// The __global__ definition a launch calls.
-typedef struct KernelDef {
-  char *name;
-  CXCursor cursor;     // the definition (a template pattern for templates)
-  SrcRange range;      // the whole definition
-  SrcRange body;       // its { ... }
-  Param *params;
-  int nparams;
-  bool is_template;
-  // A template: the launch's instance (instantiate.c). header declares the
-  // template's parameters as the launch's arguments ("typedef float T;"),
-  // the definition's text from offset `from` on follows it; args spells the
-  // arguments ("float, 256"). inst is the instance's definition in inst_fe.
-  // why says why there is none (malloc'd), else NULL.
-  char *header, *args, *why;
-  unsigned from;
-  CXCursor inst;
-  const struct Frontend *inst_fe;
-} KernelDef;
-
-typedef struct Launch {
-  char *kernel;          // name as written, without template arguments
-  char *template_args;   // "float, 4" or NULL
-  Piece grid, block;
-  Piece shmem, stream;   // text NULL when not written
-  Piece *args;
-  int nargs;
-  KernelDef *def;        // NULL when the definition is not in this file
-  CXCursor call;         // the launch's call (inside the wrapper, for one seen through)
-  char *wrapper;         // the host function the launch is seen through (wrapper.c), or NULL
-  SrcLoc wrapper_loc;
-} Launch;
-
-typedef struct Stmt {
-  StmtKind kind;
-  SrcRange range;        // the whole statement, including its ';'
-  CXCursor cursor;
-  char *callee;          // "ncclAllReduce", "cublasGemmEx", kernel name; NULL if opaque
-  WrapKind wrap;         // the error-check wrapper around the call
-  char *wrapper;         // its name ("NCCLCHECK", "ncclCheck") or NULL
-  SrcRange call_range;   // the call itself, inside the wrapper
-  Piece *args;           // call arguments (launch arguments for launches)
-  int nargs;
-  Launch *launch;        // for STMT_LAUNCH
-  char *why_opaque;      // an opaque call coconet nearly saw into (a host wrapper): why not, else NULL
-  struct Stmt *next;
-} Stmt;
-
-const char *stmt_kind_name(StmtKind k);
-const char *wrap_kind_name(WrapKind k);
-
-// A __global__ function (or function template) declaration.
-bool cursor_is_kernel(CXCursor decl);
-
-// Classify one statement of a region. Never fails: unknown forms are opaque.
-Stmt *classify_stmt(const Frontend *fe, CXCursor stmt);
-void stmt_free(Stmt *s);
-
-// wrapper.c: an opaque statement that is exactly a call of a host function of
-// this file whose body is initialized locals and one launch becomes that
-// launch, its texts in the caller's terms (Launch.wrapper names the function).
-void wrapper_see_through(const Frontend *fe, Stmt *s);
-
-//
-// instantiate.c
-//
-
-// For a launch of a kernel template: fill k's header, args and from from the
-// called specialization decl of template tmpl (or set k->why).
-void instance_describe(const Frontend *fe, CXCursor decl, CXCursor tmpl, KernelDef *k);
-// The template arguments of a function template specialization as code spells
-// them ("float, 256"; malloc'd), or NULL when one is neither a type nor an integer.
-char *template_args_of(CXCursor decl);
-
-//
-// places.c: where generated text goes
-//
-
-// Where text for file scope goes before offset: the start of the top-level
-// declaration that holds it (outside namespaces and classes), above the
-// comment lines directly on top of it.
-unsigned place_decl(const Frontend *fe, unsigned offset);
-// The function definition (or function template) that holds offset, when a
-// namespace holds it directly: *fn gets it and the result is where text goes
-// before it, inside the namespace; else *fn is null and the result is
-// place_decl's.
-unsigned place_fn(const Frontend *fe, unsigned offset, CXCursor *fn);
-// Where a copy of the kernel def goes for the region at offset: beside the
-// region's function (true), when the kernel is in its namespaces and defined
-// before it; else above the top-level declaration holding the region (false),
-// when defined before that; *ok says whether either holds.
-bool place_copy_beside(const Frontend *fe, const KernelDef *def, unsigned offset, bool *ok);
-
-//
-// directives.c
-//
-
-typedef struct Region {
-  Pragma *pragma;        // the parsed directive
-  char *name;            // name(ID) or FUNCTION_LINE
-  char *function;        // the enclosing function
-  SrcRange pragma_range; // from '#' to the end of the pragma's last line
-  SrcRange range;        // the statement the pragma applies to
-  SrcLoc function_start; // where the enclosing function's definition begins
-  CXCursor cursor;
-  Stmt *stmts;           // the statements inside (the block's children)
-  int nstmts;
-  struct Region *next;
-} Region;
-
-// `#pragma coconet symmetric` on a cudaMalloc, `pointwise` on a __global__.
-typedef struct Annotation {
-  Pragma *pragma;
-  SrcRange pragma_range;
-  SrcRange range;        // the statement or definition it applies to
-  char *target;          // symmetric: the allocated pointer's text; pointwise: the kernel
-  struct Annotation *next;
-} Annotation;
-
-typedef struct Program {
-  Region *regions;
-  Annotation *symmetric;
-  Annotation *pointwise;
-  int nregions;
-  Frontend *instances;   // the instance parse of the regions' kernel templates, or NULL
-} Program;
-
-// Find, parse, attach and validate every directive of the main file. Errors
-// are reported through diag; returns -1 when there were any.
-int directives_collect(const Frontend *fe, Program *prog);
-// A region that is rewritten holds no preprocessor line but #if ... #endif and
-// coconet's own (-1 after reporting one).
-int directives_check_region_lines(const Frontend *fe, const Region *r);
-void program_free(Program *prog);
-
-// instantiate.c: parse, once, an instance of every kernel template that a
-// region launches, and point each launch's KernelDef at its instance (or
-// say in its `why` why there is none). Never fails: the analysis reports.
-void instantiate_program(const Frontend *fe, Program *prog);
-
-//
-// extract.c and analyze.c (with analyze_expr.c, analyze_call.c, analyze_stmt.c, analyze_sum.c, analyze_vector.c, analyze.h;
-// analyze_row.c, analyze_place.c):
-// from the front end's regions to the IR (ir.h)
-//
-
-typedef struct IrProgram IrProgram;
-typedef struct IrRegion IrRegion;
-typedef struct IrOp IrOp;
-
-// Build the IR of every region of the program into ir. Statements become IR
-// ops; a launch whose kernel cannot be proven pointwise becomes an opaque op,
-// and is an error (with the reason) when scheduling and the region's schedule
-// needs it. Returns -1 after reporting errors.
-int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool scheduling);
-
-// The size a count argument stands for: its text, or for a const local
-// initialised with a product of names and literals, that product.
-const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p);
-
-// coverage.c: a guarded (not grid-stride) kernel computes only the elements
-// that have a thread. True when grid.x * block.x >= the kernel's bound (the
-// element loop's `i < BOUND`, its parameters bound to the launch arguments)
-// is proven from the launch configuration (the forms are listed in
-// coverage.c); else *why (malloc'd) says so, quoting the launch and count (the
-// bound in the launch's terms). kfe and kernel: the kernel's front end and
-// definition (a template's instance, instantiate.c), where bound is.
-bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCursor kernel, CXCursor bound,
-                   const char *count, char **why);
-// The launch's grid.x is its kernel argument arg (a row-wise kernel's row
-// count): the same expression, also through locals never assigned after their
-// initializer and dim3(...) (`dim3 grid(num_tokens); k<<<grid, ...>>>(..., num_tokens)`),
-// its y and z 1.
-bool launch_grid_is_arg(const Frontend *fe, const Stmt *s, int arg);
-// blockDim.x of a launch when it is a constant (`256`, `dim3(kBlock)`), else 0.
-long long launch_block_x(const Frontend *fe, const Stmt *s);
-// Argument i of the kernel call of a launch (in a wrapper seen through, as written there); null if none.
-CXCursor launch_argument(const Launch *l, int i);
-
-
-// Analyze a launch statement's kernel. Returns its pointwise op, appended to
-// ir, or NULL with *why (malloc'd) and *why_loc saying what could not be proven.
-IrOp *analyze_launch(const Frontend *fe, IrRegion *ir, const Stmt *s, const Program *prog,
-                     char **why, SrcLoc *why_loc);
-// analyze_row.c: a launch that is not pointwise as a row-wise op (one block,
-// warp or thread per row, the kernel kept as written; IrPointwise.row), or NULL
-// with the reason.
-// *rowish says whether the kernel has the shape of one (a column loop), so
-// that its reason is the one to report.
-IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *rowish, char **why, SrcLoc *why_loc);
-// analyze_copy.c: why the row-wise kernel that launch s calls cannot be
-// copied into a fused kernel (malloc'd; *loc says where), or NULL when it can.
-char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc);
-
-//
-// codegen.c: scheduled IR regions become CUDA (or host) text (codegen_kernel.c:
-// generated kernels from IR expressions, codegen_fused.c: the call sites of
-// fused kernels, codegen_rows.c: fused kernels of row-wise kernels, which
-// copy their bodies, codegen_comment.c: the schedule comment, codegen_expr.c:
-// expressions; their private header is codegen.h). What the text calls at run
-// time is runtime/include/coconet.h.
-//
-
-// What replaces one region in the output, and what goes before its function.
-typedef struct RegionCode {
-  char *body;     // replaces the region's statement (Region.range); the
-                  // pragma line is kept, commented, by the rewriter
-  char *kernels;  // generated __global__ kernels and helpers, inserted before
-                  // the enclosing function (Region.function_start), between
-                  // marker comments; NULL when none
-  unsigned kernels_at;  // where: the start of the top-level declaration that
-                        // holds the region, above the comment lines on top of it
-  char *late;           // generated code that names members of the namespace of the
-                        // region's function (the fused kernel of row-wise kernels
-                        // copies them): inserted at late_at, before that function,
-                        // inside its namespace; NULL when none
-  unsigned late_at;
-} RegionCode;
-
-// Generate the code of one scheduled region (r->sched; r->ops when
-// --schedule=none). indent is the indentation of the region's first line.
-// Returns -1 after reporting an error.
-int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Target target,
-                   const char *indent, RegionCode *out);
-void region_code_free(RegionCode *c);
-// --explain: what code generation does with fuse groups (a fused kernel with
-// the NCCL path as fallback; AllReduce groups unfused, their call sites marked).
-void codegen_explain(FILE *f, const IrRegion *r);
-
-//
-// rewrite.c: the output file = the input with byte-range edits, nothing else
-//
-
-typedef struct Edit {
-  unsigned begin, end;  // replace bytes [begin, end) of the input (begin == end: insert)
-  char *text;           // the new bytes (owned)
-  struct Edit *next;
-} Edit;
-
-void edit_add(Edit **list, unsigned begin, unsigned end, const char *text);
-void edits_free(Edit *list);
-// The input with the edits applied (sorted by offset; overlapping edits are a
-// bug). With line_directives, `#line 1 "input"` first and a `#line N "input"`
-// after each edit that changes the line count make __FILE__ and compiler
-// messages point at the input's lines.
-// Returns a malloc'd buffer and its length.
-char *edits_apply(const SourceFile *src, const Edit *edits, bool line_directives, size_t *len);
-
-// Bytes [begin, end) of the input with the edits that lie inside them applied (malloc'd).
-char *edits_apply_span(const SourceFile *src, const Edit *edits, unsigned begin, unsigned end);
-
-// What replaces a region's pragma, range [begin, end): the pragma as a line
-// comment, continuation lines joined, marked "(translated by coconet)"; a
-// block comment that the pragma line opens and does not close goes on from
-// the next line.
-char *rewrite_pragma_comment(const SourceFile *src, SrcRange pragma);
-// The marker comments of generated code: a file that has one was written by
-// coconet. Returns its offset, or -1 when there is none.
-long rewrite_find_translated(const char *buf, size_t len);
-// The whitespace that starts the line holding offset (malloc'd).
-char *rewrite_line_indent(const SourceFile *src, unsigned offset);
-
-//
-// symmetric.c: `#pragma coconet symmetric`
-//
-
-// The annotated cudaMalloc calls become coconet_symmetric_malloc, every
-// cudaFree and ncclCommDestroy call of the main file coconet_free and
-// coconet_comm_destroy, and <coconet_fused.h> is included before the first;
-// nothing when the file has no symmetric directive. -1 after reporting errors.
-int symmetric_edits(const Frontend *fe, const Program *prog, Edit **edits);
-
-//
-// diff.c: --diff
-//
-
-// Write a unified diff (3 lines of context) that turns a into b, headed
-// "--- old_path" and "+++ new_path", as `patch -p0` applies it; nothing when
-// a and b are equal. Returns 0, or -1 after reporting a write error.
-int diff_write(FILE *out, const char *old_path, const char *new_path, const char *a, size_t alen, const char *b,
-               size_t blen);
-
-//
-// host.c: --target=host, the launches and dynamic shared memory of the whole file
-//
-
-// Add the edits that lower the main file for the CPU backend (runtime/host):
-// every kernel<<<grid, block[, shmem[, stream]]>>>(args) becomes
-// coconet_host_launch(FLAGS, kernel, grid, block, shmem or 0, stream or 0, args),
-// FLAGS = COCONET_HOST_SIMPLE when the kernel and everything it calls provably
-// use no barrier or warp collective, else COCONET_HOST_SYNC; and every
-// `extern __shared__ T name[];` becomes `T *name = (T *)coconet_host_dynamic_shared();`.
-// Launches and declarations inside a range already edited (a region the code
-// generator replaced) are left to that edit. Returns -1 after reporting errors.
-int host_lower(const Frontend *fe, Edit **edits);
-// The same inside cursor c only (a kernel body that code generation copies).
-int host_lower_in(const Frontend *fe, CXCursor c, Edit **edits);
-
-//
-// verify_exec.c: --verify=exec[:N]
-//
-
-// Build and run, for each region, a harness program (the file translated for
-// the host backend plus the region as written and as scheduled, on random
-// inputs) under mpirun for 1..o->verify_exec ranks and report like --verify.
-// host_text is the whole file translated with --target=host, scheduled[i] the
-// generated block of region i (host target). Returns 0, or 1 on a mismatch or
-// when a region cannot be run (reported).
-int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const IrProgram *ir, const char *host_text,
-                const char *const *scheduled);
-
-//
-// json.c
-//
-
-// Write --dump=json for the program (schema in docs/dump-json.md).
-int json_dump(FILE *out, const Frontend *fe, const Program *prog);
-
 #endif

@@ -117,7 +117,7 @@ static inline void coconet_verify_region_begin(coconet_verify_ctx *cx, long ulp_
 }
 
 /* The relative difference accepted where a region sums in another order: the
- * tolerance of `coconet --verify` (translator/interp_verify.c) for the type. */
+ * tolerance of `coconet --verify` (translator/interp/interp_verify.c) for the type. */
 static inline double coconet_verify_relative(int type) {
   switch (type) {
   case COCONET_VERIFY_F32: return 1e-5;

@@ -6,7 +6,7 @@
 // RUN: %expect 1 %coconet --check %s -- -DCASE_CHUNKS_65 2>&1 | %FileCheck --check-prefix=CHUNKS %s
 // RUN: %coconet --check %s -- -DCASE_CHUNKS_64 | %FileCheck --check-prefix=CHUNKS-OK %s
 // RUN: grep -q 'define COCONET_MAX_CHUNKS 64 ' %root/runtime/include/coconet.h
-// RUN: grep -q 'IR_MAX_CHUNKS = 64 ' %root/translator/ir.h
+// RUN: grep -q 'IR_MAX_CHUNKS = 64 ' %root/translator/ir/ir.h
 // RUN: %coconet %s -- -DCASE_COMMENT | %FileCheck --check-prefix=COMMENT %s
 // RUN: %coconet --verify=exec:2 %s -- -DCASE_COMMENT | %FileCheck --check-prefix=COMMENT-EXEC %s
 #include <cublas_v2.h>

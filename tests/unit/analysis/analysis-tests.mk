@@ -1,4 +1,4 @@
-# Kernel analysis (translator/analyze.c) on real CUDA through libclang:
+# Kernel analysis (translator/analyze/analyze.c) on real CUDA through libclang:
 # cmocka, one test per kernel of tests/unit/analysis/cases.h.
 ANALYSIS_TEST := $(BUILD)/tests/test_analysis
 

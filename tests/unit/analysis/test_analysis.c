@@ -1,4 +1,4 @@
-// test_analysis.c: kernel analysis (translator/analyze.c) on real CUDA parsed by
+// test_analysis.c: kernel analysis (translator/analyze/analyze.c) on real CUDA parsed by
 // libclang: which kernels are proven pointwise, what IR they become, and the
 // exact reason for the ones that are not. All cases (cases.h) go into one
 // file, parsed once; each case is a region holding one launch.
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "ir.h"
-#include "translator.h"
+#include "analyze/analyze.h"
+#include "front/front.h"
 
 typedef struct Case {
   const char *name;

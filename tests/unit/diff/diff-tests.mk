@@ -1,4 +1,4 @@
-# Unit tests of translator/diff.c (coconet --diff): exact output of small
+# Unit tests of translator/output/diff.c (coconet --diff): exact output of small
 # cases, and random files with random edits applied back with `patch -p0`.
 #   make test-unit-diff      (also under SANITIZE=1)
 # The test links diff.o and diag.o directly, so it builds while other
@@ -8,7 +8,7 @@ DIFF_TEST := $(BUILD)/tests/test_diff
 $(OBJ)/tests/unit/diff/%.o: tests/unit/diff/%.c | $(OBJ)/tests/unit/diff/
 	$(CC) $(CFLAGS) -MMD -MP $(LIBCLANG_CFLAGS) -Itranslator -Ipragmas -c $< -o $@
 
-$(DIFF_TEST): $(OBJ)/tests/unit/diff/test_diff.o $(OBJ)/translator/diff.o $(OBJ)/translator/diag.o | $(BUILD)/tests/
+$(DIFF_TEST): $(OBJ)/tests/unit/diff/test_diff.o $(OBJ)/translator/output/diff.o $(LIB)/libcoconet_common.a | $(BUILD)/tests/
 	$(CC) $(LDFLAGS) $^ -lcmocka -o $@
 
 .SECONDARY: $(OBJ)/tests/unit/diff/test_diff.o $(OBJ)/tests/unit/diff/

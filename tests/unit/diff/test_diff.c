@@ -1,4 +1,4 @@
-// Unit tests of translator/diff.c: exact output on small cases, and random
+// Unit tests of translator/output/diff.c: exact output on small cases, and random
 // files with random edits, where `patch -p0` must turn the old file into the
 // new one exactly and the script must be minimal (checked against an LCS
 // computed by dynamic programming).
@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "translator.h"
+#include "output/output.h"
 
 // A growable byte buffer.
 typedef struct Buf {

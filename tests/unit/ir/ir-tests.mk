@@ -6,9 +6,8 @@
 # translator files are being edited.
 IR_TEST_NAMES := ir_basic ir_transform ir_cost ir_interp ir_property
 IR_TEST_BINS  := $(IR_TEST_NAMES:%=$(BUILD)/tests/ir/test_%)
-IR_TEST_OBJS  := $(patsubst translator/%.c,$(OBJ)/translator/%.o,\
-                   $(wildcard translator/ir*.c translator/interp*.c translator/transform*.c \
-                              translator/cost*.c translator/dot*.c) translator/diag.c)
+# The middle of the translator alone: no libclang.
+IR_TEST_OBJS  := $(call translator_libs,common ir transform interp)
 IR_TEST_UTIL  := $(OBJ)/tests/unit/ir/ir_test_util.o
 
 $(OBJ)/tests/unit/ir/%.o: tests/unit/ir/%.c | $(OBJ)/tests/unit/ir/

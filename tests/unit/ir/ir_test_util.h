@@ -2,7 +2,8 @@
 #ifndef IR_TEST_UTIL_H
 #define IR_TEST_UTIL_H
 
-#include "ir.h"
+#include "interp/interp.h"
+#include "transform/transform.h"
 
 // A location in the test's pretend source file.
 SrcLoc L(const char *file, unsigned line, unsigned col);

@@ -1,0 +1,55 @@
+// analyze.h: from the front end's regions to the IR (ir/ir.h): extract.c
+// turns each statement of a region into an op, coverage.c proves a launch
+// gives every element a thread, analyze*.c read a launch's kernel as a
+// pointwise op or a row-wise one (analyze_impl.h is their own map).
+#ifndef COCONET_ANALYZE_H
+#define COCONET_ANALYZE_H
+
+#include "front/front.h"
+#include "ir/ir.h"
+
+// Build the IR of every region of the program into ir. Statements become IR
+// ops; a launch whose kernel cannot be proven pointwise becomes an opaque op,
+// and is an error (with the reason) when scheduling and the region's schedule
+// needs it. Returns -1 after reporting errors.
+int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool scheduling);
+
+// The size a count argument stands for: its text, or for a const local
+// initialised with a product of names and literals, that product.
+const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p);
+
+// coverage.c: a guarded (not grid-stride) kernel computes only the elements
+// that have a thread. True when grid.x * block.x >= the kernel's bound (the
+// element loop's `i < BOUND`, its parameters bound to the launch arguments)
+// is proven from the launch configuration (the forms are listed in
+// coverage.c); else *why (malloc'd) says so, quoting the launch and count (the
+// bound in the launch's terms). kfe and kernel: the kernel's front end and
+// definition (a template's instance, instantiate.c), where bound is.
+bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCursor kernel, CXCursor bound,
+                   const char *count, char **why);
+// The launch's grid.x is its kernel argument arg (a row-wise kernel's row
+// count): the same expression, also through locals never assigned after their
+// initializer and dim3(...) (`dim3 grid(num_tokens); k<<<grid, ...>>>(..., num_tokens)`),
+// its y and z 1.
+bool launch_grid_is_arg(const Frontend *fe, const Stmt *s, int arg);
+// blockDim.x of a launch when it is a constant (`256`, `dim3(kBlock)`), else 0.
+long long launch_block_x(const Frontend *fe, const Stmt *s);
+// Argument i of the kernel call of a launch (in a wrapper seen through, as written there); null if none.
+CXCursor launch_argument(const Launch *l, int i);
+
+
+// Analyze a launch statement's kernel. Returns its pointwise op, appended to
+// ir, or NULL with *why (malloc'd) and *why_loc saying what could not be proven.
+IrOp *analyze_launch(const Frontend *fe, IrRegion *ir, const Stmt *s, const Program *prog,
+                     char **why, SrcLoc *why_loc);
+// analyze_row.c: a launch that is not pointwise as a row-wise op (one block,
+// warp or thread per row, the kernel kept as written; IrPointwise.row), or NULL
+// with the reason.
+// *rowish says whether the kernel has the shape of one (a column loop), so
+// that its reason is the one to report.
+IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *rowish, char **why, SrcLoc *why_loc);
+// analyze_copy.c: why the row-wise kernel that launch s calls cannot be
+// copied into a fused kernel (malloc'd; *loc says where), or NULL when it can.
+char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc);
+
+#endif

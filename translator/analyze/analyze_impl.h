@@ -1,0 +1,247 @@
+// analyze_impl.h: the kernel analysis' own header (analyze.c: the element loop and
+// the entry point; analyze_cursor.c: cursors, types, built-ins and the element
+// index; analyze_expr.c: expressions and addresses; analyze_call.c:
+// calls, intrinsics and the inlining of helpers;
+// analyze_stmt.c: the statements of the element body and of helpers;
+// analyze_sum.c: a running sum added after the loop, also once a warp or the
+// block has summed it;
+// analyze_vector.c: kernels whose element is a vector, float4 or __half2;
+// analyze_row.c: row-wise kernels, one block (warp, thread) per row, kept as
+// written: their bodies walked; analyze_row_op.c: their accesses checked
+// together and their op; analyze_place.c: a thread's place in the grid for
+// those; analyze_copy.c: whether one can be copied into a fused kernel).
+// What the analysis accepts is described in analyze.c.
+#ifndef COCONET_ANALYZE_IMPL_H
+#define COCONET_ANALYZE_IMPL_H
+
+#include "analyze/analyze.h"
+
+typedef struct Binding {
+  CXCursor decl;     // a local VarDecl or a helper's ParmDecl
+  IrExpr *value;     // its value (NULL for a pointer)
+  CXCursor buffer;   // a helper's pointer parameter: the kernel's pointer parameter it points into
+  bool element;      // ... and it points at that buffer's element i (&t[i], t + i), not at t
+  bool vector;       // a vector local (float4 v): its lanes' values
+  IrExpr *lane[4];
+  bool partial;      // a thread's running sum: declared 0 before the grid-stride loop, only
+                     // `s += e` in it (never read there), added to a buffer after it
+  IrExpr *sum;       // ... what one element adds to it (NULL: nothing yet)
+  int reduced;       // ... summed over the threads of a warp (32) or of the block (-1) after the
+                     // loop: one of them adds it (0: each thread's own)
+  bool loop_read;    // declared before the grid-stride loop and read in it
+} Binding;
+
+typedef struct Az {
+  const Frontend *fe;     // the kernel's (a template's instance has its own)
+  const Frontend *region_fe;  // the region's
+  IrRegion *ir;
+  IrOp *op;
+  const Launch *launch;
+  CXCursor kernel;        // the __global__ definition
+  CXCursor index;         // the element index variable
+  CXCursor index_alias;   // a local holding the index that the loop's index was initialized from (null if none)
+  CXCursor count;         // the count parameter (null when the bound is an expression)
+  CXCursor bound;         // the element loop's bound as written (`n`, `rows * cols`, `p.n`)
+  char *count_text;       // an expression bound in the launch's terms ("R * C"), else NULL
+  bool guarded;           // the element loop is a guard (if (i < n)), not grid-stride
+  long long block_x;      // the launch's blockDim.x when it is a constant, else 0
+  CXCursor stride;        // a local holding blockDim.x * gridDim.x (null if none); never read otherwise
+  const char *hint_index; // from #pragma coconet pointwise
+  const char *hint_count;
+  Binding *locals;
+  int nlocals, cap;
+  int carried;            // in a grid-stride loop's body, the locals bound before it (locals[0..carried)):
+                          // assigning one would carry a value from one element to the thread's next
+  CXCursor philox;        // the curandStatePhilox4_32_10_t variable (null if none)
+  IrExpr *seed, *offset;
+  int draws;
+  IrExpr *draw_outer, *draw_cond;  // the conditions curand_init ran under: draws must run under them
+  int depth;              // inlining depth of __device__ helpers
+  bool stores_ok;         // the helper being inlined was called as a statement: it may store
+  IrExpr *outer;          // the condition the inlined helper was called under (NULL: always)
+  IrExpr *cond;           // the condition the current statement runs under in its function (NULL: always)
+  IrExpr *returned;       // when the current function has returned (NULL: not yet)
+  IrExpr *ret;            // the value it returns (helpers)
+  IrType ret_type;        // ... of the helper's result type
+  bool ret_vector;        // the helper returns a vector: its lanes' values are ret_lane
+  IrExpr *ret_lane[4];
+  bool done;              // it has returned on every path: the rest does not run
+  int lazy;               // > 0 in an operand evaluated only sometimes (a ?: branch, && or ||'s right)
+  CXCursor counters[8];   // the counters of the constant-trip loops being unrolled
+  int ncounters;
+  int unrolled;           // iterations unrolled so far (bounded)
+  int hand_sums;          // calls of a block sum written by hand (analyze_sum.c)
+  bool hand_fenced;       // the last one ends with a __syncthreads() after its reads
+  int lanes;              // > 1: the element is a vector of this many lanes (i counts vectors; analyze_vector.c)
+  int lane;               // the lane this pass computes: element lanes * i + lane
+  const char *lane_text[4];  // the index text of each lane's element in other lanes' reads
+  bool lane_store;        // the store being made is a vector store's lane
+  IrExpr *tail_guard;     // the elements a vector kernel over n / lanes vectors reaches (NULL: all)
+  char *why;              // the first reason it is not pointwise
+  SrcLoc why_loc;
+} Az;
+
+typedef FeKids Kids;
+static inline Kids kids(CXCursor c) { return fe_kids(c); }
+static inline enum CXCursorKind kind(CXCursor c) { return clang_getCursorKind(c); }
+static inline bool same(CXCursor a, CXCursor b) { return clang_equalCursors(a, b) != 0; }
+
+typedef enum { B_NONE, B_BLOCKIDX_X, B_BLOCKDIM_X, B_THREADIDX_X, B_GRIDDIM_X } Builtin;
+
+// analyze_cursor.c: cursors, their text and types, built-ins, the element index, failures
+bool az_failed(const Az *az);
+// Record the first reason the kernel is not pointwise, at a cursor; returns NULL.
+IrExpr *az_fail(Az *az, CXCursor at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+char *az_text_of(const Az *az, CXCursor c);               // source text (malloc'd)
+CXCursor az_strip(CXCursor c);                            // without implicit nodes and parentheses
+CXCursor az_referenced(CXCursor ref);
+CXCursor az_callee(CXCursor call);                        // the function called, also through a template parameter
+bool az_refers_to(CXCursor e, CXCursor decl);            // e (az_strip) names decl
+bool az_is_shared(CXCursor var);                          // a __shared__ variable
+char *az_type_spelling(CXCursor c);                       // its canonical type's spelling (malloc'd)
+bool az_type_has(CXCursor c, const char *part);           // ... contains part ("cub::", "thread_block_tile<32")
+char *az_op_between(const Az *az, CXCursor lhs, CXCursor rhs);  // the operator text (malloc'd)
+char *az_unary_op(const Az *az, CXCursor c, CXCursor operand);  // a unary operator's text (malloc'd)
+IrType az_type_of(CXType t);
+IrType az_expr_type(CXCursor c);                          // az_type_of its type
+bool az_is_pointer(CXCursor decl);
+bool az_is_integer_var(CXCursor d);
+Builtin az_builtin(const Az *az, CXCursor c);             // blockIdx.x and friends
+bool az_is_binary(const Az *az, CXCursor c, const char *op, CXCursor *lhs, CXCursor *rhs);
+bool az_is_product(const Az *az, CXCursor c, Builtin x, Builtin y);
+bool az_is_index_expr(const Az *az, CXCursor c);          // blockIdx.x * blockDim.x + threadIdx.x
+bool az_is_index(const Az *az, CXCursor c);               // a reference to the element index
+int az_param_position(const Az *az, CXCursor decl);
+const char *az_launch_arg(const Az *az, CXCursor param);  // the launch's argument for a parameter
+bool az_simple_name(const char *t);                        // a name or a member chain
+
+// analyze_expr.c: expressions and addresses
+bool az_int_constant(CXCursor c, long long *v);          // an integer constant expression, and its value
+IrExpr *az_expr(Az *az, CXCursor c);                      // an expression (NULL: failed, reason recorded)
+IrExpr *az_cast_to(Az *az, IrType t, IrExpr *e);
+IrExpr *az_binary_expr(Az *az, CXCursor c, CXCursor lhs, CXCursor rhs, const char *op);
+Binding *az_find_local(Az *az, CXCursor decl);
+Binding *az_bind(Az *az, CXCursor decl, IrExpr *value);   // (re)binds decl to a value (not a pointer)
+void az_bind_pointer(Az *az, CXCursor decl, CXCursor buffer, bool element);  // a pointer into buffer (at element i)
+// The condition a statement runs under: the caller's, the enclosing ifs', and
+// not yet returned; NULL when unconditional.
+IrExpr *az_cond(Az *az);
+bool az_constant_truth(const IrExpr *e, bool *truth);    // a constant (through casts), and its truth
+bool az_buffer(Az *az, CXCursor c, CXCursor *buffer, bool *element);  // a pointer the kernel names
+bool az_element_of(Az *az, CXCursor e, CXCursor *decl);  // &t[i], t + i (or p at t[i]): t (false: not one)
+IrExpr *az_subscript(Az *az, CXCursor c);                 // a read p[k]
+IrTensor *az_element_address(Az *az, CXCursor e);         // &t[i], t + i, ...: t (NULL: not one)
+IrTensor *az_element_target(Az *az, CXCursor lhs);        // t[i], *p, ... as assigned (NULL: failed)
+IrTensor *az_buffer_tensor(Az *az, CXCursor decl, CXCursor at);  // the tensor a pointer parameter is bound to
+// The element type of a pointer parameter's buffer; IR_VOID (reason recorded) when the
+// launch passes NULL or the type is not one coconet handles (8- and 16-bit integers).
+IrType az_buffer_type(Az *az, CXCursor decl, CXCursor at);
+
+// analyze_call.c: calls, intrinsics, helpers
+IrExpr *az_call_expr(Az *az, CXCursor c);                 // a call expression (NULL: failed, reason recorded)
+IrExpr *az_inline_helper(Az *az, CXCursor call, CXCursor def, bool as_stmt);
+// A helper that returns a vector (float4 add4(float4 a, float4 b)): its lanes into out.
+bool az_inline_vector_helper(Az *az, CXCursor call, CXCursor def, IrExpr **out);
+
+// analyze_stmt.c: the statements of the element body and of helpers
+bool az_is_assignment(const Az *az, CXCursor s, CXCursor *lhs, CXCursor *rhs, char **op);
+bool az_writes(const Az *az, CXCursor within, CXCursor var);  // var assigned, ++/--'d or its address taken in it
+void az_decl_stmt(Az *az, CXCursor s);                    // locals
+void az_stmt(Az *az, CXCursor s);                         // one statement
+void az_store(Az *az, CXCursor at, IrTensor *t, IrExpr *value);  // t[i] = value, under the current condition
+IrExpr *az_assigned_value(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *op);  // of x = e, x op= e
+bool az_carries(Az *az, CXCursor s, const Binding *b);    // assigning b would carry across elements (reason recorded)
+// The buffer and element an atomicAdd statement sums into (NULL: the reason is recorded).
+IrTensor *az_sum_target(Az *az, CXCursor s, long long *at);
+
+// analyze_sum.c: after the grid-stride loop, a thread's running sum s added with
+// atomicAdd(acc, s), or once a warp (shuffles, a cooperative-groups tile of 32) or the
+// block (cub::BlockReduce) has summed it, by one thread of each. True when s is such a
+// statement (its reduction added, or the reason recorded).
+bool az_after_loop(Az *az, CXCursor s);
+
+// analyze_place.c: a thread's place in the grid, for a row per warp or per thread
+// (PLACE_MOVED: another place: a thread's rank in its block, the block's index)
+typedef enum { PLACE_NONE, PLACE_LANE, PLACE_WARP, PLACE_WARPS, PLACE_WARP_ROW, PLACE_THREAD_ROW, PLACE_MOVED } AzPlace;
+CXCursor az_uncast(CXCursor c);                           // az_strip, and without casts
+bool az_int_is(CXCursor c, long long want);               // an integer constant equal to want
+bool az_is_warp_size(CXCursor c);                         // 32, WARP_SIZE, warpSize, warp.size()
+// threadIdx.x % 32 (the lane), threadIdx.x / 32 (the warp), blockDim.x / 32 (warps per block),
+// blockIdx.x * warps + warp (a warp's row), blockIdx.x * blockDim.x + threadIdx.x (a thread's
+// row), also through the kernel's integer locals and cooperative-groups tiles of 32.
+AzPlace az_place(const Az *az, CXCursor c);
+// c is `threadIdx.x == 0` (the block's first thread) or, warp, `lane == 0` (either order).
+bool az_first_thread(const Az *az, CXCursor c, bool warp);
+
+// analyze_vector.c: vector elements (float2, float4, double2, __half2, __nv_bfloat162)
+int az_vector_type(CXType t, IrType *comp);               // its lanes (0: not a vector) and lane type
+int az_kernel_lanes(Az *az);                              // the lanes of the vectors the kernel uses (0: none)
+bool az_vector_expr(Az *az, CXCursor c, IrExpr **out);   // a vector value's lanes (false: failed)
+IrExpr *az_vector_lane(Az *az, CXCursor c, bool *handled);  // v.x, __low2float(h) (*handled: c is one)
+void az_vector_decl(Az *az, CXCursor var);                // float4 v = ...;
+// v = w, v.x op= e, v4[i] = v: true when s is one of these (handled, or the reason recorded).
+bool az_vector_assign(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *op);
+IrSize *az_vector_elements(Az *az, const char *vectors, bool *tail);  // a count of vectors in elements
+
+// analyze_row.c and analyze_row_op.c: a row-wise kernel. analyze_row.c walks
+// the body into a Row (its accesses, loops, the row's owner), analyze_row_op.c
+// checks the accesses together and builds the op.
+enum { ROW_MAX = 32 };
+
+typedef enum { USE_ROW, USE_COL, USE_OWN } RowUse;  // [row * H + j], [j], [row]
+
+// Who owns a row: a block (row = blockIdx.x), a warp (blockIdx.x * (blockDim.x
+// / 32) + threadIdx.x / 32, columns from the lane threadIdx.x % 32) or a thread
+// (blockIdx.x * blockDim.x + threadIdx.x, columns from 0).
+typedef enum { GROUP_BLOCK, GROUP_WARP, GROUP_THREAD } RowGroup;
+
+
+typedef struct Access {
+  CXCursor param;    // the kernel's pointer parameter
+  RowUse use;
+  bool write, read;
+  bool partial;      // a write that may not cover the row
+  CXCursor at;
+} Access;
+
+typedef struct Row {
+  Az az;              // fe, kernel, launch, why (az_fail, az_builtin, az_text_of)
+  CXCursor h;         // the row length parameter (null until a column loop names it)
+  CXCursor rows;      // the row count parameter (null: none)
+  CXCursor stride;    // a row stride parameter other than H (`row * input_stride`), null if none: the
+                      // generated code checks that it equals H
+  RowGroup group;
+  bool guarded;       // past `if (row >= rows) return;` at the kernel's top level
+  int in_guard;       // > 0 inside `if (row < rows) { ... }`
+  CXCursor nulls[ROW_MAX];  // pointer parameters the kernel tests against null
+  int nnulls;
+  bool row_elements;  // an access at [row * H + j] was seen
+  CXCursor cols[ROW_MAX];   // column loop variables
+  int ncols;
+  CXCursor strided[ROW_MAX];  // variables of loops from threadIdx.x to a constant (over shared memory)
+  int nstrided;
+  CXCursor rowoffs[ROW_MAX];  // integer locals holding row * H
+  int nrowoffs;
+  CXCursor aliases[ROW_MAX], alias_of[ROW_MAX];  // pointer locals at the row, and their parameter
+  int naliases;
+  Access acc[64];
+  int nacc;
+  int cond;           // > 0 inside a condition, another loop, or a column loop that may skip columns
+  int one_thread;     // how many of those conditions are `threadIdx.x == 0` (one thread of every block)
+  bool irregular;     // a return (other than the rows test), break, continue or goto
+  bool saw_row;       // blockIdx.x appears
+  SrcLoc row_loc;
+  int helper_depth;   // > 0 while checking a __device__ helper's body
+  CXCursor row_loop;  // a grid-stride loop over the rows at the kernel's top level (null: none)
+  CXCursor row_var;   // its variable: the row, inside the loop only
+  bool in_row_loop;
+} Row;
+
+static inline bool row_failed(const Row *w) { return az_failed(&w->az); }
+bool row_in_list(const CXCursor *v, int n, CXCursor c);
+// Walk a statement or expression of the kernel (or of a helper it calls) into w.
+void row_walk(Row *w, CXCursor c);
+// The grid-stride loop over the rows at the body's top level, if any (w->row_loop).
+void row_find_loop(Row *w, CXCursor body);
+
+#endif

@@ -1,0 +1,241 @@
+// analyze_row_op.c: a row-wise kernel's op, once analyze_row.c has walked its
+// body: the checks that need every access (one buffer not read across rows
+// where it is written, the row count and stride parameters told apart), the
+// row-wise IR op, and the launch's grid for a warp or a thread per row.
+#include "analyze_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// Two accesses of one buffer: the same parameter, or two passed the same pointer.
+static bool same_buffer(const Row *w, const Access *a, const Access *b) {
+  if (same(a->param, b->param)) return true;
+  const char *x = az_launch_arg(&w->az, a->param), *y = az_launch_arg(&w->az, b->param);
+  if (!x || !y) return true;
+  while (*x || *y) {
+    if (*x == ' ') x++;
+    else if (*y == ' ') y++;
+    else if (*x++ != *y++) return false;
+  }
+  return true;
+}
+
+// The checks that need every access: one buffer not read across rows where it
+// is written, the row length known, the rows covered.
+static void check_accesses(Row *w, CXCursor kernel) {
+  bool writes = false;
+  for (int i = 0; i < w->nacc && !row_failed(w); i++) {
+    const Access *a = &w->acc[i];
+    writes |= a->write;
+    if (az_buffer_type(&w->az, a->param, a->at) == IR_VOID) break;
+    for (int j = 0; j < i && !a->write; j++) {
+      const Access *b = &w->acc[j];
+      if (!same_buffer(w, a, b) || b->use == a->use || b->write) continue;
+      char *t = az_text_of(&w->az, a->at), *u = az_text_of(&w->az, b->at);
+      az_fail(&w->az, a->at, "kernel '%s' reads %s and %s: one buffer both per row and per column (or per row "
+                             "element); coconet moves a buffer's pointer to the first row of a slice, or leaves it",
+              w->az.launch->kernel, u, t);
+      free(t);
+      free(u);
+      break;
+    }
+    for (int j = 0; j < w->nacc && a->write; j++) {
+      const Access *b = &w->acc[j];
+      if (!same_buffer(w, a, b) || b->use == a->use) continue;
+      char *t = az_text_of(&w->az, b->at), *u = az_text_of(&w->az, a->at);
+      if (b->use == USE_COL)
+        az_fail(&w->az, b->at, "kernel '%s' reads %s, outside its block's row, of a buffer it writes (%s): rows "
+                               "would depend on each other", w->az.launch->kernel, t, u);
+      else
+        az_fail(&w->az, b->at, "kernel '%s' %s %s and writes %s: one buffer both per row element ([row * H + j]) "
+                               "and per row ([row]); coconet splits a buffer in rows of H elements or of one",
+                w->az.launch->kernel, b->write ? "writes" : "reads", t, u);
+      free(t);
+      free(u);
+      break;
+    }
+  }
+  if (!row_failed(w) && (!writes || clang_Cursor_isNull(w->h)))
+    az_fail(&w->az, kernel, "kernel '%s' writes no row of a buffer at [row * H + j]; it is not a row-wise kernel",
+            w->az.launch->kernel);
+}
+
+// The op, built once every check has passed.
+static IrOp *row_op(Row *w, IrRegion *ir, const Stmt *s, IrSize *rows) {
+  const Launch *l = s->launch;
+  const Az *az = &w->az;
+  char *kernel = l->template_args ? ir_printf(ir, "%s<%s>", l->kernel, l->template_args) : ir_strdup(ir, l->kernel);
+  char *args = ir_strdup(ir, ""), *roles = ir_alloc(ir, (size_t)l->nargs + 1);
+  for (int i = 0; i < l->nargs; i++) {
+    args = ir_printf(ir, "%s%s%s", args, i ? ", " : "", l->args[i].text);
+    roles[i] = 'x';
+  }
+  int n = clang_Cursor_getNumArguments(az->kernel);
+  for (int i = 0; i < n && i < l->nargs; i++)
+    if (!clang_Cursor_isNull(w->rows) && same(clang_Cursor_getArgument(az->kernel, (unsigned)i), w->rows)) roles[i] = 'r';
+    else if (!clang_Cursor_isNull(w->stride) && same(clang_Cursor_getArgument(az->kernel, (unsigned)i), w->stride))
+      roles[i] = 's';
+  for (int i = 0; i < w->nacc; i++) {
+    const Access *a = &w->acc[i];
+    bool null = row_in_list(w->nulls, w->nnulls, a->param);
+    if (a->use != USE_COL) roles[az_param_position(az, a->param)] = a->use == USE_ROW ? (null ? 'P' : 'p') : (null ? 'O' : 'o');
+  }
+  IrSize *h = ir_size_parse(ir, az_launch_arg(az, w->h));
+  IrPointwise info = {
+      .kernel = kernel, .grid = l->grid.text, .block = l->block.text,
+      .shmem = l->shmem.text ? l->shmem.text : "0", .stream = l->stream.text ? l->stream.text : "0",
+      .args_text = args, .count = ir_size_mul(ir, rows, h), .row = h, .row_roles = roles, .row_loc = w->row_loc,
+      .row_threads = w->group == GROUP_WARP ? 32 : w->group == GROUP_THREAD ? 1 : 0,
+  };
+  IrOp *op = ir_op_pointwise(ir, s->range, &info);
+  for (int i = 0; i < n && i < l->nargs; i++) {
+    CXCursor p = clang_Cursor_getArgument(az->kernel, (unsigned)i);
+    if (roles[i] == 'x' && !az_is_pointer(p)) {
+      char *name = fe_spelling(p);
+      ir_pw_param(ir, op, name, az_type_of(clang_getCursorType(p)), l->args[i].text);
+      free(name);
+    }
+  }
+  for (int i = 0; i < w->nacc; i++) {
+    const Access *a = &w->acc[i];
+    int at = az_param_position(az, a->param);
+    SrcLoc loc = fe_loc(az->fe, clang_getCursorLocation(a->at));
+    IrIndexKind index = a->use == USE_ROW ? IR_IDX_I : a->use == USE_COL ? IR_IDX_MOD : IR_IDX_DIV;
+    IrSize *count = a->use == USE_ROW ? op->pw.count : a->use == USE_COL ? h : rows;
+    IrTensor *t = ir_tensor_get_or_add(ir, l->args[at].text, az_buffer_type(&w->az, a->param, a->at), count, loc);
+    if (a->read || a->partial) {
+      IrUse *u = ir_use_add(ir, &op->reads, t, loc);
+      bool first = u->expr == NULL;
+      if (first || index > u->index) {
+        u->index = index;
+        u->expr = index == IR_IDX_I ? ir_expr_read(ir, t, IR_IDX_I, NULL) : ir_expr_read(ir, t, index, h);
+      }
+    }
+    if (a->write) ir_use_add(ir, &op->writes, t, loc)->index = index;
+  }
+  return op;
+}
+
+// Who owns a row, from the first row of a warp or of a thread the body computes (a block if none).
+static enum CXChildVisitResult group_child(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Row *w = data;
+  if (kind(c) != CXCursor_BinaryOperator) return CXChildVisit_Recurse;
+  AzPlace d = az_place(&w->az, c);
+  if (d == PLACE_WARP_ROW || d == PLACE_THREAD_ROW) {
+    w->group = d == PLACE_WARP_ROW ? GROUP_WARP : GROUP_THREAD;
+    return CXChildVisit_Break;
+  }
+  return CXChildVisit_Recurse;
+}
+
+static bool top_level_comma(const char *t) {
+  int depth = 0;
+  for (; *t; t++) {
+    depth += *t == '(' || *t == '[' ? 1 : *t == ')' || *t == ']' ? -1 : 0;
+    if (*t == ',' && depth == 0) return true;
+  }
+  return false;
+}
+
+// With a warp or a thread per row the launch as written has a grid that
+// reaches every row (the generated code checks it, using the grid and block
+// as numbers: a dim3 there does not compile), and the translation launches
+// blocks enough for a slice's rows: the extra warps or threads stop at the
+// rows test (every access is after it, so there is one). A comma inside
+// parentheses is a call's (CEIL_DIV(N * 32, 256)).
+static void check_group_launch(Row *w) {
+  const Launch *l = w->az.launch;
+  const char *who = w->group == GROUP_WARP ? "warp" : "thread";
+  const char *texts[] = {l->grid.text, l->block.text};
+  for (int i = 0; i < 2; i++)
+    if (!texts[i] || strchr(texts[i], '{') || top_level_comma(texts[i]) || strstr(texts[i], "dim3"))
+      az_fail(&w->az, w->az.kernel, "kernel '%s' runs one %s per row, but the launch's %s '%s' is not a number of "
+                                    "%s; coconet computes the grid of a slice from a one-dimensional block",
+              l->kernel, who, i ? "block" : "grid", texts[i] ? texts[i] : "", i ? "threads" : "blocks");
+  if (!row_failed(w) && w->group == GROUP_WARP && w->az.block_x > 0 && w->az.block_x % 32)
+    az_fail(&w->az, w->az.kernel, "kernel '%s' runs one warp per row with blocks of %lld threads, not whole warps; "
+                                  "the last warp of every block would share a row with the next block's first",
+            l->kernel, w->az.block_x);
+}
+
+IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *rowish, char **why, SrcLoc *why_loc) {
+  const Launch *l = s->launch;
+  const KernelDef *def = l->def;
+  bool instance = def->is_template && def->inst_fe;
+  Row w = {.az = {.fe = instance ? def->inst_fe : fe, .region_fe = fe, .ir = ir, .launch = l,
+                  .kernel = instance ? def->inst : def->cursor},
+           .h = clang_getNullCursor(), .rows = clang_getNullCursor(), .stride = clang_getNullCursor(),
+           .row_loop = clang_getNullCursor(), .row_var = clang_getNullCursor()};
+  // A constant the launch's block size equals stands for blockDim.x (a column loop's step).
+  w.az.block_x = launch_block_x(fe, s);
+  *why = NULL;
+  Kids k = kids(w.az.kernel);
+  CXCursor body = k.n ? k.last : clang_getNullCursor();
+  if (def->is_template && !instance) {
+    az_fail(&w.az, def->cursor, "%s", def->why ? def->why : "kernel template: no instance");
+  } else if (kind(body) != CXCursor_CompoundStmt) {
+    az_fail(&w.az, w.az.kernel, "kernel '%s' has no body", l->kernel);
+  } else {
+    clang_visitChildren(body, group_child, &w);
+    row_find_loop(&w, body);
+    row_walk(&w, body);
+  }
+  if (!row_failed(&w) && !w.saw_row) az_fail(&w.az, w.az.kernel, "kernel '%s' has no row index (blockIdx.x)", l->kernel);
+  if (!row_failed(&w)) check_accesses(&w, w.az.kernel);
+  if (!row_failed(&w) && !clang_Cursor_isNull(w.rows) && !clang_Cursor_isNull(w.stride) && same(w.rows, w.stride)) {
+    char *name = fe_spelling(w.stride);
+    az_fail(&w.az, w.rows, "kernel '%s' uses '%s' as both its row count and a row stride; the schedule passes a "
+                           "slice's row count, which would change the stride too", l->kernel, name);
+    free(name);
+  }
+  if (!row_failed(&w) && !clang_Cursor_isNull(w.rows) && same(w.rows, w.h)) {
+    char *name = fe_spelling(w.h);
+    az_fail(&w.az, w.rows, "kernel '%s' uses '%s' as both its row count and its row length; the schedule passes a "
+                           "slice's row count, which would change the row length too", l->kernel, name);
+    free(name);
+  }
+  if (!row_failed(&w) && l->wrapper)
+    az_fail(&w.az, w.az.kernel, "kernel '%s' is row-wise, but launched through host function '%s'; coconet rewrites a "
+                                "row-wise launch only where it is written", l->kernel, l->wrapper);
+  IrOp *op = NULL;
+  if (!row_failed(&w) && w.group != GROUP_BLOCK) {
+    check_group_launch(&w);
+    if (!row_failed(&w)) op = row_op(&w, ir, s, ir_size_parse(ir, az_launch_arg(&w.az, w.rows)));
+  } else if (!row_failed(&w) && !clang_Cursor_isNull(w.row_loop)) {
+    op = row_op(&w, ir, s, ir_size_parse(ir, az_launch_arg(&w.az, w.rows)));  // any grid covers the rows
+  } else if (!row_failed(&w)) {
+    const char *rows_text = clang_Cursor_isNull(w.rows) ? l->grid.text : az_launch_arg(&w.az, w.rows);
+    // Without a rows test the grid is the row count: through a local (`dim3 grid(num_tokens)`), in the
+    // terms of the launch argument it equals.
+    for (int i = 0; clang_Cursor_isNull(w.rows) && i < l->nargs; i++)
+      if (!strchr(l->args[i].text, '(') && launch_grid_is_arg(fe, s, i)) {
+        rows_text = l->args[i].text;
+        break;
+      }
+    IrSize *rows = rows_text ? ir_size_parse(ir, rows_text) : NULL;
+    // (the grid's text is parsed into the IR only when it names the rows, or it would add a variable)
+    bool grid_is_rows = rows && (clang_Cursor_isNull(w.rows) ? rows_text != l->grid.text
+                                                             : launch_grid_is_arg(fe, s, az_param_position(&w.az, w.rows)));
+    if (rows && !grid_is_rows)
+      grid_is_rows = !strchr(l->grid.text, '(') && !strchr(l->grid.text, '{') &&
+                     ir_size_equal(rows, ir_size_parse(ir, l->grid.text));
+    if (!grid_is_rows)
+      az_fail(&w.az, w.az.kernel, "kernel '%s' is row-wise (one block per row), but the launch's grid '%s' is not "
+                                  "its row count%s%s%s; coconet runs one block per row of a slice",
+              l->kernel, l->grid.text, clang_Cursor_isNull(w.rows) ? "" : " '",
+              clang_Cursor_isNull(w.rows) ? "" : rows_text, clang_Cursor_isNull(w.rows) ? "" : "'");
+    else
+      op = row_op(&w, ir, s, rows);
+  }
+  // A kernel over threads that fails here may be a pointwise kernel: its rows
+  // show only in an access of a row element.
+  *rowish = w.group == GROUP_THREAD ? w.row_elements
+                                    : w.group == GROUP_WARP || w.ncols > 0 || w.saw_row || !clang_Cursor_isNull(w.row_loop);
+  if (row_failed(&w)) {
+    *why = w.az.why;
+    *why_loc = w.az.why_loc;
+    return NULL;
+  }
+  return op;
+}

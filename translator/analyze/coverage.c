@@ -1,0 +1,559 @@
+// coverage.c: does a guarded kernel's launch run a thread for every element?
+//
+// A kernel whose element loop is `if (i < n)` (or `if (i >= n) return;`)
+// computes only the elements that have a thread: grid.x * block.x of them. A
+// schedule that runs it on a slice computes all n, so the launch must be
+// proven to cover n first. The grid, block and count are read as integer
+// expressions through the AST: literals and constants (constexpr, const
+// locals, macros: clang_Cursor_Evaluate), locals with one initial value that
+// are never assigned afterwards, dim3(...), one-statement helpers such as
+// `ceil_div(a, b) { return (a + b - 1) / b; }`, and + - * / %. Accepted:
+//
+//   grid >= ceil(N / D) with N the count and D the block size (or a constant
+//          no larger than a constant block): (N + D - 1) / D, (N + (D - 1)) / D,
+//          (N - 1) / D + 1, N / D + 1, with D - 1 folded when D is constant;
+//   grid = N (any block of at least one thread);
+//   grid, block and count all constant, grid * block >= count.
+//
+// Anything else is not proven (the caller refuses, quoting the launch).
+#include "analyze/analyze.h"
+#include "common/text.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { S_CONST, S_VAR, S_ADD, S_SUB, S_MUL, S_DIV, S_MOD } SymKind;
+
+typedef struct Sym {
+  SymKind kind;
+  long long value;   // S_CONST
+  char *text;        // S_VAR: the expression as written, blanks removed
+  struct Sym *a, *b;
+  struct Sym *all;   // every Sym of one proof, for freeing
+} Sym;
+
+typedef struct Bound {  // a helper's parameter bound to its argument
+  CXCursor param;
+  Sym *value;
+} Bound;
+
+typedef struct Cov {
+  const Frontend *fe;    // the launch's
+  const Frontend *kfe;   // the kernel's (a template's instance parse, else fe)
+  Sym *all;
+  Bound bound[64];
+  int nbound;
+  int depth;         // helpers and initializers followed
+  int via_init;      // inside a variable's initializer: read at its declaration, not at the launch
+  bool changed;      // such an initializer reads a variable that may change before the launch
+} Cov;
+
+// The front end a cursor belongs to.
+static const Frontend *fe_of(const Cov *cv, CXCursor c) {
+  return clang_Cursor_getTranslationUnit(c) == cv->kfe->tu ? cv->kfe : cv->fe;
+}
+
+static Sym *sym_new(Cov *cv, SymKind kind) {
+  Sym *s = calloc(1, sizeof *s);
+  if (!s) COCONET_BUG("out of memory");
+  s->kind = kind;
+  s->all = cv->all;
+  cv->all = s;
+  return s;
+}
+
+static Sym *sym_const(Cov *cv, long long v) {
+  Sym *s = sym_new(cv, S_CONST);
+  s->value = v;
+  return s;
+}
+
+static Sym *sym_bin(Cov *cv, SymKind kind, Sym *a, Sym *b) {
+  if (!a || !b) return NULL;
+  Sym *s = sym_new(cv, kind);
+  s->a = a;
+  s->b = b;
+  return s;
+}
+
+static enum CXCursorKind kind_of(CXCursor c) { return clang_getCursorKind(c); }
+
+typedef FeKids Kids;
+
+static Kids kids_of(CXCursor c) { return fe_kids(c); }
+
+static CXCursor last_kid(CXCursor c) {
+  Kids k = kids_of(c);
+  return k.n == 0 ? clang_getNullCursor() : k.last;
+}
+
+static CXCursor strip(CXCursor c) {
+  for (;;) {
+    enum CXCursorKind k = kind_of(c);
+    Kids ks = kids_of(c);
+    if ((k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr) && ks.n == 1) c = ks.v[0];
+    else if ((k == CXCursor_CStyleCastExpr || k == CXCursor_CXXStaticCastExpr ||
+              k == CXCursor_CXXFunctionalCastExpr) && ks.n >= 1)
+      c = ks.last;
+    else return c;
+  }
+}
+
+static bool eval_int(CXCursor c, long long *v) {
+  if (!clang_isExpression(kind_of(c))) return false;
+  CXEvalResult e = clang_Cursor_Evaluate(c);
+  bool ok = e && clang_EvalResult_getKind(e) == CXEval_Int;
+  if (ok) *v = clang_EvalResult_getAsLongLong(e);
+  if (e) clang_EvalResult_dispose(e);
+  return ok;
+}
+
+// The text of a cursor with blanks removed (malloc'd).
+static char *squeezed(const Frontend *fe, CXCursor c) {
+  char *t = fe_text(fe, fe_range(fe, clang_getCursorExtent(c)));
+  text_drop(t, t, TEXT_BLANKS);
+  return t;
+}
+
+// Where the text between two cursors is in the main file: as expanded, or,
+// for operands both spelled in one macro body, as spelled there.
+static bool between(const Frontend *fe, CXCursor lhs, CXCursor rhs, SrcRange *r) {
+  *r = (SrcRange){fe_range(fe, clang_getCursorExtent(lhs)).end, fe_range(fe, clang_getCursorExtent(rhs)).begin};
+  if (r->end.offset > r->begin.offset) return true;
+  CXFile fa, fb;
+  unsigned a, b;
+  clang_getSpellingLocation(clang_getRangeEnd(clang_getCursorExtent(lhs)), &fa, NULL, NULL, &a);
+  clang_getSpellingLocation(clang_getRangeStart(clang_getCursorExtent(rhs)), &fb, NULL, NULL, &b);
+  if (!fa || !fb || !clang_File_isEqual(fa, fe->file) || !clang_File_isEqual(fb, fe->file) || b <= a) return false;
+  *r = (SrcRange){source_loc(&fe->src, a), source_loc(&fe->src, b)};
+  return true;
+}
+
+// The operator of a binary expression: the text between its operands.
+static SymKind binary_kind(const Frontend *fe, CXCursor lhs, CXCursor rhs, bool *ok) {
+  SrcRange r;
+  *ok = false;
+  if (!between(fe, lhs, rhs, &r)) return S_ADD;
+  char *t = fe_text(fe, r), *p = t;
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == ')') p++;
+  char *e = p + strlen(p);
+  while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '(')) e--;
+  SymKind k = S_ADD;
+  if (e - p == 1) {
+    *ok = true;
+    switch (*p) {
+    case '+': k = S_ADD; break;
+    case '-': k = S_SUB; break;
+    case '*': k = S_MUL; break;
+    case '/': k = S_DIV; break;
+    case '%': k = S_MOD; break;
+    default: *ok = false;
+    }
+  }
+  free(t);
+  return k;
+}
+
+typedef struct Assigned {
+  const Frontend *fe;
+  CXCursor decl;
+  bool yes;
+} Assigned;
+
+// c names decl, or a member of it (decl.a.b).
+static bool refers_to(CXCursor c, CXCursor decl) {
+  c = strip(c);
+  while (kind_of(c) == CXCursor_MemberRefExpr) {
+    Kids ks = kids_of(c);
+    if (ks.n != 1) return false;
+    c = strip(ks.v[0]);
+  }
+  return kind_of(c) == CXCursor_DeclRefExpr && clang_equalCursors(clang_getCursorReferenced(c), decl);
+}
+
+// The variable or parameter a name or member chain starts from (null if none).
+static CXCursor base_decl(CXCursor c) {
+  c = strip(c);
+  while (kind_of(c) == CXCursor_MemberRefExpr) {
+    Kids ks = kids_of(c);
+    if (ks.n != 1) return clang_getNullCursor();
+    c = strip(ks.v[0]);
+  }
+  return kind_of(c) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(c) : clang_getNullCursor();
+}
+
+// Is decl assigned, incremented or has its address taken anywhere below c?
+static enum CXChildVisitResult find_assignment(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Assigned *a = data;
+  enum CXCursorKind k = kind_of(c);
+  Kids ks = kids_of(c);
+  if ((k == CXCursor_BinaryOperator || k == CXCursor_CompoundAssignOperator) && ks.n == 2 &&
+      refers_to(ks.v[0], a->decl)) {
+    SrcRange r = {fe_range(a->fe, clang_getCursorExtent(ks.v[0])).end,
+                  fe_range(a->fe, clang_getCursorExtent(ks.v[1])).begin};
+    char *op = r.end.offset > r.begin.offset ? fe_text(a->fe, r) : strdup("=");
+    char *eq = strchr(op, '=');
+    if (eq && !(eq[1] == '=' || (eq > op && (eq[-1] == '=' || eq[-1] == '!' || eq[-1] == '<' || eq[-1] == '>'))))
+      a->yes = true;
+    free(op);
+  } else if (k == CXCursor_UnaryOperator && ks.n == 1 && refers_to(ks.v[0], a->decl)) {
+    char *t = squeezed(a->fe, c);
+    size_t n = strlen(t);
+    if (t[0] == '&' || strncmp(t, "++", 2) == 0 || strncmp(t, "--", 2) == 0 ||
+        (n >= 2 && (strcmp(t + n - 2, "++") == 0 || strcmp(t + n - 2, "--") == 0)))
+      a->yes = true;
+    free(t);
+  } else if (k == CXCursor_CallExpr) {
+    // Passed to a non-const reference parameter: it may be assigned there.
+    CXType fn = clang_getCursorType(clang_getCursorReferenced(c));
+    int n = clang_Cursor_getNumArguments(c);
+    for (int i = 0; i < n && i < clang_getNumArgTypes(fn); i++) {
+      CXType t = clang_getArgType(fn, (unsigned)i);
+      if (refers_to(clang_Cursor_getArgument(c, (unsigned)i), a->decl) && t.kind == CXType_LValueReference &&
+          !clang_isConstQualifiedType(clang_getPointeeType(t)))
+        a->yes = true;
+    }
+  }
+  return a->yes ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+// A variable or parameter that keeps its value through its function.
+static bool never_assigned(const Frontend *fe, CXCursor decl) {
+  CXType t = clang_getCursorType(decl);
+  if (clang_isConstQualifiedType(t)) return true;
+  if (t.kind == CXType_LValueReference && clang_isConstQualifiedType(clang_getPointeeType(t))) return true;
+  CXCursor fn = clang_getCursorSemanticParent(decl);
+  enum CXCursorKind k = kind_of(fn);
+  if (k != CXCursor_FunctionDecl && k != CXCursor_CXXMethod && k != CXCursor_FunctionTemplate) return false;
+  Assigned a = {fe, decl, false};
+  clang_visitChildren(fn, find_assignment, &a);
+  return !a.yes;
+}
+
+static Sym *sym_of(Cov *cv, CXCursor c);
+
+// A value read as it is at the launch. Read through an initializer, its
+// variable must keep its value from there to the launch.
+static Sym *sym_var(Cov *cv, CXCursor c) {
+  if (cv->via_init) {
+    CXCursor d = base_decl(c);
+    if (clang_Cursor_isNull(d) || !never_assigned(fe_of(cv, d), d)) cv->changed = true;
+  }
+  Sym *s = sym_new(cv, S_VAR);
+  s->text = squeezed(fe_of(cv, c), c);
+  return s;
+}
+
+// The only statement of a helper's body, when it is `return e;`.
+static CXCursor returned_expr(CXCursor fn) {
+  CXCursor body = last_kid(fn);
+  if (kind_of(body) != CXCursor_CompoundStmt) return clang_getNullCursor();
+  Kids ks = kids_of(body);
+  if (ks.n != 1 || kind_of(ks.v[0]) != CXCursor_ReturnStmt) return clang_getNullCursor();
+  Kids r = kids_of(ks.v[0]);
+  return r.n == 1 ? r.v[0] : clang_getNullCursor();
+}
+
+static Sym *sym_call(Cov *cv, CXCursor c) {
+  CXString ts = clang_getTypeSpelling(clang_getCursorType(c));
+  bool dim3 = strstr(clang_getCString(ts), "dim3") != NULL;
+  clang_disposeString(ts);
+  int n = clang_Cursor_getNumArguments(c);
+  if (dim3) return n >= 1 ? sym_of(cv, clang_Cursor_getArgument(c, 0)) : NULL;
+  CXCursor fn = clang_getCursorDefinition(clang_getCursorReferenced(c));
+  CXCursor e = clang_Cursor_isNull(fn) ? fn : returned_expr(fn);
+  if (clang_Cursor_isNull(e) || n != clang_Cursor_getNumArguments(fn) || cv->nbound + n > 64) return NULL;
+  Bound saved[64];
+  int nsaved = cv->nbound;
+  memcpy(saved, cv->bound, sizeof saved);
+  for (int i = 0; i < n; i++) {
+    Sym *a = sym_of(cv, clang_Cursor_getArgument(c, (unsigned)i));
+    if (!a) return NULL;
+    cv->bound[cv->nbound++] = (Bound){clang_Cursor_getArgument(fn, (unsigned)i), a};
+  }
+  Sym *s = sym_of(cv, e);
+  memcpy(cv->bound, saved, sizeof saved);
+  cv->nbound = nsaved;
+  return s;
+}
+
+static Sym *sym_ref(Cov *cv, CXCursor c) {
+  CXCursor d = clang_getCursorReferenced(c);
+  for (int i = 0; i < cv->nbound; i++)
+    if (clang_equalCursors(cv->bound[i].param, d)) return cv->bound[i].value;
+  if (kind_of(d) == CXCursor_VarDecl) {
+    CXCursor init = last_kid(d);
+    if (!clang_Cursor_isNull(init) && clang_isExpression(kind_of(init)) && never_assigned(fe_of(cv, d), d)) {
+      cv->via_init++;
+      Sym *s = sym_of(cv, init);
+      cv->via_init--;
+      if (s) return s;
+    }
+  }
+  return sym_var(cv, c);
+}
+
+// p.n: for a parameter bound to a variable (a kernel's by-value struct), that variable's member.
+static Sym *sym_member(Cov *cv, CXCursor c) {
+  CXCursor d = base_decl(c);
+  for (int i = 0; i < cv->nbound && !clang_Cursor_isNull(d); i++) {
+    if (!clang_equalCursors(cv->bound[i].param, d)) continue;
+    const Sym *b = cv->bound[i].value;
+    if (b->kind != S_VAR) return NULL;
+    char *whole = squeezed(fe_of(cv, c), c), *dot = strpbrk(whole, ".-");
+    Sym *s = sym_new(cv, S_VAR);
+    if (!dot || asprintf(&s->text, "%s%s", b->text, dot) < 0) s->text = strdup("?");
+    free(whole);
+    return s;
+  }
+  return sym_var(cv, c);
+}
+
+static Sym *sym_of(Cov *cv, CXCursor c) {
+  if (clang_Cursor_isNull(c) || cv->depth > 16) return NULL;
+  cv->depth++;
+  Sym *s = NULL;
+  long long v;
+  c = strip(c);
+  if (eval_int(c, &v)) {
+    s = sym_const(cv, v);
+  } else {
+    Kids ks = kids_of(c);
+    switch (kind_of(c)) {
+    case CXCursor_DeclRefExpr: s = sym_ref(cv, c); break;
+    case CXCursor_CallExpr: s = sym_call(cv, c); break;
+    case CXCursor_BinaryOperator: {
+      bool ok = false;
+      SymKind k = ks.n == 2 ? binary_kind(fe_of(cv, ks.v[0]), ks.v[0], ks.v[1], &ok) : S_ADD;
+      if (ok) s = sym_bin(cv, k, sym_of(cv, ks.v[0]), sym_of(cv, ks.v[1]));
+      break;
+    }
+    case CXCursor_MemberRefExpr: s = sym_member(cv, c); break;
+    default: break;
+    }
+  }
+  cv->depth--;
+  return s;
+}
+
+static bool sym_eq(const Sym *a, const Sym *b) {
+  if (!a || !b || a->kind != b->kind) return false;
+  switch (a->kind) {
+  case S_CONST: return a->value == b->value;
+  case S_VAR: return strcmp(a->text, b->text) == 0;
+  case S_ADD: case S_MUL:
+    return (sym_eq(a->a, b->a) && sym_eq(a->b, b->b)) || (sym_eq(a->a, b->b) && sym_eq(a->b, b->a));
+  default: return sym_eq(a->a, b->a) && sym_eq(a->b, b->b);
+  }
+}
+
+// An additive expression as signed terms and a constant.
+typedef struct Sum {
+  const Sym *term[8];
+  int sign[8];
+  int n;
+  long long constant;
+  bool ok;
+} Sum;
+
+static void sum_add(Sum *s, const Sym *e, int sign) {
+  if (!s->ok) return;
+  if (e->kind == S_CONST) s->constant += sign * e->value;
+  else if (e->kind == S_ADD) sum_add(s, e->a, sign), sum_add(s, e->b, sign);
+  else if (e->kind == S_SUB) sum_add(s, e->a, sign), sum_add(s, e->b, -sign);
+  else if (s->n < 8) s->term[s->n] = e, s->sign[s->n++] = sign;
+  else s->ok = false;
+}
+
+// Remove one term equal to e with this sign; true if there was one.
+static bool sum_take(Sum *s, const Sym *e, int sign) {
+  for (int i = 0; i < s->n; i++) {
+    if (s->sign[i] != sign || !sym_eq(s->term[i], e)) continue;
+    s->term[i] = s->term[--s->n];
+    s->sign[i] = s->sign[s->n];
+    return true;
+  }
+  return false;
+}
+
+// Is x == count + D - 1 (with D the divisor)?
+static bool is_count_plus_divisor_minus_one(const Sym *x, const Sym *count, const Sym *d) {
+  Sum s = {.ok = true};
+  sum_add(&s, x, 1);
+  if (!s.ok || !sum_take(&s, count, 1)) {
+    if (count->kind != S_ADD && count->kind != S_SUB) return false;
+    // The count itself a sum: take its terms one by one.
+    Sum c = {.ok = true};
+    sum_add(&c, count, 1);
+    if (!c.ok) return false;
+    for (int i = 0; i < c.n; i++)
+      if (!sum_take(&s, c.term[i], c.sign[i])) return false;
+    s.constant -= c.constant;
+  }
+  if (d->kind == S_CONST) return s.n == 0 && s.constant == d->value - 1;
+  return s.n == 1 && s.sign[0] == 1 && sym_eq(s.term[0], d) && s.constant == -1;
+}
+
+// grid == ceil(count / d) for some d: returns d, else NULL.
+static const Sym *ceil_divisor(const Sym *grid, const Sym *count) {
+  if (grid->kind == S_DIV && is_count_plus_divisor_minus_one(grid->a, count, grid->b)) return grid->b;
+  // (count - 1) / d + 1, count / d + 1 (c >= 1 blocks more than count / d)
+  Sum s = {.ok = true};
+  sum_add(&s, grid, 1);
+  if (!s.ok || s.n != 1 || s.sign[0] != 1 || s.constant < 1 || s.term[0]->kind != S_DIV) return NULL;
+  const Sym *q = s.term[0];
+  if (sym_eq(q->a, count)) return q->b;
+  Sum num = {.ok = true};
+  sum_add(&num, q->a, 1);
+  if (!num.ok || num.constant != -1 || num.n != 1 || num.sign[0] != 1 || !sym_eq(num.term[0], count)) return NULL;
+  return q->b;
+}
+
+static bool covers(const Sym *grid, const Sym *block, const Sym *count) {
+  if (grid->kind == S_CONST && block->kind == S_CONST && count->kind == S_CONST)
+    return grid->value * block->value >= count->value;
+  if (block->kind == S_CONST && block->value < 1) return false;
+  if (sym_eq(grid, count)) return true;
+  const Sym *d = ceil_divisor(grid, count);
+  if (!d) return false;
+  if (sym_eq(d, block)) return true;
+  return d->kind == S_CONST && block->kind == S_CONST && d->value >= 1 && d->value <= block->value;
+}
+
+typedef struct FindLaunch {
+  unsigned begin;
+  CXCursor call;
+} FindLaunch;
+
+static enum CXChildVisitResult find_launch(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  FindLaunch *f = data;
+  if (kind_of(c) == CXCursor_CallExpr) {
+    Kids ks = kids_of(c);
+    char *name = ks.n >= 2 && kind_of(ks.v[1]) == CXCursor_CallExpr ? fe_spelling(ks.v[1]) : NULL;
+    bool config = name && (strcmp(name, "__cudaPushCallConfiguration") == 0 || strcmp(name, "cudaConfigureCall") == 0);
+    free(name);
+    if (config) {
+      f->call = c;
+      return CXChildVisit_Break;
+    }
+  }
+  return CXChildVisit_Recurse;
+}
+
+static void syms_free(Cov *cv) {
+  while (cv->all) {
+    Sym *next = cv->all->all;
+    free(cv->all->text);
+    free(cv->all);
+    cv->all = next;
+  }
+}
+
+// The launch's call with its configuration (the launch in a wrapper seen through, too).
+static CXCursor kernel_call(const Launch *l) {
+  FindLaunch f = {0, clang_getNullCursor()};
+  CXCursor root = l->call;
+  if (find_launch(root, root, &f) == CXChildVisit_Recurse) clang_visitChildren(root, find_launch, &f);
+  return f.call;
+}
+
+static CXCursor launch_call(const Stmt *s) { return kernel_call(s->launch); }
+
+CXCursor launch_argument(const Launch *l, int i) {
+  CXCursor call = kernel_call(l);
+  if (clang_Cursor_isNull(call) || i < 0 || i >= clang_Cursor_getNumArguments(call)) return clang_getNullCursor();
+  return clang_Cursor_getArgument(call, (unsigned)i);
+}
+
+long long launch_block_x(const Frontend *fe, const Stmt *s) {
+  CXCursor call = launch_call(s);
+  if (clang_Cursor_isNull(call)) return 0;
+  Kids ks = kids_of(call);
+  Cov cv = {.fe = fe, .kfe = fe};
+  Sym *block = ks.n >= 2 ? sym_of(&cv, clang_Cursor_getArgument(ks.v[1], 1)) : NULL;
+  long long v = block && block->kind == S_CONST && !cv.changed ? block->value : 0;
+  syms_free(&cv);
+  return v;
+}
+
+// A grid of one dimension: not a dim3 built (here or in the local it is read
+// from) with a y or z other than 1 (dim3(rows, 2) runs every row twice).
+static bool one_dimensional(const Frontend *fe, CXCursor c, int depth) {
+  c = strip(c);
+  if (depth > 8) return false;
+  if (kind_of(c) == CXCursor_DeclRefExpr) {
+    CXCursor d = clang_getCursorReferenced(c);
+    CXCursor init = kind_of(d) == CXCursor_VarDecl ? last_kid(d) : clang_getNullCursor();
+    return clang_Cursor_isNull(init) || !clang_isExpression(kind_of(init)) || one_dimensional(fe, init, depth + 1);
+  }
+  if (kind_of(c) != CXCursor_CallExpr) return true;
+  CXString ts = clang_getTypeSpelling(clang_getCursorType(c));
+  bool dim3 = strstr(clang_getCString(ts), "dim3") != NULL;
+  clang_disposeString(ts);
+  int n = clang_Cursor_getNumArguments(c);
+  if (dim3 && n == 1) return one_dimensional(fe, clang_Cursor_getArgument(c, 0), depth + 1);  // a copy
+  for (int i = 1; dim3 && i < n; i++) {
+    CXCursor a = clang_Cursor_getArgument(c, (unsigned)i);
+    char *t = fe_text(fe, fe_range(fe, clang_getCursorExtent(a)));
+    long long v = 0;
+    bool written = *t != '\0';
+    free(t);
+    if (written && !(eval_int(strip(a), &v) && v == 1)) return false;  // (not written: the default, 1)
+  }
+  return true;
+}
+
+bool launch_grid_is_arg(const Frontend *fe, const Stmt *s, int arg) {
+  CXCursor call = launch_call(s);
+  if (clang_Cursor_isNull(call) || arg < 0 || arg >= clang_Cursor_getNumArguments(call)) return false;
+  Kids ks = kids_of(call);
+  if (ks.n < 2 || !one_dimensional(fe, clang_Cursor_getArgument(ks.v[1], 0), 0)) return false;
+  Cov cv = {.fe = fe, .kfe = fe};
+  Sym *grid = sym_of(&cv, clang_Cursor_getArgument(ks.v[1], 0));
+  Sym *rows = sym_of(&cv, clang_Cursor_getArgument(call, (unsigned)arg));
+  bool is = grid && rows && sym_eq(grid, rows) && !cv.changed;
+  syms_free(&cv);
+  return is;
+}
+
+bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCursor kernel, CXCursor bound,
+                   const char *count, char **why) {
+  *why = NULL;
+  // A bug planted on purpose, for the tests of --verify=exec: every launch "covers".
+  if (getenv("COCONET_TEST_PLANT_COVERAGE_BUG")) return true;
+  const Launch *l = s->launch;
+  FindLaunch f = {0, launch_call(s)};
+  *why = NULL;
+  bool ok = false;
+  int nparams = clang_Cursor_getNumArguments(kernel);
+  if (!clang_Cursor_isNull(f.call) && nparams >= 0 && nparams <= clang_Cursor_getNumArguments(f.call) && nparams <= 64) {
+    Kids ks = kids_of(f.call);
+    CXCursor config = ks.v[1];
+    Cov cv = {.fe = fe, .kfe = kfe};
+    Sym *grid = sym_of(&cv, clang_Cursor_getArgument(config, 0));
+    Sym *block = sym_of(&cv, clang_Cursor_getArgument(config, 1));
+    // The bound in the launch's terms: each kernel parameter stands for its argument.
+    bool args = true;
+    for (int i = 0; i < nparams && args; i++) {
+      CXCursor arg = clang_Cursor_getArgument(f.call, (unsigned)i);
+      Sym *a = sym_of(&cv, arg);
+      if (!a) a = sym_var(&cv, arg);  // a struct passed by value: its value at the launch
+      cv.bound[cv.nbound++] = (Bound){clang_Cursor_getArgument(kernel, (unsigned)i), a};
+    }
+    Sym *count = args ? sym_of(&cv, bound) : NULL;
+    ok = grid && block && count && !cv.changed && covers(grid, block, count);
+    syms_free(&cv);
+  }
+  char *n = fe_text(kfe, fe_range(kfe, clang_getCursorExtent(bound)));
+  if (!ok && asprintf(why,
+                      "kernel '%s' computes only the elements that have a thread (its 'if (i < %s)' guard), and "
+                      "coconet cannot prove that '<<<%s, %s>>>' gives every one of the %s elements a thread; "
+                      "launch (%s + B - 1) / B blocks of B threads, or write the element loop as a grid-stride loop",
+                      l->kernel, n, l->grid.text, l->block.text, count, count) < 0)
+    COCONET_BUG("out of memory");
+  free(n);
+  return ok;
+}
+

@@ -1,0 +1,606 @@
+// extract.c: the front end's regions become IR regions (ir.h).
+//
+// Each classified statement becomes one op, in source order: NCCL calls become
+// collectives, cuBLAS calls GEMMs, async copies/memsets/events their ops,
+// launches pointwise ops (analyze.c), and everything else an opaque op that no
+// transformation moves work across.
+#include "analyze/analyze.h"
+#include "common/text.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct { const char *name; IrClauseKind kind; } CLAUSES[] = {
+    {"split", IR_CL_SPLIT}, {"reorder", IR_CL_REORDER}, {"shard", IR_CL_SHARD},
+    {"scratch", IR_CL_SCRATCH}, {"fuse", IR_CL_FUSE}, {"overlap", IR_CL_OVERLAP},
+    {"schedule", IR_CL_AUTO}, {"replicated", IR_CL_REPLICATED}, {"pipeline", IR_CL_PIPELINE},
+};
+
+static SrcLoc text_loc(const Frontend *fe, const Region *r, unsigned offset) {
+  const char *p = fe->src.buf + r->pragma_range.begin.offset;
+  unsigned base = r->pragma_range.begin.offset + (unsigned)(strstr(p, "coconet") - p);
+  return source_loc(&fe->src, base + offset);
+}
+
+static void extract_clauses(const Frontend *fe, const Region *r, IrRegion *ir) {
+  for (const PragmaClause *c = r->pragma->clauses; c; c = c->next) {
+    for (size_t i = 0; i < sizeof CLAUSES / sizeof *CLAUSES; i++) {
+      if (strcmp(c->name, CLAUSES[i].name) != 0) continue;
+      IrClause *cl = ir_clause_add(ir, CLAUSES[i].kind, text_loc(fe, r, c->offset));
+      const PragmaArg *chunks = pragma_find_key(c, "chunks");
+      if (chunks) cl->chunks = pragma_arg_int(chunks);
+      const PragmaArg *tag = pragma_find_key(c, "tag"), *group = pragma_find_key(c, "group");
+      if (tag) cl->tag = ir_strdup(ir, tag->text);
+      if (group) {
+        cl->group = ir_strdup(ir, group->text);
+        cl->group_loc = text_loc(fe, r, group->offset);
+      }
+      for (const PragmaArg *a = c->args; a && !a->key && CLAUSES[i].kind != IR_CL_AUTO; a = a->next)
+        ir_clause_add_arg(ir, cl, a->text, text_loc(fe, r, a->offset));
+    }
+  }
+}
+
+static const char *arg(const Stmt *s, int i) { return i < s->nargs ? s->args[i].text : NULL; }
+
+// A product of names and integer literals, through casts: "tokens * hidden";
+// NULL for anything else.
+static char *product_text(const Frontend *fe, CXCursor c) {
+  enum CXCursorKind k = clang_getCursorKind(c);
+  FeKids t = fe_kids(c);
+  if (k == CXCursor_DeclRefExpr || k == CXCursor_IntegerLiteral)
+    return fe_text(fe, fe_range(fe, clang_getCursorExtent(c)));
+  if (k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr || k == CXCursor_CStyleCastExpr ||
+      k == CXCursor_CXXStaticCastExpr || k == CXCursor_CXXFunctionalCastExpr)
+    return t.n >= 1 ? product_text(fe, t.v[t.n == 1 ? 0 : 1]) : NULL;
+  if (k != CXCursor_BinaryOperator || t.n != 2) return NULL;
+  SrcRange op = {fe_range(fe, clang_getCursorExtent(t.v[0])).end,
+                 fe_range(fe, clang_getCursorExtent(t.v[1])).begin};
+  char *optext = fe_text(fe, op);
+  bool mul = strspn(optext, " \t\n") < strlen(optext) && optext[strspn(optext, " \t\n")] == '*';
+  free(optext);
+  char *a = mul ? product_text(fe, t.v[0]) : NULL, *b = a ? product_text(fe, t.v[1]) : NULL, *out = NULL;
+  if (a && b && asprintf(&out, "%s * %s", a, b) < 0) out = NULL;
+  free(a);
+  free(b);
+  return out;
+}
+
+// The size a count argument stands for. A const local initialised with a
+// product (`const size_t n = (size_t)tokens * hidden;`) is replaced by that
+// product, so that sizes written differently compare equal in the IR.
+const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) {
+  CXSourceLocation at = clang_getLocationForOffset(fe->tu, fe->file, p->range.begin.offset);
+  CXCursor c = clang_getCursor(fe->tu, at);
+  CXCursor d = clang_getCursorReferenced(c);
+  if (clang_getCursorKind(c) != CXCursor_DeclRefExpr || clang_getCursorKind(d) != CXCursor_VarDecl ||
+      !clang_isConstQualifiedType(clang_getCursorType(d)))
+    return p->text;
+  char *name = fe_spelling(d);
+  bool whole = strcmp(name, p->text) == 0;
+  free(name);
+  FeKids t = fe_kids(d);
+  char *prod = whole && t.n ? product_text(fe, t.v[t.n == 1 ? 0 : 1]) : NULL;
+  const char *out = prod ? ir_strdup(ir, prod) : p->text;
+  free(prod);
+  return out;
+}
+
+static const struct { const char *name; IrCollKind kind; int nargs; } COLLECTIVES[] = {
+    {"ncclAllReduce", IR_ALLREDUCE, 7},         {"ncclReduceScatter", IR_REDUCESCATTER, 7},
+    {"ncclAllGather", IR_ALLGATHER, 6},         {"ncclBroadcast", IR_BROADCAST, 7},
+    {"ncclReduce", IR_REDUCE, 8},               {"ncclSend", IR_SEND, 6},
+    {"ncclRecv", IR_RECV, 6},
+};
+
+typedef struct FindCall {
+  const char *name;
+  CXCursor call;
+} FindCall;
+
+static enum CXChildVisitResult find_call(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  FindCall *f = data;
+  if (clang_getCursorKind(c) == CXCursor_CallExpr) {
+    char *name = fe_spelling(c);
+    bool hit = strcmp(name, f->name) == 0;
+    free(name);
+    if (hit) {
+      f->call = c;
+      return CXChildVisit_Break;
+    }
+  }
+  return CXChildVisit_Recurse;
+}
+
+// The element type argument i of the statement's call points to, through the
+// conversion to `const void *` (IR_VOID when it is untyped or unknown).
+static IrType pointee_type(const Stmt *s, int i) {
+  FindCall f = {s->callee, clang_getNullCursor()};
+  if (find_call(s->cursor, s->cursor, &f) == CXChildVisit_Recurse) clang_visitChildren(s->cursor, find_call, &f);
+  if (clang_Cursor_isNull(f.call) || i >= clang_Cursor_getNumArguments(f.call)) return IR_VOID;
+  CXCursor a = clang_Cursor_getArgument(f.call, (unsigned)i);
+  for (;;) {
+    CXType t = clang_getCanonicalType(clang_getCursorType(a));
+    if (t.kind == CXType_Pointer) {
+      CXType p = clang_getUnqualifiedType(clang_getCanonicalType(clang_getPointeeType(t)));
+      if (p.kind != CXType_Void) {
+        CXString ps = clang_getTypeSpelling(p);
+        IrType it = ir_type_from_name(clang_getCString(ps));
+        clang_disposeString(ps);
+        return it;
+      }
+    }
+    FeKids k = fe_kids(a);
+    enum CXCursorKind kind = clang_getCursorKind(a);
+    if (k.n != 1 || (kind != CXCursor_UnexposedExpr && kind != CXCursor_ParenExpr && kind != CXCursor_CStyleCastExpr))
+      return IR_VOID;
+    a = k.v[0];
+  }
+}
+
+// A recognised NCCL call kept as written (not modelled) says why, once, where it is.
+static bool kept_as_written(const Stmt *s, const char *why) {
+  diag_warning(&s->range.begin, "%s is kept as written and no schedule applies to it: %s", s->callee, why);
+  return false;
+}
+
+static IrTensor *tensor(IrRegion *ir, const Stmt *s, const char *text, IrType type) {
+  return ir_tensor_get_or_add(ir, text, type, NULL, s->range.begin);
+}
+
+// ncclAllReduce(send, recv, count, dtype, op, comm, stream) and its siblings.
+static bool extract_collective(const Frontend *fe, IrRegion *ir, const Stmt *s) {
+  for (size_t i = 0; i < sizeof COLLECTIVES / sizeof *COLLECTIVES; i++) {
+    if (strcmp(s->callee, COLLECTIVES[i].name) != 0) continue;
+    if (s->nargs != COLLECTIVES[i].nargs) return false;
+    IrCollKind k = COLLECTIVES[i].kind;
+    bool p2p = k == IR_SEND || k == IR_RECV;
+    bool has_red = k == IR_ALLREDUCE || k == IR_REDUCESCATTER || k == IR_REDUCE;
+    int dt = p2p ? 2 : 3;
+    IrCollective c = {.kind = k, .wrapper = s->wrapper};
+    c.dtype_text = arg(s, dt);
+    c.dtype = ir_type_from_name(c.dtype_text);
+    // A datatype from a variable, a constexpr or a macro: the buffer's pointer type says it.
+    IrType buf = pointee_type(s, 0);
+    if (c.dtype == IR_VOID) c.dtype = buf;
+    if (c.dtype == IR_VOID)
+      return kept_as_written(s, "neither its datatype nor its buffer's pointer type tells the element type");
+    // A datatype macro inside another macro's argument has no text libclang gives: generated calls spell the type.
+    if (!c.dtype_text || !*c.dtype_text) c.dtype_text = ir_nccl_type_name(c.dtype);
+    if (buf != IR_VOID && buf != c.dtype && ir_type_size(buf) != ir_type_size(c.dtype)) {
+      diag_error(&s->args[dt].range.begin, "%s: datatype '%s' is %s but the buffer points to %s", s->callee,
+                 c.dtype_text, ir_type_name(c.dtype), ir_type_name(buf));
+      return true;  // reported: not modelled, and the error stops the translation
+    }
+    c.count_text = arg(s, p2p ? 1 : 2);
+    c.count = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[p2p ? 1 : 2]));
+    c.red = has_red ? ir_red_from_name(arg(s, 4)) : IR_RED_NONE;
+    if (has_red && c.red == IR_RED_NONE)
+      return kept_as_written(s, "its reduction operator is not one of ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg");
+    if (k == IR_BROADCAST) c.root = arg(s, 4);
+    if (k == IR_REDUCE) c.root = arg(s, 5);
+    if (p2p) c.peer = arg(s, 3);
+    c.comm = arg(s, s->nargs - 2);
+    c.stream = arg(s, s->nargs - 1);
+    if (k != IR_RECV) c.in = tensor(ir, s, arg(s, 0), c.dtype);
+    if (k == IR_RECV) c.out = tensor(ir, s, arg(s, 0), c.dtype);
+    else if (k != IR_SEND) c.out = tensor(ir, s, arg(s, 1), c.dtype);
+    ir_op_collective(ir, s->range, &c);
+    return true;
+  }
+  return false;
+}
+
+static bool is_trans(const char *op) { return op && strcmp(op, "CUBLAS_OP_N") != 0; }
+
+static bool literal_value(const char *text, double *v) {
+  if (!text) return false;
+  const char *p = text[0] == '&' ? text + 1 : text;
+  char *end;
+  *v = strtod(p, &end);
+  return end != p && (*end == '\0' || strcmp(end, "f") == 0);
+}
+
+// cublasSgemm/Hgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) and
+// cublasGemmEx(h, ta, tb, m, n, k, alpha, A, At, lda, B, Bt, ldb, beta, C, Ct, ldc, compute, algo).
+static bool extract_gemm(const Frontend *fe, IrRegion *ir, const Stmt *s) {
+  bool ex = strcmp(s->callee, "cublasGemmEx") == 0;
+  if (s->nargs != (ex ? 19 : 14) || s->nargs > IR_GEMM_MAX_ARGS) return false;
+  IrGemm g = {.fn = s->callee, .nargs = s->nargs, .wrapper = s->wrapper};
+  for (int i = 0; i < s->nargs; i++) g.args[i] = s->args[i].text;
+  g.transa = is_trans(arg(s, 1));
+  g.transb = is_trans(arg(s, 2));
+  g.m = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[3]));
+  g.n = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[4]));
+  g.k = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[5]));
+  g.alpha = arg(s, 6);
+  g.alpha_known = literal_value(g.alpha, &g.alpha_value);
+  IrType at, bt, ct;
+  int a = 7, b = ex ? 10 : 9, beta = ex ? 13 : 11, c = ex ? 14 : 12;
+  if (ex) {
+    at = ir_type_from_name(arg(s, 8));
+    bt = ir_type_from_name(arg(s, 11));
+    ct = ir_type_from_name(arg(s, 15));
+    g.lda = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[9]));
+    g.ldb = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[12]));
+    g.ldc = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[16]));
+  } else {
+    at = bt = ct = strcmp(s->callee, "cublasHgemm") == 0 ? IR_F16 : IR_F32;
+    g.lda = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[8]));
+    g.ldb = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[10]));
+    g.ldc = ir_size_parse(ir, extract_size_text(fe, ir, &s->args[13]));
+  }
+  if (at == IR_VOID || bt == IR_VOID || ct == IR_VOID) return false;
+  g.beta = arg(s, beta);
+  g.beta_known = literal_value(g.beta, &g.beta_value);
+  g.a = tensor(ir, s, arg(s, a), at);
+  g.b = tensor(ir, s, arg(s, b), bt);
+  g.c = tensor(ir, s, arg(s, c), ct);
+  ir_op_gemm(ir, s->range, &g);
+  return true;
+}
+
+// "n * sizeof(float)" -> element type float, count n.
+static bool bytes_to_elems(IrRegion *ir, const char *bytes, IrType *type, IrSize **count) {
+  const char *so = bytes ? strstr(bytes, "sizeof(") : NULL;
+  if (!so) return false;
+  const char *close = strchr(so, ')');
+  if (!close) return false;
+  char tname[64];
+  snprintf(tname, sizeof tname, "%.*s", (int)(close - so - 7), so + 7);
+  *type = ir_type_from_name(tname);
+  if (*type == IR_VOID) return false;
+  char rest[512];
+  snprintf(rest, sizeof rest, "%.*s1%s", (int)(so - bytes), bytes, close + 1);
+  *count = ir_size_parse(ir, rest);
+  return true;
+}
+
+static bool extract_cuda(IrRegion *ir, const Stmt *s) {
+  IrType t;
+  IrSize *count;
+  if (strcmp(s->callee, "cudaMemcpyAsync") == 0 && s->nargs == 5 && bytes_to_elems(ir, arg(s, 2), &t, &count)) {
+    IrCopy c = {.count = count, .bytes_text = arg(s, 2), .kind_text = arg(s, 3), .stream = arg(s, 4)};
+    c.dst = ir_tensor_get_or_add(ir, arg(s, 0), t, count, s->range.begin);
+    c.src = ir_tensor_get_or_add(ir, arg(s, 1), t, count, s->range.begin);
+    ir_op_copy(ir, s->range, &c);
+    return true;
+  }
+  if (strcmp(s->callee, "cudaMemsetAsync") == 0 && s->nargs == 4 && bytes_to_elems(ir, arg(s, 2), &t, &count)) {
+    IrMemset m = {.count = count, .bytes_text = arg(s, 2), .stream = arg(s, 3), .value = atoi(arg(s, 1))};
+    m.dst = ir_tensor_get_or_add(ir, arg(s, 0), t, count, s->range.begin);
+    ir_op_memset(ir, s->range, &m);
+    return true;
+  }
+  bool wait = strcmp(s->callee, "cudaStreamWaitEvent") == 0;
+  if ((wait && s->nargs >= 2) || (strcmp(s->callee, "cudaEventRecord") == 0 && s->nargs >= 1)) {
+    IrEvent e = {.wait = wait, .event = arg(s, wait ? 1 : 0), .stream = arg(s, wait ? 0 : 1)};
+    ir_op_event(ir, s->range, &e);
+    return true;
+  }
+  return false;
+}
+
+// Whether the region has a clause that changes its statements.
+static bool schedules(const Region *r) {
+  static const char *const names[] = {"split", "reorder", "fuse", "overlap", "schedule", "pipeline"};
+  for (size_t i = 0; i < 6; i++)
+    if (pragma_find_clause(r->pragma, names[i])) return true;
+  return false;
+}
+
+// Schedules that move or slice kernels need every launch to be pointwise.
+static bool needs_pointwise(const Region *r) {
+  static const char *const names[] = {"reorder", "fuse", "schedule"};
+  for (size_t i = 0; i < 3; i++)
+    if (pragma_find_clause(r->pragma, names[i])) return true;
+  return false;
+}
+
+static int extract_launch(const Frontend *fe, const Program *prog, const Region *r, IrRegion *ir,
+                          const Stmt *s, bool scheduling) {
+  char *why;
+  SrcLoc why_loc;
+  if (analyze_launch(fe, ir, s, prog, &why, &why_loc)) return 0;
+  bool rowish = false;
+  if (s->launch->def) {
+    char *row_why;
+    SrcLoc row_loc;
+    IrOp *row = analyze_rowwise(fe, ir, s, &rowish, &row_why, &row_loc);
+    if (row) {
+      free(why);
+      char *fuse_why = needs_pointwise(r) ? rows_copy_why(fe, s, &row->pw.row_fuse_loc) : NULL;
+      row->pw.row_fuse_why = ir_strdup(ir, fuse_why);
+      free(fuse_why);
+      return 0;
+    }
+    if (rowish) {
+      free(why);
+      why = row_why;
+      why_loc = row_loc;
+    } else {
+      free(row_why);
+    }
+  }
+  char *text = fe_text(fe, s->range);
+  ir_op_opaque(ir, s->range, text);
+  free(text);
+  int status = 0;
+  if (scheduling && needs_pointwise(r)) {
+    diag_error(&why_loc, "%s", why);
+    diag_note(&s->range.begin, "region '%s' needs this launch to be %s for its schedule", r->name,
+              rowish ? "row-wise (or pointwise)" : "pointwise");
+    status = -1;
+  }
+  free(why);
+  return status;
+}
+
+// The pointer a buffer expression offsets: "buf + off" -> "buf" (the text up
+// to a top-level '+' or '-'), whitespace removed.
+static void pointer_base(const char *text, char *out, size_t cap) {
+  int depth = 0;
+  size_t n = 0;
+  for (const char *p = text; *p && n + 1 < cap; p++) {
+    if (*p == '(' || *p == '[') depth++;
+    if (*p == ')' || *p == ']') depth--;
+    if (depth == 0 && (*p == '+' || (*p == '-' && p[1] != '>'))) break;
+    if (*p != ' ' && *p != '\t' && *p != '\n') out[n++] = *p;
+  }
+  out[n] = '\0';
+}
+
+// Buffers are told apart by their text: distinct pointer variables are taken
+// to be distinct memory (as __restrict__ would say; docs/pragmas.md), but two
+// texts that offset the same pointer ("buf", "buf + n") may overlap, and no
+// schedule moves work between them.
+static int check_overlap(const Region *r, const IrRegion *ir) {
+  if (!r->pragma->clauses || (!pragma_find_clause(r->pragma, "split") &&
+                              !pragma_find_clause(r->pragma, "fuse") &&
+                              !pragma_find_clause(r->pragma, "overlap") &&
+                              !pragma_find_clause(r->pragma, "schedule")))
+    return 0;
+  for (const IrTensor *a = ir->tensors; a; a = a->next) {
+    for (const IrTensor *b = a->next; b; b = b->next) {
+      char ba[256], bb[256];
+      pointer_base(a->text, ba, sizeof ba);
+      pointer_base(b->text, bb, sizeof bb);
+      if (strcmp(ba, bb) != 0) continue;
+      diag_error(&b->first_use, "'%s' and '%s' may overlap (both offset '%s'); coconet cannot schedule work on buffers it cannot tell apart",
+                 a->text, b->text, ba);
+      diag_note(&a->first_use, "'%s' is used here", a->text);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+//
+// Arguments with side effects
+//
+
+// The pieces of source a statement's op evaluates, in order.
+static int stmt_pieces(const Stmt *s, const Piece **out, int max) {
+  int n = 0;
+  if (s->kind == STMT_LAUNCH) {
+    const Launch *l = s->launch;
+    const Piece *conf[] = {&l->grid, &l->block, &l->shmem, &l->stream};
+    for (int i = 0; i < 4 && n < max; i++)
+      if (conf[i]->text) out[n++] = conf[i];
+    for (int i = 0; i < l->nargs && n < max; i++) out[n++] = &l->args[i];
+    return n;
+  }
+  for (int i = 0; i < s->nargs && n < max; i++) out[n++] = &s->args[i];
+  return n;
+}
+
+static bool same_text(const char *a, const char *b) {
+  char *x = text_without(a, TEXT_BLANKS), *y = text_without(b, TEXT_BLANKS);
+  bool same = strcmp(x, y) == 0;
+  free(x);
+  free(y);
+  return same;
+}
+
+// Replace every IR text equal to from (blanks aside) by to.
+static void rename_in(IrRegion *ir, const char **text, const char *from, const char *to) {
+  if (*text && same_text(*text, from)) *text = ir_strdup(ir, to);
+}
+
+static void rename_text(IrRegion *ir, const char *from, const char *to) {
+  for (IrVar *v = ir->vars; v; v = v->next) rename_in(ir, &v->text, from, to);
+  for (IrTensor *t = ir->tensors; t; t = t->next) rename_in(ir, &t->text, from, to);
+  for (IrOp *op = ir->ops; op; op = op->next) {
+    switch (op->kind) {
+    case IR_OP_COLLECTIVE: {
+      IrCollective *c = &op->coll;
+      const char **f[] = {&c->count_text, &c->dtype_text, &c->comm, &c->stream, &c->root, &c->peer};
+      for (size_t i = 0; i < sizeof f / sizeof *f; i++) rename_in(ir, f[i], from, to);
+      break;
+    }
+    case IR_OP_POINTWISE: {
+      IrPointwise *pw = &op->pw;
+      const char **f[] = {&pw->grid, &pw->block, &pw->shmem, &pw->stream};
+      for (size_t i = 0; i < sizeof f / sizeof *f; i++) rename_in(ir, f[i], from, to);
+      for (IrParam *p = pw->params; p; p = p->next) rename_in(ir, &p->arg_text, from, to);
+      break;
+    }
+    case IR_OP_GEMM:
+      for (int i = 0; i < op->gemm.nargs; i++) rename_in(ir, &op->gemm.args[i], from, to);
+      rename_in(ir, &op->gemm.alpha, from, to);
+      rename_in(ir, &op->gemm.beta, from, to);
+      break;
+    case IR_OP_COPY:
+      rename_in(ir, &op->copy.bytes_text, from, to);
+      rename_in(ir, &op->copy.kind_text, from, to);
+      rename_in(ir, &op->copy.stream, from, to);
+      break;
+    case IR_OP_MEMSET:
+      rename_in(ir, &op->memset.bytes_text, from, to);
+      rename_in(ir, &op->memset.stream, from, to);
+      break;
+    case IR_OP_EVENT:
+      rename_in(ir, &op->event.event, from, to);
+      rename_in(ir, &op->event.stream, from, to);
+      break;
+    case IR_OP_OPAQUE: break;
+    }
+  }
+}
+
+// A text the generated code would still evaluate (part of a larger size or
+// buffer expression that was not hoisted whole), or NULL.
+static const char *left_with_effects(const IrRegion *ir) {
+  for (const IrVar *v = ir->vars; v; v = v->next)
+    if (source_has_effects(v->text)) return v->text;
+  for (const IrTensor *t = ir->tensors; t; t = t->next)
+    if (source_has_effects(t->text)) return t->text;
+  return NULL;
+}
+
+// Every argument with side effects of a statement the schedule may rewrite is
+// evaluated once, at the top of the generated block. Refused where that would
+// change the program: the same text twice (two evaluations coconet cannot tell
+// apart), or after a statement coconet does not see into (which may change
+// what it reads).
+static int hoist_effects(const Region *r, IrRegion *ir) {
+  // A bug planted on purpose, for the tests of --verify=exec: arguments are copied, not hoisted.
+  if (getenv("COCONET_TEST_PLANT_EFFECTS_BUG")) return 0;
+  IrHoist **tail = &ir->hoists;
+  const IrOp *op = ir->ops;
+  const Stmt *opaque = NULL;
+  int count = 0;
+  for (const Stmt *s = r->stmts; s && op; s = s->next, op = op->next) {
+    if (op->kind == IR_OP_OPAQUE) {
+      if (!opaque) opaque = s;
+      continue;
+    }
+    const Piece *pieces[64];
+    int n = stmt_pieces(s, pieces, 64);
+    for (int i = 0; i < n; i++) {
+      const Piece *p = pieces[i];
+      if (!source_has_effects(p->text)) continue;
+      for (const IrHoist *h = ir->hoists; h; h = h->next) {
+        if (!same_text(h->text, p->text)) continue;
+        diag_error(&p->range.begin, "'%s' has side effects and is written twice in region '%s'; the schedule "
+                                    "evaluates each argument once and cannot tell the two apart: compute it into "
+                                    "a local before the region", p->text, r->name);
+        diag_note(&h->range.begin, "it is also written here");
+        return -1;
+      }
+      if (opaque) {
+        diag_error(&p->range.begin, "'%s' has side effects; the schedule evaluates it once at the top of region "
+                                    "'%s', before a statement coconet does not see into: compute it into a local "
+                                    "before the region", p->text, r->name);
+        diag_note(&opaque->range.begin, "this statement comes first");
+        return -1;
+      }
+      IrHoist *h = ir_alloc(ir, sizeof *h);
+      h->name = ir_printf(ir, "coconet_arg%d", ++count);
+      h->text = ir_strdup(ir, p->text);
+      h->range = p->range;
+      *tail = h;
+      tail = &h->next;
+    }
+  }
+  for (const IrHoist *h = ir->hoists; h; h = h->next) rename_text(ir, h->text, h->name);
+  const char *left = left_with_effects(ir);
+  if (left) {
+    diag_error(&r->pragma_range.begin, "'%s' in region '%s' has side effects inside a larger argument; the "
+                                       "schedule would evaluate it more than once: compute it into a local before "
+                                       "the region", left, r->name);
+    return -1;
+  }
+  return 0;
+}
+
+// The position of identifier `name` as a whole token in text, or NULL.
+static const char *find_token(const char *text, const char *name) {
+  size_t n = strlen(name);
+  for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
+    bool start = at == text || !(isalnum((unsigned char)at[-1]) || at[-1] == '_');
+    bool end = !(isalnum((unsigned char)at[n]) || at[n] == '_');
+    if (start && end) return at;
+  }
+  return NULL;
+}
+
+// A run-time precondition (`master != nullptr`) is tested at the top of the
+// region: no statement of the region before the launch may change the
+// variable. Statements coconet does not see into may (a call taking its
+// address, an assignment), and so may a copy into its address.
+static int check_assumptions(const Frontend *fe, const Region *r, const IrRegion *ir) {
+  for (const IrAssume *a = ir->assumes; a; a = a->next) {
+    char var[256];
+    size_t n = strcspn(a->var, ".-[ ");
+    snprintf(var, sizeof var, "%.*s", (int)(n < sizeof var ? n : sizeof var - 1), a->var);
+    for (const Stmt *s = r->stmts; s; s = s->next) {
+      if (s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) continue;
+      char *text = fe_text(fe, s->range);
+      const char *at = find_token(text, var);
+      bool address = false;
+      for (const char *p = at; p && !address; p = find_token(p + 1, var)) {
+        const char *q = p;
+        while (q > text && q[-1] == ' ') q--;
+        address = q > text && q[-1] == '&';
+      }
+      free(text);
+      if (!at || (s->kind == STMT_CUDA && !address)) continue;
+      diag_error(&s->range.begin, "region '%s': kernel '%s' tests '%s' against NULL, so the schedule runs when %s at "
+                                  "the top of the region; this statement also uses '%s' and could change it first: "
+                                  "test it before the region, or move the statement out", r->name, a->kernel, var,
+                 a->test, var);
+      diag_note(&a->loc, "kernel '%s' tests it here", a->kernel);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int extract_region(const Frontend *fe, const Program *prog, const Region *r, IrProgram *p,
+                          bool scheduling) {
+  IrRegion *ir = ir_region_new(p, r->name, r->pragma_range.begin, r->range);
+  extract_clauses(fe, r, ir);
+  int status = 0, group = 0, ngroups = 0, depth = 0;
+  unsigned errors = diag_error_count();
+  for (const Stmt *s = r->stmts; s; s = s->next) {
+    bool done = false;
+    bool start = s->kind == STMT_NCCL && strcmp(s->callee, "ncclGroupStart") == 0;
+    bool end = s->kind == STMT_NCCL && strcmp(s->callee, "ncclGroupEnd") == 0;
+    if (start && depth++ == 0) group = ++ngroups;
+    switch (s->kind) {
+    case STMT_NCCL: done = extract_collective(fe, ir, s); break;
+    case STMT_GEMM: done = extract_gemm(fe, ir, s); break;
+    case STMT_CUDA: done = extract_cuda(ir, s); break;
+    case STMT_LAUNCH:
+      if (extract_launch(fe, prog, r, ir, s, scheduling)) status = -1;
+      done = true;
+      break;
+    case STMT_OPAQUE: break;
+    }
+    if (!done) {
+      char *text = fe_text(fe, s->range);
+      IrOp *op = ir_op_opaque(ir, s->range, text);
+      if (s->why_opaque) op->why_opaque = ir_strdup(ir, s->why_opaque);
+      free(text);
+    }
+    IrOp *last = ir->ops;
+    while (last && last->next) last = last->next;
+    if (last && depth > 0) last->nccl_group = group;
+    if (end && depth > 0) depth--;
+  }
+  if (diag_error_count() > errors) status = -1;  // a call's arguments contradict each other
+  if (status || !scheduling) return status;
+  if (schedules(r) && directives_check_region_lines(fe, r)) return -1;
+  if (check_overlap(r, ir) || check_assumptions(fe, r, ir)) return -1;
+  return schedules(r) ? hoist_effects(r, ir) : 0;
+}
+
+int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool scheduling) {
+  int status = 0;
+  for (const Region *r = prog->regions; r; r = r->next)
+    if (extract_region(fe, prog, r, ir, scheduling)) status = -1;
+  return status;
+}

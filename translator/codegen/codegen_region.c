@@ -1,0 +1,333 @@
+// codegen_region.c: a region's block as a whole (codegen_region): its
+// indentation, the overlap loop over chunks, the generated kernels and static
+// state that go above the region's function, variables only the replaced
+// launches used, and --explain's account of fuse groups. codegen.c emits each op.
+#include "codegen_impl.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+//
+// overlap: the chunk loop
+//
+
+static bool same_shape(const IrOp *a, const IrOp *b) {
+  if (cg_orig(a) != cg_orig(b) || a->kind != b->kind || a->span.part != b->span.part || a->generated != b->generated)
+    return false;
+  return a->kind != IR_OP_COLLECTIVE || a->coll.kind == b->coll.kind;
+}
+
+// The chunked ops from at: chunk 0's ops into tmpl (every chunk must repeat them).
+static int chunk_template(Cg *cg, const Scope *sc, int at, Scope *tmpl, int *consumed) {
+  int k = sc->ops[at]->span.nchunks, n = 0;
+  while (at + n < sc->n && sc->ops[at + n]->span.nchunks == k) n++;
+  *consumed = n;
+  tmpl->ops = &sc->ops[at];
+  tmpl->n = 0;
+  while (tmpl->n < n && tmpl->ops[tmpl->n]->span.chunk == 0) tmpl->n++;
+  bool ok = tmpl->n * k == n;
+  for (int i = 0; i < n && ok; i++) {
+    const IrOp *op = sc->ops[at + i];
+    ok = op->span.chunk == i / tmpl->n && same_shape(op, tmpl->ops[i % tmpl->n]);
+  }
+  if (ok) return 0;
+  diag_error(&sc->ops[at]->loc, "codegen: the chunks of region '%s' do not repeat one schedule; cannot "
+                                "generate the overlap loop", cg->r->name);
+  return -1;
+}
+
+static const char *user_stream(const Scope *tmpl) {
+  for (int i = 0; i < tmpl->n; i++) {
+    if (tmpl->ops[i]->kind == IR_OP_COLLECTIVE) return tmpl->ops[i]->coll.stream;
+    if (tmpl->ops[i]->kind == IR_OP_POINTWISE) return tmpl->ops[i]->pw.stream;
+  }
+  return NULL;
+}
+
+static int emit_chunk_body(Cg *cg, const Scope *tmpl, const char *side, const char *stream) {
+  int consumed;
+  for (int i = 0; i < tmpl->n; i += consumed) {
+    if (cg_emit_op(cg, tmpl, i, &consumed)) return -1;
+    if (tmpl->ops[i]->kind != IR_OP_GEMM || cg->side) continue;
+    cg_line(cg, "%s(cudaEventRecord(%s->chunk[%s], %s));", cg->cuda_check, side, cg->chunk, stream);
+    cg_line(cg, "%s(cudaStreamWaitEvent(%s->stream, %s->chunk[%s], 0));", cg->cuda_check, side, side, cg->chunk);
+    char *s;
+    if (asprintf(&s, "%s->stream", side) < 0) COCONET_BUG("out of memory");
+    cg->side = names_add(&cg->names, s);
+    free(s);
+  }
+  Scope none = {NULL, 0};
+  cg_fuse_markers(cg, &none, 0);
+  return 0;
+}
+
+static int emit_overlap(Cg *cg, const Scope *sc, int at, int *consumed) {
+  Scope tmpl;
+  if (chunk_template(cg, sc, at, &tmpl, consumed)) return -1;
+  const char *stream = user_stream(&tmpl);
+  if (!stream) {
+    diag_error(&sc->ops[at]->loc, "codegen: overlap in region '%s' has no collective to run on a stream", cg->r->name);
+    return -1;
+  }
+  int k = sc->ops[at]->span.nchunks;
+  Scope none = {NULL, 0};
+  cg_fuse_markers(cg, &none, 0);
+  const char *side = names_add(&cg->names, "coconet_side");
+  cg->overlap = true;
+  cg_line(cg, "const coconet_streams *%s = coconet_region_streams(&coconet_%s_overlap, %d);", side, cg->r->name, k);
+  const char *last = cg->last_comm;
+  for (int i = 0; i < tmpl.n; i++) {
+    const char *comm = cg_op_comm(tmpl.ops[i], &last);
+    if (cg_needs_rank(tmpl.ops[i])) cg_rank_for(cg, comm);
+  }
+  cg->chunk = names_add(&cg->names, "coconet_c");
+  cg->nchunks = k;
+  cg_line(cg, "for (int %s = 0; %s < %d; %s++) {", cg->chunk, cg->chunk, k, cg->chunk);
+  int saved_parts = cg->nparts;
+  cg->depth++;
+  int rc = emit_chunk_body(cg, &tmpl, side, stream);
+  cg->depth--;
+  cg_line(cg, "}");
+  cg->nparts = saved_parts;
+  cg->chunk = NULL;
+  cg->side = NULL;
+  cg_line(cg, "%s(cudaEventRecord(%s->done, %s->stream));", cg->cuda_check, side, side);
+  cg_line(cg, "%s(cudaStreamWaitEvent(%s, %s->done, 0));", cg->cuda_check, stream, side);
+  return rc;
+}
+
+//
+// The region
+//
+
+// One indentation step: how far the block's first statement is indented past its brace.
+static char *indent_unit(const Frontend *fe, const Region *fr, const char *indent) {
+  const char *buf = fe->src.buf;
+  unsigned at = fr->stmts ? fr->stmts->range.begin.offset : fr->range.begin.offset;
+  unsigned ls = at;
+  while (ls > 0 && buf[ls - 1] != '\n') ls--;
+  size_t lead = strspn(buf + ls, " \t");
+  size_t n = strlen(indent);
+  bool nested = fr->stmts && ls + lead == at && lead > n && strncmp(buf + ls, indent, n) == 0;
+  char *unit = nested ? strndup(buf + ls + n, lead - n) : strdup(indent[0] == '\t' ? "\t" : "    ");
+  if (!unit) COCONET_BUG("out of memory");
+  return unit;
+}
+
+static bool unchanged(const IrRegion *r, const IrOp *list) {
+  const IrOp *o = r->ops;
+  for (const IrOp *op = list; op; op = op->next, o = o ? o->next : NULL)
+    if (cg_is_rewritten(op) || op->fuse_group || !o || cg_orig(op) != o) return false;
+  return o == NULL;
+}
+
+static const char *cuda_wrapper(const Region *fr) {
+  for (const Stmt *s = fr->stmts; s; s = s->next)
+    if (s->kind == STMT_CUDA && s->wrapper) return s->wrapper;
+  return "COCONET_CUDA_CHECK";
+}
+
+// The kernels that go beside the region's function (Kernel.late), or NULL.
+static char *late_text(Cg *cg) {
+  Buf b = {0};
+  for (int i = 0; i < cg->nkernels; i++) {
+    const Kernel *k = &cg->kernels[i];
+    if (!k->late) continue;
+    if (!b.len) buf_printf(&b, "// coconet: begin generated code for region %s, beside its function\n\n", cg->r->name);
+    buf_printf(&b, "%s\n", k->text);
+    if (k->fused_name)
+      buf_printf(&b, "// coconet: the path %s's call site takes, said once under COCONET_DEBUG=INFO\n"
+                     "static coconet_fused_state %s_state = {\"%s\", false, false};\n\n",
+                 k->fused_name, k->fused_name, cg->r->name);
+  }
+  if (b.len) buf_printf(&b, "// coconet: end generated code for region %s, beside its function\n\n", cg->r->name);
+  return b.len ? buf_take(&b) : NULL;
+}
+
+static char *kernels_text(Cg *cg) {
+  Buf b = {0};
+  buf_printf(&b, "// coconet: begin generated code for region %s\n#include <%s>\n", cg->r->name,
+             cg->nfused ? "coconet_fused.h" : "coconet.h");
+  // The headers of the types and functions the generated kernels use, those only
+  // (curand_kernel.h alone costs nvcc 0.7 s).
+  static const char *const headers[][2] = {
+      {"__half", "cuda_fp16.h"}, {"__nv_bfloat16", "cuda_bf16.h"}, {"curand", "curand_kernel.h"}};
+  for (size_t h = 0; h < sizeof headers / sizeof *headers; h++) {
+    bool used = false;
+    for (int i = 0; i < cg->nkernels && !used; i++) used = strstr(cg->kernels[i].text, headers[h][0]) != NULL;
+    if (used) buf_printf(&b, "#include <%s>\n", headers[h][1]);
+  }
+  buf_puts(&b, "\n");
+  if (cg->overlap)
+    buf_printf(&b, "// coconet: the second stream and events of region %s (created once per device)\n"
+                   "static coconet_region_state coconet_%s_overlap;\n\n", cg->r->name, cg->r->name);
+  if (cg->pipeline)
+    buf_printf(&b, "// coconet: the pipeline header buffer of region %s (allocated once per device)\n"
+                   "static coconet_pipe_state coconet_%s_pipe;\n\n", cg->r->name, cg->r->name);
+  for (int i = 0; i < cg->nkernels; i++) {
+    if (cg->kernels[i].late) continue;
+    buf_printf(&b, "%s\n", cg->kernels[i].text);
+    if (cg->kernels[i].fused_name)
+      buf_printf(&b, "// coconet: the path %s's call site takes, said once under COCONET_DEBUG=INFO\n"
+                     "static coconet_fused_state %s_state = {\"%s\", false, false};\n\n",
+                 cg->kernels[i].fused_name, cg->kernels[i].fused_name, cg->r->name);
+  }
+  buf_printf(&b, "// coconet: end generated code for region %s\n\n", cg->r->name);
+  return buf_take(&b);
+}
+
+static Scope scope_of(const IrOp *list) {
+  Scope sc = {NULL, 0};
+  for (const IrOp *op = list; op; op = op->next) sc.n++;
+  sc.ops = calloc(sc.n ? (size_t)sc.n : 1, sizeof *sc.ops);
+  if (!sc.ops) COCONET_BUG("out of memory");
+  sc.n = 0;
+  for (const IrOp *op = list; op; op = op->next) sc.ops[sc.n++] = op;
+  return sc;
+}
+
+// (void)NAME for what only the replaced launches' configurations used.
+// Whether `name` is an identifier of the generated text.
+static bool names_identifier(const char *text, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = text ? strstr(text, name) : NULL; p; p = strstr(p + 1, name)) {
+    bool left = p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+    bool right = !(isalnum((unsigned char)p[n]) || p[n] == '_');
+    if (left && right) return true;
+  }
+  return false;
+}
+
+// (void)NAME for what only the replaced statements used and the generated
+// block (`body`, emitted after these lines) does not.
+static void unused_lines(Cg *cg, const Scope *sc, const char *body) {
+  SrcRange replaced[64];
+  int n = 0;
+  for (const IrOp *o = cg->r->ops; o && n < 64; o = o->next) {
+    bool kept = false;
+    for (int i = 0; i < sc->n; i++) kept |= cg_orig(sc->ops[i]) == o && !cg_is_rewritten(sc->ops[i]);
+    if (!kept) replaced[n++] = o->range;
+  }
+  char *names[16];
+  int k = unused_config(cg->fe, cg->fr, replaced, n, names, 16);
+  bool said = false;
+  for (int i = 0; i < k; i++) {
+    if (!names_identifier(body, names[i])) {
+      if (!said) cg_line(cg, "// coconet: the generated kernels pick their own grid and arguments; this was for the launches they replace");
+      said = true;
+      cg_line(cg, "(void)%s;", names[i]);
+    }
+    free(names[i]);
+  }
+}
+
+static int generate(Cg *cg, const Scope *sc) {
+  buf_puts(&cg->out, "{\n");
+  cg->depth = 1;
+  Buf comment = {0};
+  cg_schedule_comment(&comment, cg->r, sc->ops, sc->n);
+  for (char *ln = comment.s; ln && *ln;) {
+    char *nl = strchr(ln, '\n');
+    cg_line(cg, "// coconet: %.*s", (int)(nl ? nl - ln : (long)strlen(ln)), ln);
+    ln = nl ? nl + 1 : ln + strlen(ln);
+  }
+  buf_free(&comment);
+  if (cg->r->hoists) cg_line(cg, "// coconet: arguments with side effects, evaluated once, in the order written");
+  for (const IrHoist *h = cg->r->hoists; h; h = h->next)
+    cg_line(cg, "[[maybe_unused]] const auto %s = %s;", names_add(&cg->names, h->name), h->text);
+  Buf head = cg->out;  // the ops go to a buffer of their own, the (void) lines before them
+  cg->out = (Buf){0};
+  int consumed, rc = 0;
+  // Run-time preconditions (a pointer a kernel tests against NULL): the
+  // schedule when they hold, the region as written otherwise.
+  Buf test = {0};
+  for (const IrAssume *a = cg->r->assumes; a; a = a->next) {
+    SrcLoc at = a->loc;
+    cg_line(cg, "// coconet: kernel '%s' tests '%s' against NULL (%s:%u:%u): the schedule is for %s; the region runs "
+             "as written otherwise", a->kernel, a->var, cg_base_name(at.file), at.line, at.col, a->test);
+    buf_printf(&test, "%s%s", test.len ? " && " : "", a->test);
+  }
+  if (cg->r->assumes) {
+    cg_line(cg, "if (%s) {", buf_str(&test));
+    cg->depth++;
+  }
+  for (int i = 0; i < sc->n && rc == 0; i += consumed) {
+    if (sc->ops[i]->span.nchunks > 1) rc = emit_overlap(cg, sc, i, &consumed);
+    else rc = cg_emit_op(cg, sc, i, &consumed);
+  }
+  if (cg->r->assumes) {
+    cg->depth--;
+    cg_line(cg, "} else {");
+    cg->depth++;
+    for (const IrOp *op = cg->r->ops; op && rc == 0; op = op->next) cg_emit_verbatim(cg, op);
+    cg->depth--;
+    cg_line(cg, "}");
+  }
+  buf_free(&test);
+  char *ops = buf_take(&cg->out);
+  cg->out = head;
+  unused_lines(cg, sc, ops);
+  if (ops) buf_puts(&cg->out, ops);
+  free(ops);
+  Scope none = {NULL, 0};
+  cg_fuse_markers(cg, &none, 0);
+  buf_printf(&cg->out, "%s}", cg->indent);
+  return rc;
+}
+
+int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Target target, const char *indent,
+                   RegionCode *out) {
+  *out = (RegionCode){0};
+  const IrOp *list = r->sched ? r->sched : r->ops;
+  if (unchanged(r, list)) {
+    out->body = fe_text(fe, fr->range);
+    return 0;
+  }
+  Cg *cg = calloc(1, sizeof *cg);
+  if (!cg) COCONET_BUG("out of memory");
+  *cg = (Cg){.fe = fe, .fr = fr, .r = r, .target = target, .indent = indent, .cuda_check = cuda_wrapper(fr)};
+  cg->unit = indent_unit(fe, fr, indent);
+  Scope sc = scope_of(list);
+  int rc = generate(cg, &sc);
+  if (rc == 0) {
+    out->body = buf_take(&cg->out);
+    out->kernels = cg->runtime ? kernels_text(cg) : NULL;
+    out->kernels_at = cg->runtime ? place_decl(fe, fr->range.begin.offset) : 0;
+    CXCursor fn;
+    out->late = cg->runtime ? late_text(cg) : NULL;
+    out->late_at = out->late ? place_fn(fe, fr->range.begin.offset, &fn) : 0;
+  }
+  buf_free(&cg->out);
+  for (int i = 0; i < cg->nkernels; i++) kernel_free(&cg->kernels[i]);
+  names_free(&cg->names);
+  free(cg->unit);
+  free(sc.ops);
+  free(cg);
+  return rc;
+}
+
+void region_code_free(RegionCode *c) {
+  free(c->body);
+  free(c->kernels);
+  free(c->late);
+  *c = (RegionCode){0};
+}
+
+void codegen_explain(FILE *f, const IrRegion *r) {
+  if (r->nfuse == 0) return;
+  int split = 0, oneshot = 0;
+  const IrOp *list = r->sched ? r->sched : r->ops;
+  for (const IrOp *op = list; op; op = op->next) split += ir_fused_form(op) == IR_FUSED_SPLIT, oneshot += ir_fused_form(op) == IR_FUSED_ONESHOT;
+  if (split)
+    fprintf(f, "  - codegen: fuse: %d group(s) become a fused kernel on NCCL's device API (symmetric memory, LSA "
+               "barriers); each call site keeps the NCCL path as its run-time fallback (a buffer not symmetric, "
+               "ranks that do not share memory)\n", split);
+  if (oneshot)
+    fprintf(f, "  - codegen: fuse: %d AllReduce group(s) become a one-shot fused kernel (every rank reduces every "
+               "element from its peers' symmetric memory, then runs the kernels) up to COCONET_ONESHOT_MAX_BYTES; "
+               "larger buffers, buffers not symmetric and ranks that do not share memory run as written\n", oneshot);
+  if (r->nfuse > split + oneshot)
+    fprintf(f, "  - codegen: fuse: %d group(s) inside overlap chunks run unfused on the NCCL path, their call sites "
+               "marked\n", r->nfuse - split - oneshot);
+}

@@ -1,0 +1,545 @@
+// host.c: --target=host, the rest of the file lowered for the CPU backend.
+//
+// The code generator lowers what it generates; this pass lowers what the user
+// wrote, everywhere in the main file (runtime/host/include/coconet_host.h is
+// the contract):
+//
+//   k<<<grid, block>>>(a, b)
+//     -> coconet_host_launch(COCONET_HOST_SIMPLE, k, grid, block, 0, 0, a, b)
+//   extern __shared__ float s[];
+//     -> float *s = (float *)coconet_host_dynamic_shared();
+//
+// The launch's text is kept: the edits insert `coconet_host_launch(FLAGS, `,
+// replace `<<<` by a comma, and replace `>>>(` by the missing configuration
+// arguments and a comma. A kernel whose name is overloaded (a host function
+// of the same name) is cast to its pointer type, `static_cast<void (*)(P...)>(k)`;
+// a kernel template launched with arguments that depend on an enclosing
+// template becomes coconet_host_launch_call (the runtime calls it, and the
+// call deduces its template arguments at each instantiation). FLAGS is COCONET_HOST_SIMPLE only when the kernel
+// provably reaches no barrier or warp collective; the proof walks the bodies
+// of everything it calls (calls into system headers are judged by name:
+// __syncthreads*, *_sync, __activemask, the legacy shuffles and votes,
+// cooperative_groups beyond its queries, cuda:: barriers and pipelines, CUB's
+// block and warp collectives).
+// A callee without a body, a call through a pointer, a dependent call on an
+// unknown type and inline assembly make it COCONET_HOST_SYNC.
+#include "codegen/codegen.h"
+#include "common/cuda_names.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *xrealloc(void *p, size_t size) {
+  p = realloc(p, size);
+  if (!p) COCONET_BUG("out of memory");
+  return p;
+}
+
+//
+// Does a kernel reach a barrier or a warp collective?
+//
+
+static bool has_prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+static bool has_suffix(const char *s, const char *x) {
+  size_t n = strlen(s), m = strlen(x);
+  return n >= m && strcmp(s + n - m, x) == 0;
+}
+
+// Barriers and warp collectives by name, wherever they are declared:
+// __syncthreads*, __syncwarp, __shfl*_sync, __ballot_sync, __any_sync,
+// __all_sync, __match_*_sync, __reduce_*_sync, __barrier_sync, wmma's *_sync,
+// and the legacy forms without _sync.
+static bool is_collective_name(const char *name) {
+  return has_prefix(name, "__sync") || has_suffix(name, "_sync") || has_prefix(name, "__cluster_barrier") ||
+         cuda_name_in(name, CUDA_LEGACY_WARP_CALLS);
+}
+
+static bool contains_any(const char *s, const char *const *words) {
+  for (; *words; words++)
+    if (strstr(s, *words)) return true;
+  return false;
+}
+
+// The outermost namespace a declaration is in ("" for none), and the
+// innermost namespace or class that declares it.
+static void decl_scopes(CXCursor decl, char **outer_ns, char **parent) {
+  *outer_ns = strdup("");
+  *parent = NULL;
+  for (CXCursor c = clang_getCursorSemanticParent(decl);
+       !clang_Cursor_isNull(c) && clang_getCursorKind(c) != CXCursor_TranslationUnit;
+       c = clang_getCursorSemanticParent(c)) {
+    if (!*parent) *parent = fe_spelling(c);
+    if (clang_getCursorKind(c) == CXCursor_Namespace) {
+      free(*outer_ns);
+      *outer_ns = fe_spelling(c);
+    }
+  }
+  if (!*parent) *parent = strdup("");
+}
+
+// A callee declared in a system header (CUDA's, the C++ library's) is
+// judged by its name: its body, if clang sees one, is the GPU's.
+static bool library_call_syncs(CXCursor decl, const char *name) {
+  char *ns, *parent;
+  decl_scopes(decl, &ns, &parent);
+  enum CXCursorKind k = clang_getCursorKind(decl);
+  bool sync = false;
+  if (strcmp(ns, "cooperative_groups") == 0)
+    sync = !(cuda_name_in(name, CUDA_GROUP_QUERIES) || k == CXCursor_Constructor || k == CXCursor_Destructor ||
+             strcmp(name, "operator()") == 0);
+  else if (strcmp(ns, "cuda") == 0)
+    sync = contains_any(name, CUDA_SYNC_WORDS) || contains_any(parent, CUDA_SYNC_WORDS);
+  else if (strcmp(ns, "cub") == 0)
+    sync = k != CXCursor_Constructor && k != CXCursor_Destructor;  // block and warp collectives
+  free(ns);
+  free(parent);
+  return sync;
+}
+
+// The proof in progress for one kernel: the definitions already walked.
+typedef struct Proof {
+  CXCursor *seen;
+  size_t nseen, cap;
+  bool syncs;  // a barrier or a collective was found, or could not be excluded
+} Proof;
+
+static bool seen_before(Proof *p, CXCursor def) {
+  for (size_t i = 0; i < p->nseen; i++)
+    if (clang_equalCursors(p->seen[i], def)) return true;
+  if (p->nseen == p->cap) {
+    p->cap = p->cap ? 2 * p->cap : 16;
+    p->seen = xrealloc(p->seen, p->cap * sizeof *p->seen);
+  }
+  p->seen[p->nseen++] = def;
+  return false;
+}
+
+static enum CXChildVisitResult walk_body(CXCursor c, CXCursor parent, CXClientData data);
+
+// The definition of a function, or of the template it is a specialization of.
+static CXCursor definition_of(CXCursor decl) {
+  CXCursor def = clang_getCursorDefinition(decl);
+  if (!clang_Cursor_isNull(def)) return def;
+  CXCursor tmpl = clang_getSpecializedCursorTemplate(decl);
+  return clang_Cursor_isNull(tmpl) ? tmpl : clang_getCursorDefinition(tmpl);
+}
+
+// Account for a call of decl (a function, method or function template).
+static void check_callee(Proof *p, CXCursor decl) {
+  char *name = fe_spelling(decl);
+  if (is_collective_name(name)) p->syncs = true;
+  else if (clang_Location_isInSystemHeader(clang_getCursorLocation(decl))) p->syncs = library_call_syncs(decl, name);
+  else {
+    CXCursor def = definition_of(decl);
+    if (clang_Cursor_isNull(def)) p->syncs = !clang_CXXMethod_isDefaulted(decl);
+    else if (!seen_before(p, def)) clang_visitChildren(def, walk_body, p);
+  }
+  free(name);
+}
+
+static enum CXChildVisitResult find_overload_set(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) != CXCursor_OverloadedDeclRef) return CXChildVisit_Recurse;
+  *(CXCursor *)data = c;
+  return CXChildVisit_Break;
+}
+
+// The callee of an unresolved call: an operator's overload set is one of its
+// children (`a * b`: a, the set, b); otherwise the callee is the first child
+// (a namespace qualifier aside), which holds the set when there is one.
+typedef struct Callee {
+  CXCursor first, set;
+} Callee;
+
+static enum CXChildVisitResult find_callee(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Callee *callee = data;
+  CXCursor ref = clang_getCursorKind(c) == CXCursor_OverloadedDeclRef ? c : clang_getCursorReferenced(c);
+  if (clang_getCursorKind(ref) == CXCursor_OverloadedDeclRef) {
+    char *name = fe_spelling(ref);
+    bool op = has_prefix(name, "operator");
+    free(name);
+    if (op) {
+      callee->set = ref;
+      return CXChildVisit_Break;
+    }
+  }
+  if (clang_getCursorKind(c) != CXCursor_NamespaceRef && clang_Cursor_isNull(callee->first)) callee->first = c;
+  return CXChildVisit_Continue;
+}
+
+// A call clang could not resolve (in a template): every function of its
+// overload set counts; a functional cast or temporary (`T(1)`) calls nothing
+// that can synchronize; anything else (`g.sync()` on a dependent g) may.
+static void check_unresolved_call(Proof *p, CXCursor call) {
+  Callee callee = {clang_getNullCursor(), clang_getNullCursor()};
+  CXCursor ref = clang_getCursorReferenced(call);
+  if (clang_getCursorKind(ref) == CXCursor_OverloadedDeclRef) callee.set = ref;
+  else clang_visitChildren(call, find_callee, &callee);
+  if (clang_Cursor_isNull(callee.set) && !clang_Cursor_isNull(callee.first)) {
+    CXCursor first = clang_getCursorKind(callee.first) == CXCursor_OverloadedDeclRef
+                         ? callee.first
+                         : clang_getCursorReferenced(callee.first);
+    if (clang_getCursorKind(first) == CXCursor_OverloadedDeclRef) callee.set = first;
+    else clang_visitChildren(callee.first, find_overload_set, &callee.set);
+  }
+  if (!clang_Cursor_isNull(callee.set)) {
+    for (unsigned i = 0; i < clang_getNumOverloadedDecls(callee.set) && !p->syncs; i++)
+      check_callee(p, clang_getOverloadedDecl(callee.set, i));
+    return;
+  }
+  enum CXCursorKind k = clang_getCursorKind(callee.first);
+  p->syncs = !(k == CXCursor_TypeRef || k == CXCursor_TemplateRef);
+}
+
+static enum CXChildVisitResult walk_body(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Proof *p = data;
+  switch (clang_getCursorKind(c)) {
+  case CXCursor_GCCAsmStmt:
+  case CXCursor_MSAsmStmt: p->syncs = true; break;
+  case CXCursor_CallExpr: {
+    CXCursor ref = clang_getCursorReferenced(c);
+    if (fe_is_function(clang_getCursorKind(ref))) check_callee(p, ref);
+    else if (clang_Cursor_isNull(ref) || clang_getCursorKind(ref) == CXCursor_OverloadedDeclRef)
+      check_unresolved_call(p, c);
+    else p->syncs = true;  // through a pointer or a variable
+    break;
+  }
+  default: break;
+  }
+  return p->syncs ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+// COCONET_HOST_SIMPLE when every kernel the launch may call is proven free of
+// barriers and collectives (a dependent launch names an overload set).
+static const char *launch_flags(CXCursor call) {
+  Proof p = {0};
+  CXCursor ref = clang_getCursorReferenced(call);
+  if (!clang_Cursor_isNull(ref) && fe_is_function(clang_getCursorKind(ref))) check_callee(&p, ref);
+  else check_unresolved_call(&p, call);
+  if (p.nseen == 0) p.syncs = true;  // no kernel body found
+  free(p.seen);
+  return p.syncs ? "COCONET_HOST_SYNC" : "COCONET_HOST_SIMPLE";
+}
+
+//
+// The edits
+//
+
+typedef struct Lower {
+  const Frontend *fe;
+  Edit **edits;
+  int errors;
+  CXCursor seen[16];  // kernels already asked about (kernel_name_overloaded), and the answers
+  bool seen_overloaded[16];
+  int nseen;
+} Lower;
+
+// Is [b, e) inside (or across) an edit made before this pass?
+static bool already_edited(const Edit *edits, unsigned b, unsigned e) {
+  for (const Edit *x = edits; x; x = x->next)
+    if (x->begin < e && b < x->end) return true;
+  return false;
+}
+
+typedef struct Toks {
+  CXTranslationUnit tu;
+  CXToken *t;
+  unsigned n;
+} Toks;
+
+static bool tok_is(const Toks *t, unsigned i, const char *s) {
+  CXString sp = clang_getTokenSpelling(t->tu, t->t[i]);
+  bool eq = strcmp(clang_getCString(sp), s) == 0;
+  clang_disposeString(sp);
+  return eq;
+}
+
+static unsigned tok_begin(const Lower *l, const Toks *t, unsigned i) {
+  return fe_loc(l->fe, clang_getTokenLocation(t->tu, t->t[i])).offset;
+}
+
+static unsigned tok_end(const Lower *l, const Toks *t, unsigned i) {
+  return fe_loc(l->fe, clang_getRangeEnd(clang_getTokenExtent(t->tu, t->t[i]))).offset;
+}
+
+static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// Index of the token that closes the bracket opened at i, or t->n.
+static unsigned closing(const Toks *t, unsigned i) {
+  int depth = 0;
+  for (; i < t->n; i++) {
+    if (tok_is(t, i, "(") || tok_is(t, i, "[") || tok_is(t, i, "{")) depth++;
+    else if ((tok_is(t, i, ")") || tok_is(t, i, "]") || tok_is(t, i, "}")) && --depth == 0) return i;
+  }
+  return t->n;
+}
+
+typedef struct SameName {
+  const char *name;
+  int count;
+} SameName;
+
+static enum CXChildVisitResult count_same_name(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  SameName *s = data;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  if (k == CXCursor_FunctionDecl || k == CXCursor_FunctionTemplate) {
+    CXString sp = clang_getCursorSpelling(c);
+    if (strcmp(clang_getCString(sp), s->name) == 0 && clang_equalCursors(c, clang_getCanonicalCursor(c))) s->count++;
+    clang_disposeString(sp);
+  }
+  return CXChildVisit_Continue;
+}
+
+// Whether the kernel's name also names another function in its scope (say a
+// host wrapper of the same name): then the host launch, which takes the
+// kernel as a function pointer, needs its type to pick it. Counts each
+// function once (its first declaration); the last 16 kernels' answers are kept.
+static bool kernel_name_overloaded(Lower *l, CXCursor kernel) {
+  for (int i = 0; i < l->nseen && i < 16; i++)
+    if (clang_equalCursors(l->seen[i], kernel)) return l->seen_overloaded[i];
+  CXString sp = clang_getCursorSpelling(kernel);
+  SameName s = {clang_getCString(sp), 0};
+  clang_visitChildren(clang_getCursorSemanticParent(kernel), count_same_name, &s);
+  clang_disposeString(sp);
+  const int slot = l->nseen++ % 16;
+  l->seen[slot] = kernel;
+  l->seen_overloaded[slot] = s.count > 1;
+  return s.count > 1;
+}
+
+// "static_cast<void (*)(P1, P2)>(" for a kernel, as its parameters are declared.
+static char *kernel_pointer_cast(CXCursor kernel) {
+  char *out = xasprintf("static_cast<void (*)(");
+  int n = clang_Cursor_getNumArguments(kernel);
+  for (int i = 0; i < n; i++) {
+    CXString t = clang_getTypeSpelling(clang_getCursorType(clang_Cursor_getArgument(kernel, (unsigned)i)));
+    char *next = xasprintf("%s%s%s", out, i ? ", " : "", clang_getCString(t));
+    clang_disposeString(t);
+    free(out);
+    out = next;
+  }
+  char *done = xasprintf("%s)>(", out);
+  free(out);
+  return done;
+}
+
+// Lower one launch, spelled in the main file as the tokens of [b, e).
+static void lower_launch(Lower *l, CXCursor call, SrcRange r) {
+  const Frontend *fe = l->fe;
+  CXSourceLocation lb = clang_getLocationForOffset(fe->tu, fe->file, r.begin.offset);
+  CXSourceLocation le = clang_getLocationForOffset(fe->tu, fe->file, r.end.offset);
+  Toks t = {fe->tu, NULL, 0};
+  clang_tokenize(fe->tu, clang_getRange(lb, le), &t.t, &t.n);
+  unsigned open = 0;
+  while (open < t.n && !tok_is(&t, open, "<<<")) open++;
+  unsigned close = open, commas = 0;
+  int depth = 0;
+  for (; close < t.n && !tok_is(&t, close, ">>>"); close++) {
+    if (tok_is(&t, close, "(") || tok_is(&t, close, "[") || tok_is(&t, close, "{")) depth++;
+    else if (tok_is(&t, close, ")") || tok_is(&t, close, "]") || tok_is(&t, close, "}")) depth--;
+    else if (depth == 0 && tok_is(&t, close, ",")) commas++;
+  }
+  if (open == 0 || close + 2 >= t.n || !tok_is(&t, close + 1, "(") || commas > 3 ||
+      closing(&t, close + 1) >= t.n) {
+    diag_error(&r.begin, "--target=host: cannot lower this kernel launch: its '<<<' or '>>>' is not "
+                         "written in this file (a launch inside a macro?); write the launch out");
+    l->errors++;
+  } else {
+    bool no_args = tok_is(&t, close + 2, ")");
+    unsigned after_paren = tok_end(l, &t, close + 1);
+    const char *sep = no_args ? "" : (after_paren < fe->src.len && is_space(fe->src.buf[after_paren])) ? "," : ", ";
+    CXCursor callee = clang_getCursorReferenced(call);
+    const bool is_template = !clang_Cursor_isNull(clang_getSpecializedCursorTemplate(callee));
+    unsigned lt = 0;
+    while (lt < open && !tok_is(&t, lt, "<")) lt++;
+    // A launch whose kernel clang resolves only at instantiation (arguments
+    // that depend on an enclosing template): the launch calls it, so that the
+    // call picks and deduces it at each instantiation.
+    const enum CXCursorKind ck = clang_getCursorKind(callee);
+    const bool unresolved = clang_Cursor_isNull(callee) || clang_isInvalid(ck) || ck == CXCursor_OverloadedDeclRef ||
+                            ck == CXCursor_FunctionTemplate;
+    const bool by_call = lt == open && !is_template && unresolved;
+    char *cast = !is_template && ck == CXCursor_FunctionDecl && kernel_name_overloaded(l, callee)
+                     ? kernel_pointer_cast(callee)
+                     : strdup("");
+    char *head = xasprintf("coconet_host_launch%s(%s, %s", by_call ? "_call" : "", launch_flags(call), cast);
+    char zeros[16] = "";
+    for (unsigned i = commas; i < 3; i++) strcat(zeros, ", 0");
+    char *tail = xasprintf("%s%s", zeros, sep);
+    unsigned conf_begin = tok_end(l, &t, open);
+    bool spaced = conf_begin < fe->src.len && is_space(fe->src.buf[conf_begin]);
+    edit_add(l->edits, r.begin.offset, r.begin.offset, head);
+    // A template's arguments, all of them (some may be deduced at the launch):
+    // the host launch takes the kernel as a function pointer.
+    char *targs = lt == 0 || !is_template ? NULL : template_args_of(callee);
+    if (targs) {
+      char *spelled = xasprintf("<%s>", targs);
+      edit_add(l->edits, tok_end(l, &t, lt - 1), tok_end(l, &t, open - 1), spelled);
+      free(spelled);
+      free(targs);
+    }
+    edit_add(l->edits, tok_begin(l, &t, open), conf_begin, cast[0] ? (spaced ? ")," : "), ") : spaced ? "," : ", ");
+    edit_add(l->edits, tok_end(l, &t, close - 1), after_paren, tail);
+    free(cast);
+    free(head);
+    free(tail);
+  }
+  clang_disposeTokens(fe->tu, t.t, t.n);
+}
+
+static enum CXChildVisitResult find_config_call(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) == CXCursor_CallExpr) {
+    char *name = fe_spelling(c);
+    *(bool *)data = strcmp(name, "__cudaPushCallConfiguration") == 0;
+    free(name);
+    if (*(bool *)data) return CXChildVisit_Break;
+  }
+  return CXChildVisit_Continue;
+}
+
+// A launch is a call with a launch configuration call among its children.
+static bool is_launch(CXCursor call) {
+  bool found = false;
+  clang_visitChildren(call, find_config_call, &found);
+  return found;
+}
+
+static enum CXChildVisitResult find_shared_attr(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) == CXCursor_CUDASharedAttr) {
+    *(bool *)data = true;
+    return CXChildVisit_Break;
+  }
+  return CXChildVisit_Continue;
+}
+
+static bool has_shared_attr(CXCursor var) {
+  bool found = false;
+  clang_visitChildren(var, find_shared_attr, &found);
+  return found;
+}
+
+// An `extern __shared__ T name[]` declaration.
+static bool is_dynamic_shared(CXCursor var) {
+  return clang_getCursorKind(var) == CXCursor_VarDecl && clang_Cursor_getStorageClass(var) == CX_SC_Extern &&
+         clang_getCursorType(var).kind == CXType_IncompleteArray && has_shared_attr(var);
+}
+
+// The declaration that replaces an `extern __shared__` array: a pointer to
+// its element type (T *name, or T (*name)[N] for arrays of arrays) set to the
+// block's dynamic shared memory.
+static char *shared_pointer(CXCursor var, bool as_macro) {
+  CXString ts = clang_getTypeSpelling(clang_getArrayElementType(clang_getCursorType(var)));
+  char *elem = strdup(clang_getCString(ts));
+  clang_disposeString(ts);
+  char *name = fe_spelling(var);
+  char *dims = strchr(elem, '[');
+  const char *suffix = "";
+  if (dims) {
+    suffix = dims;
+    while (dims > elem && dims[-1] == ' ') dims--;
+  }
+  char *base = strndup(elem, (size_t)(dims ? dims - elem : (ptrdiff_t)strlen(elem)));
+  char *cast = dims ? xasprintf("%s (*)%s", base, suffix) : xasprintf("%s *", base);
+  char *out = as_macro ? xasprintf("#define %s ((%s)coconet_host_dynamic_shared())", name, cast)
+              : dims   ? xasprintf("%s (*%s)%s = (%s)coconet_host_dynamic_shared();", base, name, suffix, cast)
+                       : xasprintf("%s *%s = (%s)coconet_host_dynamic_shared();", base, name, cast);
+  free(cast);
+  free(base);
+  free(name);
+  free(elem);
+  return out;
+}
+
+typedef struct DeclList {
+  CXCursor vars[8];
+  int n;
+  bool other;  // a declaration that is not an extern __shared__ array
+} DeclList;
+
+static enum CXChildVisitResult collect_vars(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  DeclList *d = data;
+  if (is_dynamic_shared(c) && d->n < 8) d->vars[d->n++] = c;
+  else d->other = true;
+  return CXChildVisit_Continue;
+}
+
+// `extern __shared__ T a[], b[];` inside a function: one pointer per array.
+static void lower_shared_stmt(Lower *l, CXCursor stmt, SrcRange r) {
+  DeclList d = {.n = 0};
+  clang_visitChildren(stmt, collect_vars, &d);
+  if (d.n == 0) return;
+  if (d.other) {
+    diag_error(&r.begin, "--target=host: cannot lower this declaration: declare each 'extern __shared__' "
+                         "array in a declaration of its own");
+    l->errors++;
+    return;
+  }
+  char *text = strdup("");
+  for (int i = 0; i < d.n; i++) {
+    char *one = shared_pointer(d.vars[i], false);
+    char *joined = xasprintf("%s%s%s", text, i ? " " : "", one);
+    free(one);
+    free(text);
+    text = joined;
+  }
+  edit_add(l->edits, r.begin.offset, r.end.offset, text);
+  free(text);
+}
+
+// `extern __shared__ T name[];` at namespace scope: every later use of the
+// name means the block's dynamic shared memory, which a macro says.
+static void lower_shared_global(Lower *l, CXCursor var, SrcRange r) {
+  const char *buf = l->fe->src.buf;
+  unsigned b = r.begin.offset, e = r.end.offset;
+  while (b > 0 && (buf[b - 1] == ' ' || buf[b - 1] == '\t')) b--;
+  while (e < l->fe->src.len && (buf[e] == ' ' || buf[e] == '\t')) e++;
+  bool semicolon = e < l->fe->src.len && buf[e] == ';';
+  if (semicolon) e++;
+  while (e < l->fe->src.len && (buf[e] == ' ' || buf[e] == '\t')) e++;
+  if (!semicolon || (b > 0 && buf[b - 1] != '\n') || (e < l->fe->src.len && buf[e] != '\n' && buf[e] != '\r')) {
+    diag_error(&r.begin, "--target=host: cannot lower this declaration: put a namespace-scope "
+                         "'extern __shared__' array on a line of its own");
+    l->errors++;
+    return;
+  }
+  char *text = shared_pointer(var, true);
+  edit_add(l->edits, r.begin.offset, e, text);
+  free(text);
+}
+
+static enum CXChildVisitResult lower_visit(CXCursor c, CXCursor parent, CXClientData data) {
+  Lower *l = data;
+  if (!fe_in_main_file(l->fe, clang_getCursorLocation(c))) return CXChildVisit_Continue;
+  SrcRange r = fe_range(l->fe, clang_getCursorExtent(c));
+  if (!r.begin.file || !r.end.file) return CXChildVisit_Continue;
+  bool edited = already_edited(*l->edits, r.begin.offset, r.end.offset);
+  enum CXCursorKind k = clang_getCursorKind(c);
+  if (k == CXCursor_CallExpr && is_launch(c)) {
+    if (!edited) lower_launch(l, c, r);
+    return CXChildVisit_Continue;
+  }
+  if (k == CXCursor_DeclStmt && !edited) lower_shared_stmt(l, c, r);
+  if (k == CXCursor_VarDecl && is_dynamic_shared(c) && clang_getCursorKind(parent) != CXCursor_DeclStmt) {
+    if (!edited) lower_shared_global(l, c, r);
+    return CXChildVisit_Continue;
+  }
+  return CXChildVisit_Recurse;
+}
+
+int host_lower(const Frontend *fe, Edit **edits) {
+  return host_lower_in(fe, clang_getTranslationUnitCursor(fe->tu), edits);
+}
+
+int host_lower_in(const Frontend *fe, CXCursor c, Edit **edits) {
+  Lower l = {.fe = fe, .edits = edits};
+  clang_visitChildren(c, lower_visit, &l);
+  return l.errors ? -1 : 0;
+}

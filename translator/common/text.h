@@ -1,0 +1,22 @@
+// text.h: small helpers on C text and memory that every stage uses.
+#ifndef COCONET_TEXT_H
+#define COCONET_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+// The blanks of C source text.
+#define TEXT_BLANKS " \t\n\r"
+
+// A character of a C identifier: [A-Za-z0-9_].
+bool text_ident_char(char c);
+// in without any of the characters in drop, into out (which may be in; it
+// holds strlen(in) + 1 bytes).
+void text_drop(char *out, const char *in, const char *drop);
+// in without any of the characters in drop (malloc'd).
+char *text_without(const char *in, const char *drop);
+// calloc that never returns NULL (running out of memory is an internal error),
+// also for n == 0.
+void *xcalloc(size_t n, size_t size);
+
+#endif

@@ -1,0 +1,479 @@
+// main.c: the coconet command line.
+//
+// Exit status: 0 ok; 1 the input has errors (diagnostics on stderr, nothing
+// written); 2 usage error; 3 internal error (a bug in coconet).
+#include "driver/driver.h"
+#include "analyze/analyze.h"
+#include "codegen/codegen.h"
+#include "interp/interp.h"
+#include "output/output.h"
+#include "transform/transform.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
+
+static const char USAGE[] =
+    "usage: coconet [options] FILE.cu [-- CLANG_ARGS...]\n"
+    "\n"
+    "Translate the regions of a CUDA + NCCL file marked with '#pragma coconet region'\n"
+    "(see docs/pragmas.md). A file without '#pragma coconet' is copied unchanged.\n"
+    "\n"
+    "Output:\n"
+    "  -o FILE            write the translated source (or --dump=json) to FILE\n"
+    "                     ('-' = stdout, the default)\n"
+    "  -i                 rewrite FILE in place (atomic rename; untouched if unchanged)\n"
+    "  --diff             print a unified diff instead of the output\n"
+    "  --check            parse and analyze, report, write nothing\n"
+    "  --dump=json        print the regions, clauses and classified statements as JSON\n"
+    "                     (schema: docs/dump-json.md)\n"
+    "  --dump=ir          print the extracted and scheduled IR of each region\n"
+    "  --emit-dot=FILE    Graphviz picture of each region before and after scheduling\n"
+    "  --explain          say which transformations ran and why\n"
+    "  --verify[=N]       check each region's schedule on random data for 1..N ranks\n"
+    "                     (default 8) with the IR interpreter; exit 1 on a mismatch\n"
+    "  --verify=exec[:N]  run each region as written and as scheduled, the user's own\n"
+    "                     code, on the host backend for 1..N ranks (default 4) on\n"
+    "                     random data, and compare every buffer and host variable;\n"
+    "                     exit 1 on a mismatch (builds with coconet-cc, runs mpirun)\n"
+    "  -MD -MF FILE       also write a make depfile (the input and its headers);\n"
+    "                     needs -o FILE, the depfile's target\n"
+    "  --line-directives  emit #line so compiler errors point at the original source\n"
+    "\n"
+    "Translation:\n"
+    "  --target=cuda|host cuda (default): CUDA + NCCL output; host: for the CPU backend\n"
+    "  --schedule=none    keep regions as written (the A/B baseline)\n"
+    "  --model=FILE       cost model parameters for schedule(auto) and --explain\n"
+    "                     (key = value lines)\n"
+    "  -p DIR             read include paths and macros from DIR/compile_commands.json\n"
+    "  -- CLANG_ARGS      extra flags for parsing (-I, -D, ...), after all options\n"
+    "\n"
+    "  --version, --help\n"
+    "\n"
+    "Exit status: 0 ok, 1 errors in the input (nothing written), 2 usage error,\n"
+    "3 internal error (a bug in coconet; please report it).\n"
+    "The report options (--check, --dump, --emit-dot, --explain, --verify) write no\n"
+    "translation.\n"
+    "Environment: CUDA_HOME (else nvcc on PATH, else /usr/local/cuda),\n"
+    "COCONET_CACHE (precompiled headers; default ~/.cache/coconet, 'off': none),\n"
+    "TMPDIR, COCONET_COLOR=0|1; for --verify=exec: COCONET_VERIFY_MPIRUN (default\n"
+    "'mpirun --oversubscribe'), COCONET_VERIFY_TIMEOUT (seconds a run may take,\n"
+    "default 300), COCONET_VERIFY_KEEP=1 (keep the harness in TMPDIR).\n";
+
+static _Noreturn void usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "coconet: error: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\ncoconet: try 'coconet --help'\n");
+  exit(EXIT_USAGE);
+}
+
+enum {
+  OPT_DIFF = 256, OPT_CHECK, OPT_TARGET, OPT_DUMP, OPT_DOT, OPT_EXPLAIN, OPT_VERIFY,
+  OPT_SCHEDULE, OPT_MODEL, OPT_MD, OPT_MF, OPT_LINES, OPT_VERSION, OPT_HELP,
+};
+
+static const struct option LONG_OPTIONS[] = {
+    {"diff", no_argument, NULL, OPT_DIFF},
+    {"check", no_argument, NULL, OPT_CHECK},
+    {"target", required_argument, NULL, OPT_TARGET},
+    {"dump", required_argument, NULL, OPT_DUMP},
+    {"emit-dot", required_argument, NULL, OPT_DOT},
+    {"explain", no_argument, NULL, OPT_EXPLAIN},
+    {"verify", optional_argument, NULL, OPT_VERIFY},
+    {"schedule", required_argument, NULL, OPT_SCHEDULE},
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"MD", no_argument, NULL, OPT_MD},
+    {"MF", required_argument, NULL, OPT_MF},
+    {"line-directives", no_argument, NULL, OPT_LINES},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+static int parse_ranks(const char *s) {
+  char *end;
+  long n = strtol(s, &end, 10);
+  if (*s == '\0' || *end != '\0' || n < 1 || n > 64)
+    usage_error("--verify=N and --verify=exec:N need a rank count from 1 to 64, not '%s'", s);
+  return (int)n;
+}
+
+static void parse_option(Options *o, int c, const char *arg) {
+  switch (c) {
+  case 'o': o->output = arg; break;
+  case 'i': o->in_place = true; break;
+  case 'p': o->compdb_dir = arg; break;
+  case OPT_DIFF: o->diff = true; break;
+  case OPT_CHECK: o->check = true; break;
+  case OPT_TARGET:
+    if (strcmp(arg, "cuda") == 0) o->target = TARGET_CUDA;
+    else if (strcmp(arg, "host") == 0) o->target = TARGET_HOST;
+    else usage_error("unknown target '%s' (expected 'cuda' or 'host')", arg);
+    break;
+  case OPT_DUMP:
+    if (strcmp(arg, "json") == 0) o->dump = DUMP_JSON;
+    else if (strcmp(arg, "ir") == 0) o->dump = DUMP_IR;
+    else usage_error("unknown dump format '%s' (expected 'ir' or 'json')", arg);
+    break;
+  case OPT_DOT: o->dot_file = arg; break;
+  case OPT_EXPLAIN: o->explain = true; break;
+  case OPT_VERIFY:
+    if (arg && strcmp(arg, "exec") == 0) o->verify_exec = 4;
+    else if (arg && strncmp(arg, "exec:", 5) == 0) o->verify_exec = parse_ranks(arg + 5);
+    else o->verify_ranks = arg ? parse_ranks(arg) : 8;
+    break;
+  case OPT_SCHEDULE:
+    if (strcmp(arg, "none") != 0) usage_error("unknown schedule '%s' (only 'none' is accepted)", arg);
+    o->schedule_none = true;
+    break;
+  case OPT_MODEL: o->model_file = arg; break;
+  case OPT_MD: o->make_depfile = true; break;
+  case OPT_MF: o->depfile = arg; break;
+  case OPT_LINES: o->line_directives = true; break;
+  case OPT_VERSION: printf("coconet %s (libclang: ", COCONET_VERSION); {
+      CXString v = clang_getClangVersion();
+      printf("%s)\n", clang_getCString(v));
+      clang_disposeString(v);
+    }
+    exit(0);
+  case OPT_HELP: fputs(USAGE, stdout); exit(0);
+  default: usage_error("%s", "invalid option");
+  }
+}
+
+static Options parse_args(int argc, char **argv) {
+  Options o = {0};
+  // Everything after `--` is for clang; getopt must not see it.
+  int end = argc;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--") == 0) {
+      end = i;
+      break;
+    }
+  if (end < argc) {
+    o.clang_args = (const char *const *)argv + end + 1;
+    o.nclang_args = argc - end - 1;
+  }
+  int c;
+  opterr = 0;
+  while ((c = getopt_long_only(end, argv, "o:ip:", LONG_OPTIONS, NULL)) != -1) {
+    if (c == '?') usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+    parse_option(&o, c, optarg);
+  }
+  if (optind >= end) usage_error("%s", "no input file");
+  if (optind + 1 < end) usage_error("more than one input file ('%s')", argv[optind + 1]);
+  o.input = argv[optind];
+  if (o.in_place && o.output) usage_error("%s", "-i and -o cannot be used together");
+  if (o.make_depfile && !o.depfile) usage_error("%s", "-MD needs -MF FILE");
+  if (o.depfile && !o.make_depfile) usage_error("%s", "-MF FILE needs -MD");
+  if (o.make_depfile && (!o.output || strcmp(o.output, "-") == 0))
+    usage_error("%s", "-MD needs -o FILE: the translated file is the depfile's target");
+  if (o.in_place && o.diff) usage_error("%s", "-i and --diff cannot be used together");
+  if (o.output && strcmp(o.output, "-") != 0 && source_same_file(o.output, o.input))
+    usage_error("-o '%s' names the input file; use -i to rewrite it in place", o.output);
+  return o;
+}
+
+// The depfile, as make and ninja read it: ' ', '#', '\\' escaped with a
+// backslash and '$' doubled.
+static void dep_escaped(FILE *f, const char *p) {
+  for (; *p; p++) {
+    if (*p == ' ' || *p == '#' || *p == '\\') fputc('\\', f);
+    if (*p == '$') fputc('$', f);
+    fputc(*p, f);
+  }
+}
+
+// Prerequisites are named by their real paths.
+static void dep_word(FILE *f, const char *path) {
+  char real[4096];
+  dep_escaped(f, realpath(path, real) ? real : path);
+}
+
+typedef struct DepSink {
+  FILE *out;
+  const char *skip_dir;  // the front end's temporary files are not dependencies
+  char **seen;           // headers listed so far (each once)
+  size_t nseen, cap;
+} DepSink;
+
+static bool dep_seen(DepSink *sink, const char *path) {
+  for (size_t i = 0; i < sink->nseen; i++)
+    if (strcmp(sink->seen[i], path) == 0) return true;
+  if (sink->nseen == sink->cap) {
+    sink->cap = sink->cap ? 2 * sink->cap : 64;
+    sink->seen = realloc(sink->seen, sink->cap * sizeof *sink->seen);
+    if (!sink->seen) COCONET_BUG("out of memory");
+  }
+  sink->seen[sink->nseen++] = strdup(path);
+  return false;
+}
+
+static void dep_inclusion(CXFile file, CXSourceLocation *stack, unsigned depth, CXClientData data) {
+  (void)stack;
+  DepSink *sink = data;
+  if (depth == 0) return;  // the main file is written first
+  CXString name = clang_getFileName(file);
+  const char *path = clang_getCString(name);
+  size_t skip = strlen(sink->skip_dir);
+  bool temporary = skip && strncmp(path, sink->skip_dir, skip) == 0 && path[skip] == '/';
+  if (!temporary && !dep_seen(sink, path)) {
+    fputs(" \\\n  ", sink->out);
+    dep_word(sink->out, path);
+  }
+  clang_disposeString(name);
+}
+
+// `OUTPUT: INPUT HEADER...` (-MD requires -o FILE: the output is the target).
+static int write_depfile(const Options *o, const Frontend *fe) {
+  FILE *f = fopen(o->depfile, "w");
+  if (!f) {
+    fprintf(stderr, "coconet: error: cannot write depfile '%s': %s\n", o->depfile, strerror(errno));
+    return -1;
+  }
+  dep_escaped(f, o->output);  // the target as given: stable from build to build
+  fputs(": ", f);
+  dep_word(f, o->input);
+  DepSink sink = {f, fe && fe->tmpdir ? fe->tmpdir : "", NULL, 0, 0};
+  for (int i = 0; fe && i < fe->npch_deps; i++) {
+    const char *path = fe->pch_deps[i];
+    size_t skip = strlen(sink.skip_dir);
+    if ((skip && strncmp(path, sink.skip_dir, skip) == 0 && path[skip] == '/') || dep_seen(&sink, path)) continue;
+    fputs(" \\\n  ", f);
+    dep_word(f, path);
+  }
+  if (fe) clang_getInclusions(fe->tu, dep_inclusion, &sink);
+  for (size_t i = 0; i < sink.nseen; i++) free(sink.seen[i]);
+  free(sink.seen);
+  fputc('\n', f);
+  return fclose(f) == 0 ? 0 : -1;
+}
+
+// --check: one line per region and annotation.
+static void report(const Program *prog, const char *path) {
+  printf("%s: %d region%s\n", path, prog->nregions, prog->nregions == 1 ? "" : "s");
+  for (const Region *r = prog->regions; r; r = r->next) {
+    printf("  region %s (%s:%u) in %s:", r->name, path, r->pragma_range.begin.line, r->function);
+    for (const Stmt *s = r->stmts; s; s = s->next)
+      printf(" %s%s%s", stmt_kind_name(s->kind), s->callee ? ":" : "", s->callee ? s->callee : "");
+    putchar('\n');
+  }
+  for (const Annotation *a = prog->symmetric; a; a = a->next)
+    printf("  symmetric %s (%s:%u)\n", a->target, path, a->pragma_range.begin.line);
+  for (const Annotation *a = prog->pointwise; a; a = a->next)
+    printf("  pointwise %s (%s:%u)\n", a->target, path, a->pragma_range.begin.line);
+}
+
+// Write the result where the options say (nothing for -i when unchanged).
+static int emit(const Options *o, const SourceFile *src, const char *buf, size_t len) {
+  if (o->diff) return diff_write(stdout, o->input, o->input, src->buf, src->len, buf, len) ? -1 : 0;
+  if (o->in_place) {
+    if (len == src->len && memcmp(buf, src->buf, len) == 0) return 0;
+    return source_write(o->input, buf, len);
+  }
+  return source_write(o->output, buf, len);
+}
+
+// --dump=json goes to -o FILE when given, else to stdout.
+static int dump_json_to(const Options *o, const Frontend *fe, const Program *prog) {
+  bool to_file = o->output && strcmp(o->output, "-") != 0;
+  FILE *f = to_file ? fopen(o->output, "w") : stdout;
+  if (!f) {
+    fprintf(stderr, "coconet: error: cannot write '%s': %s\n", o->output, strerror(errno));
+    return EXIT_INPUT;
+  }
+  int rc = json_dump(f, fe, prog);
+  if (to_file && fclose(f) != 0) rc = -1;
+  return rc ? EXIT_INPUT : 0;
+}
+
+static int write_empty_dot(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f || fputs("digraph coconet {\n}\n", f) < 0 || fclose(f) != 0) {
+    fprintf(stderr, "coconet: error: cannot write '%s': %s\n", path, strerror(errno));
+    return EXIT_INPUT;
+  }
+  return 0;
+}
+
+static int pass_through(const Options *o, const SourceFile *src) {
+  if (o->make_depfile && write_depfile(o, NULL)) return EXIT_INPUT;
+  if (o->dump == DUMP_JSON) {
+    Frontend fe = {.src = *src};
+    Program none = {0};
+    return dump_json_to(o, &fe, &none);
+  }
+  if (o->check) {
+    printf("%s: 0 regions\n", o->input);
+    return 0;
+  }
+  // No regions: the IR views are empty (the picture is an empty graph).
+  if (o->dot_file) return write_empty_dot(o->dot_file);
+  if (o->dump == DUMP_IR || o->explain || o->verify_ranks || o->verify_exec) return 0;
+  if (!o->line_directives) return emit(o, src, src->buf, src->len) ? EXIT_INPUT : 0;
+  size_t len;
+  char *out = edits_apply(src, NULL, true, &len);
+  int status = emit(o, src, out, len) ? EXIT_INPUT : 0;
+  free(out);
+  return status;
+}
+
+// The cost model: the defaults, or --model=FILE over them.
+static int load_model(const Options *o, IrCostModel *model) {
+  ir_cost_default(model);
+  return o->model_file && ir_cost_load(model, o->model_file) ? -1 : 0;
+}
+
+// Extract every region and schedule it (--schedule=none: infer layouts only).
+static int schedule_all(const Options *o, const Frontend *fe, const Program *prog, IrProgram *ir,
+                        const IrCostModel *model) {
+  int status = extract_program(fe, prog, ir, !o->schedule_none) ? EXIT_INPUT : 0, failed = 0;
+  IrSchedOptions opt = {.model = model};
+  // Every region is scheduled, so that one run reports the errors of all of them
+  // (not after extraction errors: what follows from those would be noise).
+  for (IrRegion *r = ir->regions; r && status == 0; r = r->next) {
+    if (o->schedule_none ? ir_infer(r) : ir_schedule(r, &opt)) failed = EXIT_INPUT;
+  }
+  return status ? status : failed;
+}
+
+// The IR views the options ask for (--dump=ir, --explain, --emit-dot, --verify).
+static int show_ir(const Options *o, IrProgram *ir, const IrCostModel *model) {
+  int status = 0;
+  FILE *dot = NULL;
+  if (o->dot_file && !(dot = fopen(o->dot_file, "w"))) {
+    fprintf(stderr, "coconet: error: cannot write '%s'\n", o->dot_file);
+    return EXIT_INPUT;
+  }
+  for (IrRegion *r = ir->regions; r && status == 0; r = r->next) {
+    if (o->dump == DUMP_IR) {
+      ir_dump(stdout, r, false);
+      if (r->sched) ir_dump(stdout, r, true);
+    }
+    if (o->explain) {
+      ir_explain(stdout, r, model);
+      codegen_explain(stdout, r);
+    }
+    if (dot) ir_emit_dot(dot, r);
+    if (o->verify_ranks && ir_verify(r, o->verify_ranks, 3, stdout) != 0) status = EXIT_INPUT;
+  }
+  if (dot && fclose(dot) != 0) status = EXIT_INPUT;
+  return status;
+}
+
+static bool wants_ir(const Options *o) {
+  return o->dump == DUMP_IR || o->explain || o->verify_ranks || o->dot_file;
+}
+
+// The edits of one region: its pragma commented, its statement replaced by the
+// generated block, its kernels inserted before its top-level declaration.
+static int region_edits(const Options *o, const Frontend *fe, const Region *fr, const IrRegion *r, Edit **edits,
+                        char **body) {
+  char *indent = rewrite_line_indent(&fe->src, fr->range.begin.offset);
+  RegionCode code;
+  int rc = codegen_region(fe, fr, r, o->target, indent, &code);
+  if (rc == 0) {
+    *body = strdup(code.body);
+    char *pragma = rewrite_pragma_comment(&fe->src, fr->pragma_range);
+    edit_add(edits, fr->pragma_range.begin.offset, fr->pragma_range.end.offset, pragma);
+    // A region the schedule leaves as written stays as it is (host lowering still applies to it).
+    char *original = fe_text(fe, fr->range);
+    if (strcmp(original, code.body) != 0) edit_add(edits, fr->range.begin.offset, fr->range.end.offset, code.body);
+    free(original);
+    if (code.kernels) edit_add(edits, code.kernels_at, code.kernels_at, code.kernels);
+    if (code.late) edit_add(edits, code.late_at, code.late_at, code.late);
+    free(pragma);
+  }
+  free(indent);
+  region_code_free(&code);
+  return rc;
+}
+
+// The whole translation in memory: extract, schedule, generate every region
+// (--schedule=none: the regions as written), lower for the host backend, and
+// apply the edits. Every report option runs it too, so that --check,
+// --explain, --verify, --dump and --emit-dot fail exactly where the
+// translation fails. *out (malloc'd) is the translated file, bodies[i] (malloc'd)
+// what replaces region i.
+static int pipeline(const Options *o, const Frontend *fe, const Program *prog, IrProgram *ir,
+                    const IrCostModel *model, char **out, size_t *len, char **bodies) {
+  *out = NULL;
+  int status = schedule_all(o, fe, prog, ir, model);
+  Edit *edits = NULL;
+  const Region *fr = prog->regions;
+  int i = 0;
+  for (const IrRegion *r = ir->regions; r && fr && status == 0 && !o->schedule_none; r = r->next, fr = fr->next)
+    if (region_edits(o, fe, fr, r, &edits, &bodies[i++])) status = EXIT_INPUT;
+  if (status == 0 && !o->schedule_none && symmetric_edits(fe, prog, &edits)) status = EXIT_INPUT;
+  // Host lowering comes last: it leaves alone what the region edits replace.
+  if (status == 0 && o->target == TARGET_HOST && host_lower(fe, &edits)) status = EXIT_INPUT;
+  if (status == 0 && diag_error_count() == 0) *out = edits_apply(&fe->src, edits, o->line_directives, len);
+  else status = EXIT_INPUT;
+  edits_free(edits);
+  return status;
+}
+
+static int translate(const Options *o, SourceFile src) {
+  Frontend fe;
+  if (frontend_parse(o, src, &fe)) {
+    frontend_dispose(&fe);
+    return EXIT_INPUT;
+  }
+  Program prog;
+  IrCostModel model;
+  int status = directives_collect(&fe, &prog) ? EXIT_INPUT : 0;
+  if (status == 0) instantiate_program(&fe, &prog);
+  if (status == 0 && load_model(o, &model)) status = EXIT_INPUT;
+  IrProgram *ir = ir_program_new();
+  char *out = NULL;
+  size_t len = 0;
+  // --verify=exec runs the translation for the host backend whatever the target.
+  Options eff = *o;
+  if (o->verify_exec) eff.target = TARGET_HOST;
+  char **bodies = calloc((size_t)prog.nregions + 1, sizeof *bodies);
+  if (!bodies) COCONET_BUG("out of memory");
+  if (status == 0) status = pipeline(&eff, &fe, &prog, ir, &model, &out, &len, bodies);
+  if (status == 0 && o->make_depfile && write_depfile(o, &fe)) status = EXIT_INPUT;
+  if (status == 0) {
+    if (o->dump == DUMP_JSON) status = dump_json_to(o, &fe, &prog);
+    else if (wants_ir(o)) status = show_ir(o, ir, &model);
+    else if (o->verify_exec) status = verify_exec(o, &fe, &prog, ir, out, (const char *const *)bodies) ? EXIT_INPUT : 0;
+    else if (o->check) report(&prog, o->input);
+    else status = emit(o, &fe.src, out, len) ? EXIT_INPUT : 0;
+  }
+  for (int i = 0; i < prog.nregions; i++) free(bodies[i]);
+  free(bodies);
+  free(out);
+  ir_program_free(ir);
+  program_free(&prog);
+  frontend_dispose(&fe);
+  return status;
+}
+
+// A file coconet wrote is refused: translating it again would double its code.
+static bool already_translated(const Options *o, const SourceFile *src) {
+  long at = rewrite_find_translated(src->buf, src->len);
+  if (at < 0) return false;
+  SrcLoc loc = source_loc(src, (unsigned)at);
+  diag_error(&loc, "'%s' is already translated by coconet (this is code it generated); translate the "
+                   "original source instead", o->input);
+  return true;
+}
+
+int main(int argc, char **argv) {
+  Options o = parse_args(argc, argv);
+  SourceFile src;
+  if (source_read(o.input, &src)) return EXIT_INPUT;
+  diag_add_file(src.path, src.buf, src.len);
+  int status;
+  if (already_translated(&o, &src)) status = EXIT_INPUT;
+  else if (source_needs_translation(src.buf, src.len) || o.target == TARGET_HOST) status = translate(&o, src);
+  else status = pass_through(&o, &src);
+  if (status == 0 && diag_error_count()) status = EXIT_INPUT;
+  diag_reset();
+  source_free(&src);
+  return status;
+}

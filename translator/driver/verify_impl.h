@@ -1,0 +1,32 @@
+// verify_impl.h: what verify_exec.c and verify_harness.c share.
+//   verify_exec.c     --verify=exec: the harness program built with coconet-cc
+//                     --target=host, run under mpirun for 1..N ranks, its report
+//                     read back and summed up
+//   verify_harness.c  one region's harness function
+#ifndef COCONET_VERIFY_IMPL_H
+#define COCONET_VERIFY_IMPL_H
+
+#include <stdio.h>
+
+#include "codegen/codegen.h"
+#include "driver/driver.h"
+
+// Random inputs each region runs on.
+enum { TRIALS = 3 };
+
+typedef struct Verified {   // one region of the harness
+  const IrRegion *r;
+  int index;                // its number in the harness (-1: not in it)
+  long ulp;                 // the bound
+  bool reassociated;        // its schedule sums in another order: floats also pass within a normwise bound
+  char first[1024];         // its first mismatch
+  bool failed;
+} Verified;
+
+// Write region v->index's harness function: the region as written (the file's
+// text with the lowering edits) and as scheduled (NULL: as written). -1
+// (reported) when the region cannot be run.
+int harness_write_region(FILE *f, const Frontend *fe, const Region *fr, const IrRegion *r, const Edit *lowered,
+                         const char *scheduled, const Verified *v);
+
+#endif

@@ -1,0 +1,439 @@
+// classify.c: what each statement of a region is.
+//
+// A statement is recognised when it is exactly one known call, bare
+// (`ncclAllReduce(...);`) or as the only argument of an error-check wrapper,
+// macro or function (`NCCLCHECK(ncclAllReduce(...));`). Anything else is
+// opaque: kept where it is, an ordering barrier for every transformation.
+#include "front/front.h"
+#include "common/cuda_names.h"
+#include "common/text.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *stmt_kind_name(StmtKind k) {
+  switch (k) {
+  case STMT_NCCL: return "nccl";
+  case STMT_LAUNCH: return "launch";
+  case STMT_GEMM: return "gemm";
+  case STMT_CUDA: return "cuda";
+  case STMT_OPAQUE: return "opaque";
+  }
+  return "?";
+}
+
+const char *wrap_kind_name(WrapKind k) {
+  switch (k) {
+  case WRAP_NONE: return "none";
+  case WRAP_MACRO: return "macro";
+  case WRAP_FUNCTION: return "function";
+  }
+  return "?";
+}
+
+
+static enum CXChildVisitResult first_child(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  *(CXCursor *)data = c;
+  return CXChildVisit_Break;
+}
+
+static enum CXChildVisitResult find_overload_set(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) != CXCursor_OverloadedDeclRef) return CXChildVisit_Recurse;
+  *(CXCursor *)data = c;
+  return CXChildVisit_Break;
+}
+
+// The function a call calls. In a template, a call with dependent arguments
+// names an overload set (clang resolves it per instantiation): its first
+// declaration stands for it.
+static CXCursor callee_decl(CXCursor call) {
+  CXCursor ref = clang_getCursorReferenced(call);
+  if (!clang_Cursor_isNull(ref) && clang_getCursorKind(ref) != CXCursor_OverloadedDeclRef) return ref;
+  CXCursor callee = clang_getNullCursor(), set = clang_getNullCursor();
+  clang_visitChildren(call, first_child, &callee);
+  if (clang_Cursor_isNull(callee)) return callee;
+  if (clang_getCursorKind(callee) == CXCursor_OverloadedDeclRef) set = callee;
+  else clang_visitChildren(callee, find_overload_set, &set);
+  if (clang_Cursor_isNull(set) || clang_getNumOverloadedDecls(set) == 0) return clang_getNullCursor();
+  return clang_getOverloadedDecl(set, 0);
+}
+
+// The API a call names: cuBLAS's `_v2` entry points are reported by the
+// names users write (cublas_v2.h maps cublasSgemm to cublasSgemm_v2).
+static char *callee_name(CXCursor call) {
+  CXCursor decl = callee_decl(call);
+  if (clang_Cursor_isNull(decl)) return NULL;
+  char *name = fe_spelling(decl);
+  size_t n = strlen(name);
+  if (n > 3 && strcmp(name + n - 3, "_v2") == 0) name[n - 3] = '\0';
+  return name;
+}
+
+static enum CXChildVisitResult find_global_attr(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) == CXCursor_CUDAGlobalAttr) {
+    *(bool *)data = true;
+    return CXChildVisit_Break;
+  }
+  return CXChildVisit_Continue;
+}
+
+bool cursor_is_kernel(CXCursor decl) {
+  bool found = false;
+  clang_visitChildren(decl, find_global_attr, &found);
+  return found;
+}
+
+// A launch is a CallExpr whose callee is __global__ (its second child is the
+// launch configuration call).
+static bool is_launch(CXCursor call) {
+  CXCursor ref = callee_decl(call);
+  if (clang_Cursor_isNull(ref)) return false;
+  if (cursor_is_kernel(ref)) return true;
+  CXCursor tmpl = clang_getSpecializedCursorTemplate(ref);
+  return !clang_Cursor_isNull(tmpl) && cursor_is_kernel(tmpl);
+}
+
+static StmtKind call_kind(CXCursor call, const char *name) {
+  if (is_launch(call)) return STMT_LAUNCH;
+  if (cuda_name_in(name, NCCL_CALLS)) return STMT_NCCL;
+  if (cuda_name_in(name, GEMM_CALLS)) return STMT_GEMM;
+  if (cuda_name_in(name, CUDA_CALLS)) return STMT_CUDA;
+  return STMT_OPAQUE;
+}
+
+typedef struct Found {
+  const Frontend *fe;
+  CXCursor call;
+  int count;
+} Found;
+
+static enum CXChildVisitResult find_calls(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Found *f = data;
+  if (clang_getCursorKind(c) == CXCursor_CallExpr) {
+    char *name = callee_name(c);
+    if (name && call_kind(c, name) != STMT_OPAQUE) {
+      f->call = c;
+      f->count++;
+    }
+    free(name);
+  }
+  return CXChildVisit_Recurse;
+}
+
+// Tokens of a range of the main file.
+typedef struct Toks {
+  CXTranslationUnit tu;
+  CXToken *t;
+  unsigned n;
+} Toks;
+
+static Toks tokens_of(const Frontend *fe, SrcRange r) {
+  CXSourceLocation b = clang_getLocationForOffset(fe->tu, fe->file, r.begin.offset);
+  CXSourceLocation e = clang_getLocationForOffset(fe->tu, fe->file, r.end.offset);
+  Toks t = {fe->tu, NULL, 0};
+  clang_tokenize(fe->tu, clang_getRange(b, e), &t.t, &t.n);
+  return t;
+}
+
+static void tokens_free(Toks *t) {
+  if (t->t) clang_disposeTokens(t->tu, t->t, t->n);
+}
+
+static unsigned tok_offset(const Frontend *fe, const Toks *t, unsigned i) {
+  return fe_loc(fe, clang_getTokenLocation(t->tu, t->t[i])).offset;
+}
+
+static unsigned tok_end(const Frontend *fe, const Toks *t, unsigned i) {
+  return fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(t->tu, t->t[i]))).offset;
+}
+
+static bool tok_is(const Toks *t, unsigned i, const char *s) {
+  if (i >= t->n) return false;
+  CXString sp = clang_getTokenSpelling(t->tu, t->t[i]);
+  bool eq = strcmp(clang_getCString(sp), s) == 0;
+  clang_disposeString(sp);
+  return eq;
+}
+
+static char *tok_text(const Toks *t, unsigned i) {
+  CXString sp = clang_getTokenSpelling(t->tu, t->t[i]);
+  char *s = strdup(clang_getCString(sp));
+  clang_disposeString(sp);
+  return s;
+}
+
+// Index of the first token at or after offset.
+static unsigned tok_at(const Frontend *fe, const Toks *t, unsigned offset) {
+  unsigned i = 0;
+  while (i < t->n && tok_offset(fe, t, i) < offset) i++;
+  return i;
+}
+
+// Extend a statement's range over its trailing ';' (expression statements'
+// extents stop before it).
+static SrcRange with_semicolon(const Frontend *fe, SrcRange r) {
+  unsigned i = r.end.offset;
+  while (i < fe->src.len && (fe->src.buf[i] == ' ' || fe->src.buf[i] == '\t')) i++;
+  if (i < fe->src.len && fe->src.buf[i] == ';') r.end = source_loc(&fe->src, i + 1);
+  return r;
+}
+
+static Piece piece(const Frontend *fe, unsigned b, unsigned e) {
+  Piece p;
+  p.range.begin = source_loc(&fe->src, b);
+  p.range.end = source_loc(&fe->src, e);
+  p.text = fe_text(fe, p.range);
+  return p;
+}
+
+// Split tokens [from, to) at top-level commas into pieces.
+static Piece *split_pieces(const Frontend *fe, const Toks *t, unsigned from, unsigned to, int *n) {
+  Piece *out = xcalloc(to - from + 1, sizeof *out);
+  *n = 0;
+  int depth = 0;
+  unsigned start = from;
+  for (unsigned i = from; i <= to; i++) {
+    bool at_end = i == to;
+    if (!at_end && (tok_is(t, i, "(") || tok_is(t, i, "[") || tok_is(t, i, "{"))) depth++;
+    if (!at_end && (tok_is(t, i, ")") || tok_is(t, i, "]") || tok_is(t, i, "}"))) depth--;
+    if (at_end || (depth == 0 && tok_is(t, i, ","))) {
+      if (i > start) out[(*n)++] = piece(fe, tok_offset(fe, t, start), tok_end(fe, t, i - 1));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+// Index of the token closing the bracket opened at i (or t->n).
+static unsigned matching(const Toks *t, unsigned i, const char *open, const char *close) {
+  int depth = 0;
+  for (; i < t->n; i++) {
+    if (tok_is(t, i, open)) depth++;
+    else if (tok_is(t, i, close) && --depth == 0) return i;
+  }
+  return t->n;
+}
+
+static Piece *call_args(const Frontend *fe, CXCursor call, int *n) {
+  int count = clang_Cursor_getNumArguments(call);
+  Piece *out = xcalloc((size_t)(count > 0 ? count : 0) + 1, sizeof *out);
+  *n = 0;
+  for (int i = 0; i < count; i++) {
+    SrcRange r = fe_range(fe, clang_getCursorExtent(clang_Cursor_getArgument(call, (unsigned)i)));
+    if (!r.begin.file) continue;  // a default argument: not written
+    out[(*n)++] = piece(fe, r.begin.offset, r.end.offset);
+  }
+  return out;
+}
+
+static enum CXChildVisitResult collect_params(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) != CXCursor_ParmDecl) return CXChildVisit_Continue;
+  KernelDef *k = data;
+  Param *p = &k->params[k->nparams++];
+  p->name = fe_spelling(c);
+  CXString ts = clang_getTypeSpelling(clang_getCursorType(c));
+  p->type = strdup(clang_getCString(ts));
+  clang_disposeString(ts);
+  return CXChildVisit_Continue;
+}
+
+static enum CXChildVisitResult count_params(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) == CXCursor_ParmDecl) ++*(int *)data;
+  return CXChildVisit_Continue;
+}
+
+// The kernel's definition (for a template, the pattern: parameters read `T *`).
+static KernelDef *kernel_def(const Frontend *fe, CXCursor call) {
+  CXCursor decl = callee_decl(call);
+  CXCursor tmpl = clang_getCursorKind(decl) == CXCursor_FunctionTemplate
+                      ? decl
+                      : clang_getSpecializedCursorTemplate(decl);
+  bool is_template = !clang_Cursor_isNull(tmpl);
+  CXCursor def = clang_getCursorDefinition(is_template ? tmpl : decl);
+  if (clang_Cursor_isNull(def) || !fe_in_main_file(fe, clang_getCursorLocation(def))) return NULL;
+  KernelDef *k = xcalloc(1, sizeof *k);
+  k->name = fe_spelling(def);
+  k->cursor = def;
+  k->is_template = is_template;
+  k->range = fe_range(fe, clang_getCursorExtent(def));
+  k->inst = clang_getNullCursor();
+  if (is_template) instance_describe(fe, decl, def, k);
+  int np = 0;
+  clang_visitChildren(def, count_params, &np);
+  k->params = xcalloc((size_t)np + 1, sizeof *k->params);
+  clang_visitChildren(def, collect_params, k);
+  return k;
+}
+
+static enum CXChildVisitResult find_body(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) == CXCursor_CompoundStmt) {
+    *(CXCursor *)data = c;
+    return CXChildVisit_Break;
+  }
+  return CXChildVisit_Continue;
+}
+
+static Launch *launch_of(const Frontend *fe, CXCursor call, const Toks *t, unsigned first) {
+  unsigned open = first;
+  while (open < t->n && !tok_is(t, open, "<<<")) open++;
+  unsigned close = open;
+  while (close < t->n && !tok_is(t, close, ">>>")) close++;
+  if (close >= t->n || !tok_is(t, close + 1, "(")) return NULL;
+  unsigned args_end = matching(t, close + 1, "(", ")");
+  if (args_end >= t->n) return NULL;
+  Launch *l = xcalloc(1, sizeof *l);
+  Piece name = piece(fe, tok_offset(fe, t, first), tok_end(fe, t, open - 1));
+  char *lt = strchr(name.text, '<');
+  if (lt) {
+    char *gt = strrchr(lt, '>');
+    if (gt) *gt = '\0';
+    l->template_args = strdup(lt + 1);
+    while (lt > name.text && (lt[-1] == ' ' || lt[-1] == '\t')) lt--;
+    *lt = '\0';
+  }
+  l->kernel = name.text;
+  int nconf;
+  Piece *conf = split_pieces(fe, t, open + 1, close, &nconf);
+  Piece *slots[] = {&l->grid, &l->block, &l->shmem, &l->stream};
+  for (int i = 0; i < nconf && i < 4; i++) *slots[i] = conf[i];
+  free(conf);
+  l->args = split_pieces(fe, t, close + 2, args_end, &l->nargs);
+  l->call = call;
+  l->def = kernel_def(fe, call);
+  if (l->def) {
+    CXCursor body = clang_getNullCursor();
+    clang_visitChildren(l->def->cursor, find_body, &body);
+    if (!clang_Cursor_isNull(body)) l->def->body = fe_range(fe, clang_getCursorExtent(body));
+  }
+  return l;
+}
+
+// Is the statement exactly `CALL;` or `NAME(CALL);`? Sets wrap and wrapper.
+static bool call_is_whole_statement(const Frontend *fe, Stmt *s, const Toks *t, unsigned call_begin,
+                                    unsigned call_end) {
+  unsigned first = 0, last = t->n;
+  while (last > 0 && tok_offset(fe, t, last - 1) >= s->range.end.offset) last--;
+  if (last > 0 && tok_is(t, last - 1, ";")) last--;
+  if (last == 0) return false;
+  if (tok_offset(fe, t, first) == call_begin && tok_end(fe, t, last - 1) == call_end) return true;
+  // NAME ( CALL )
+  if (last < 4 || !tok_is(t, 1, "(") || !tok_is(t, last - 1, ")")) return false;
+  if (clang_getTokenKind(t->t[0]) != CXToken_Identifier) return false;
+  if (tok_offset(fe, t, 2) != call_begin || tok_end(fe, t, last - 2) != call_end) return false;
+  s->wrapper = tok_text(t, 0);
+  // A function wrapper is the statement's own call; otherwise a macro.
+  bool function = clang_getCursorKind(s->cursor) == CXCursor_CallExpr;
+  if (function) {
+    char *outer = callee_name(s->cursor);
+    function = outer && strcmp(outer, s->wrapper) == 0;
+    free(outer);
+  }
+  s->wrap = function ? WRAP_FUNCTION : WRAP_MACRO;
+  return true;
+}
+
+// Is the call written in the statement itself? A call that comes whole out of
+// a macro body (`#define AR(b) ncclAllReduce(b, ...)`) has no text of its own
+// to rewrite: its statement stays opaque.
+static bool written_here(const Frontend *fe, CXCursor call, SrcRange cr) {
+  char *text = fe_text(fe, cr);
+  bool ok;
+  if (is_launch(call)) {
+    ok = strstr(text, "<<<") != NULL;
+  } else {
+    char *name = callee_name(call);
+    size_t n = strlen(name);
+    ok = strncmp(text, name, n) == 0 && !(isalnum((unsigned char)text[n]) || text[n] == '_');
+    if (!ok && strncmp(text, name, n) == 0) ok = strncmp(text + n, "_v2", 3) == 0;
+    free(name);
+  }
+  free(text);
+  return ok;
+}
+
+Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
+  Stmt *s = xcalloc(1, sizeof *s);
+  s->kind = STMT_OPAQUE;
+  s->cursor = cursor;
+  s->range = with_semicolon(fe, fe_range(fe, clang_getCursorExtent(cursor)));
+  Found f = {fe, clang_getNullCursor(), 0};
+  if (clang_getCursorKind(cursor) == CXCursor_CallExpr) find_calls(cursor, cursor, &f);
+  if (f.count == 0) clang_visitChildren(cursor, find_calls, &f);
+  if (f.count != 1) {
+    if (f.count == 0) wrapper_see_through(fe, s);
+    return s;
+  }
+  SrcRange cr = fe_range(fe, clang_getCursorExtent(f.call));
+  if (!cr.begin.file || !cr.end.file || !written_here(fe, f.call, cr)) return s;
+  Toks t = tokens_of(fe, s->range);
+  if (call_is_whole_statement(fe, s, &t, cr.begin.offset, cr.end.offset)) {
+    s->callee = callee_name(f.call);
+    s->kind = call_kind(f.call, s->callee);
+    s->call_range = cr;
+    if (s->kind == STMT_LAUNCH) {
+      s->launch = launch_of(fe, f.call, &t, tok_at(fe, &t, cr.begin.offset));
+      if (!s->launch) s->kind = STMT_OPAQUE;
+      else {
+        free(s->callee);
+        s->callee = strdup(s->launch->kernel);
+        s->args = s->launch->args;
+        s->nargs = s->launch->nargs;
+      }
+    } else {
+      s->args = call_args(fe, f.call, &s->nargs);
+    }
+  } else {
+    free(s->wrapper);
+    s->wrapper = NULL;
+    s->wrap = WRAP_NONE;
+  }
+  tokens_free(&t);
+  return s;
+}
+
+static void pieces_free(Piece *p, int n) {
+  for (int i = 0; i < n; i++) free(p[i].text);
+  free(p);
+}
+
+void stmt_free(Stmt *s) {
+  if (!s) return;
+  if (s->launch) {
+    Launch *l = s->launch;
+    free(l->kernel);
+    free(l->wrapper);
+    free(l->template_args);
+    free(l->grid.text);
+    free(l->block.text);
+    free(l->shmem.text);
+    free(l->stream.text);
+    pieces_free(l->args, l->nargs);
+    if (l->def) {
+      for (int i = 0; i < l->def->nparams; i++) {
+        free(l->def->params[i].name);
+        free(l->def->params[i].type);
+      }
+      free(l->def->params);
+      free(l->def->name);
+      free(l->def->header);
+      free(l->def->args);
+      free(l->def->why);
+      free(l->def);
+    }
+    free(l);
+  } else {
+    pieces_free(s->args, s->nargs);
+  }
+  free(s->callee);
+  free(s->wrapper);
+  free(s->why_opaque);
+  free(s);
+}

@@ -1,0 +1,310 @@
+// front.h: the front end, what later stages may use of it: the source file,
+// the libclang parse (frontend*.c; frontend_impl.h is their own map), the
+// statements of a region classified (classify.c, wrapper.c), kernel templates'
+// instances (instantiate.c), the directives (directives.c), where generated
+// text goes (places.c) and the byte-range edits of the file (edit.c).
+#ifndef COCONET_FRONT_H
+#define COCONET_FRONT_H
+
+#include <clang-c/Index.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "common/diag.h"
+#include "common/options.h"
+#include "pragma.h"
+
+//
+// source.c
+//
+
+typedef struct SourceFile {
+  char *path;
+  char *buf;   // contents, NUL-terminated (the NUL is not counted in len)
+  size_t len;
+} SourceFile;
+
+// Read a whole file; on failure prints "coconet: cannot read ..." and returns -1.
+int source_read(const char *path, SourceFile *out);
+void source_free(SourceFile *f);
+
+// True when the text holds a `#pragma coconet` directive or a `_Pragma`
+// operator outside comments, string, character and raw string literals:
+// only then does the file need libclang. Conservative: a `_Pragma` anywhere in
+// code counts, so that one producing `coconet` is diagnosed rather than missed.
+bool source_needs_translation(const char *buf, size_t len);
+
+// Line and column (1-based) of a byte offset.
+SrcLoc source_loc(const SourceFile *f, unsigned offset);
+
+// Write len bytes to path ("-" or NULL = stdout). A regular file is replaced
+// atomically (a temporary file renamed over it, keeping its mode: other hard
+// links to it keep the old contents); a symbolic link is followed to the file
+// it names; a device or FIFO is written into, never replaced. Returns 0 or -1
+// (reported).
+int source_write(const char *path, const char *buf, size_t len);
+// Whether two paths name the same existing file (device and inode).
+bool source_same_file(const char *a, const char *b);
+// Whether evaluating an expression as written may have side effects (a
+// call, ++/--, an assignment, new/delete); conservative.
+bool source_has_effects(const char *text);
+
+//
+// frontend.c
+//
+
+// In an instance parse (instantiate.c) the TU's main file is src followed by
+// copies of template definitions: bytes [at, at + len) of the TU's buffer copy
+// src's bytes from `from` on, and [header, at) declare the template's
+// parameters (they map to `from`).
+typedef struct FeCopy {
+  unsigned header, at, len, from;
+} FeCopy;
+
+typedef struct Frontend {
+  CXIndex index;
+  CXTranslationUnit tu;
+  CXFile file;        // the main file inside the TU
+  SourceFile src;     // the main file's bytes (offsets index into src.buf)
+  char *tmpdir;       // the stand-ins: prelude, texture_fetch_functions.h stub, omp.h
+  bool tmpdir_cached; // ... in the cache directory (kept), not a temporary one
+  char **pch_deps;    // the headers the precompiled prelude holds, when it was used (for -MD)
+  int npch_deps;
+  char **args;        // the flags the TU was parsed with
+  int nargs;
+  FeCopy *copies;     // an instance parse: where its copies come from
+  int ncopies;
+} Frontend;
+
+// Parse opts->input with the CUDA 13 flag set (see frontend.c) plus flags from
+// -p DIR and after `--`, with the prelude precompiled in the cache directory
+// ($COCONET_CACHE; frontend.c) when there is one. Clang's errors are printed as
+// clang formats them; returns -1 when there are any (or the parse failed), else 0.
+int frontend_parse(const Options *opts, SourceFile src, Frontend *fe);
+void frontend_dispose(Frontend *fe);
+// Parse base's main file again, with `extra` appended (copies describes it);
+// out shares base's src and tmpdir (base outlives it). Clang's errors are
+// not printed: the first is returned in *error (malloc'd) with -1.
+int frontend_parse_appended(const Frontend *base, const char *extra, FeCopy *copies, int ncopies, Frontend *out,
+                            char **error);
+
+// The CUDA installation used for parsing (CUDA_HOME, nvcc on PATH, /usr/local/cuda).
+const char *frontend_cuda_home(void);
+
+// Locations and text of cursors in the main file. Macro arguments map to
+// where they are spelled, macro bodies to the expansion.
+SrcLoc fe_loc(const Frontend *fe, CXSourceLocation loc);
+SrcRange fe_range(const Frontend *fe, CXSourceRange r);
+bool fe_in_main_file(const Frontend *fe, CXSourceLocation loc);
+char *fe_text(const Frontend *fe, SrcRange r);  // malloc'd copy of the bytes
+char *fe_spelling(CXCursor c);                    // malloc'd cursor spelling
+// The first macro expanded in a range of the main file (malloc'd), or NULL.
+// libclang 16 places code from a macro's body where the macro is used (its
+// spelling locations are expansion locations), so the operators written in
+// the body cannot be read; this names the macro for the message.
+char *fe_macro_in(const Frontend *fe, SrcRange r);
+
+// The children of a cursor: the first FE_KIDS of them in v, the last, and how many.
+enum { FE_KIDS = 8 };
+typedef struct FeKids {
+  CXCursor v[FE_KIDS];
+  CXCursor last;
+  int n;
+} FeKids;
+FeKids fe_kids(CXCursor c);
+// Up to max direct children of c of kinds a, b or c2 into out; returns how many.
+int fe_kids_of_kind(CXCursor c, enum CXCursorKind a, enum CXCursorKind b, enum CXCursorKind c2, CXCursor *out,
+                    int max);
+// A function's declaration: a function, method, constructor, destructor,
+// conversion or function template.
+bool fe_is_function(enum CXCursorKind k);
+
+//
+// classify.c
+//
+
+typedef enum {
+  STMT_NCCL,      // ncclAllReduce ... ncclGroupEnd
+  STMT_LAUNCH,    // kernel<<<grid, block, shmem, stream>>>(args)
+  STMT_GEMM,      // cublasSgemm, cublasHgemm, cublasGemmEx
+  STMT_CUDA,      // cudaMemcpyAsync, cudaMemsetAsync, cudaEventRecord, cudaStreamWaitEvent
+  STMT_OPAQUE,    // anything else: kept in place, an ordering barrier
+} StmtKind;
+
+typedef enum { WRAP_NONE, WRAP_MACRO, WRAP_FUNCTION } WrapKind;
+
+// A piece of source text: an argument, a launch configuration expression.
+typedef struct Piece {
+  char *text;      // the bytes as written
+  SrcRange range;
+} Piece;
+
+typedef struct Param {
+  char *name;
+  char *type;      // as clang spells it ("const float *")
+} Param;
+
+// The __global__ definition a launch calls.
+typedef struct KernelDef {
+  char *name;
+  CXCursor cursor;     // the definition (a template pattern for templates)
+  SrcRange range;      // the whole definition
+  SrcRange body;       // its { ... }
+  Param *params;
+  int nparams;
+  bool is_template;
+  // A template: the launch's instance (instantiate.c). header declares the
+  // template's parameters as the launch's arguments ("typedef float T;"),
+  // the definition's text from offset `from` on follows it; args spells the
+  // arguments ("float, 256"). inst is the instance's definition in inst_fe.
+  // why says why there is none (malloc'd), else NULL.
+  char *header, *args, *why;
+  unsigned from;
+  CXCursor inst;
+  const struct Frontend *inst_fe;
+} KernelDef;
+
+typedef struct Launch {
+  char *kernel;          // name as written, without template arguments
+  char *template_args;   // "float, 4" or NULL
+  Piece grid, block;
+  Piece shmem, stream;   // text NULL when not written
+  Piece *args;
+  int nargs;
+  KernelDef *def;        // NULL when the definition is not in this file
+  CXCursor call;         // the launch's call (inside the wrapper, for one seen through)
+  char *wrapper;         // the host function the launch is seen through (wrapper.c), or NULL
+  SrcLoc wrapper_loc;
+} Launch;
+
+typedef struct Stmt {
+  StmtKind kind;
+  SrcRange range;        // the whole statement, including its ';'
+  CXCursor cursor;
+  char *callee;          // "ncclAllReduce", "cublasGemmEx", kernel name; NULL if opaque
+  WrapKind wrap;         // the error-check wrapper around the call
+  char *wrapper;         // its name ("NCCLCHECK", "ncclCheck") or NULL
+  SrcRange call_range;   // the call itself, inside the wrapper
+  Piece *args;           // call arguments (launch arguments for launches)
+  int nargs;
+  Launch *launch;        // for STMT_LAUNCH
+  char *why_opaque;      // an opaque call coconet nearly saw into (a host wrapper): why not, else NULL
+  struct Stmt *next;
+} Stmt;
+
+const char *stmt_kind_name(StmtKind k);
+const char *wrap_kind_name(WrapKind k);
+
+// A __global__ function (or function template) declaration.
+bool cursor_is_kernel(CXCursor decl);
+
+// Classify one statement of a region. Never fails: unknown forms are opaque.
+Stmt *classify_stmt(const Frontend *fe, CXCursor stmt);
+void stmt_free(Stmt *s);
+
+// wrapper.c: an opaque statement that is exactly a call of a host function of
+// this file whose body is initialized locals and one launch becomes that
+// launch, its texts in the caller's terms (Launch.wrapper names the function).
+void wrapper_see_through(const Frontend *fe, Stmt *s);
+
+//
+// instantiate.c
+//
+
+// For a launch of a kernel template: fill k's header, args and from from the
+// called specialization decl of template tmpl (or set k->why).
+void instance_describe(const Frontend *fe, CXCursor decl, CXCursor tmpl, KernelDef *k);
+// The template arguments of a function template specialization as code spells
+// them ("float, 256"; malloc'd), or NULL when one is neither a type nor an integer.
+char *template_args_of(CXCursor decl);
+
+//
+// places.c: where generated text goes
+//
+
+// Where text for file scope goes before offset: the start of the top-level
+// declaration that holds it (outside namespaces and classes), above the
+// comment lines directly on top of it.
+unsigned place_decl(const Frontend *fe, unsigned offset);
+// The function definition (or function template) that holds offset, when a
+// namespace holds it directly: *fn gets it and the result is where text goes
+// before it, inside the namespace; else *fn is null and the result is
+// place_decl's.
+unsigned place_fn(const Frontend *fe, unsigned offset, CXCursor *fn);
+// Where a copy of the kernel def goes for the region at offset: beside the
+// region's function (true), when the kernel is in its namespaces and defined
+// before it; else above the top-level declaration holding the region (false),
+// when defined before that; *ok says whether either holds.
+bool place_copy_beside(const Frontend *fe, const KernelDef *def, unsigned offset, bool *ok);
+
+//
+// directives.c
+//
+
+typedef struct Region {
+  Pragma *pragma;        // the parsed directive
+  char *name;            // name(ID) or FUNCTION_LINE
+  char *function;        // the enclosing function
+  SrcRange pragma_range; // from '#' to the end of the pragma's last line
+  SrcRange range;        // the statement the pragma applies to
+  SrcLoc function_start; // where the enclosing function's definition begins
+  CXCursor cursor;
+  Stmt *stmts;           // the statements inside (the block's children)
+  int nstmts;
+  struct Region *next;
+} Region;
+
+// `#pragma coconet symmetric` on a cudaMalloc, `pointwise` on a __global__.
+typedef struct Annotation {
+  Pragma *pragma;
+  SrcRange pragma_range;
+  SrcRange range;        // the statement or definition it applies to
+  char *target;          // symmetric: the allocated pointer's text; pointwise: the kernel
+  struct Annotation *next;
+} Annotation;
+
+typedef struct Program {
+  Region *regions;
+  Annotation *symmetric;
+  Annotation *pointwise;
+  int nregions;
+  Frontend *instances;   // the instance parse of the regions' kernel templates, or NULL
+} Program;
+
+// Find, parse, attach and validate every directive of the main file. Errors
+// are reported through diag; returns -1 when there were any.
+int directives_collect(const Frontend *fe, Program *prog);
+// A region that is rewritten holds no preprocessor line but #if ... #endif and
+// coconet's own (-1 after reporting one).
+int directives_check_region_lines(const Frontend *fe, const Region *r);
+void program_free(Program *prog);
+
+// instantiate.c: parse, once, an instance of every kernel template that a
+// region launches, and point each launch's KernelDef at its instance (or
+// say in its `why` why there is none). Never fails: the analysis reports.
+void instantiate_program(const Frontend *fe, Program *prog);
+
+//
+// edit.c: byte-range edits of the main file; the output = the input with them, nothing else
+//
+
+typedef struct Edit {
+  unsigned begin, end;  // replace bytes [begin, end) of the input (begin == end: insert)
+  char *text;           // the new bytes (owned)
+  struct Edit *next;
+} Edit;
+
+void edit_add(Edit **list, unsigned begin, unsigned end, const char *text);
+void edits_free(Edit *list);
+// The input with the edits applied (sorted by offset; overlapping edits are a
+// bug). With line_directives, `#line 1 "input"` first and a `#line N "input"`
+// after each edit that changes the line count make __FILE__ and compiler
+// messages point at the input's lines.
+// Returns a malloc'd buffer and its length.
+char *edits_apply(const SourceFile *src, const Edit *edits, bool line_directives, size_t *len);
+
+// Bytes [begin, end) of the input with the edits that lie inside them applied (malloc'd).
+char *edits_apply_span(const SourceFile *src, const Edit *edits, unsigned begin, unsigned end);
+
+#endif

@@ -1,0 +1,556 @@
+// frontend.c: parse CUDA 13 with libclang 16.
+//
+// The flag set (found to work with CUDA 13 headers and clang 16):
+//   -x cuda -std=c++17 --cuda-host-only --cuda-path=$CUDA_HOME
+//   -isystem $CUDA_HOME/include/cccl -isystem TMP (an empty texture_fetch_functions.h,
+//   an omp.h that declares OpenMP's runtime routines)
+//   -Xclang -fcuda-allow-variadic-functions -Wno-unknown-cuda-version
+//   -include TMP/coconet_prelude.h
+//   -Wno-unknown-pragmas
+// then the flags from -p DIR (compile_commands.json, only -I/-D/-U/-isystem/
+// -iquote/-include, relative paths made absolute with the entry's directory:
+// nvcc's own flags mean nothing to clang), then the user's flags after `--`
+// (last, so they win).
+//
+// Parsing the CUDA headers is most of a translation's time, so the prelude
+// (with clang's CUDA runtime wrapper, which includes them, before it) is
+// precompiled once per flag set and kept in a cache directory
+// (frontend_pch.c); the stand-in files then live there too.
+#include "frontend_impl.h"
+
+#include <clang-c/CXCompilationDatabase.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+// The prelude, included before anything else. clang 16's CUDA wrapper headers
+// declare the cache-hinted loads and stores (__ldcs, __stcs, ...) for only a
+// few types in the host pass, where kernels are parsed; these templates
+// stand in for the rest (exact declarations still win overload resolution).
+// Host min/max as nvcc's headers declare them follow, and <math.h>.
+static const char PRELUDE[] =
+    "// coconet: parsing prelude (host-side view of device code)\n"
+    "#undef __CUDACC__\n"
+    "#define __CUDACC__ 1\n"
+    "#define COCONET_DEV_ __attribute__((device))\n"
+    "template <typename T> COCONET_DEV_ T __ldca(const T *);\n"
+    "template <typename T> COCONET_DEV_ T __ldcg(const T *);\n"
+    "template <typename T> COCONET_DEV_ T __ldcs(const T *);\n"
+    "template <typename T> COCONET_DEV_ T __ldlu(const T *);\n"
+    "template <typename T> COCONET_DEV_ T __ldcv(const T *);\n"
+    "template <typename T> COCONET_DEV_ void __stwb(T *, T);\n"
+    "template <typename T> COCONET_DEV_ void __stcg(T *, T);\n"
+    "template <typename T> COCONET_DEV_ void __stcs(T *, T);\n"
+    "template <typename T> COCONET_DEV_ void __stwt(T *, T);\n"
+    "#undef COCONET_DEV_\n"
+    // nvcc's headers give host code min and max on the integer and floating
+    // types (crt/math_functions.hpp); clang's give them to device code only.
+    "#define COCONET_MINMAX_(T, U, R) \\\n"
+    "  static inline __attribute__((host)) R min(T a, U b) { return a < b ? a : b; } \\\n"
+    "  static inline __attribute__((host)) R max(T a, U b) { return a > b ? a : b; }\n"
+    "COCONET_MINMAX_(int, int, int)\n"
+    "COCONET_MINMAX_(unsigned int, unsigned int, unsigned int)\n"
+    "COCONET_MINMAX_(int, unsigned int, unsigned int)\n"
+    "COCONET_MINMAX_(unsigned int, int, unsigned int)\n"
+    "COCONET_MINMAX_(long, long, long)\n"
+    "COCONET_MINMAX_(unsigned long, unsigned long, unsigned long)\n"
+    "COCONET_MINMAX_(long, unsigned long, unsigned long)\n"
+    "COCONET_MINMAX_(unsigned long, long, unsigned long)\n"
+    "COCONET_MINMAX_(long long, long long, long long)\n"
+    "COCONET_MINMAX_(unsigned long long, unsigned long long, unsigned long long)\n"
+    "COCONET_MINMAX_(long long, unsigned long long, unsigned long long)\n"
+    "COCONET_MINMAX_(unsigned long long, long long, unsigned long long)\n"
+    "COCONET_MINMAX_(float, float, float)\n"
+    "COCONET_MINMAX_(double, double, double)\n"
+    "COCONET_MINMAX_(float, double, double)\n"
+    "COCONET_MINMAX_(double, float, double)\n"
+    "#undef COCONET_MINMAX_\n"
+    // nvcc's cuda_runtime.h includes <math.h> for host code, which puts
+    // isfinite, isnan, isinf and the rest into the global namespace; clang's
+    // wrapper includes <cmath> only, where a host call of ::isfinite finds
+    // the device overloads alone.
+    "#include <math.h>\n";
+
+const char *frontend_cuda_home(void) {
+  static char found[4096];
+  const char *env = getenv("CUDA_HOME");
+  if (env && *env) return env;
+  if (found[0]) return found;
+  const char *path = getenv("PATH");
+  for (const char *p = path; p && *p;) {
+    const char *colon = strchr(p, ':');
+    size_t n = colon ? (size_t)(colon - p) : strlen(p);
+    char cand[4096];
+    snprintf(cand, sizeof cand, "%.*s/nvcc", (int)n, p);
+    char real[4096];
+    if (n && access(cand, X_OK) == 0 && realpath(cand, real)) {
+      char *slash = strrchr(real, '/');
+      if (slash) *slash = '\0';           // .../bin
+      slash = strrchr(real, '/');
+      if (slash) *slash = '\0';           // the toolkit
+      snprintf(found, sizeof found, "%s", real);
+      return found;
+    }
+    p = colon ? colon + 1 : p + n;
+  }
+  snprintf(found, sizeof found, "/usr/local/cuda");
+  return found;
+}
+
+// nvcc's host compiler finds GCC's omp.h, which clang cannot parse (GCC-only
+// attributes), and clang has none of its own unless libomp is installed; host
+// code that calls OpenMP's runtime routines parses against these declarations
+// (the output is compiled with the real header).
+static const char OMP_H[] =
+    "// coconet: OpenMP's runtime routines, for parsing only\n"
+    "#ifndef COCONET_OMP_H\n"
+    "#define COCONET_OMP_H\n"
+    "#ifdef __cplusplus\n"
+    "extern \"C\" {\n"
+    "#endif\n"
+    "typedef struct { void *p; } omp_lock_t;\n"
+    "typedef struct { void *p; } omp_nest_lock_t;\n"
+    "typedef enum { omp_sched_static = 1, omp_sched_dynamic = 2, omp_sched_guided = 3, omp_sched_auto = 4 } "
+    "omp_sched_t;\n"
+    "void omp_set_num_threads(int);\n"
+    "int omp_get_num_threads(void);\n"
+    "int omp_get_max_threads(void);\n"
+    "int omp_get_thread_num(void);\n"
+    "int omp_get_num_procs(void);\n"
+    "int omp_in_parallel(void);\n"
+    "void omp_set_dynamic(int);\n"
+    "int omp_get_dynamic(void);\n"
+    "void omp_set_nested(int);\n"
+    "int omp_get_nested(void);\n"
+    "void omp_set_schedule(omp_sched_t, int);\n"
+    "void omp_get_schedule(omp_sched_t *, int *);\n"
+    "int omp_get_thread_limit(void);\n"
+    "void omp_set_max_active_levels(int);\n"
+    "int omp_get_max_active_levels(void);\n"
+    "int omp_get_level(void);\n"
+    "int omp_get_ancestor_thread_num(int);\n"
+    "int omp_get_team_size(int);\n"
+    "int omp_get_active_level(void);\n"
+    "int omp_in_final(void);\n"
+    "int omp_get_num_devices(void);\n"
+    "int omp_get_default_device(void);\n"
+    "void omp_set_default_device(int);\n"
+    "int omp_is_initial_device(void);\n"
+    "void omp_init_lock(omp_lock_t *);\n"
+    "void omp_destroy_lock(omp_lock_t *);\n"
+    "void omp_set_lock(omp_lock_t *);\n"
+    "void omp_unset_lock(omp_lock_t *);\n"
+    "int omp_test_lock(omp_lock_t *);\n"
+    "void omp_init_nest_lock(omp_nest_lock_t *);\n"
+    "void omp_destroy_nest_lock(omp_nest_lock_t *);\n"
+    "void omp_set_nest_lock(omp_nest_lock_t *);\n"
+    "void omp_unset_nest_lock(omp_nest_lock_t *);\n"
+    "int omp_test_nest_lock(omp_nest_lock_t *);\n"
+    "double omp_get_wtime(void);\n"
+    "double omp_get_wtick(void);\n"
+    "#ifdef __cplusplus\n"
+    "}\n"
+    "#endif\n"
+    "#endif\n";
+
+// The files the parse finds in TMP.
+const FeTmpFile FE_TMP_FILES[] = {{"texture_fetch_functions.h", ""}, {"coconet_prelude.h", PRELUDE}, {"omp.h", OMP_H}};
+const size_t FE_NTMP_FILES = sizeof FE_TMP_FILES / sizeof FE_TMP_FILES[0];
+
+static int write_file(const char *dir, const char *name, const char *text) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  bool ok = fputs(text, f) >= 0;
+  return (fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+static void remove_tmpdir(char *dir) {
+  if (!dir) return;
+  char path[4096];
+  for (size_t i = 0; i < FE_NTMP_FILES; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, FE_TMP_FILES[i].name);
+    unlink(path);
+  }
+  rmdir(dir);
+  free(dir);
+}
+
+static char *make_tmpdir(void) {
+  const char *base = getenv("TMPDIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/coconet.XXXXXX", base && *base ? base : "/tmp");
+  if (!mkdtemp(path)) {
+    fprintf(stderr, "coconet: error: cannot create a temporary directory '%s': %s\n", path, strerror(errno));
+    return NULL;
+  }
+  char *dir = strdup(path);
+  for (size_t i = 0; i < FE_NTMP_FILES; i++)
+    if (write_file(dir, FE_TMP_FILES[i].name, FE_TMP_FILES[i].text)) {
+      fprintf(stderr, "coconet: error: cannot write to '%s': %s\n", dir, strerror(errno));
+      remove_tmpdir(dir);
+      return NULL;
+    }
+  return dir;
+}
+
+void fe_args_add(Args *a, const char *s) {
+  if (a->n == a->cap) {
+    a->cap = a->cap ? a->cap * 2 : 32;
+    a->v = realloc(a->v, sizeof *a->v * (size_t)a->cap);
+    if (!a->v) COCONET_BUG("out of memory");
+  }
+  a->v[a->n++] = strdup(s);
+}
+
+static void args_addf(Args *a, const char *fmt, const char *x) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, fmt, x);
+  fe_args_add(a, buf);
+}
+
+void fe_args_free(Args *a) {
+  for (int i = 0; i < a->n; i++) free(a->v[i]);
+  free(a->v);
+}
+
+// Flags of compile_commands.json that mean the same to clang; the rest
+// (nvcc's -arch, -Xcompiler, optimisation, output) are dropped.
+static bool keep_flag(const char *f, bool *takes_value) {
+  static const char *const with_value[] = {"-I", "-D", "-U", "-isystem", "-iquote", "-include"};
+  for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++) {
+    size_t n = strlen(with_value[i]);
+    if (strncmp(f, with_value[i], n) == 0) {
+      *takes_value = f[n] == '\0';
+      return true;
+    }
+  }
+  return false;
+}
+
+// Add prefix+value, making a relative path absolute against the entry's
+// directory for the flags that take paths (-I, -isystem, -iquote, -include).
+static void add_path_flag(Args *a, const char *prefix, const char *value, const char *flag,
+                          const char *dir) {
+  bool path = strcmp(flag, "-D") != 0 && strcmp(flag, "-U") != 0;
+  char buf[8192];
+  if (path && value[0] && value[0] != '/')
+    snprintf(buf, sizeof buf, "%s%s/%s", prefix, dir, value);
+  else
+    snprintf(buf, sizeof buf, "%s%s", prefix, value);
+  fe_args_add(a, buf);
+}
+
+static int add_compdb_flags(const Options *opts, Args *a) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/compile_commands.json", opts->compdb_dir);
+  if (access(path, R_OK) != 0) {
+    fprintf(stderr, "coconet: error: cannot read '%s': %s\n", path, strerror(errno));
+    return -1;
+  }
+  CXCompilationDatabase_Error err;
+  CXCompilationDatabase db = clang_CompilationDatabase_fromDirectory(opts->compdb_dir, &err);
+  if (err != CXCompilationDatabase_NoError) {
+    fprintf(stderr, "coconet: error: cannot load '%s/compile_commands.json'\n", opts->compdb_dir);
+    return -1;
+  }
+  char real[4096];
+  const char *file = realpath(opts->input, real) ? real : opts->input;
+  CXCompileCommands cmds = clang_CompilationDatabase_getCompileCommands(db, file);
+  unsigned n = clang_CompileCommands_getSize(cmds);
+  if (n == 0) {
+    fprintf(stderr, "coconet: warning: '%s' has no entry in '%s/compile_commands.json'\n",
+            opts->input, opts->compdb_dir);
+  } else {
+    // For a file without an entry libclang lends the flags of the most similar
+    // one (as clang tools do).
+    CXCompileCommand cmd = clang_CompileCommands_getCommand(cmds, 0);
+    CXString dir = clang_CompileCommand_getDirectory(cmd);
+    unsigned nargs = clang_CompileCommand_getNumArgs(cmd);
+    for (unsigned i = 1; i < nargs; i++) {
+      CXString s = clang_CompileCommand_getArg(cmd, i);
+      const char *arg = clang_getCString(s);
+      bool takes_value;
+      if (keep_flag(arg, &takes_value)) {
+        if (takes_value && i + 1 < nargs) {
+          CXString v = clang_CompileCommand_getArg(cmd, ++i);
+          fe_args_add(a, arg);
+          add_path_flag(a, "", clang_getCString(v), arg, clang_getCString(dir));
+          clang_disposeString(v);
+        } else {
+          size_t flag = strncmp(arg, "-isystem", 8) == 0 ? 8 : strncmp(arg, "-iquote", 7) == 0 ? 7
+                        : strncmp(arg, "-include", 8) == 0 ? 8 : 2;
+          char name[16];
+          snprintf(name, sizeof name, "%.*s", (int)flag, arg);
+          add_path_flag(a, name, arg + flag, name, clang_getCString(dir));
+        }
+      }
+      clang_disposeString(s);
+    }
+    clang_disposeString(dir);
+  }
+  clang_CompileCommands_dispose(cmds);
+  clang_CompilationDatabase_dispose(db);
+  return 0;
+}
+
+static void build_args(const char *tmpdir, Args *a) {
+  const char *cuda = frontend_cuda_home();
+  fe_args_add(a, "-x");
+  fe_args_add(a, "cuda");
+  fe_args_add(a, "-std=c++17");
+  fe_args_add(a, "--cuda-host-only");
+  args_addf(a, "--cuda-path=%s", cuda);
+  fe_args_add(a, "-isystem");
+  args_addf(a, "%s/include/cccl", cuda);
+  fe_args_add(a, "-isystem");
+  fe_args_add(a, tmpdir);
+  fe_args_add(a, "-Xclang");
+  fe_args_add(a, "-fcuda-allow-variadic-functions");
+  fe_args_add(a, "-Wno-unknown-cuda-version");
+  fe_args_add(a, "-Wno-unknown-pragmas");
+  fe_args_add(a, "-include");
+  args_addf(a, "%s/coconet_prelude.h", tmpdir);
+}
+
+// Print errors (and fatal errors) as clang does: the formatted line, then the
+// source line with a caret.
+static int report_clang_errors(Frontend *fe) {
+  int errors = 0;
+  unsigned n = clang_getNumDiagnostics(fe->tu);
+  for (unsigned i = 0; i < n; i++) {
+    CXDiagnostic d = clang_getDiagnostic(fe->tu, i);
+    enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(d);
+    if (sev >= CXDiagnostic_Error) {
+      errors++;
+      CXString s = clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation |
+                                                 CXDiagnostic_DisplayColumn |
+                                                 CXDiagnostic_DisplayOption);
+      fprintf(stderr, "%s\n", clang_getCString(s));
+      clang_disposeString(s);
+      CXFile file;
+      unsigned line, col;
+      clang_getFileLocation(clang_getDiagnosticLocation(d), &file, &line, &col, NULL);
+      if (file && clang_File_isEqual(file, fe->file)) {
+        SrcLoc loc = {fe->src.path, line, col, 0};
+        diag_print_source(&loc);
+      }
+    }
+    clang_disposeDiagnostic(d);
+  }
+  return errors;
+}
+
+enum CXErrorCode fe_parse_main(Frontend *fe, const Args *a) {
+  struct CXUnsavedFile unsaved = {fe->src.path, fe->src.buf, (unsigned long)fe->src.len};
+  return clang_parseTranslationUnit2(fe->index, fe->src.path, (const char *const *)a->v, a->n, &unsaved, 1,
+                                     CXTranslationUnit_DetailedPreprocessingRecord, &fe->tu);
+}
+
+int frontend_parse(const Options *opts, SourceFile src, Frontend *fe) {
+  memset(fe, 0, sizeof *fe);
+  fe->src = src;
+  char probe[4096];
+  snprintf(probe, sizeof probe, "%s/include/cuda_runtime.h", frontend_cuda_home());
+  if (access(probe, R_OK) != 0) {
+    fprintf(stderr, "coconet: error: no CUDA toolkit at '%s' (no include/cuda_runtime.h); set CUDA_HOME, "
+                    "put nvcc on PATH, or install CUDA in /usr/local/cuda\n", frontend_cuda_home());
+    return -1;
+  }
+  char *cache = pch_cache_dir();
+  fe->tmpdir = cache ? pch_standins(cache) : NULL;
+  fe->tmpdir_cached = fe->tmpdir != NULL;
+  if (!fe->tmpdir) fe->tmpdir = make_tmpdir();
+  if (!fe->tmpdir) {
+    free(cache);
+    return -1;
+  }
+  Args a = {0};
+  if (opts->compdb_dir && add_compdb_flags(opts, &a)) {
+    fe_args_free(&a);
+    free(cache);
+    return -1;
+  }
+  Args all = {0};
+  build_args(fe->tmpdir, &all);
+  int at = all.n - 2;  // -include PRELUDE, the last of build_args
+  for (int i = 0; i < a.n; i++) fe_args_add(&all, a.v[i]);
+  for (int i = 0; i < opts->nclang_args; i++) fe_args_add(&all, opts->clang_args[i]);
+  fe_args_free(&a);
+  fe->index = clang_createIndex(0, 0);
+  bool parsed = fe->tmpdir_cached && pch_parse(fe, &all, at, cache);
+  free(cache);
+  fe->args = all.v;
+  fe->nargs = all.n;
+  enum CXErrorCode err = parsed ? CXError_Success : fe_parse_main(fe, &all);
+  if (err != CXError_Success || !fe->tu) {
+    fprintf(stderr, "coconet: error: libclang could not parse '%s' (error %d)\n", src.path, err);
+    return -1;
+  }
+  fe->file = clang_getFile(fe->tu, src.path);
+  return report_clang_errors(fe) ? -1 : 0;
+}
+
+int frontend_parse_appended(const Frontend *base, const char *extra, FeCopy *copies, int ncopies, Frontend *out,
+                            char **error) {
+  memset(out, 0, sizeof *out);
+  out->src = base->src;
+  out->copies = copies;
+  out->ncopies = ncopies;
+  *error = NULL;
+  size_t n = strlen(extra);
+  char *text = malloc(base->src.len + n + 1);
+  if (!text) COCONET_BUG("out of memory");
+  memcpy(text, base->src.buf, base->src.len);
+  memcpy(text + base->src.len, extra, n + 1);
+  out->index = clang_createIndex(0, 0);
+  struct CXUnsavedFile unsaved = {base->src.path, text, (unsigned long)(base->src.len + n)};
+  enum CXErrorCode err = clang_parseTranslationUnit2(out->index, base->src.path, (const char *const *)base->args,
+                                                     base->nargs, &unsaved, 1, CXTranslationUnit_None, &out->tu);
+  free(text);
+  if (err != CXError_Success || !out->tu) {
+    if (asprintf(error, "libclang could not parse it (error %d)", err) < 0) COCONET_BUG("out of memory");
+    return -1;
+  }
+  out->file = clang_getFile(out->tu, base->src.path);
+  unsigned nd = clang_getNumDiagnostics(out->tu);
+  for (unsigned i = 0; i < nd && !*error; i++) {
+    CXDiagnostic d = clang_getDiagnostic(out->tu, i);
+    if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
+      CXString s = clang_getDiagnosticSpelling(d);
+      *error = strdup(clang_getCString(s));
+      clang_disposeString(s);
+    }
+    clang_disposeDiagnostic(d);
+  }
+  return *error ? -1 : 0;
+}
+
+void frontend_dispose(Frontend *fe) {
+  if (fe->tu) clang_disposeTranslationUnit(fe->tu);
+  if (fe->index) clang_disposeIndex(fe->index);
+  if (fe->tmpdir_cached) free(fe->tmpdir);
+  else remove_tmpdir(fe->tmpdir);
+  pch_forget_deps(fe);
+  for (int i = 0; i < fe->nargs; i++) free(fe->args[i]);
+  free(fe->args);
+  free(fe->copies);
+  fe->tu = NULL;
+  fe->index = NULL;
+  fe->tmpdir = NULL;
+  fe->tmpdir_cached = false;
+  fe->args = NULL;
+  fe->copies = NULL;
+  fe->nargs = fe->ncopies = 0;
+}
+
+bool fe_in_main_file(const Frontend *fe, CXSourceLocation loc) {
+  CXFile file;
+  clang_getFileLocation(loc, &file, NULL, NULL, NULL);
+  return file && clang_File_isEqual(file, fe->file);
+}
+
+SrcLoc fe_loc(const Frontend *fe, CXSourceLocation loc) {
+  CXFile file;
+  unsigned line, col, offset;
+  clang_getFileLocation(loc, &file, &line, &col, &offset);
+  SrcLoc r = {NULL, line, col, offset};
+  if (!file || !clang_File_isEqual(file, fe->file)) return r;
+  r.file = fe->src.path;
+  if (offset < fe->src.len) return r;
+  // In an instance parse: a copy's bytes are the template's own.
+  for (int i = 0; i < fe->ncopies; i++) {
+    const FeCopy *c = &fe->copies[i];
+    if (offset >= c->header && offset <= c->at + c->len) {
+      unsigned o = offset >= c->at ? c->from + (offset - c->at) : c->from;
+      r = source_loc(&fe->src, o);
+      r.file = fe->src.path;
+      return r;
+    }
+  }
+  return source_loc(&fe->src, (unsigned)fe->src.len);
+}
+
+SrcRange fe_range(const Frontend *fe, CXSourceRange r) {
+  SrcRange out = {fe_loc(fe, clang_getRangeStart(r)), fe_loc(fe, clang_getRangeEnd(r))};
+  return out;
+}
+
+char *fe_text(const Frontend *fe, SrcRange r) {
+  unsigned b = r.begin.offset, e = r.end.offset;
+  if (e < b || e > fe->src.len) e = b;
+  char *s = malloc(e - b + 1);
+  if (!s) COCONET_BUG("out of memory");
+  memcpy(s, fe->src.buf + b, e - b);
+  s[e - b] = '\0';
+  return s;
+}
+
+char *fe_macro_in(const Frontend *fe, SrcRange at) {
+  if (!at.begin.file || at.end.offset <= at.begin.offset || at.end.offset > fe->src.len) return NULL;
+  CXSourceRange r = clang_getRange(clang_getLocationForOffset(fe->tu, fe->file, at.begin.offset),
+                                   clang_getLocationForOffset(fe->tu, fe->file, at.end.offset));
+  CXToken *toks = NULL;
+  unsigned n = 0;
+  clang_tokenize(fe->tu, r, &toks, &n);
+  char *name = NULL;
+  for (unsigned i = 0; i < n && !name; i++) {
+    if (clang_getTokenKind(toks[i]) != CXToken_Identifier) continue;
+    CXCursor c = clang_getCursor(fe->tu, clang_getTokenLocation(fe->tu, toks[i]));
+    if (clang_getCursorKind(c) == CXCursor_MacroExpansion) name = fe_spelling(c);
+  }
+  clang_disposeTokens(fe->tu, toks, n);
+  return name;
+}
+
+bool fe_is_function(enum CXCursorKind k) {
+  return k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod || k == CXCursor_Constructor ||
+         k == CXCursor_Destructor || k == CXCursor_ConversionFunction || k == CXCursor_FunctionTemplate;
+}
+
+char *fe_spelling(CXCursor c) {
+  CXString s = clang_getCursorSpelling(c);
+  char *out = strdup(clang_getCString(s));
+  clang_disposeString(s);
+  return out;
+}
+
+static enum CXChildVisitResult add_kid(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  FeKids *k = data;
+  if (k->n < FE_KIDS) k->v[k->n] = c;
+  k->last = c;
+  k->n++;
+  return CXChildVisit_Continue;
+}
+
+FeKids fe_kids(CXCursor c) {
+  FeKids k = {.n = 0};
+  k.last = clang_getNullCursor();
+  clang_visitChildren(c, add_kid, &k);
+  return k;
+}
+
+typedef struct Collect {
+  enum CXCursorKind kinds[3];
+  CXCursor *out;
+  int n, max;
+} Collect;
+
+static enum CXChildVisitResult collect_kind(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Collect *x = data;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  bool want = k == x->kinds[0] || k == x->kinds[1] || k == x->kinds[2];
+  if (want && x->n < x->max) x->out[x->n++] = c;
+  return CXChildVisit_Continue;
+}
+
+int fe_kids_of_kind(CXCursor fn, enum CXCursorKind a, enum CXCursorKind b, enum CXCursorKind c, CXCursor *out,
+                    int max) {
+  Collect x = {{a, b, c}, out, 0, max};
+  clang_visitChildren(fn, collect_kind, &x);
+  return x.n;
+}

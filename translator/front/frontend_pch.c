@@ -1,0 +1,405 @@
+// frontend_pch.c: the front end's cache of precompiled preludes (frontend.h).
+//
+// Cache directory: $COCONET_CACHE, else $XDG_CACHE_HOME/coconet, else
+// $HOME/.cache/coconet (COCONET_CACHE=off: no cache, a parse from scratch
+// every time). In it: standins-HASH/ (the TMP files, named by a hash of their
+// texts), and for each flag set KEY.pch (the prelude's translation unit as
+// libclang saves it, used with -include-pch) and KEY.deps (the headers it
+// holds, for -MD). KEY hashes libclang's version and every flag, but the
+// user's -D and -U when no header of the entry names their macros (see
+// prelude_pch). Files are written under a temporary name and renamed, so
+// parallel builds share it. A precompiled header clang refuses (a header
+// changed since) is removed and the file parsed without it: the cache changes
+// how fast, never what, is parsed.
+#include "frontend_impl.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t fnv1a(uint64_t h, const char *s) {
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return (h ^ 0xff) * 1099511628211ull;  // a separator: ("ab", "c") and ("a", "bc") differ
+}
+
+static int mkdir_p(const char *path) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+char *pch_cache_dir(void) {
+  const char *env = getenv("COCONET_CACHE"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  char path[4096];
+  if (env && strcmp(env, "off") == 0) return NULL;
+  if (env && *env) snprintf(path, sizeof path, "%s", env);
+  else if (xdg && *xdg) snprintf(path, sizeof path, "%s/coconet", xdg);
+  else if (home && *home) snprintf(path, sizeof path, "%s/.cache/coconet", home);
+  else return NULL;
+  return mkdir_p(path) == 0 && access(path, W_OK) == 0 ? strdup(path) : NULL;
+}
+
+// Write path atomically (a temporary name renamed over it).
+static int write_atomic(const char *path, const char *text) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) return -1;
+  bool ok = fputs(text, f) >= 0;
+  if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+// CACHE/standins-HASH with the TMP files (written when missing), or NULL.
+char *pch_standins(const char *cache) {
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = 0; i < FE_NTMP_FILES; i++)
+    h = fnv1a(fnv1a(h, FE_TMP_FILES[i].name), FE_TMP_FILES[i].text);
+  char dir[4096], path[4200];
+  snprintf(dir, sizeof dir, "%s/standins-%016llx", cache, (unsigned long long)h);
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) return NULL;
+  for (size_t i = 0; i < FE_NTMP_FILES; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, FE_TMP_FILES[i].name);
+    if (access(path, R_OK) != 0 && write_atomic(path, FE_TMP_FILES[i].text) != 0) return NULL;
+  }
+  return strdup(dir);
+}
+
+
+static int count_errors(CXTranslationUnit tu) {
+  int errors = 0;
+  unsigned n = clang_getNumDiagnostics(tu);
+  for (unsigned i = 0; i < n; i++) {
+    CXDiagnostic d = clang_getDiagnostic(tu, i);
+    errors += clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error;
+    clang_disposeDiagnostic(d);
+  }
+  return errors;
+}
+
+// A header as pch.deps records it: "MTIME_NS SIZE PATH".
+static void deps_line(CXFile file, CXSourceLocation *stack, unsigned depth, CXClientData data) {
+  (void)stack;
+  if (depth == 0) return;  // the include lines (in the cache)
+  CXString name = clang_getFileName(file);
+  const char *path = clang_getCString(name);
+  struct stat st;
+  if (stat(path, &st) == 0)
+    fprintf(data, "%lld %lld %s\n", (long long)st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec,
+            (long long)st.st_size, path);
+  else
+    fprintf(data, "-1 -1 %s\n", path);
+  clang_disposeString(name);
+}
+
+// Whether every header of pch.deps is as it was when the pch was built (to the
+// nanosecond: clang's own check is to the second).
+static bool pch_fresh(const char *pch) {
+  char path[4200], line[4200];
+  snprintf(path, sizeof path, "%s.deps", pch);
+  FILE *f = fopen(path, "r");
+  if (!f) return false;
+  bool fresh = true;
+  while (fresh && fgets(line, sizeof line, f)) {
+    long long mtime, size;
+    int at = 0;
+    line[strcspn(line, "\n")] = '\0';
+    struct stat st;
+    fresh = sscanf(line, "%lld %lld %n", &mtime, &size, &at) == 2 && at > 0 && stat(line + at, &st) == 0 &&
+            (long long)st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec == mtime && st.st_size == size;
+  }
+  fclose(f);
+  return fresh;
+}
+
+// Save the prelude's translation unit as pch, its headers in pch.deps first.
+static bool save_pch(CXTranslationUnit tu, const char *pch) {
+  char *text = NULL, deps[4200], tmp[4300];
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) COCONET_BUG("out of memory");
+  clang_getInclusions(tu, deps_line, f);
+  fclose(f);
+  snprintf(deps, sizeof deps, "%s.deps", pch);
+  snprintf(tmp, sizeof tmp, "%s.tmp%ld", pch, (long)getpid());
+  bool ok = write_atomic(deps, text) == 0 && clang_saveTranslationUnit(tu, tmp, clang_defaultSaveOptions(tu)) ==
+                                                CXSaveError_None && rename(tmp, pch) == 0;
+  if (!ok) unlink(tmp);
+  free(text);
+  return ok;
+}
+
+// The #include lines the file starts with (blank lines and comments between
+// them skipped), one per line, a quoted name that names a file next to the
+// file made absolute (so that it means the same from the cache directory).
+static char *include_prefix(const SourceFile *src) {
+  char *out = NULL, dir[4096];
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  if (!f) COCONET_BUG("out of memory");
+  snprintf(dir, sizeof dir, "%s", src->path);
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = '\0';
+  else snprintf(dir, sizeof dir, ".");
+  const char *p = src->buf, *end = src->buf + src->len;
+  for (;;) {
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+    if (p + 1 < end && p[0] == '/' && p[1] == '/') {
+      while (p < end && *p != '\n') p++;
+      continue;
+    }
+    if (p + 1 < end && p[0] == '/' && p[1] == '*') {
+      const char *close = strstr(p + 2, "*/");
+      if (!close) break;
+      p = close + 2;
+      continue;
+    }
+    if (p >= end || *p != '#') break;
+    const char *q = p + 1;
+    while (q < end && (*q == ' ' || *q == '\t')) q++;
+    if (strncmp(q, "include", 7) != 0) break;
+    q += 7;
+    while (q < end && (*q == ' ' || *q == '\t')) q++;
+    if (q >= end || (*q != '<' && *q != '"')) break;
+    char close = *q == '<' ? '>' : '"';
+    const char *name = q + 1, *name_end = name;
+    while (name_end < end && *name_end != close && *name_end != '\n') name_end++;
+    if (name_end >= end || *name_end != close) break;
+    const char *rest = name_end + 1;
+    while (rest < end && (*rest == ' ' || *rest == '\t' || *rest == '\r')) rest++;
+    if (rest < end && *rest != '\n' && !(rest + 1 < end && rest[0] == '/' && rest[1] == '/')) break;
+    char local[8192];
+    snprintf(local, sizeof local, "%s/%.*s", dir, (int)(name_end - name), name);
+    char real[4096];
+    if (close == '"' && access(local, R_OK) == 0 && realpath(local, real))
+      fprintf(f, "#include \"%s\"\n", real);
+    else
+      fprintf(f, "#include %c%.*s%c\n", close == '>' ? '<' : '"', (int)(name_end - name), name, close);
+    p = rest;
+  }
+  fclose(f);
+  return out;
+}
+
+// At most this many precompiled headers stay in the cache (each 5 to 50 MB):
+// when there are more, the least recently built go.
+enum { PCH_KEEP = 32 };
+
+static void evict_pchs(const char *cache) {
+  DIR *d = opendir(cache);
+  if (!d) return;
+  struct { char name[64]; time_t t; } v[PCH_KEEP + 64];
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d)) && n < (int)(sizeof v / sizeof *v);) {
+    size_t len = strlen(e->d_name);
+    char path[4400];
+    struct stat st;
+    snprintf(path, sizeof path, "%.4000s/%.255s", cache, e->d_name);
+    if (len != 20 || strcmp(e->d_name + 16, ".pch") != 0 || stat(path, &st) != 0) continue;
+    snprintf(v[n].name, sizeof v[n].name, "%.16s", e->d_name);
+    v[n++].t = st.st_mtime;
+  }
+  closedir(d);
+  while (n > PCH_KEEP) {
+    int old = 0;
+    for (int i = 1; i < n; i++)
+      if (v[i].t < v[old].t) old = i;
+    static const char *const ext[] = {".pch", ".pch.deps", ".h"};
+    for (size_t k = 0; k < 3; k++) {
+      char path[4400];
+      snprintf(path, sizeof path, "%.4000s/%.16s%s", cache, v[old].name, ext[k]);
+      unlink(path);
+    }
+    v[old] = v[--n];
+  }
+}
+
+// The precompiled prelude and include lines of the file for these flags
+// (CACHE/KEY.pch, the lines in CACHE/KEY.h), built now when missing; NULL when
+// there is none. The flags' -include of the prelude is at `at`.
+static char *pch_for_flags(CXIndex index, const char *cache, const Args *all, int at, const SourceFile *src) {
+  CXString version = clang_getClangVersion();
+  uint64_t h = fnv1a(14695981039346656037ull, clang_getCString(version));
+  clang_disposeString(version);
+  for (int i = 0; i < all->n; i++) {
+    // Another -include would come before the prelude in the precompiled form, after it in the file's parse.
+    if (i != at && strncmp(all->v[i], "-include", 8) == 0) return NULL;
+    h = fnv1a(h, all->v[i]);
+  }
+  char *lines = include_prefix(src);
+  h = fnv1a(h, lines);
+  char pch[4096], header[4096];
+  snprintf(pch, sizeof pch, "%s/%016llx.pch", cache, (unsigned long long)h);
+  snprintf(header, sizeof header, "%s/%016llx.h", cache, (unsigned long long)h);
+  if (access(pch, R_OK) == 0 && pch_fresh(pch)) {
+    free(lines);
+    return strdup(pch);
+  }
+  bool ok = write_atomic(header, lines) == 0;
+  free(lines);
+  CXTranslationUnit tu = NULL;
+  if (ok) {
+    enum CXErrorCode err = clang_parseTranslationUnit2(
+        index, header, (const char *const *)all->v, all->n, NULL, 0,
+        CXTranslationUnit_ForSerialization | CXTranslationUnit_DetailedPreprocessingRecord, &tu);
+    ok = err == CXError_Success && tu && count_errors(tu) == 0 && save_pch(tu, pch);
+  }
+  if (tu) clang_disposeTranslationUnit(tu);
+  if (ok) evict_pchs(cache);
+  else unlink(header);
+  return ok ? strdup(pch) : NULL;
+}
+
+// The flags but the user's macros (-D and -U after the prelude's -include, at
+// `at`) into general; their names into names.
+static void split_macros(const Args *all, int at, Args *general, Args *names) {
+  for (int i = 0; i < all->n; i++) {
+    const char *f = all->v[i];
+    bool macro = i > at + 1 && (strncmp(f, "-D", 2) == 0 || strncmp(f, "-U", 2) == 0);
+    if (!macro) {
+      fe_args_add(general, f);
+      continue;
+    }
+    const char *name = f[2] ? f + 2 : i + 1 < all->n ? all->v[++i] : "";
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.*s", (int)strcspn(name, "=("), name);  // F of -DF(x)=...
+    fe_args_add(names, buf);
+  }
+}
+
+// Whether text names an identifier of names (a whole identifier, not a part).
+static bool text_names(const char *text, size_t len, const Args *names) {
+  for (int k = 0; k < names->n; k++) {
+    size_t n = strlen(names->v[k]);
+    for (const char *p = text; n > 0 && (p = memmem(p, len - (size_t)(p - text), names->v[k], n)); p++) {
+      bool before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+      bool after = p + n < text + len && (isalnum((unsigned char)p[n]) || p[n] == '_');
+      if (!before && !after) return true;
+    }
+  }
+  return false;
+}
+
+// Whether a header of pch.deps names one of names (or cannot be read).
+static bool pch_names(const char *pch, const Args *names) {
+  char path[4200], line[4200];
+  snprintf(path, sizeof path, "%s.deps", pch);
+  FILE *f = fopen(path, "r");
+  if (!f) return true;
+  bool named = false;
+  while (!named && fgets(line, sizeof line, f)) {
+    int at = 0;
+    long long mtime, size;
+    line[strcspn(line, "\n")] = '\0';
+    if (sscanf(line, "%lld %lld %n", &mtime, &size, &at) != 2 || at == 0) {
+      named = true;
+      break;
+    }
+    FILE *h = fopen(line + at, "rb");
+    char *text = h && size >= 0 ? malloc((size_t)size + 1) : NULL;
+    named = !text || fread(text, 1, (size_t)size, h) != (size_t)size || text_names(text, (size_t)size, names);
+    free(text);
+    if (h) fclose(h);
+  }
+  fclose(f);
+  return named;
+}
+
+// The precompiled prelude for the file's flags. The user's macros that no
+// header of the prelude names cannot change it, so one prelude, built without
+// them, serves every set of them (clang defines the command line's macros over a
+// precompiled header that does not): a file built with -DCASE_A, -DCASE_B, ...
+// parses the CUDA headers once. A macro a header names (or pastes from parts,
+// which this cannot see: none of the CUDA or C++ headers does) keeps a prelude
+// of its own, keyed by every flag.
+static char *prelude_pch(CXIndex index, const char *cache, const Args *all, int at, const SourceFile *src) {
+  Args general = {0}, names = {0};
+  split_macros(all, at, &general, &names);
+  char *pch = names.n > 0 ? pch_for_flags(index, cache, &general, at, src) : NULL;
+  if (pch && pch_names(pch, &names)) {
+    free(pch);
+    pch = NULL;
+  }
+  fe_args_free(&general);
+  fe_args_free(&names);
+  return pch ? pch : pch_for_flags(index, cache, all, at, src);
+}
+
+// The headers a precompiled prelude holds (pch.deps) into fe; false when unreadable.
+static bool read_pch_deps(const char *pch, Frontend *fe) {
+  char path[4200], line[4200];
+  snprintf(path, sizeof path, "%s.deps", pch);
+  FILE *f = fopen(path, "r");
+  if (!f) return false;
+  int cap = 0;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = '\0';
+    const char *name = strchr(line, ' ');
+    name = name ? strchr(name + 1, ' ') : NULL;
+    if (!name) continue;
+    if (fe->npch_deps == cap) {
+      cap = cap ? 2 * cap : 64;
+      fe->pch_deps = realloc(fe->pch_deps, (size_t)cap * sizeof *fe->pch_deps);
+      if (!fe->pch_deps) COCONET_BUG("out of memory");
+    }
+    fe->pch_deps[fe->npch_deps++] = strdup(name + 1);
+  }
+  fclose(f);
+  return true;
+}
+
+void pch_forget_deps(Frontend *fe) {
+  for (int i = 0; i < fe->npch_deps; i++) free(fe->pch_deps[i]);
+  free(fe->pch_deps);
+  fe->pch_deps = NULL;
+  fe->npch_deps = 0;
+}
+
+// Parse with the precompiled prelude instead of -include PRELUDE (at `at`);
+// true when that parse has no error (a refused or stale one is removed).
+bool pch_parse(Frontend *fe, Args *all, int at, const char *cache) {
+  char *pch = prelude_pch(fe->index, cache, all, at, &fe->src);
+  if (!pch) return false;
+  bool ok = false;
+  if (read_pch_deps(pch, fe)) {
+    char *include = all->v[at], *prelude = all->v[at + 1];
+    all->v[at] = strdup("-include-pch");
+    all->v[at + 1] = strdup(pch);
+    ok = fe_parse_main(fe, all) == CXError_Success && fe->tu && count_errors(fe->tu) == 0;
+    if (ok) {
+      free(include);
+      free(prelude);
+    } else {
+      free(all->v[at]);
+      free(all->v[at + 1]);
+      all->v[at] = include;
+      all->v[at + 1] = prelude;
+    }
+  }
+  if (!ok) {
+    if (fe->tu) clang_disposeTranslationUnit(fe->tu);
+    fe->tu = NULL;
+    pch_forget_deps(fe);
+    char deps[4200];
+    snprintf(deps, sizeof deps, "%s.deps", pch);
+    unlink(pch);
+    unlink(deps);
+  }
+  free(pch);
+  return ok;
+}
