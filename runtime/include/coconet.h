@@ -13,7 +13,8 @@
  *                          coconet_sum_grid_size: for one that ends in a block sum
  *   coconet_part_of        the elements of a chunk, this rank's slice of it
  *                          and the remainder (the translator's IrSpan);
- *                          coconet_part_rows: slices of whole rows
+ *                          coconet_part_rows: slices of whole rows;
+ *                          coconet_slice, coconet_slice_rows: the whole buffer
  *   coconet_region_streams the second stream and events of an overlapped
  *                          region, created once per region and device
  *   coconet_aligned, coconet_load, coconet_store
@@ -203,6 +204,16 @@ static inline coconet_part coconet_part_rows(size_t count, size_t unit, size_t g
 static inline coconet_part coconet_part_of(size_t count, size_t unit, int chunk, int nchunks, int rank,
                                            int nranks) {
   return coconet_part_rows(count, unit, 1, chunk, nchunks, rank, nranks);
+}
+
+/* The whole buffer of count elements as one chunk: this rank's slice and the tail. */
+static inline coconet_part coconet_slice(size_t count, int rank, int nranks) {
+  return coconet_part_of(count, 1, 0, 1, rank, nranks);
+}
+
+/* The same in whole rows of row elements. */
+static inline coconet_part coconet_slice_rows(size_t count, size_t row, int rank, int nranks) {
+  return coconet_part_rows(count, 1, row, 0, 1, rank, nranks);
 }
 
 /*

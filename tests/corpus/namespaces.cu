@@ -87,13 +87,14 @@ void scaled(float *x, float *out, int rows, int h, ncclComm_t comm, cudaStream_t
 // EXEC: verify=exec norm_out: ok
 // EXEC: verify=exec scaled: ok
 
-// The include and the elementwise slice kernel above the namespace; the fused kernel beside its function.
+// The runtime's include after the file's; the elementwise slice kernel above the namespace; the
+// fused kernel beside its function, nothing of norm_out's above the namespace.
+// CODE: #include <nccl.h>
+// CODE-NEXT: #include <coconet_fused.h>  // coconet:
 // CODE: // coconet: begin generated code for region bias_out
 // CODE: __global__ void coconet_bias_out_slice(
 // CODE: // coconet: end generated code for region bias_out
-// CODE: // coconet: begin generated code for region norm_out
-// CODE-NEXT: #include <coconet_fused.h>
-// CODE: // coconet: end generated code for region norm_out
+// CODE-NOT: region norm_out
 // CODE: namespace kernels {
 // CODE: __global__ void residual_rmsnorm(
 // CODE: // coconet: begin generated code for region norm_out, beside its function

@@ -87,7 +87,8 @@ void project(float *out, float *x, int rows, int cols, ncclComm_t comm, cudaStre
 // VARIABLE: verify=exec adamw: output 'master' (f32): max 0 ULP apart
 // VARIABLE: verify=exec adamw: run with master != nullptr (the schedule's branch; the other runs the region as written)
 // VARIABLE: verify=exec adamw: ok (the region as written and as scheduled agree within 0 ULP)
-// VARCODE: // coconet: kernel 'adamw' tests 'master' against NULL (optional-pointers.cu:{{[0-9]+}}:15): the schedule is for master != nullptr; the region runs as written otherwise
+// VARCODE: // coconet: kernel 'adamw' tests 'master' against NULL (optional-pointers.cu:{{[0-9]+}}:15): the
+// VARCODE-NEXT: // schedule is for master != nullptr; the region runs as written otherwise
 // VARCODE-NEXT: if (master != nullptr) {
 // VARCODE: ncclAllGather(master + coconet_p.slice_lo, master, coconet_p.s, ncclFloat, comm, stream)
 // VARCODE-NEXT: } else {

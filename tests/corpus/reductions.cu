@@ -217,9 +217,11 @@ void lamb_step(float *w, float *u, float *m, float *v, float *g, float *norms, i
 // CODE-NEXT: if (threadIdx.x == 0 && add) {
 // CODE-NEXT: atomicAdd(norm2, norm2_sum);
 // CODE: cudaMemsetAsync(norm2, 0, sizeof(float), stream);
-// CODE-NEXT: coconet_clip_slice<<<coconet_sum_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0, stream>>>(g, norm2, coconet_p.slice_lo, coconet_p.slice_hi, true);
+// CODE-NEXT:    coconet_clip_slice<<<coconet_sum_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0, stream>>>(g,
+// CODE-NEXT:        norm2, coconet_p.slice_lo, coconet_p.slice_hi, true);
 // CODE-NEXT: if (coconet_p.tail > 0) {
-// CODE-NEXT: coconet_clip_slice<<<coconet_sum_grid_size(coconet_p.tail), COCONET_BLOCK_SIZE, 0, stream>>>(g, norm2, coconet_p.tail_lo, coconet_p.hi, coconet_rank == 0);
+// CODE-NEXT:      coconet_clip_slice<<<coconet_sum_grid_size(coconet_p.tail), COCONET_BLOCK_SIZE, 0,
+// CODE-NEXT:          stream>>>(g, norm2, coconet_p.tail_lo, coconet_p.hi, coconet_rank == 0);
 // CODE: COCONET_NCCL_CHECK(ncclAllReduce(norm2, norm2, 1, ncclFloat, ncclSum, comm, stream));
 // CODE-NEXT: coconet_clip_slice2<<<
 // CODE: COCONET_NCCL_CHECK(ncclAllReduce(nonzero, nonzero, 1, ncclInt32, ncclSum, comm, stream));

@@ -225,16 +225,22 @@ void engine_step(float *hidden_states, float *residual, const float *weight, flo
 // CODE: // coconet: begin generated code for region add_norm
 // CODE: namespace engine {
 // CODE-NEXT: template <typename scalar_t>
-// CODE-NEXT: __device__ __forceinline__ void coconet_add_norm_fused_add_rms_norm(scalar_t *input, scalar_t *__restrict__ residual, const scalar_t *__restrict__ weight, const float epsilon, const int num_tokens, const int hidden_size, {{\[\[}}maybe_unused{{\]\]}} const uint3 blockIdx, {{\[\[}}maybe_unused{{\]\]}} const dim3 gridDim)
+// CODE-NEXT: __device__ __forceinline__ void coconet_add_norm_fused_add_rms_norm(scalar_t *input,
+// CODE-NEXT:     scalar_t *__restrict__ residual, const scalar_t *__restrict__ weight, const float epsilon,
+// CODE-NEXT:     const int num_tokens, const int hidden_size, {{\[\[}}maybe_unused{{\]\]}} const uint3 blockIdx,
+// CODE-NEXT:     {{\[\[}}maybe_unused{{\]\]}} const dim3 gridDim)
 // CODE: float x = (float)coconet_ld(&input[blockIdx.x * hidden_size + idx]);
 // CODE: }  // namespace engine
 // CODE: __global__ void coconet_add_norm_fused(ncclDevComm coconet_dev, ncclWindow_t coconet_hidden_states_win, size_t coconet_hidden_states_off, ncclWindow_t coconet_residual_win, size_t coconet_residual_off, float *input, float *residual, const float *weight, float epsilon, int hidden_size, size_t coconet_h, size_t coconet_lo, size_t coconet_hi, size_t coconet_tail_lo, size_t coconet_tail_hi)
-// CODE: coconet_reduce_span<COCONET_SUM>(coconet_hidden_states_win, coconet_hidden_states_off, coconet_dev.lsaSize, input, coconet_e0, coconet_e1);
+// CODE:    coconet_reduce_span<COCONET_SUM>(coconet_hidden_states_win, coconet_hidden_states_off,
+// CODE-NEXT:                                     coconet_dev.lsaSize, input, coconet_e0, coconet_e1);
 // CODE-NEXT: __syncthreads();
 // CODE-NEXT: engine::coconet_add_norm_fused_add_rms_norm<float>(input + coconet_lo, residual + coconet_lo, weight, epsilon, (int)coconet_rows, hidden_size, make_uint3((unsigned)coconet_v, 0, 0), dim3((unsigned)coconet_rows));
 // CODE-NEXT: __syncthreads();
-// CODE-NEXT: coconet_gather_span(coconet_dev, coconet_residual_win, coconet_residual_off, residual, coconet_e0, coconet_e1);
-// CODE-NEXT: coconet_gather_span(coconet_dev, coconet_hidden_states_win, coconet_hidden_states_off, input, coconet_e0, coconet_e1);
+// CODE-NEXT:    coconet_gather_span(coconet_dev, coconet_residual_win, coconet_residual_off, residual,
+// CODE-NEXT:                        coconet_e0, coconet_e1);
+// CODE-NEXT:    coconet_gather_span(coconet_dev, coconet_hidden_states_win, coconet_hidden_states_off, input,
+// CODE-NEXT:                        coconet_e0, coconet_e1);
 // CODE: coconet_reduce_span_shared<COCONET_SUM>(coconet_bar, coconet_hidden_states_win
 // The grid-stride kernel: its launch bounds, its launch's dynamic shared memory, the grid from this rank's rows.
 // CODE: __global__ void __launch_bounds__(128) coconet_softmax_fused(
@@ -242,7 +248,8 @@ void engine_step(float *hidden_states, float *residual, const float *weight, flo
 // CODE-NEXT: coconet_softmax_fused<<<coconet_fused_rows_grid(coconet_p.s / vocab, coconet_p.tail / vocab, 1), 128, 128 * sizeof(float), stream>>>(
 // A warp per row: the rows a block runs, the per-row outputs gathered by rows.
 // CODE: const size_t coconet_per_block = blockDim.x / 32;
-// CODE: coconet_gather_span(coconet_dev, coconet_mean_win, coconet_mean_off, mean, coconet_e0 / coconet_h, coconet_e1 / coconet_h);
+// CODE:    coconet_gather_span(coconet_dev, coconet_mean_win, coconet_mean_off, mean,
+// CODE-NEXT:                        coconet_e0 / coconet_h, coconet_e1 / coconet_h);
 // CODE: coconet_layernorm_fused<<<coconet_fused_rows_grid(coconet_p.s / C, coconet_p.tail / C, (128) / 32), 128, 0, stream>>>(
 // CODE: __device__ __forceinline__ void coconet_rms_bf16_rmsnorm_bf16(__nv_bfloat16 *out, const __nv_bfloat16 *x, const __nv_bfloat16 *w
 // CODE: coconet_rms_bf16_rmsnorm_bf16<128>(out + coconet_lo
@@ -250,6 +257,7 @@ void engine_step(float *hidden_states, float *residual, const float *weight, flo
 
 // --target=host lowers the copy's dynamic shared memory as it lowers the kernel's.
 // HOST: __device__ __forceinline__ void coconet_softmax_softmax_grid(
+// HOST-NEXT: int rows, int cols, {{\[\[}}maybe_unused{{\]\]}} const uint3 blockIdx, {{\[\[}}maybe_unused{{\]\]}} const dim3 gridDim)
 // HOST-NEXT: {
 // HOST-NEXT: float *red = (float *)coconet_host_dynamic_shared();
 // HOST: coconet_host_launch(COCONET_HOST_SYNC, coconet_softmax_fused, coconet_fused_rows_grid(
@@ -257,11 +265,13 @@ void engine_step(float *hidden_states, float *residual, const float *weight, flo
 // MACRO_LDG: rowwise-fused.cu:64:17: error: fuse: kernel 'engine::fused_add_rms_norm' calls __ldg through a macro; the fused kernel's copy of the kernel turns __ldg into a coherent load (the read-only cache does not see the rows the fused kernel writes) where it is written in the kernel: call __ldg there, or drop fuse
 // An elementwise kernel before the row-wise one: its generated kernel's _block function runs on the block's rows.
 // WITH_BIAS: verify=exec softmax: ok (the region as written and as scheduled agree within 0 ULP)
-// WITH_BIAS_CODE: __device__ __forceinline__ void coconet_softmax_slice_block(float *logits, const float *bias, size_t vocab, size_t lo, size_t hi)
+// WITH_BIAS_CODE: __device__ __forceinline__ void coconet_softmax_slice_block(float *logits, const float *bias,
+// WITH_BIAS_CODE-NEXT:     size_t vocab, size_t lo, size_t hi)
 // WITH_BIAS_CODE-NEXT: {
 // WITH_BIAS_CODE-NEXT: for (size_t i = lo + coconet_thread_rank(); i < hi; i += coconet_block_threads())
 // WITH_BIAS_CODE-NEXT: coconet_softmax_slice_elem(i, logits[i], bias, vocab);
-// WITH_BIAS_CODE: coconet_reduce_span<COCONET_SUM>(coconet_logits_win, coconet_logits_off, coconet_dev.lsaSize, logits, coconet_e0, coconet_e1);
+// WITH_BIAS_CODE:    coconet_reduce_span<COCONET_SUM>(coconet_logits_win, coconet_logits_off, coconet_dev.lsaSize,
+// WITH_BIAS_CODE-NEXT:                                     logits, coconet_e0, coconet_e1);
 // WITH_BIAS_CODE-NEXT: __syncthreads();
 // WITH_BIAS_CODE-NEXT: coconet_softmax_slice_block(logits, bias, vocab, coconet_e0, coconet_e1);
 // WITH_BIAS_CODE-NEXT: __syncthreads();

@@ -196,16 +196,25 @@ void ln_thread(float *y, float *out, float *mean, float *rstd, const float *w, c
 // EXEC: verify=exec ln_thread: ok
 // CODE: coconet_require_buffer(mean, "mean", __FILE__, __LINE__);
 // CODE-NEXT: coconet_require_buffer(rstd, "rstd", __FILE__, __LINE__);
-// CODE-NEXT: coconet_check_rows((rows * WARP_SIZE + 127) / 128, 128, 32, rows, "layernorm_warp", __FILE__, __LINE__);
+// CODE-NEXT:    coconet_check_rows((rows * WARP_SIZE + 127) / 128, 128, 32, rows, "layernorm_warp", __FILE__,
+// CODE-NEXT:                       __LINE__);
 // CODE-NEXT: if (coconet_p.s > 0) {
-// CODE-NEXT: layernorm_warp<<<coconet_rows_grid(coconet_p.s / h, 128, 32), 128, 0, stream>>>(out + coconet_p.slice_lo, mean + coconet_p.slice_lo / h, rstd + coconet_p.slice_lo / h, y + coconet_p.slice_lo, w, b, (int)(coconet_p.s / h), h);
+// CODE-NEXT:      layernorm_warp<<<coconet_rows_grid(coconet_p.s / h, 128, 32), 128, 0,
+// CODE-NEXT:          stream>>>(out + coconet_p.slice_lo, mean + coconet_p.slice_lo / h,
+// CODE-NEXT:                    rstd + coconet_p.slice_lo / h, y + coconet_p.slice_lo, w, b,
+// CODE-NEXT:                    (int)(coconet_p.s / h), h);
 // CODE: layernorm_warp<<<coconet_rows_grid(coconet_p.tail / h, 128, 32), 128, 0, stream>>>(out + coconet_p.tail_lo,
 // CODE: coconet_check_rows((rows + 7) / 8, 256, 32, rows, "rmsnorm_tile", __FILE__, __LINE__);
 // CODE-NEXT: if (coconet_p.s > 0) {
-// CODE-NEXT: rmsnorm_tile<<<coconet_rows_grid(coconet_p.s / h, 256, 32), 256, 0, stream>>>(out + coconet_p.slice_lo, y + coconet_p.slice_lo, w, (int)(coconet_p.s / h), h);
-// CODE: coconet_check_rows((rows + block - 1) / block, block, 1, rows, "layernorm_thread", __FILE__, __LINE__);
+// CODE-NEXT:      rmsnorm_tile<<<coconet_rows_grid(coconet_p.s / h, 256, 32), 256, 0,
+// CODE-NEXT:          stream>>>(out + coconet_p.slice_lo, y + coconet_p.slice_lo, w, (int)(coconet_p.s / h), h);
+// CODE:    coconet_check_rows((rows + block - 1) / block, block, 1, rows, "layernorm_thread", __FILE__,
+// CODE-NEXT:                       __LINE__);
 // CODE-NEXT: if (coconet_p.s > 0) {
-// CODE-NEXT: layernorm_thread<<<coconet_rows_grid(coconet_p.s / h, block, 1), block, 0, stream>>>(out + coconet_p.slice_lo, mean + coconet_p.slice_lo / h, rstd + coconet_p.slice_lo / h, y + coconet_p.slice_lo, w, b, (int)(coconet_p.s / h), h);
+// CODE-NEXT:      layernorm_thread<<<coconet_rows_grid(coconet_p.s / h, block, 1), block, 0,
+// CODE-NEXT:          stream>>>(out + coconet_p.slice_lo, mean + coconet_p.slice_lo / h,
+// CODE-NEXT:                    rstd + coconet_p.slice_lo / h, y + coconet_p.slice_lo, w, b,
+// CODE-NEXT:                    (int)(coconet_p.s / h), h);
 // SHARED: rowwise-warps.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'layernorm_warp' runs one warp per row and declares shared memory 'scratch', which the rows of a block share
 // SYNC: error: kernel 'layernorm_warp' runs one warp per row and calls __syncthreads(), through which the warps of a block meet
 // WARP_VALUE: error: kernel 'layernorm_warp' uses 'warp_id', which depends on where its row runs; with one warp per row the schedule runs the kernel on a part of the rows, where a row's warp sits elsewhere in the grid (the lane threadIdx.x % 32 and blockDim.x may be used)

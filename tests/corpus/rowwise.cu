@@ -534,31 +534,47 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // EXEC: verify=exec rmsnorm_cub: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
 // EXEC: verify=exec rmsnorm_cub: ok
 // EXEC: verify=exec variant: ok
-// CODE: const coconet_part coconet_p = coconet_part_rows((size_t)tokens * hidden, 1, hidden, 0, 1, coconet_rank, coconet_nranks);
-// CODE-NEXT: COCONET_NCCL_CHECK(ncclReduceScatter(y, y + coconet_p.slice_lo, coconet_p.s, ncclFloat, ncclSum, comm, stream));
+// CODE:    const coconet_part coconet_p = coconet_slice_rows((size_t)tokens * hidden, hidden,
+// CODE-NEXT:        coconet_rank, coconet_nranks);
+// CODE-NEXT:    COCONET_NCCL_CHECK(ncclReduceScatter(y, y + coconet_p.slice_lo, coconet_p.s, ncclFloat,
+// CODE-NEXT:                                         ncclSum, comm, stream));
 // CODE: if (coconet_p.s > 0) {
-// CODE-NEXT: add_rmsnorm<<<(unsigned)(coconet_p.s / hidden), 256, 0, stream>>>(out + coconet_p.slice_lo, residual + coconet_p.slice_lo, y + coconet_p.slice_lo, gamma, (int)(coconet_p.s / hidden), hidden, eps);
+// CODE-NEXT:      add_rmsnorm<<<(unsigned)(coconet_p.s / hidden), 256, 0, stream>>>(out + coconet_p.slice_lo,
+// CODE-NEXT:          residual + coconet_p.slice_lo, y + coconet_p.slice_lo, gamma,
+// CODE-NEXT:          (int)(coconet_p.s / hidden), hidden, eps);
 // CODE: if (coconet_p.tail > 0) {
-// CODE-NEXT: add_rmsnorm<<<(unsigned)(coconet_p.tail / hidden), 256, 0, stream>>>(out + coconet_p.tail_lo, residual + coconet_p.tail_lo, y + coconet_p.tail_lo, gamma, (int)(coconet_p.tail / hidden), hidden, eps);
+// CODE-NEXT:      add_rmsnorm<<<(unsigned)(coconet_p.tail / hidden), 256, 0, stream>>>(out + coconet_p.tail_lo,
+// CODE-NEXT:          residual + coconet_p.tail_lo, y + coconet_p.tail_lo, gamma,
+// CODE-NEXT:          (int)(coconet_p.tail / hidden), hidden, eps);
 // CODE: ncclAllGather(residual + coconet_p.slice_lo, residual, coconet_p.s, ncclFloat, comm, stream)
 // CODE-NEXT: ncclAllGather(out + coconet_p.slice_lo, out, coconet_p.s, ncclFloat, comm, stream)
-// CODE: coconet_softmax_slice<<<coconet_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0, stream>>>(scores, bias, cols, coconet_p.slice_lo, coconet_p.slice_hi);
-// CODE: softmax_rows<<<(unsigned)(coconet_p.s / cols), 128, 0, stream>>>(probs + coconet_p.slice_lo, scores + coconet_p.slice_lo, cols);
-// CODE: layernorm<<<(unsigned)(coconet_p.s / h), 64, 0, stream>>>(out + coconet_p.slice_lo, y + coconet_p.slice_lo, w, b, row_scale + coconet_p.slice_lo / h, (int)(coconet_p.s / h), h);
-// CODE: layernorm_stats<<<(unsigned)(coconet_p.s / h), 128, 0, stream>>>(out + coconet_p.slice_lo, mean + coconet_p.slice_lo / h, rstd + coconet_p.slice_lo / h, y + coconet_p.slice_lo, w, b, (int)(coconet_p.s / h), h);
-// CODE: coconet_ln_stats_slice<<<coconet_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0, stream>>>(out, rstd, mean, h, coconet_p.slice_lo, coconet_p.slice_hi);
-// CODE: const coconet_part coconet_p_2 = coconet_part_of(rows, 1, 0, 1, coconet_rank, coconet_nranks);
+// CODE:    coconet_softmax_slice<<<coconet_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0,
+// CODE-NEXT:        stream>>>(scores, bias, cols, coconet_p.slice_lo, coconet_p.slice_hi);
+// CODE:      softmax_rows<<<(unsigned)(coconet_p.s / cols), 128, 0, stream>>>(probs + coconet_p.slice_lo,
+// CODE-NEXT:          scores + coconet_p.slice_lo, cols);
+// CODE:      layernorm<<<(unsigned)(coconet_p.s / h), 64, 0, stream>>>(out + coconet_p.slice_lo,
+// CODE-NEXT:          y + coconet_p.slice_lo, w, b, row_scale + coconet_p.slice_lo / h, (int)(coconet_p.s / h),
+// CODE-NEXT:          h);
+// CODE:      layernorm_stats<<<(unsigned)(coconet_p.s / h), 128, 0, stream>>>(out + coconet_p.slice_lo,
+// CODE-NEXT:          mean + coconet_p.slice_lo / h, rstd + coconet_p.slice_lo / h, y + coconet_p.slice_lo, w,
+// CODE-NEXT:          b, (int)(coconet_p.s / h), h);
+// CODE:    coconet_ln_stats_slice<<<coconet_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0, stream>>>(out,
+// CODE-NEXT:        rstd, mean, h, coconet_p.slice_lo, coconet_p.slice_hi);
+// CODE: const coconet_part coconet_p_2 = coconet_slice(rows, coconet_rank, coconet_nranks);
 // CODE-NEXT: ncclAllGather(mean + coconet_p_2.slice_lo, mean, coconet_p_2.s, ncclFloat, comm, stream)
 // CODE-NEXT: ncclAllGather(rstd + coconet_p_2.slice_lo, rstd, coconet_p_2.s, ncclFloat, comm, stream)
 // CODE-NEXT: ncclAllGather(out + coconet_p.slice_lo, out, coconet_p.s, ncclFloat, comm, stream)
-// CODE: rmsnorm_t<__nv_bfloat16, 128><<<(unsigned)(coconet_p.s / dim), 128, 0, stream>>>(out + coconet_p.slice_lo, y + coconet_p.slice_lo, weight, (int)(coconet_p.s / dim), dim, 1e-6f);
+// CODE:      rmsnorm_t<__nv_bfloat16,
+// CODE-NEXT:          128><<<(unsigned)(coconet_p.s / dim), 128, 0, stream>>>(out + coconet_p.slice_lo,
+// CODE-NEXT:          y + coconet_p.slice_lo, weight, (int)(coconet_p.s / dim), dim, 1e-6f);
 // EXPLAIN: - reorder: kernel 'add_rmsnorm' ({{.*}}rowwise.cu:{{[0-9]+}}:5) is row-wise (one block per row of hidden elements, reads of what the slice work writes only in the block's own row): it runs as written on this rank's whole rows of 'y' (and the rows left over) between ReduceScatter and AllGather, which split in rows
 // CROSS: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth' reads x[(row + 1) % rows * h + j]; a row-wise kernel reads global memory only at [row * H + j] (its block's row, j from a loop `for (j = threadIdx.x; j < H; j += blockDim.x)`), [j] or [row]
 // CROSS: note: region 'variant' needs this launch to be row-wise (or pointwise) for its schedule
 // ROW_VALUE: error: kernel 'smooth' uses its row index 'row' as a value; a row-wise kernel uses it only to find its row
 // GRID_STRIDE: verify=exec variant: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
 // GRID_STRIDE: verify=exec variant: ok
-// GRID_STRIDE_CODE: smooth<<<(unsigned)(coconet_p.s / h), 256, 0, stream>>>(out + coconet_p.slice_lo, y + coconet_p.slice_lo, (int)(coconet_p.s / h), h);
+// GRID_STRIDE_CODE:      smooth<<<(unsigned)(coconet_p.s / h), 256, 0, stream>>>(out + coconet_p.slice_lo,
+// GRID_STRIDE_CODE-NEXT:          y + coconet_p.slice_lo, (int)(coconet_p.s / h), h);
 // GRID_STRIDE_VALUE: error: kernel 'smooth' uses its row index 'blockIdx.x' as a value
 // GRID_STRIDE_OUTSIDE: error: kernel 'smooth' writes out[blockIdx.x * h + threadIdx.x]; a row-wise kernel writes global memory only at [row * H + j]
 // GRID_STRIDE_STEP: error: kernel 'smooth' reads gridDim.x; a row-wise kernel is one block per row along blockIdx.x, and the schedule changes the grid

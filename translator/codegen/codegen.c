@@ -7,7 +7,7 @@
 //     const locals that every use reads;
 //   - ops that no clause changed are copied as written;
 //   - split's collectives run on their spans of the buffer, with
-//     rank, rank count (coconet_comm_info) and spans (coconet_part_of, the
+//     rank, rank count (coconet_comm_info) and spans (coconet_slice, the
 //     formulas of ir_span_bounds) from runtime/include/coconet.h:
 //       ncclReduceScatter(g + lo, g + slice_lo, s, ...)     in place, NCCL's convention
 //       ncclAllReduce(g + tail_lo, g + tail_lo, tail, ...)  the count % nranks tail
@@ -29,16 +29,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+// One line at the block's current depth; generated ones are wrapped at CG_WIDTH.
+static void emit_line(Cg *cg, const char *text, bool generated) {
+  Buf b = {0};
+  buf_puts(&b, cg->indent);
+  for (int i = 0; i < cg->depth; i++) buf_puts(&b, cg->unit);
+  buf_printf(&b, "%s\n", text);
+  char *line = generated ? buf_take_wrapped(&b, 0) : buf_take(&b);
+  buf_puts(&cg->out, line);
+  free(line);
+}
+
 void cg_line(Cg *cg, const char *fmt, ...) {
-  buf_puts(&cg->out, cg->indent);
-  for (int i = 0; i < cg->depth; i++) buf_puts(&cg->out, cg->unit);
   va_list ap;
   va_start(ap, fmt);
   char *text;
   if (vasprintf(&text, fmt, ap) < 0) COCONET_BUG("out of memory");
   va_end(ap);
-  buf_puts(&cg->out, text);
-  buf_puts(&cg->out, "\n");
+  emit_line(cg, text, true);
   free(text);
 }
 
@@ -134,16 +142,22 @@ const Part *cg_part_for(Cg *cg, const Scope *sc, int at, const IrOp *op) {
   *p = (Part){count, unit, op->span.grain, comm, names_add(&cg->names, "coconet_p")};
   Buf b = {0};
   count_text(&b, sc, &count);
-  buf_puts(&b, ", ");
-  if (unit) cg_size(&b, unit);
-  else buf_puts(&b, "1");
+  if (cg->chunk || unit) {  // chunk c of the overlap loop's: coconet_part_of(count, unit, c, chunks, ...)
+    buf_puts(&b, ", ");
+    if (unit) cg_size(&b, unit);
+    else buf_puts(&b, "1");
+  }
   if (p->grain) {
     buf_puts(&b, ", ");
     cg_size(&b, p->grain);
   }
-  cg_line(cg, "const coconet_part %s = coconet_part_%s(%s, %s, %d, %s, %s);", p->name, p->grain ? "rows" : "of",
-       buf_str(&b), cg->chunk ? cg->chunk : "0", cg->chunk ? cg->nchunks : 1, rk ? rk->rank : "0",
-       rk ? rk->nranks : "1");
+  if (cg->chunk || unit)
+    cg_line(cg, "const coconet_part %s = coconet_part_%s(%s, %s, %d, %s, %s);", p->name, p->grain ? "rows" : "of",
+            buf_str(&b), cg->chunk ? cg->chunk : "0", cg->chunk ? cg->nchunks : 1, rk ? rk->rank : "0",
+            rk ? rk->nranks : "1");
+  else
+    cg_line(cg, "const coconet_part %s = coconet_slice%s(%s, %s, %s);", p->name, p->grain ? "_rows" : "",
+            buf_str(&b), rk ? rk->rank : "0", rk ? rk->nranks : "1");
   buf_free(&b);
   return p;
 }
@@ -548,7 +562,7 @@ void cg_emit_verbatim(Cg *cg, const IrOp *op) {
     at = h->range.end.offset;
   }
   buf_printf(&b, "%.*s", (int)(end - at), src->buf + at);
-  cg_line(cg, "%s", buf_str(&b));
+  emit_line(cg, buf_str(&b), false);
   buf_free(&b);
 }
 

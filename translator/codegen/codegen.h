@@ -30,6 +30,9 @@ typedef struct RegionCode {
                         // copies them): inserted at late_at, before that function,
                         // inside its namespace; NULL when none
   unsigned late_at;
+  const char *runtime;  // the runtime header the generated code needs ("coconet.h",
+                        // "coconet_fused.h"; NULL: none), included once per file by
+                        // the driver (rewrite_runtime_include)
 } RegionCode;
 
 // Generate the code of one scheduled region (r->sched; r->ops when

@@ -150,3 +150,19 @@ const char *cg_base_name(const char *path) {
   const char *slash = path ? strrchr(path, '/') : NULL;
   return slash ? slash + 1 : path ? path : "?";
 }
+
+char *buf_take_wrapped(Buf *b, size_t from) {
+  char *text = buf_take(b);
+  if (!text) return NULL;
+  char *wrapped = text_wrap(text + from, CG_WIDTH);
+  char *out = xasprintf("%.*s%s", (int)from, text, wrapped);
+  free(text);
+  free(wrapped);
+  return out;
+}
+
+void buf_wrap_tail(Buf *b, size_t from) {
+  char *text = buf_take_wrapped(b, from);
+  if (text) buf_puts(b, text);
+  free(text);
+}

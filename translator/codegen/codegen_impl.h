@@ -22,6 +22,7 @@
 #define COCONET_CODEGEN_IMPL_H
 
 #include "codegen/codegen.h"
+#include "common/text.h"
 
 #include <stdarg.h>
 
@@ -35,6 +36,12 @@ typedef struct Buf {
 } Buf;
 
 void buf_puts(Buf *b, const char *s);
+// The width generated lines are wrapped at (text_wrap); the user's text is kept as written.
+enum { CG_WIDTH = 100 };
+// b's text from offset `from` on wrapped at CG_WIDTH (text before it kept); b is emptied.
+char *buf_take_wrapped(Buf *b, size_t from);
+// The same in place: b's text from `from` on wrapped.
+void buf_wrap_tail(Buf *b, size_t from);
 void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *buf_str(const Buf *b);  // "" while empty
 char *buf_take(Buf *b);             // the text (malloc'd), b emptied

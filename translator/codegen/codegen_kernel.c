@@ -743,19 +743,18 @@ int kernel_fused(const IrRegion *r, const char *unit, Kernel *k, const FusedSpec
   if (k->text) buf_printf(&b, "%s\n", k->text);
   else emit_elem(p, &b);
   if (f->oneshot) {
-    buf_printf(&b, "// coconet: %s of region %s as one kernel on symmetric memory (one-shot): every rank sums\n"
-                   "// coconet: each element of '%s' from every peer in rank order and runs the ops on its own "
-                   "copy; block b\n// coconet: of every rank meets its peers' block b at an LSA barrier between "
-                   "reading a tile and writing it\n", f->flow, r->name, f->window_names[0]);
+    buf_printf(&b, "// coconet: %s of region %s as one kernel on symmetric memory (one-shot): every rank sums "
+                   "each element of '%s' from every peer in rank order and runs the ops on its own copy; block b "
+                   "of every rank meets its peers' block b at an LSA barrier between reading a tile and writing "
+                   "it\n", f->flow, r->name, f->window_names[0]);
   } else {
-    buf_printf(&b, "// coconet: %s of region %s as one kernel on symmetric memory: block b of every rank\n"
-                   "// coconet: meets its peers' block b at LSA barriers; each rank sums its slice [lo, hi) of '%s' "
-                   "from every\n// coconet: peer in rank order, runs the ops and writes ", f->flow, r->name,
-               f->window_names[0]);
+    buf_printf(&b, "// coconet: %s of region %s as one kernel on symmetric memory: block b of every rank "
+                   "meets its peers' block b at LSA barriers; each rank sums its slice [lo, hi) of '%s' from every "
+                   "peer in rank order, runs the ops and writes ", f->flow, r->name, f->window_names[0]);
     for (int i = 0; i < f->ngathered; i++)
       buf_printf(&b, "%s'%s'", i ? (i + 1 == f->ngathered ? " and " : ", ") : "", f->gathered[i]->name);
-    buf_printf(&b, "%s to every peer;\n// coconet: block 0 also computes the tail [tail_lo, tail_hi) on every rank, "
-                   "as the NCCL path does\n", f->ngathered ? "" : "nothing");
+    buf_printf(&b, "%s to every peer; block 0 also computes the tail [tail_lo, tail_hi) on every rank, as the "
+                   "NCCL path does\n", f->ngathered ? "" : "nothing");
   }
   buf_printf(&b, "__global__ void %s(", k->fused_name);
   fused_params(p, &b, f);
@@ -767,7 +766,7 @@ int kernel_fused(const IrRegion *r, const char *unit, Kernel *k, const FusedSpec
   else fused_split_body(p, &b, f);
   buf_puts(&b, "}\n");
   free(k->text);
-  k->text = buf_take(&b);
+  k->text = buf_take_wrapped(&b, 0);
   Buf a = {0};
   buf_printf(&a, "%s.dev", f->args);
   for (int w = 0; w < f->nwindows; w++) buf_printf(&a, ", %s.win[%d], %s.offset[%d]", f->args, w, f->args, w);
@@ -798,7 +797,7 @@ int kernel_block(const IrRegion *r, const char *unit, Kernel *k, const IrTensor 
   elem_args(p, &b, NULL);
   buf_puts(&b, ");\n}\n");
   free(k->text);
-  k->text = buf_take(&b);
+  k->text = buf_take_wrapped(&b, 0);
   *out = (KernelBlock){0};
   for (int i = 0; i < p->ntensors && out->ntensors < KERNEL_BLOCK_MAX; i++) {
     const KTensor *kt = &p->tensors[i];
@@ -831,7 +830,7 @@ int kernel_generate(const IrRegion *r, const char *unit, Kernel *k) {
   Buf b = {0};
   emit_elem(p, &b);
   emit_global(p, &b);
-  k->text = buf_take(&b);
+  k->text = buf_take_wrapped(&b, 0);
   k->args = launch_args(p);
   k->sums = p->nsums > 0;
   plan_free(p);

@@ -145,20 +145,25 @@ static char *late_text(Cg *cg) {
   return b.len ? buf_take(&b) : NULL;
 }
 
+// The generated code above the region's top-level declaration (the runtime's
+// #include is the driver's, once per file), or NULL when there is none.
 static char *kernels_text(Cg *cg) {
-  Buf b = {0};
-  buf_printf(&b, "// coconet: begin generated code for region %s\n#include <%s>\n", cg->r->name,
-             cg->nfused ? "coconet_fused.h" : "coconet.h");
   // The headers of the types and functions the generated kernels use, those only
   // (curand_kernel.h alone costs nvcc 0.7 s).
   static const char *const headers[][2] = {
       {"__half", "cuda_fp16.h"}, {"__nv_bfloat16", "cuda_bf16.h"}, {"curand", "curand_kernel.h"}};
-  for (size_t h = 0; h < sizeof headers / sizeof *headers; h++) {
+  Buf h = {0};
+  for (size_t j = 0; j < sizeof headers / sizeof *headers; j++) {
     bool used = false;
-    for (int i = 0; i < cg->nkernels && !used; i++) used = strstr(cg->kernels[i].text, headers[h][0]) != NULL;
-    if (used) buf_printf(&b, "#include <%s>\n", headers[h][1]);
+    for (int i = 0; i < cg->nkernels && !used; i++) used = strstr(cg->kernels[i].text, headers[j][0]) != NULL;
+    if (used) buf_printf(&h, "#include <%s>\n", headers[j][1]);
   }
-  buf_puts(&b, "\n");
+  bool any = cg->overlap || cg->pipeline || h.len;
+  for (int i = 0; i < cg->nkernels; i++) any = any || !cg->kernels[i].late;
+  if (!any) return NULL;
+  Buf b = {0};
+  buf_printf(&b, "// coconet: begin generated code for region %s\n%s\n", cg->r->name, h.len ? buf_str(&h) : "");
+  buf_free(&h);
   if (cg->overlap)
     buf_printf(&b, "// coconet: the second stream and events of region %s (created once per device)\n"
                    "static coconet_region_state coconet_%s_overlap;\n\n", cg->r->name, cg->r->name);
@@ -292,6 +297,7 @@ int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Targ
   int rc = generate(cg, &sc);
   if (rc == 0) {
     out->body = buf_take(&cg->out);
+    out->runtime = !cg->runtime ? NULL : cg->nfused ? "coconet_fused.h" : "coconet.h";
     out->kernels = cg->runtime ? kernels_text(cg) : NULL;
     out->kernels_at = cg->runtime ? place_decl(fe, fr->range.begin.offset) : 0;
     CXCursor fn;

@@ -95,8 +95,9 @@ static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const cha
   }
   Buf open = {0}, close = {0}, qual = {0};
   if (!beside) namespaces(def->cursor, &open, &close, &qual);  // beside the function, in its namespaces already
+  size_t header = out->len;  // the comment and the signature are coconet's; the body is the user's
   buf_printf(out, "// coconet: %s (%s:%u) as one block of the grid it is launched with (blockIdx and gridDim are "
-                  "parameters);\n// coconet: the fused kernel of region %s runs it on this rank's rows\n",
+                  "parameters); the fused kernel of region %s runs it on this rank's rows\n",
              rk->l->kernel, cg_base_name(def->range.begin.file), def->range.begin.line, cg->r->name);
   buf_puts(out, buf_str(&open));
   if (nt) {
@@ -120,6 +121,7 @@ static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const cha
     free(t);
   }
   buf_puts(out, "[[maybe_unused]] const uint3 blockIdx, [[maybe_unused]] const dim3 gridDim)\n");
+  buf_wrap_tail(out, header);
   // The body with __ldg made coherent and, for the host backend, its dynamic shared memory lowered.
   SrcRange br = fe_range(fe, clang_getCursorExtent(body));
   Edit *edits = NULL;
@@ -338,14 +340,13 @@ static void emit_part(Rows *x, Buf *b, bool tail) {
 static void fused_comment(Rows *x, Buf *b) {
   const FusedSpec *f = x->f;
   const char *who = x->row_threads == 32 ? "a warp" : x->row_threads == 1 ? "a thread" : "a block";
-  buf_printf(b, "// coconet: %s of region %s\n", f->flow, x->cg->r->name);
-  buf_printf(b, "// coconet: as one kernel on symmetric memory. Block b of every rank meets its peers' block b at LSA\n"
-                "// coconet: barriers; it takes blocks of the grid the kernels are launched with on this rank's rows\n"
-                "// coconet: [lo, hi) (%s per row), sums their rows of '%s' from every peer in rank order, runs the\n"
-                "// coconet: kernels' block and writes ", who, f->window_names[0]);
+  buf_printf(b, "// coconet: %s of region %s as one kernel on symmetric memory. Block b of every rank meets its "
+                "peers' block b at LSA barriers; it takes blocks of the grid the kernels are launched with on this "
+                "rank's rows [lo, hi) (%s per row), sums their rows of '%s' from every peer in rank order, runs the "
+                "kernels' block and writes ", f->flow, x->cg->r->name, who, f->window_names[0]);
   for (int i = 0; i < f->ngathered; i++)
     buf_printf(b, "%s'%s'", i ? (i + 1 == f->ngathered ? " and " : ", ") : "", f->gathered[i]->name);
-  buf_printf(b, "%s to every peer; then every rank does the\n// coconet: same with the rows left over [tail_lo, tail_hi), "
+  buf_printf(b, "%s to every peer; then every rank does the same with the rows left over [tail_lo, tail_hi), "
                 "writing only its own copy\n", f->ngathered ? "" : "nothing");
 }
 
@@ -439,6 +440,7 @@ int rows_fused(Cg *cg, const Scope *sc, int at, int n, const FusedSpec *f, Kerne
   }
   if (rc == 0) rc = find_buffers(x);
   if (rc == 0) {
+    size_t generated = b.len;  // the kernels' copies before it stay as written
     fused_comment(x, &b);
     // The kernels' launch bounds, when they agree: the fused kernel runs with their block.
     char *bounds = launch_bounds(cg->fe, x->first->l->def);
@@ -466,7 +468,7 @@ int rows_fused(Cg *cg, const Scope *sc, int at, int n, const FusedSpec *f, Kerne
     emit_part(x, &b, true);
     buf_printf(&b, "%s// every write to a peer is done before any rank goes on\n", u);
     buf_printf(&b, "%scoconet_bar.sync(ncclCoopCta(), cuda::memory_order_release);\n}\n", u);
-    k->text = buf_take(&b);
+    k->text = buf_take_wrapped(&b, generated);
     // Its launch: the arguments, and the grid, block and shared memory.
     Buf a = {0};
     buf_printf(&a, "%s.dev", f->args);

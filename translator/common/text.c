@@ -1,6 +1,7 @@
 // text.c: small helpers on C text and memory (text.h).
 #include "common/text.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,4 +28,104 @@ void *xcalloc(size_t n, size_t size) {
   void *p = calloc(n ? n : 1, size);
   if (!p) COCONET_BUG("out of memory");
   return p;
+}
+
+// Where line [s, s + n) may break to fit width: the offset just after the last
+// ", " (outside literals and comments; in a launch's <<<...>>> only when
+// nowhere else) before column width, and the column its continuation is
+// indented to (under the innermost open parenthesis, else `hang`); 0 when
+// there is none.
+static size_t break_point(const char *s, size_t n, int width, size_t indent, size_t hang, size_t *cont) {
+  size_t best = 0, in_launch = 0, launch_cont = hang, open[64];
+  int depth = 0;
+  char quote = 0;
+  bool launch = false;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (quote) {
+      if (c == '\\') i++;
+      else if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '"' || c == '\'') quote = c;
+    else if (c == '/' && i + 1 < n && (s[i + 1] == '/' || s[i + 1] == '*')) break;
+    else if (strncmp(s + i, "<<<", 3) == 0 || strncmp(s + i, ">>>", 3) == 0) launch = c == '<', i += 2;
+    else if (c == '(' && depth < 64) open[depth++] = i;
+    else if (c == ')' && depth > 0) depth--;
+    else if (c == ',' && i + 1 < n && s[i + 1] == ' ' && i + 1 < (size_t)width && i > indent) {
+      size_t under = depth > 0 && open[depth - 1] + 1 <= (size_t)width / 2 ? open[depth - 1] + 1 : hang;
+      if (launch) in_launch = i + 2, launch_cont = hang;
+      else best = i + 2, *cont = under;
+    }
+  }
+  if (!best && in_launch) *cont = launch_cont;
+  return best ? best : in_launch;
+}
+
+static void wrap_comment(FILE *out, const char *s, size_t n, size_t indent, int width) {
+  const char *p = s + indent + 2, *end = s + n;
+  while (p < end && *p == ' ') p++;
+  while (p < end) {
+    const char *stop = p, *q = p;
+    while (q < end) {  // words up to width
+      const char *w = q;
+      while (w < end && *w != ' ') w++;
+      if (stop > p && (size_t)(indent + 3 + (size_t)(w - p)) > (size_t)width) break;
+      stop = w;
+      q = w;
+      while (q < end && *q == ' ') q++;
+    }
+    fprintf(out, "%.*s// %.*s\n", (int)indent, s, (int)(stop - p), p);
+    p = stop;
+    while (p < end && *p == ' ') p++;
+  }
+}
+
+// hang: where a continuation goes that no open parenthesis places (0: 4 past
+// the line's indent).
+static void wrap_line(FILE *out, const char *s, size_t n, int width, size_t hang) {
+  size_t indent = strspn(s, " \t");
+  if (indent > n) indent = n;
+  if (n <= (size_t)width || s[indent] == '#') {
+    fprintf(out, "%.*s\n", (int)n, s);
+    return;
+  }
+  if (n - indent >= 2 && s[indent] == '/' && s[indent + 1] == '/') {
+    wrap_comment(out, s, n, indent, width);
+    return;
+  }
+  size_t cont = 0, at = break_point(s, n, width, indent, hang ? hang : indent + 4, &cont);
+  if (!at) {
+    fprintf(out, "%.*s\n", (int)n, s);
+    return;
+  }
+  fprintf(out, "%.*s\n", (int)(at - 2 + 1), s);  // through the comma
+  // The rest, indented to cont, wrapped again.
+  char *rest = NULL;
+  size_t len = 0;
+  FILE *r = open_memstream(&rest, &len);
+  if (!r) COCONET_BUG("out of memory");
+  fprintf(r, "%*s%.*s", (int)cont, "", (int)(n - at), s + at);
+  fclose(r);
+  size_t prev = n;
+  if (len < prev) wrap_line(out, rest, len, width, cont);
+  else fprintf(out, "%s\n", rest);
+  free(rest);
+}
+
+char *text_wrap(const char *text, int width) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&buf, &len);
+  if (!out) COCONET_BUG("out of memory");
+  const char *p = text;
+  while (*p) {
+    const char *nl = strchr(p, '\n');
+    size_t n = nl ? (size_t)(nl - p) : strlen(p);
+    if (nl) wrap_line(out, p, n, width, 0);
+    else fprintf(out, "%.*s", (int)n, p);  // a last line without a newline is kept as it is
+    p += n + (nl ? 1 : 0);
+  }
+  fclose(out);
+  return buf;
 }

@@ -15,6 +15,13 @@ bool text_ident_char(char c);
 void text_drop(char *out, const char *in, const char *drop);
 // in without any of the characters in drop (malloc'd).
 char *text_without(const char *in, const char *drop);
+// Generated code as a reviewer reads it: each line of text longer than width
+// columns broken after a ", " between tokens (never in a string or character
+// literal, a comment or a preprocessor line), the rest indented under the
+// innermost open parenthesis or 4 past the line's indent; a line that is only
+// a // comment is broken between words into // lines. Lines that cannot be
+// broken stay as they are. Returns a malloc'd copy.
+char *text_wrap(const char *text, int width);
 // calloc that never returns NULL (running out of memory is an internal error),
 // also for n == 0.
 void *xcalloc(size_t n, size_t size);

@@ -8,9 +8,11 @@
 #include "interp/interp.h"
 #include "output/output.h"
 #include "transform/transform.h"
+#include "common/text.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -368,28 +370,42 @@ static bool wants_ir(const Options *o) {
   return o->dump == DUMP_IR || o->explain || o->verify_ranks || o->dot_file;
 }
 
+// The code of one region (*body: a copy of its block).
+static int region_code(const Options *o, const Frontend *fe, const Region *fr, const IrRegion *r, RegionCode *code,
+                       char **body) {
+  char *indent = rewrite_line_indent(&fe->src, fr->range.begin.offset);
+  int rc = codegen_region(fe, fr, r, o->target, indent, code);
+  if (rc == 0) *body = strdup(code->body);
+  free(indent);
+  return rc;
+}
+
 // The edits of one region: its pragma commented, its statement replaced by the
 // generated block, its kernels inserted before its top-level declaration.
-static int region_edits(const Options *o, const Frontend *fe, const Region *fr, const IrRegion *r, Edit **edits,
-                        char **body) {
-  char *indent = rewrite_line_indent(&fe->src, fr->range.begin.offset);
-  RegionCode code;
-  int rc = codegen_region(fe, fr, r, o->target, indent, &code);
-  if (rc == 0) {
-    *body = strdup(code.body);
-    char *pragma = rewrite_pragma_comment(&fe->src, fr->pragma_range);
-    edit_add(edits, fr->pragma_range.begin.offset, fr->pragma_range.end.offset, pragma);
-    // A region the schedule leaves as written stays as it is (host lowering still applies to it).
-    char *original = fe_text(fe, fr->range);
-    if (strcmp(original, code.body) != 0) edit_add(edits, fr->range.begin.offset, fr->range.end.offset, code.body);
-    free(original);
-    if (code.kernels) edit_add(edits, code.kernels_at, code.kernels_at, code.kernels);
-    if (code.late) edit_add(edits, code.late_at, code.late_at, code.late);
-    free(pragma);
+static void region_edits(const Frontend *fe, const Region *fr, const RegionCode *code, Edit **edits) {
+  char *pragma = rewrite_pragma_comment(&fe->src, fr->pragma_range);
+  edit_add(edits, fr->pragma_range.begin.offset, fr->pragma_range.end.offset, pragma);
+  // A region the schedule leaves as written stays as it is (host lowering still applies to it).
+  char *original = fe_text(fe, fr->range);
+  if (strcmp(original, code->body) != 0) edit_add(edits, fr->range.begin.offset, fr->range.end.offset, code->body);
+  free(original);
+  if (code->kernels) edit_add(edits, code->kernels_at, code->kernels_at, code->kernels);
+  if (code->late) edit_add(edits, code->late_at, code->late_at, code->late);
+  free(pragma);
+}
+
+// The runtime header the file's generated code needs (NULL: none) and where
+// the first code that needs it goes (*before).
+static const char *runtime_needed(const RegionCode *codes, int n, bool symmetric, unsigned sym_first,
+                                  unsigned *before) {
+  const char *header = symmetric ? "coconet_fused.h" : NULL;
+  *before = symmetric ? sym_first : UINT_MAX;
+  for (int i = 0; i < n; i++) {
+    if (!codes[i].runtime) continue;
+    if (!header || strcmp(codes[i].runtime, "coconet_fused.h") == 0) header = codes[i].runtime;
+    if (codes[i].kernels_at < *before) *before = codes[i].kernels_at;
   }
-  free(indent);
-  region_code_free(&code);
-  return rc;
+  return header;
 }
 
 // The whole translation in memory: extract, schedule, generate every region
@@ -402,12 +418,25 @@ static int pipeline(const Options *o, const Frontend *fe, const Program *prog, I
                     const IrCostModel *model, char **out, size_t *len, char **bodies) {
   *out = NULL;
   int status = schedule_all(o, fe, prog, ir, model);
-  Edit *edits = NULL;
+  RegionCode *codes = xcalloc((size_t)prog->nregions, sizeof *codes);
+  int n = 0;
   const Region *fr = prog->regions;
-  int i = 0;
   for (const IrRegion *r = ir->regions; r && fr && status == 0 && !o->schedule_none; r = r->next, fr = fr->next)
-    if (region_edits(o, fe, fr, r, &edits, &bodies[i++])) status = EXIT_INPUT;
-  if (status == 0 && !o->schedule_none && symmetric_edits(fe, prog, &edits)) status = EXIT_INPUT;
+    if (region_code(o, fe, fr, r, &codes[n], &bodies[n]) == 0) n++;
+    else status = EXIT_INPUT, region_code_free(&codes[n]);
+  Edit *edits = NULL, *sym = NULL;
+  unsigned sym_first = 0, before;
+  if (status == 0 && !o->schedule_none && symmetric_edits(fe, prog, &sym, &sym_first)) status = EXIT_INPUT;
+  const char *header = runtime_needed(codes, n, prog->symmetric && !o->schedule_none, sym_first, &before);
+  // The runtime's #include first: it goes before what is inserted at the same place.
+  if (status == 0 && header) rewrite_runtime_include(fe, &edits, header, before);
+  fr = prog->regions;
+  for (int i = 0; i < n; i++, fr = fr->next) {
+    if (status == 0) region_edits(fe, fr, &codes[i], &edits);
+    region_code_free(&codes[i]);
+  }
+  free(codes);
+  edits_append(&edits, sym);
   // Host lowering comes last: it leaves alone what the region edits replace.
   if (status == 0 && o->target == TARGET_HOST && host_lower(fe, &edits)) status = EXIT_INPUT;
   if (status == 0 && diag_error_count() == 0) *out = edits_apply(&fe->src, edits, o->line_directives, len);

@@ -15,6 +15,11 @@ void edit_add(Edit **list, unsigned begin, unsigned end, const char *text) {
   *list = e;
 }
 
+void edits_append(Edit **list, Edit *more) {
+  while (*list) list = &(*list)->next;
+  *list = more;
+}
+
 void edits_free(Edit *list) {
   while (list) {
     Edit *next = list->next;

@@ -237,6 +237,11 @@ unsigned place_fn(const Frontend *fe, unsigned offset, CXCursor *fn);
 // before it; else above the top-level declaration holding the region (false),
 // when defined before that; *ok says whether either holds.
 bool place_copy_beside(const Frontend *fe, const KernelDef *def, unsigned offset, bool *ok);
+// Where an #include for the generated code goes, for code used from offset
+// `before` on: the start of the line after the file's last #include before it
+// that is at file scope and in the same #if blocks as `before` (*found), else
+// (*found false) nowhere: the caller places it above the declaration instead.
+unsigned place_include(const Frontend *fe, unsigned before, bool *found);
 
 //
 // directives.c
@@ -297,6 +302,8 @@ typedef struct Edit {
 
 void edit_add(Edit **list, unsigned begin, unsigned end, const char *text);
 void edits_free(Edit *list);
+// Append the edits of more (the list takes them).
+void edits_append(Edit **list, Edit *more);
 // The input with the edits applied (sorted by offset; overlapping edits are a
 // bug). With line_directives, `#line 1 "input"` first and a `#line N "input"`
 // after each edit that changes the line count make __FILE__ and compiler

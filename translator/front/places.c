@@ -3,6 +3,7 @@
 // namespaces that hold it (code generation, symmetric memory and the
 // --verify=exec harness place their text here).
 #include "front/front.h"
+#include "common/text.h"
 
 #include <string.h>
 
@@ -96,3 +97,94 @@ bool place_copy_beside(const Frontend *fe, const KernelDef *def, unsigned offset
   return here;
 }
 
+// The conditional blocks open at each line start of a text: a scan of its
+// preprocessor lines (#if/#ifdef/#ifndef open one, #endif closes it; #else and
+// #elif stay in it), block comments skipped. Each open block is named by the
+// offset of its #if, so that two places are in the same blocks when their
+// stacks are equal.
+enum { PLACE_DEPTH = 64 };
+typedef struct Conds {
+  unsigned open[PLACE_DEPTH];
+  int depth;  // -1 once the nesting is deeper than PLACE_DEPTH or unbalanced
+} Conds;
+
+static bool same_conds(const Conds *a, const Conds *b) {
+  if (a->depth < 0 || a->depth != b->depth) return false;
+  for (int i = 0; i < a->depth; i++)
+    if (a->open[i] != b->open[i]) return false;
+  return true;
+}
+
+// The directive a line starts with ("include", "if", ...: its first letter at
+// *word), or false when the line is not a preprocessor line.
+static bool directive(const char *buf, unsigned at, unsigned end, const char **word) {
+  while (at < end && (buf[at] == ' ' || buf[at] == '\t')) at++;
+  if (at >= end || buf[at] != '#') return false;
+  at++;
+  while (at < end && (buf[at] == ' ' || buf[at] == '\t')) at++;
+  *word = buf + at;
+  return true;
+}
+
+static bool starts_word(const char *s, const char *w) {
+  size_t n = strlen(w);
+  return strncmp(s, w, n) == 0 && !text_ident_char(s[n]);
+}
+
+// Whether a block comment is open at the end of line [at, end), given whether
+// one was open at its start (string and character literals skipped).
+static bool comment_after(const char *buf, unsigned at, unsigned end, bool open) {
+  char quote = 0;
+  for (unsigned i = at; i < end; i++) {
+    char c = buf[i], next = i + 1 < end ? buf[i + 1] : '\0';
+    if (open) {
+      if (c == '*' && next == '/') open = false, i++;
+    } else if (quote) {
+      if (c == '\\') i++;
+      else if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '/' && next == '/') {
+      break;
+    } else if (c == '/' && next == '*') {
+      open = true, i++;
+    }
+  }
+  return open;
+}
+
+// The #if blocks open at offset upto; with want, *best gets the start of the
+// line after the last #include before upto that is at file scope and inside
+// exactly the blocks of want (0: none).
+static Conds scan_conditionals(const Frontend *fe, unsigned upto, const Conds *want, unsigned *best) {
+  const char *buf = fe->src.buf;
+  Conds now = {{0}, 0};
+  bool in_comment = false;
+  for (unsigned line = 0; line < upto;) {
+    unsigned end = line;
+    while (end < fe->src.len && buf[end] != '\n') end++;
+    const char *word;
+    if (!in_comment && now.depth >= 0 && directive(buf, line, end, &word)) {
+      if (starts_word(word, "if") || starts_word(word, "ifdef") || starts_word(word, "ifndef")) {
+        if (now.depth == PLACE_DEPTH) now.depth = -1;
+        else now.open[now.depth++] = line;
+      } else if (starts_word(word, "endif")) {
+        now.depth = now.depth > 0 ? now.depth - 1 : -1;
+      } else if (want && starts_word(word, "include") && end < upto && same_conds(&now, want) &&
+                 place_decl(fe, end + 1) == end + 1) {
+        *best = end + 1;
+      }
+    }
+    in_comment = comment_after(buf, line, end, in_comment);
+    line = end + 1;
+  }
+  return now;
+}
+
+unsigned place_include(const Frontend *fe, unsigned before, bool *found) {
+  Conds there = scan_conditionals(fe, before, NULL, NULL);
+  unsigned best = 0;
+  if (there.depth >= 0) scan_conditionals(fe, before, &there, &best);
+  *found = best > 0;
+  return best;
+}

@@ -22,6 +22,11 @@ char *rewrite_pragma_comment(const SourceFile *src, SrcRange pragma);
 long rewrite_find_translated(const char *buf, size_t len);
 // The whitespace that starts the line holding offset (malloc'd).
 char *rewrite_line_indent(const SourceFile *src, unsigned offset);
+// The one #include of coconet's runtime header (coconet.h or coconet_fused.h)
+// that the generated code from offset `before` on needs: after the file's last
+// #include before it (place_include), else above the declaration at `before`.
+// It goes before any other text inserted at the same offset later.
+void rewrite_runtime_include(const Frontend *fe, Edit **edits, const char *header, unsigned before);
 
 //
 // symmetric.c: `#pragma coconet symmetric`
@@ -29,9 +34,10 @@ char *rewrite_line_indent(const SourceFile *src, unsigned offset);
 
 // The annotated cudaMalloc calls become coconet_symmetric_malloc, every
 // cudaFree and ncclCommDestroy call of the main file coconet_free and
-// coconet_comm_destroy, and <coconet_fused.h> is included before the first;
+// coconet_comm_destroy, which <coconet_fused.h> declares: *first gets where
+// the declaration holding the first of them starts (it needs the header);
 // nothing when the file has no symmetric directive. -1 after reporting errors.
-int symmetric_edits(const Frontend *fe, const Program *prog, Edit **edits);
+int symmetric_edits(const Frontend *fe, const Program *prog, Edit **edits, unsigned *first);
 
 //
 // diff.c: --diff

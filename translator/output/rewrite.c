@@ -105,3 +105,14 @@ char *rewrite_line_indent(const SourceFile *src, unsigned offset) {
   if (!out) COCONET_BUG("out of memory");
   return out;
 }
+
+void rewrite_runtime_include(const Frontend *fe, Edit **edits, const char *header, unsigned before) {
+  bool found;
+  unsigned at = place_include(fe, before, &found);
+  const char *why = strcmp(header, "coconet.h") == 0 ? "the runtime of the generated code"
+                                                     : "the generated code's runtime, with symmetric memory";
+  char *text = found ? xasprintf("#include <%s>  // coconet: %s\n", header, why)
+                     : xasprintf("// coconet: %s\n#include <%s>\n\n", why, header);
+  edit_add(edits, found ? at : before, found ? at : before, text);
+  free(text);
+}

@@ -63,7 +63,7 @@ static enum CXChildVisitResult visit(CXCursor cur, CXCursor parent, CXClientData
   return CXChildVisit_Recurse;
 }
 
-int symmetric_edits(const Frontend *fe, const Program *prog, Edit **edits) {
+int symmetric_edits(const Frontend *fe, const Program *prog, Edit **edits, unsigned *first) {
   if (!prog->symmetric) return 0;
   Calls c = {fe, edits, fe->src.len};
   for (const Annotation *a = prog->symmetric; a; a = a->next) {
@@ -81,8 +81,6 @@ int symmetric_edits(const Frontend *fe, const Program *prog, Edit **edits) {
     note_edit(&c, a->pragma_range.begin.offset);
   }
   clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), visit, &c);
-  unsigned top = place_decl(fe, c.first);
-  edit_add(edits, top, top, "// coconet: symmetric memory (#pragma coconet symmetric) and the fused kernels' runtime\n"
-                            "#include <coconet_fused.h>\n\n");
+  *first = place_decl(fe, c.first);
   return 0;
 }

@@ -115,10 +115,14 @@ void two_groups(float *x, float *y, float *h, float *out, const float *residual,
 
 // TWO: verify=exec rows2: ok (the region as written and as scheduled agree within 0 ULP)
 // Both kernels copied; the fused kernel runs them in order on a block's rows, then gathers what they write.
-// TWO-CODE: __device__ __forceinline__ void coconet_rows2_add_rows(float *h, const float *x, const float *residual, int rows, int cols, {{\[\[}}maybe_unused{{\]\]}} const uint3 blockIdx, {{\[\[}}maybe_unused{{\]\]}} const dim3 gridDim)
-// TWO-CODE: __device__ __forceinline__ void coconet_rows2_scale_rows(float *out, const float *h, int rows, int cols, {{\[\[}}maybe_unused{{\]\]}} const uint3 blockIdx, {{\[\[}}maybe_unused{{\]\]}} const dim3 gridDim)
+// TWO-CODE: __device__ __forceinline__ void coconet_rows2_add_rows(float *h, const float *x,
+// TWO-CODE-NEXT:     const float *residual, int rows, int cols, {{\[\[}}maybe_unused{{\]\]}} const uint3 blockIdx,
+// TWO-CODE-NEXT:     {{\[\[}}maybe_unused{{\]\]}} const dim3 gridDim)
+// TWO-CODE: __device__ __forceinline__ void coconet_rows2_scale_rows(float *out, const float *h, int rows,
+// TWO-CODE-NEXT:     int cols, {{\[\[}}maybe_unused{{\]\]}} const uint3 blockIdx, {{\[\[}}maybe_unused{{\]\]}} const dim3 gridDim)
 // TWO-CODE: __global__ void coconet_rows2_fused(ncclDevComm coconet_dev, ncclWindow_t coconet_x_win, size_t coconet_x_off, ncclWindow_t coconet_h_win, size_t coconet_h_off, ncclWindow_t coconet_out_win, size_t coconet_out_off, float *h, float *x, const float *residual, int cols, float *out, float *h_2, int cols_2, size_t coconet_h, size_t coconet_lo, size_t coconet_hi, size_t coconet_tail_lo, size_t coconet_tail_hi)
-// TWO-CODE: coconet_reduce_span<COCONET_SUM>(coconet_x_win, coconet_x_off, coconet_dev.lsaSize, x, coconet_e0, coconet_e1);
+// TWO-CODE:    coconet_reduce_span<COCONET_SUM>(coconet_x_win, coconet_x_off, coconet_dev.lsaSize, x,
+// TWO-CODE-NEXT:                                     coconet_e0, coconet_e1);
 // TWO-CODE-NEXT: __syncthreads();
 // TWO-CODE-NEXT: coconet_rows2_add_rows(h + coconet_lo, x + coconet_lo, residual + coconet_lo, (int)coconet_rows, cols, make_uint3((unsigned)coconet_v, 0, 0), dim3((unsigned)coconet_rows));
 // TWO-CODE-NEXT: __syncthreads();

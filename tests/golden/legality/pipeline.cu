@@ -73,18 +73,21 @@ void recv_stage(float *x, int n, int prev, ncclComm_t tp, ncclComm_t world, cuda
 
 // The sender's slice of h and the tail, over tp's ranks; h is scratch, so not gathered.
 // OK:      static coconet_pipe_state coconet_fwd_pipe;
-// OK:      // coconet: split reorder replicated(bias) scratch(h) pipeline(tag=act): ReduceScatter(y) -> bias_relu on this rank's slice -> AllGather(y) -> Send(h) of this rank's slice
+// OK:      // coconet: split reorder replicated(bias) scratch(h) pipeline(tag=act): ReduceScatter(y) ->
+// OK-NEXT:      // bias_relu on this rank's slice -> AllGather(y) -> Send(h) of this rank's slice
 // OK:      coconet_comm_info(tp, &coconet_rank, &coconet_nranks);
-// OK-NEXT: const coconet_part coconet_p = coconet_part_of(n, 1, 0, 1, coconet_rank, coconet_nranks);
+// OK-NEXT: const coconet_part coconet_p = coconet_slice(n, coconet_rank, coconet_nranks);
 // OK-NOT:  {{^ *}}ncclAllGather(h
 // OK:      ncclAllGather(y + coconet_p.slice_lo, y, coconet_p.s, ncclFloat, tp, s)
 // OK-NOT:  {{^ *}}ncclAllGather(h
 // OK:      // coconet: pipeline(tag=act): this rank's slice of h and the tail to its peer
-// OK-NEXT: coconet_pipe_send(&coconet_fwd_pipe, h, sizeof(float), n, coconet_p, coconet_rank, coconet_nranks, ncclFloat, next, world, s, "act", 58);
+// OK-NEXT:    coconet_pipe_send(&coconet_fwd_pipe, h, sizeof(float), n, coconet_p, coconet_rank,
+// OK-NEXT:                      coconet_nranks, ncclFloat, next, world, s, "act", 58);
 // OK-NOT:  {{^ *}}ncclSend(
 // OK:      static coconet_pipe_state coconet_bwd_pipe;
 // OK:      // coconet: pipeline(tag=act, group=tp): Recv(x) of the peer's slice -> AllGather(x) on tp
-// OK:      coconet_pipe_recv(&coconet_bwd_pipe, x, sizeof(float), n, ncclFloat, prev, world, tp, s, "act", __FILE__, 70);
+// OK:      coconet_pipe_recv(&coconet_bwd_pipe, x, sizeof(float), n, ncclFloat, prev, world, tp, s, "act",
+// OK-NEXT:                        __FILE__, 70);
 // OK-NOT:  {{^ *}}ncclRecv(
 
 // VERIFY: verify fwd: what the ncclSend of 'h' (line 58) sends (each rank's slice and the tail, as its peer's group assembles them): max relative error 0 over 1..3 ranks x 3 inputs

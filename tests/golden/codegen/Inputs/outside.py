@@ -6,9 +6,12 @@ The spans are found independently of coconet: each `#pragma coconet region`
 line (with its continuation lines) and the statement after it (a `{ ... }`
 block, matched by braces outside comments and strings) in the original; each
 block between `// coconet: begin generated code` and `// coconet: end
-generated code` markers (and the blank line after it) in the translated file.
-A line diff of the two files may then only replace region spans by text that
-starts with the commented pragma, and insert marker blocks.
+generated code` markers (and the blank line after it) in the translated file,
+and the one #include of coconet's runtime (`#include <coconet.h>  // coconet:
+...` after the file's includes, or a `// coconet:` line, the #include and a
+blank line above the declaration). A line diff of the two files may then only
+replace region spans by text that starts with the commented pragma, and insert
+marker blocks and the runtime's #include.
 """
 import difflib
 import re
@@ -61,9 +64,17 @@ def region_spans(lines):
     return spans
 
 
+RUNTIME_INCLUDE = re.compile(r"#include <coconet(_fused)?\.h>(  // coconet: .*)?$")
+
+
 def generated_spans(lines):
     spans, start = [], None
     for i, line in enumerate(lines):
+        if RUNTIME_INCLUDE.match(line.rstrip("\r\n")):
+            first = i - 1 if i > 0 and lines[i - 1].startswith("// coconet: ") else i
+            last = i + 1 if first < i and i + 1 < len(lines) and lines[i + 1].strip() == "" else i
+            spans.append((first, last))
+            continue
         if line.lstrip().startswith("// coconet: begin generated code for region "):
             start = i
         elif line.lstrip().startswith("// coconet: end generated code for region ") and start is not None:

@@ -1,6 +1,6 @@
 // #pragma coconet symmetric: the allocation becomes coconet_symmetric_malloc,
 // every cudaFree and ncclCommDestroy call of the file coconet's, and
-// <coconet_fused.h> is included before the first declaration edited.
+// <coconet_fused.h> is included once, after the file's includes.
 #include <cuda_runtime.h>
 #include <nccl.h>
 

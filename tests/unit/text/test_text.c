@@ -1,0 +1,101 @@
+// test_text.c: common/text.c, above all text_wrap, which every generated line
+// of code passes through: it may move a line break only between tokens.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/text.h"
+
+static void expect_wrap(const char *in, int width, const char *want) {
+  char *got = text_wrap(in, width);
+  assert_string_equal(got, want);
+  free(got);
+}
+
+static void short_lines_stay(void **state) {
+  (void)state;
+  expect_wrap("int a = f(x, y);\n  g(1, 2);\n", 40, "int a = f(x, y);\n  g(1, 2);\n");
+  expect_wrap("", 10, "");
+  expect_wrap("no newline at the end, kept as it is, however long it is", 10,
+              "no newline at the end, kept as it is, however long it is");
+}
+
+static void calls_break_after_commas_under_their_parenthesis(void **state) {
+  (void)state;
+  expect_wrap("    call(alpha, beta, gamma, delta);\n", 24,
+              "    call(alpha, beta,\n"
+              "         gamma, delta);\n");
+  // A parenthesis past half the width: the rest goes 4 past the indent, then stays there.
+  expect_wrap("  a_rather_long_function_name(one, two, three, four);\n", 40,
+              "  a_rather_long_function_name(one, two,\n"
+              "      three, four);\n");
+}
+
+static void never_inside_literals_comments_or_directives(void **state) {
+  (void)state;
+  // The only ", " before column 20 is in the string: the line stays; at 30 it breaks after it.
+  expect_wrap("f(\"a, b, c, d, e, f, g, h\", x);\n", 20, "f(\"a, b, c, d, e, f, g, h\", x);\n");
+  expect_wrap("f(\"a, b, c, d, e, f, g, h\", x);\n", 30, "f(\"a, b, c, d, e, f, g, h\",\n  x);\n");
+  expect_wrap("g(',', ' ', x, y, z, w, v, u);\n", 16, "g(',', ' ', x,\n  y, z, w, v,\n  u);\n");
+  // Nothing breaks inside a trailing comment.
+  expect_wrap("x = h(a); // one, two, three, four\n", 20, "x = h(a); // one, two, three, four\n");
+  expect_wrap("#define M(a, b, c, d, e) ((a) + (b))\n", 20, "#define M(a, b, c, d, e) ((a) + (b))\n");
+}
+
+static void comment_lines_break_between_words(void **state) {
+  (void)state;
+  expect_wrap("    // coconet: one two three four five six\n", 24,
+              "    // coconet: one two\n"
+              "    // three four five\n"
+              "    // six\n");
+}
+
+static void launch_configurations_break_last(void **state) {
+  (void)state;
+  expect_wrap("k<<<grid, block, 0, stream>>>(a, b, c);\n", 34,
+              "k<<<grid, block, 0, stream>>>(a,\n"
+              "    b, c);\n");
+  expect_wrap("kernel_name<<<grid, block, 0, stream>>>(a, b);\n", 30,
+              "kernel_name<<<grid, block, 0,\n"
+              "    stream>>>(a, b);\n");
+}
+
+static void wrapping_twice_changes_nothing(void **state) {
+  (void)state;
+  const char *in = "    coconet_update(g[i], m[i], v[i], w[i], grad_scale, beta1, beta2, step_size, eps);\n";
+  char *once = text_wrap(in, 40), *twice = text_wrap(once, 40);
+  assert_string_equal(once, twice);
+  // The tokens are the same: only blanks and line breaks moved.
+  char *a = text_without(in, TEXT_BLANKS), *b = text_without(once, TEXT_BLANKS);
+  assert_string_equal(a, b);
+  free(a);
+  free(b);
+  free(once);
+  free(twice);
+}
+
+static void identifiers_and_blanks(void **state) {
+  (void)state;
+  assert_true(text_ident_char('_') && text_ident_char('z') && text_ident_char('Q') && text_ident_char('7'));
+  assert_false(text_ident_char('-') || text_ident_char(' ') || text_ident_char((char)0xc3));
+  char *s = text_without(" a \t+\nb\r ", TEXT_BLANKS);
+  assert_string_equal(s, "a+b");
+  free(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(short_lines_stay),
+      cmocka_unit_test(calls_break_after_commas_under_their_parenthesis),
+      cmocka_unit_test(never_inside_literals_comments_or_directives),
+      cmocka_unit_test(comment_lines_break_between_words),
+      cmocka_unit_test(launch_configurations_break_last),
+      cmocka_unit_test(wrapping_twice_changes_nothing),
+      cmocka_unit_test(identifiers_and_blanks),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
