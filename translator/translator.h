@@ -11,7 +11,8 @@
 //   diag.c          clang-style diagnostics (diag.h): file:line:col, the source
 //                   line, a caret; error counts; internal errors
 //   options.h       the command line as the stages read it (driver/main.c parses it)
-//   text.c          identifier characters, text without its blanks, xcalloc (text.h)
+//   text.c          identifier characters, text without its blanks, the wrapping of
+//                   generated lines at 100 columns, xcalloc (text.h)
 //   cuda_names.c    the names of CUDA, NCCL and cuBLAS the stages recognise, as
 //                   tables apart from the code that reads them (cuda_names.h)
 //
@@ -30,7 +31,8 @@
 //   instantiate.c   kernel templates: an instance parse with a copy of each
 //                   launched template as a plain function of its arguments
 //   places.c        where generated text goes: above the declaration that holds
-//                   a region, or beside its function inside its namespaces
+//                   a region, or beside its function inside its namespaces; the
+//                   runtime's #include after the file's own
 //   edit.c          byte-range edits of the file and the text they make
 //
 // ir/         the IR (ir.h maps it): objects and builders (ir.c, ir_expr.c,
