@@ -550,20 +550,34 @@ static int emit_rowwise(Cg *cg, const Scope *sc, int at) {
   return 0;
 }
 
-// A statement kept as written, its hoisted arguments read from their locals.
-void cg_emit_verbatim(Cg *cg, const IrOp *op) {
-  const SourceFile *src = &cg->fe->src;
-  if (emit_host_launch(cg, op)) return;
-  Buf b = {0};
+// Whether edit e changes bytes inside [begin, end) (an insertion at either end does not).
+static bool edit_inside(const Edit *e, unsigned begin, unsigned end) {
+  return e->begin == e->end ? e->begin > begin && e->begin < end : e->begin < end && begin < e->end;
+}
+
+int cg_emit_verbatim(Cg *cg, const IrOp *op) {
+  if (emit_host_launch(cg, op)) return 0;
   unsigned at = op->range.begin.offset, end = op->range.end.offset;
-  for (const IrHoist *h = cg->r->hoists; h; h = h->next) {
+  Edit *edits = NULL;
+  const Stmt *s = stmt_at(cg->fr, at);
+  int rc = cg->target == TARGET_HOST && s ? host_lower_in(cg->fe, s->cursor, &edits) : 0;
+  for (const IrHoist *h = cg->r->hoists; h && rc == 0; h = h->next) {
     if (h->range.begin.offset < at || h->range.end.offset > end) continue;
-    buf_printf(&b, "%.*s%s", (int)(h->range.begin.offset - at), src->buf + at, h->name);
-    at = h->range.end.offset;
+    for (const Edit *e = edits; e && rc == 0; e = e->next)
+      if (edit_inside(e, h->range.begin.offset, h->range.end.offset)) {
+        diag_error(&h->range.begin, "codegen: --target=host: a launch inside this argument, which the schedule "
+                                    "evaluates first, cannot be lowered; evaluate it into a local before the region");
+        rc = -1;
+      }
+    if (rc == 0) edit_add(&edits, h->range.begin.offset, h->range.end.offset, h->name);
   }
-  buf_printf(&b, "%.*s", (int)(end - at), src->buf + at);
-  emit_line(cg, buf_str(&b), false);
-  buf_free(&b);
+  if (rc == 0) {
+    char *text = edits_apply_span(&cg->fe->src, edits, at, end);
+    emit_line(cg, text, false);
+    free(text);
+  }
+  edits_free(edits);
+  return rc;
 }
 
 // Emit sc->ops[at] (and the ops it takes with it); *consumed gets how many.
@@ -584,6 +598,5 @@ int cg_emit_op(Cg *cg, const Scope *sc, int at, int *consumed) {
     diag_error(&op->loc, "codegen: cannot generate a scheduled %s", op->text ? op->text : "statement");
     return -1;
   }
-  cg_emit_verbatim(cg, op);
-  return 0;
+  return cg_emit_verbatim(cg, op);
 }

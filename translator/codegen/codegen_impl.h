@@ -260,8 +260,10 @@ bool cg_is_rewritten(const IrOp *op);
 bool cg_needs_rank(const IrOp *op);
 // The communicator whose ranks an op's span uses; *last tracks the latest collective.
 const char *cg_op_comm(const IrOp *op, const char **last);
-// A statement kept as written, its hoisted arguments read from their locals.
-void cg_emit_verbatim(Cg *cg, const IrOp *op);
+// A statement kept as written, its hoisted arguments read from their locals and,
+// for --target=host, the launches inside it (an `if`, a block) lowered as host.c
+// lowers the file's. -1 after reporting an error.
+int cg_emit_verbatim(Cg *cg, const IrOp *op);
 // Emit sc->ops[at] (and the ops it takes with it); *consumed gets how many; -1 on errors.
 int cg_emit_op(Cg *cg, const Scope *sc, int at, int *consumed);
 // The launch a scheduled op comes from (NULL: not a launch of the region).

@@ -265,7 +265,7 @@ static int generate(Cg *cg, const Scope *sc) {
     cg->depth--;
     cg_line(cg, "} else {");
     cg->depth++;
-    for (const IrOp *op = cg->r->ops; op && rc == 0; op = op->next) cg_emit_verbatim(cg, op);
+    for (const IrOp *op = cg->r->ops; op && rc == 0; op = op->next) rc = cg_emit_verbatim(cg, op);
     cg->depth--;
     cg_line(cg, "}");
   }
