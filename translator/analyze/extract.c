@@ -114,30 +114,61 @@ static enum CXChildVisitResult find_call(CXCursor c, CXCursor parent, CXClientDa
   return CXChildVisit_Recurse;
 }
 
-// The element type argument i of the statement's call points to, through the
-// conversion to `const void *` (IR_VOID when it is untyped or unknown).
-static IrType pointee_type(const Stmt *s, int i) {
+// Argument i of the statement's call (null when there is none).
+static CXCursor call_argument(const Stmt *s, int i) {
   FindCall f = {s->callee, clang_getNullCursor()};
   if (find_call(s->cursor, s->cursor, &f) == CXChildVisit_Recurse) clang_visitChildren(s->cursor, find_call, &f);
-  if (clang_Cursor_isNull(f.call) || i >= clang_Cursor_getNumArguments(f.call)) return IR_VOID;
-  CXCursor a = clang_Cursor_getArgument(f.call, (unsigned)i);
-  for (;;) {
-    CXType t = clang_getCanonicalType(clang_getCursorType(a));
-    if (t.kind == CXType_Pointer) {
-      CXType p = clang_getUnqualifiedType(clang_getCanonicalType(clang_getPointeeType(t)));
-      if (p.kind != CXType_Void) {
-        CXString ps = clang_getTypeSpelling(p);
-        IrType it = ir_type_from_name(clang_getCString(ps));
-        clang_disposeString(ps);
-        return it;
-      }
-    }
+  if (clang_Cursor_isNull(f.call) || i >= clang_Cursor_getNumArguments(f.call)) return clang_getNullCursor();
+  return clang_Cursor_getArgument(f.call, (unsigned)i);
+}
+
+// A pointer's element type; IR_VOID for void (or not a pointer) and unknown types.
+static IrType pointee_of(CXCursor a) {
+  CXType t = clang_getCanonicalType(clang_getCursorType(a));
+  if (t.kind != CXType_Pointer) return IR_VOID;
+  CXType p = clang_getUnqualifiedType(clang_getCanonicalType(clang_getPointeeType(t)));
+  if (p.kind == CXType_Void) return IR_VOID;
+  CXString ps = clang_getTypeSpelling(p);
+  IrType it = ir_type_from_name(clang_getCString(ps));
+  clang_disposeString(ps);
+  return it;
+}
+
+// A buffer argument through its conversions to `void *`: parentheses, implicit
+// conversions and casts, C-style or C++ (`(const void *)g`,
+// `reinterpret_cast<void *>(g)`), down to the typed pointer they convert (a
+// cast between typed pointers stays); the argument itself when there is none.
+static CXCursor typed_buffer(CXCursor a) {
+  while (!clang_Cursor_isNull(a) && pointee_of(a) == IR_VOID) {
     FeKids k = fe_kids(a);
     enum CXCursorKind kind = clang_getCursorKind(a);
-    if (k.n != 1 || (kind != CXCursor_UnexposedExpr && kind != CXCursor_ParenExpr && kind != CXCursor_CStyleCastExpr))
-      return IR_VOID;
-    a = k.v[0];
+    bool cast = kind == CXCursor_CStyleCastExpr || kind == CXCursor_CXXStaticCastExpr ||
+                kind == CXCursor_CXXReinterpretCastExpr || kind == CXCursor_CXXConstCastExpr;
+    if (k.n == 0 || (!cast && k.n != 1) || (!cast && kind != CXCursor_UnexposedExpr && kind != CXCursor_ParenExpr))
+      break;
+    a = k.last;
   }
+  return a;
+}
+
+// The element type argument i of the statement's call points to, through the
+// conversion to `const void *` (IR_VOID when it is untyped or unknown).
+static IrType pointee_type(const Stmt *s, int i) { return pointee_of(typed_buffer(call_argument(s, i))); }
+
+// The text of buffer argument i as the typed pointer it converts (`g` for
+// `(const void *)g`), when that is written in the argument; else the argument's text.
+static const char *buffer_text(const Frontend *fe, IrRegion *ir, const Stmt *s, int i) {
+  CXCursor a = call_argument(s, i), b = typed_buffer(a);
+  if (clang_Cursor_isNull(b) || clang_equalCursors(a, b) || pointee_of(b) == IR_VOID) return arg(s, i);
+  SrcRange r = fe_range(fe, clang_getCursorExtent(b));
+  const Piece *p = &s->args[i];
+  if (!r.begin.file || r.begin.offset < p->range.begin.offset || r.end.offset > p->range.end.offset ||
+      r.end.offset <= r.begin.offset)
+    return arg(s, i);
+  char *text = fe_text(fe, r);
+  const char *out = ir_strdup(ir, text);
+  free(text);
+  return out;
 }
 
 // A recognised NCCL call kept as written (not modelled) says why, once, where it is.
@@ -184,9 +215,9 @@ static bool extract_collective(const Frontend *fe, IrRegion *ir, const Stmt *s) 
     if (p2p) c.peer = arg(s, 3);
     c.comm = arg(s, s->nargs - 2);
     c.stream = arg(s, s->nargs - 1);
-    if (k != IR_RECV) c.in = tensor(ir, s, arg(s, 0), c.dtype);
-    if (k == IR_RECV) c.out = tensor(ir, s, arg(s, 0), c.dtype);
-    else if (k != IR_SEND) c.out = tensor(ir, s, arg(s, 1), c.dtype);
+    if (k != IR_RECV) c.in = tensor(ir, s, buffer_text(fe, ir, s, 0), c.dtype);
+    if (k == IR_RECV) c.out = tensor(ir, s, buffer_text(fe, ir, s, 0), c.dtype);
+    else if (k != IR_SEND) c.out = tensor(ir, s, buffer_text(fe, ir, s, 1), c.dtype);
     ir_op_collective(ir, s->range, &c);
     return true;
   }
