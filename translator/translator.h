@@ -48,12 +48,12 @@
 //                   analyze_impl.h maps them
 //
 // transform/  the schedule (transform.h; transform_impl.h maps the files)
-//   transform.c         ir_schedule: the clauses in the order written, split,
-//                       and the final checks
-//   transform_legal.c   what every schedule needs first
-//   transform_reorder.c reorder and fuse
-//   transform_overlap.c overlap(chunks=K) and schedule(auto)
-//   transform_pipeline.c pipeline sends and receives, last
+//   schedule.c      ir_schedule: the clauses in the order written, the
+//                   information clauses, the final checks, --explain
+//   legal.c         what every schedule needs first
+//   split.c reorder.c fuse.c overlap.c auto.c pipeline.c
+//                   one file per transformation, named for its clause
+//                   (pipeline runs last, from the final checks)
 //
 // interp/     the reference interpreter for N simulated ranks and --verify
 //             (interp.h; interp_impl.h maps interp.c, interp_coll.c,

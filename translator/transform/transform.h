@@ -1,12 +1,12 @@
 // transform.h: the schedule: each clause of a region applied to a copy of its
-// ops (transform*.c; transform_impl.h is their own map).
+// ops (one file per transformation; transform_impl.h maps them).
 #ifndef COCONET_TRANSFORM_H
 #define COCONET_TRANSFORM_H
 
 #include "ir/ir.h"
 
 //
-// transform.c: the schedule clauses (one function each) and schedule(auto)
+// schedule.c: the schedule clauses (one function each, in the file named for it)
 //
 
 typedef struct IrSchedOptions {

@@ -1,8 +1,16 @@
-// transform_impl.h: what transform*.c share (not used outside them). The
-// transformations rewrite a working copy of the region's op list; each clause
-// is one function that checks its preconditions, reports a failure through
-// tf_fail (silent while schedule(auto) probes candidates) and returns -1, or
-// rewrites the list and returns 0.
+// transform_impl.h: what the files of transform/ share (not used outside
+// them). The transformations rewrite a working copy of the region's op list;
+// each clause is one function, in the file named for it, that checks its
+// preconditions, reports a failure through tf_fail (silent while
+// schedule(auto) probes candidates) and returns -1, or rewrites the list and
+// returns 0.
+//
+//   schedule.c   ir_schedule: the clauses in the order written; the helpers
+//                below; shard/scratch/replicated; the final pass; --explain
+//   legal.c      what every schedule needs first
+//   split.c      split          reorder.c    reorder (and the chain it moves)
+//   fuse.c       fuse           overlap.c    overlap(chunks=K)
+//   auto.c       schedule(auto) pipeline.c   pipeline, run from the final pass
 #ifndef COCONET_TRANSFORM_IMPL_H
 #define COCONET_TRANSFORM_IMPL_H
 
@@ -43,7 +51,7 @@ int tf_chain(const IrOp *after, const IrTensor *x, IrOp **chain, int max);
 int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrOp *coll, IrOp **chain, int n,
                    bool report);
 
-// Region-wide preconditions of every schedule (transform_legal.c): no kernel
+// Region-wide preconditions of every schedule (legal.c): no kernel
 // inside an NCCL group, one stream unless events order the streams.
 int tf_legal(TfCtx *c);
 
@@ -52,7 +60,7 @@ int tf_reorder(TfCtx *c, const IrClause *cl);
 int tf_fuse(TfCtx *c, const IrClause *cl);
 int tf_overlap(TfCtx *c, const IrClause *cl);
 int tf_auto(TfCtx *c, const IrClause *cl);
-// pipeline sends and receives slices (transform_pipeline.c); it runs from
+// pipeline sends and receives slices (pipeline.c); it runs from
 // tf_finish, after every other clause.
 int tf_pipeline(TfCtx *c, const IrClause *cl);
 // Apply one schedule clause (information clauses do nothing here).

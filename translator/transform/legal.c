@@ -1,4 +1,4 @@
-// transform_legal.c: what a region must satisfy before any schedule clause
+// legal.c: what a region must satisfy before any schedule clause
 // runs, whatever the clauses are: no kernel inside an NCCL group (the group's
 // collectives start only at ncclGroupEnd, so nothing can be ordered around
 // them), and one stream unless the region orders its streams with events.

@@ -1,4 +1,4 @@
-// transform_pipeline.c: pipeline(tag=T[, group=C]), CoCoNet's pipeline-parallel
+// pipeline.c: pipeline(tag=T[, group=C]), CoCoNet's pipeline-parallel
 // transformation. It runs after the other clauses, whatever their order:
 //
 //   - a sending region's ncclSend(x, count, ...) of a buffer that split
