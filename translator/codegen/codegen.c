@@ -74,7 +74,7 @@ const char *cg_op_comm(const IrOp *op, const char **last) {
 //
 
 const Rank *cg_rank_for(Cg *cg, const char *comm) {
-  for (int i = 0; i < cg->nranks; i++)
+  for (int i = cg->live_ranks; i < cg->nranks; i++)
     if (strcmp(cg->ranks[i].comm, comm) == 0) return &cg->ranks[i];
   if (cg->nranks == MAX_RANKS) COCONET_BUG("more than %d communicators in region", MAX_RANKS);
   Rank *rk = &cg->ranks[cg->nranks++];
@@ -129,7 +129,7 @@ const Part *cg_part_for(Cg *cg, const Scope *sc, int at, const IrOp *op) {
   const IrSize *unit = op->span.nchunks > 1 ? op->span.unit : NULL;
   const char *last = cg->last_comm;
   const char *comm = cg_needs_rank(op) ? cg_op_comm(op, &last) : NULL;
-  for (int i = 0; i < cg->nparts; i++) {
+  for (int i = cg->live_parts; i < cg->nparts; i++) {
     const Part *p = &cg->parts[i];
     if (ir_size_equal(&p->count, &count) && same_unit(p->unit, unit) && same_unit(p->grain, op->span.grain) &&
         (!comm || (p->comm && !strcmp(p->comm, comm))))
@@ -574,6 +574,16 @@ int cg_emit_verbatim(Cg *cg, const IrOp *op) {
   if (rc == 0) {
     char *text = edits_apply_span(&cg->fe->src, edits, at, end);
     emit_line(cg, text, false);
+    // A statement coconet does not see into may assign the count or the communicator
+    // of what follows (`n = n / 2;`, `comm = sub;`), and so may a recognised call's
+    // argument (`n--`): later spans and ranks are computed again from the values at
+    // that point, never reused by their text.
+    bool assigns = op->kind == IR_OP_OPAQUE || !s;
+    for (int i = 0; s && !assigns && i < s->nargs; i++) assigns = source_has_effects(s->args[i].text);
+    if (assigns) {
+      cg->live_parts = cg->nparts;
+      cg->live_ranks = cg->nranks;
+    }
     free(text);
   }
   edits_free(edits);

@@ -123,6 +123,8 @@ int cg_emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
   cg->out = saved;
   cg->nparts = saved_parts;
   cg->nranks = saved_ranks;
+  if (cg->live_parts > cg->nparts) cg->live_parts = cg->nparts;
+  if (cg->live_ranks > cg->nranks) cg->live_ranks = cg->nranks;
   Kernel *k = !rows && cg->nkernels == first_kernel + 1 ? &cg->kernels[first_kernel] : NULL;
   if (rc == 0 && f.oneshot && cg->nkernels == first_kernel && cg->nkernels < MAX_KERNELS) {
     // The kernels stay as written on the NCCL path: the fused kernel gets their element function.

@@ -231,6 +231,8 @@ struct Cg {
   int nparts;
   Rank ranks[MAX_RANKS];
   int nranks;
+  int live_parts, live_ranks;  // parts and ranks before these may be stale: a statement
+                               // kept as written may have changed a count or a communicator
   Kernel kernels[MAX_KERNELS];
   int nkernels;
   const char *cuda_check;   // the region's CUDA wrapper, else COCONET_CUDA_CHECK

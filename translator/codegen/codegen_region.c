@@ -90,6 +90,7 @@ static int emit_overlap(Cg *cg, const Scope *sc, int at, int *consumed) {
   cg->depth--;
   cg_line(cg, "}");
   cg->nparts = saved_parts;
+  if (cg->live_parts > cg->nparts) cg->live_parts = cg->nparts;
   cg->chunk = NULL;
   cg->side = NULL;
   cg_line(cg, "%s(cudaEventRecord(%s->done, %s->stream));", cg->cuda_check, side, side);
