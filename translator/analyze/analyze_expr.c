@@ -131,7 +131,18 @@ IrType az_buffer_type(Az *az, CXCursor decl, CXCursor at) {
 static IrTensor *buffer_tensor(Az *az, CXCursor decl, CXCursor at, IrSize *count) {
   IrType et = az_buffer_type(az, decl, at);
   if (et == IR_VOID) return NULL;
-  return ir_tensor_get_or_add(az->ir, az_launch_arg(az, decl), et, count, fe_loc(az->fe, clang_getCursorLocation(at)));
+  IrTensor *t = ir_tensor_get_or_add(az->ir, az_launch_arg(az, decl), et, count,
+                                     fe_loc(az->fe, clang_getCursorLocation(at)));
+  // One element type per buffer: code written for both would reinterpret its bytes.
+  if (t->type != IR_VOID && t->type != et) {
+    az_fail(az, at, "kernel '%s' uses '%s' as %s elements, but the region uses it as %s before (from %s:%u): "
+                    "coconet keeps one element type per buffer; give it one type (a memset's size in its element "
+                    "type, sizeof(T) * n)",
+            az->launch->kernel, t->name, ir_type_name(et), ir_type_name(t->type),
+            t->first_use.file ? t->first_use.file : "?", t->first_use.line);
+    return NULL;
+  }
+  return t;
 }
 
 IrTensor *az_buffer_tensor(Az *az, CXCursor decl, CXCursor at) { return buffer_tensor(az, decl, at, NULL); }
