@@ -254,6 +254,9 @@ IrExpr *az_call_expr(Az *az, CXCursor c) {
     e = k.n ? cast_to(az, az_expr_type(c), expr(az, object)) : NULL;
     if (!k.n) az_fail(az, c, "kernel '%s': unsupported conversion", az->launch->kernel);
   } else if (ir_math_lookup(name, &fn, &mt) && n == ir_math_arity(fn)) {
+    // The overload the compiler picked: fma, sqrt, exp, ... of floats are CUDA's (and
+    // C++'s) float overloads, computed in float, not C's double functions.
+    if (mt == IR_F64 && az_expr_type(c) == IR_F32) mt = IR_F32;
     IrExpr *a = expr(az, clang_Cursor_getArgument(c, 0));
     IrExpr *b = n >= 2 ? expr(az, clang_Cursor_getArgument(c, 1)) : NULL;
     IrExpr *d = n == 3 ? expr(az, clang_Cursor_getArgument(c, 2)) : NULL;
