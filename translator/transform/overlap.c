@@ -62,17 +62,21 @@ static IrOp *chunk_clone(TfCtx *c, const IrOp *op, int chunk, int k, IrSize *uni
 }
 
 // The kernels after the AllReduce that can run chunk by chunk (maximal prefix).
-static int chunkable(TfCtx *c, const IrOp *ar, IrOp **chain) {
+// One that writes the GEMM's A or B stops it: chunk c's copy would run on the
+// second stream before chunk c + 1's GEMM reads A and B on the user's stream.
+static int chunkable(TfCtx *c, const IrOp *gemm, const IrOp *ar, IrOp **chain) {
   int n = tf_chain(ar, ar->coll.out, chain, TF_MAX_CHAIN);
   for (int i = 0; i < n; i++)
-    if (tf_check_slice(c, "overlap", chain[i], ar, chain, n, false)) return i;
+    if (tf_writes(chain[i], gemm->gemm.a) || tf_writes(chain[i], gemm->gemm.b) ||
+        tf_check_slice(c, "overlap", chain[i], ar, chain, n, false))
+      return i;
   return n;
 }
 
 // gemm, (ops between), ar, chain...  ->  ops between, K x (gemm_c, ar_c, chain_c).
 static IrOp *pipeline(TfCtx *c, IrOp *gemm, IrOp *ar, int k) {
   IrOp *chain[TF_MAX_CHAIN];
-  int n = chunkable(c, ar, chain);
+  int n = chunkable(c, gemm, ar, chain);
   IrOp *rest = n ? chain[n - 1]->next : ar->next;
   IrOp *head = gemm->next == ar ? NULL : gemm->next, **tail = &head;
   if (head) {
