@@ -56,6 +56,25 @@ static bool named(CXCursor c, const char *name) {
   return eq;
 }
 
+// blockIdx.x * B + threadIdx.x (either order) with B the launch's constant block size.
+static bool fixed_block_index(const Az *az, CXCursor c) {
+  CXCursor a, b, x, y;
+  long long v;
+  if (az->block_x <= 0 || !az_is_binary(az, c, "+", &a, &b)) return false;
+  if (az_builtin(az, a) == B_THREADIDX_X) {
+    CXCursor t = a;
+    a = b;
+    b = t;
+  }
+  if (az_builtin(az, b) != B_THREADIDX_X || !az_is_binary(az, a, "*", &x, &y)) return false;
+  if (az_builtin(az, x) != B_BLOCKIDX_X) {
+    CXCursor t = x;
+    x = y;
+    y = t;
+  }
+  return az_builtin(az, x) == B_BLOCKIDX_X && az_int_constant(y, &v) && v == az->block_x;
+}
+
 // `T i = INDEX;` (or the hinted variable): records the index; true if it is one.
 static bool index_decl(Az *az, CXCursor s) {
   if (kind(s) != CXCursor_DeclStmt) return false;
@@ -65,6 +84,16 @@ static bool index_decl(Az *az, CXCursor s) {
   bool hinted = az->hint_index && named(vars.v[0], az->hint_index);
   // `for (int i = idx; ...)` after `const int idx = INDEX;`: i is the index, idx its alias.
   bool alias = !hinted && init.n && !clang_Cursor_isNull(az->index) && az_is_index(az, init.last);
+  // The hint names the variable; its value must still be the element index.
+  if (hinted && !(init.n && (az_is_index_expr(az, init.last) || fixed_block_index(az, init.last) ||
+                             (!clang_Cursor_isNull(az->index) && az_is_index(az, init.last))))) {
+    az_fail(az, vars.v[0], "kernel '%s': pointwise(index=%s) names '%s', whose value is not the element index "
+                           "(blockIdx.x * blockDim.x + threadIdx.x, or blockIdx.x * B + threadIdx.x with B the "
+                           "launch's block size); the schedule gives element i of a slice to the thread of that "
+                           "index: compute '%s' that way, or drop the hint",
+            az->launch->kernel, az->hint_index, az->hint_index, az->hint_index);
+    return false;
+  }
   if (!hinted && !alias && (init.n == 0 || !az_is_index_expr(az, init.last))) return false;
   if (alias) az->index_alias = az->index;
   az->index = vars.v[0];
