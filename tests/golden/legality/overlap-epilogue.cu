@@ -3,6 +3,8 @@
 // on the user's stream (a race on a GPU). The chunk loop takes the epilogue
 // kernels before it; that one and what follows run after the loop, as written.
 // RUN: %coconet %s | %FileCheck %s
+// RUN: %coconet --verify=2 %s | %FileCheck --check-prefix=VERIFY %s
+// RUN: %coconet --verify=exec:2 %s | %FileCheck --check-prefix=EXEC %s
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -17,12 +19,13 @@ __global__ void decay(float *a, const float *y, size_t n) {
     a[i] = 0.99f * a[i] + 0.01f * y[i];
 }
 
-void mlp(cublasHandle_t handle, float *a, const float *b, float *c, float *out, int m, int n, int k,
+// A is n x m (k = n), so the epilogue's m * n elements of it are all of it.
+void mlp(cublasHandle_t handle, float *a, const float *b, float *c, float *out, int m, int n,
          ncclComm_t comm, cudaStream_t stream) {
   const float one = 1.0f, zero = 0.0f;
 #pragma coconet region name(mlp) overlap(chunks=2)
   {
-    cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_T, m, n, k, &one, a, k, b, n, &zero, c, m);
+    cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_T, m, n, n, &one, a, n, b, n, &zero, c, m);
     ncclAllReduce(c, c, (size_t)m * n, ncclFloat, ncclSum, comm, stream);
     gelu<<<256, 256, 0, stream>>>(out, c, (size_t)m * n);
     decay<<<256, 256, 0, stream>>>(a, out, (size_t)m * n);
@@ -35,3 +38,6 @@ void mlp(cublasHandle_t handle, float *a, const float *b, float *c, float *out, 
 // CHECK-NOT: decay<<<
 // CHECK: cudaStreamWaitEvent(stream,
 // CHECK-NEXT: decay<<<256, 256, 0, stream>>>(a, out, (size_t)m * n);
+
+// VERIFY: verify mlp: ok
+// EXEC: verify=exec mlp: ok
