@@ -261,7 +261,7 @@ static int run_harness(const Options *o, const char *exe, Verified *vs, int nv, 
 int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const IrProgram *ir, const char *host_text,
                 const char *const *scheduled) {
   const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-  char *dir = xasprintf("%s/coconet-verify-XXXXXX", tmp);
+  char *dir = xasprintf("%s/coconet-verify-XXXXXX", tmp);  // mkdtemp fills in the X's
   if (!mkdtemp(dir)) {
     fprintf(stderr, "coconet: error: --verify=exec: cannot make a directory in '%s': %s\n", tmp, strerror(errno));
     free(dir);

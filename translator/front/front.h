@@ -67,7 +67,7 @@ typedef struct Frontend {
   CXTranslationUnit tu;
   CXFile file;        // the main file inside the TU
   SourceFile src;     // the main file's bytes (offsets index into src.buf)
-  char *tmpdir;       // the stand-ins: prelude, texture_fetch_functions.h stub, omp.h
+  char *tmpdir;       // the stand-ins: prelude, an empty texture_fetch_functions.h, omp.h
   bool tmpdir_cached; // ... in the cache directory (kept), not a temporary one
   char **pch_deps;    // the headers the precompiled prelude holds, when it was used (for -MD)
   int npch_deps;
