@@ -491,52 +491,162 @@ static const char *left_with_effects(const IrRegion *ir) {
   return NULL;
 }
 
+// Whether text names identifier `name` as a whole token (not as a member after . or ->).
+static bool names_token(const char *text, const char *name, size_t n) {
+  for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
+    bool start = at == text || !text_ident_char(at[-1]);
+    bool member = at > text && (at[-1] == '.' || (at > text + 1 && at[-1] == '>' && at[-2] == '-'));
+    if (start && !member && !text_ident_char(at[n])) return true;
+  }
+  return false;
+}
+
+// The first variable an argument with side effects may change (any name in it
+// that is not called, a keyword or a member) that text also reads, or NULL
+// (written into buf).
+static const char *changed_in(const char *effect, const char *text, char *buf, size_t size) {
+  static const char *const keywords[] = {"float", "double", "int", "unsigned", "long", "short", "char", "bool",
+                                         "const", "static_cast", "reinterpret_cast", "size_t", "sizeof",
+                                         "true", "false", "nullptr", "void"};
+  for (const char *p = effect; *p; p++) {
+    if (!text_ident_char(*p) || (p > effect && text_ident_char(p[-1])) || (*p >= '0' && *p <= '9')) continue;
+    const char *e = p;
+    while (text_ident_char(*e)) e++;
+    size_t n = (size_t)(e - p);
+    const char *q = e;
+    while (*q == ' ' || *q == '\t' || *q == '\n') q++;
+    bool member = p > effect && (p[-1] == '.' || (p > effect + 1 && p[-1] == '>' && p[-2] == '-'));
+    bool keyword = false;
+    for (size_t k = 0; k < sizeof keywords / sizeof *keywords && !keyword; k++)
+      keyword = strlen(keywords[k]) == n && strncmp(keywords[k], p, n) == 0;
+    if (*q != '(' && *q != '<' && !member && !keyword && n < size) {
+      snprintf(buf, size, "%.*s", (int)n, p);
+      if (names_token(text, buf, n)) return buf;
+    }
+    p = e - 1;
+  }
+  return NULL;
+}
+
+typedef struct Arg {   // a piece of a statement the schedule may rewrite, in the order written
+  const Piece *p;
+  IrOp *op;
+  int stmt;            // which statement (pieces of one call are evaluated in an unspecified order)
+  bool effects, hoist;
+} Arg;
+
+enum { ARGS_MAX = 512 };
+
+// An argument written before one with side effects that may change what it
+// reads: the schedule evaluates the latter at the top of the block, so the
+// former is evaluated there too, first, when it is a kernel's scalar argument
+// (its op then reads the local); anything else is refused.
+static int capture_reads(const Region *r, Arg *args, int n) {
+  for (int j = 0; j < n; j++) {
+    if (!args[j].effects) continue;
+    for (int i = 0; i < n; i++) {
+      char var[128];
+      const char *v = i == j ? NULL : changed_in(args[j].p->text, args[i].p->text, var, sizeof var);
+      if (!v || (i > j && args[i].stmt != args[j].stmt)) continue;
+      IrParam *param = NULL;
+      if (args[i].op->kind == IR_OP_POINTWISE && args[i].stmt != args[j].stmt)
+        for (IrParam *pp = args[i].op->pw.params; pp && !param; pp = pp->next)
+          if (same_text(pp->arg_text, args[i].p->text)) param = pp;
+      if (param || args[i].effects) {
+        args[i].hoist = true;
+        continue;
+      }
+      const char *when = args[i].stmt == args[j].stmt
+                             ? "in the same call, reads it in an order C++ leaves unspecified"
+                             : "written before it, reads it; the schedule evaluates the change at the top of "
+                               "the generated block";
+      diag_error(&args[i].p->range.begin, "region '%s': '%s' changes '%s', and this argument, %s: compute '%s' "
+                                          "into a local before the region", r->name, args[j].p->text, v, when,
+                 args[j].p->text);
+      diag_note(&args[j].p->range.begin, "'%s' is changed here", v);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+// A kernel's scalar argument evaluated at the top into `local`: its op reads the local.
+static void rename_param(IrRegion *ir, IrOp *op, const char *text, const char *local) {
+  if (op->kind != IR_OP_POINTWISE) return;
+  for (IrParam *p = op->pw.params; p; p = p->next)
+    if (same_text(p->arg_text, text)) {
+      p->arg_text = ir_strdup(ir, local);
+      p->var = ir_var_get(ir, local, p->type);
+    }
+}
+
 // Every argument with side effects of a statement the schedule may rewrite is
-// evaluated once, at the top of the generated block. Refused where that would
-// change the program: the same text twice (two evaluations coconet cannot tell
-// apart), or after a statement coconet does not see into (which may change
-// what it reads).
+// evaluated once, at the top of the generated block, in the order written;
+// so is every kernel's scalar argument written before one of them that reads
+// a variable it may change (captured first). Refused where that would change
+// the program: the same text twice (two evaluations coconet cannot tell
+// apart), after a statement coconet does not see into (which may change what
+// it reads), or a change to what another kind of argument written before it
+// reads (a count, a buffer, a launch's grid) or the same call reads.
 static int hoist_effects(const Region *r, IrRegion *ir) {
   // A bug planted on purpose, for the tests of --verify=exec: arguments are copied, not hoisted.
   if (getenv("COCONET_TEST_PLANT_EFFECTS_BUG")) return 0;
-  IrHoist **tail = &ir->hoists;
-  const IrOp *op = ir->ops;
+  IrOp *op = ir->ops;
   const Stmt *opaque = NULL;
-  int count = 0;
-  for (const Stmt *s = r->stmts; s && op; s = s->next, op = op->next) {
+  Arg *args = xcalloc(ARGS_MAX, sizeof *args);
+  int nargs = 0, nstmt = 0, rc = 0;
+  for (const Stmt *s = r->stmts; s && op && rc == 0; s = s->next, op = op->next, nstmt++) {
     if (op->kind == IR_OP_OPAQUE) {
       if (!opaque) opaque = s;
       continue;
     }
     const Piece *pieces[64];
     int n = stmt_pieces(s, pieces, 64);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && rc == 0; i++) {
       const Piece *p = pieces[i];
-      if (!source_has_effects(p->text)) continue;
-      for (const IrHoist *h = ir->hoists; h; h = h->next) {
-        if (!same_text(h->text, p->text)) continue;
-        diag_error(&p->range.begin, "'%s' has side effects and is written twice in region '%s'; the schedule "
-                                    "evaluates each argument once and cannot tell the two apart: compute it into "
-                                    "a local before the region", p->text, r->name);
-        diag_note(&h->range.begin, "it is also written here");
-        return -1;
+      bool effects = source_has_effects(p->text);
+      if (effects) {
+        for (int k = 0; k < nargs && rc == 0; k++) {
+          if (!args[k].effects || !same_text(args[k].p->text, p->text)) continue;
+          diag_error(&p->range.begin, "'%s' has side effects and is written twice in region '%s'; the schedule "
+                                      "evaluates each argument once and cannot tell the two apart: compute it "
+                                      "into a local before the region", p->text, r->name);
+          diag_note(&args[k].p->range.begin, "it is also written here");
+          rc = -1;
+        }
+        if (rc == 0 && opaque) {
+          diag_error(&p->range.begin, "'%s' has side effects; the schedule evaluates it once at the top of region "
+                                      "'%s', before a statement coconet does not see into: compute it into a "
+                                      "local before the region", p->text, r->name);
+          diag_note(&opaque->range.begin, "this statement comes first");
+          rc = -1;
+        }
       }
-      if (opaque) {
-        diag_error(&p->range.begin, "'%s' has side effects; the schedule evaluates it once at the top of region "
-                                    "'%s', before a statement coconet does not see into: compute it into a local "
-                                    "before the region", p->text, r->name);
-        diag_note(&opaque->range.begin, "this statement comes first");
-        return -1;
+      if (nargs == ARGS_MAX) {
+        diag_error(&p->range.begin, "region '%s' has more than %d arguments: split the region", r->name, ARGS_MAX);
+        rc = -1;
       }
-      IrHoist *h = ir_alloc(ir, sizeof *h);
-      h->name = ir_printf(ir, "coconet_arg%d", ++count);
-      h->text = ir_strdup(ir, p->text);
-      h->range = p->range;
-      *tail = h;
-      tail = &h->next;
+      if (rc == 0) args[nargs++] = (Arg){p, op, nstmt, effects, effects};
     }
   }
-  for (const IrHoist *h = ir->hoists; h; h = h->next) rename_text(ir, h->text, h->name);
+  if (rc == 0) rc = capture_reads(r, args, nargs);
+  IrHoist **tail = &ir->hoists;
+  int count = 0;
+  for (int i = 0; i < nargs && rc == 0; i++) {
+    if (!args[i].hoist) continue;
+    IrHoist *h = ir_alloc(ir, sizeof *h);
+    h->name = ir_printf(ir, "coconet_arg%d", ++count);
+    h->text = ir_strdup(ir, args[i].p->text);
+    h->range = args[i].p->range;
+    *tail = h;
+    tail = &h->next;
+    if (args[i].effects)
+      rename_text(ir, h->text, h->name);
+    else
+      rename_param(ir, args[i].op, h->text, h->name);
+  }
+  free(args);
+  if (rc) return rc;
   const char *left = left_with_effects(ir);
   if (left) {
     diag_error(&r->pragma_range.begin, "'%s' in region '%s' has side effects inside a larger argument; the "

@@ -1,11 +1,19 @@
 // Arguments with side effects are evaluated exactly once, in the order
 // written, into const locals at the top of the generated block; every use
-// reads the local. Where that would change the program, the region is refused.
+// reads the local. A kernel's scalar argument written before one that changes
+// what it reads (`lr`, then `lr *= 0.25f`) is evaluated there too, first (it
+// was not, and the first launch read the changed value, exit 0). Where that
+// would change the program, the region is refused: a count, buffer or grid
+// written before the change reads it, or an argument of the same call does.
 // RUN: %coconet %s -- -DCASE_ONCE | %FileCheck --check-prefix=ONCE %s
 // RUN: %coconet --verify=exec:3 %s -- -DCASE_ONCE | %FileCheck --check-prefix=ONCE-EXEC %s
 // RUN: %expect 1 %coconet %s -o %t.cu -- -DCASE_TWICE 2>&1 | %FileCheck --check-prefix=TWICE %s
 // RUN: test ! -e %t.cu
 // RUN: %expect 1 %coconet --check %s -- -DCASE_AFTER_OPAQUE 2>&1 | %FileCheck --check-prefix=OPAQUE %s
+// RUN: %coconet %s -- -DCASE_READ_BEFORE | %FileCheck --check-prefix=READ %s
+// RUN: %coconet --verify=exec:4 %s -- -DCASE_READ_BEFORE | %FileCheck --check-prefix=READ-EXEC %s
+// RUN: %expect 1 %coconet --check %s -- -DCASE_COUNT_BEFORE 2>&1 | %FileCheck --check-prefix=COUNT %s
+// RUN: %expect 1 %coconet --check %s -- -DCASE_SAME_CALL 2>&1 | %FileCheck --check-prefix=SAME %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -14,10 +22,15 @@ __global__ void sgd(float *w, const float *g, float lr, int n) {
   if (i < n) w[i] -= lr * g[i];
 }
 
+__global__ void sgdw(float *w, const float *g, float lr, float decay, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) w[i] -= lr * g[i] + decay * w[i];
+}
+
 // A learning-rate schedule that counts its calls.
 static float next_lr(int &calls) { return 0.01f * ++calls; }
 
-void step(float *w, float *g, int n, ncclComm_t comm, cudaStream_t s) {
+void step(float *w, float *g, float lr, int n, ncclComm_t comm, cudaStream_t s) {
   int calls = 0;
 #if defined(CASE_ONCE)
 #pragma coconet region name(once) split reorder scratch(g) replicated(w)
@@ -39,6 +52,26 @@ void step(float *w, float *g, int n, ncclComm_t comm, cudaStream_t s) {
     calls += n;
     sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, next_lr(calls), n);
   }
+#elif defined(CASE_READ_BEFORE)
+#pragma coconet region name(read_before) split reorder scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr *= 0.25f, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr, n);
+  }
+#elif defined(CASE_COUNT_BEFORE)
+#pragma coconet region name(count_before) split reorder scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr * n--, n);
+  }
+#elif defined(CASE_SAME_CALL)
+#pragma coconet region name(same_call) split reorder scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    sgdw<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr *= 0.5f, lr * 0.01f, n);
+  }
 #endif
 }
 
@@ -49,8 +82,18 @@ void step(float *w, float *g, int n, ncclComm_t comm, cudaStream_t s) {
 // ONCE: coconet_once_slice<<<coconet_grid_size(coconet_p.tail), COCONET_BLOCK_SIZE, 0, s>>>(w, g, coconet_arg1, coconet_p.tail_lo, coconet_p.hi);
 // ONCE-EXEC: verify=exec once: output 'w' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
 // ONCE-EXEC: verify=exec once: ok
-// TWICE: effects.cu:33:47: error: 'next_lr(calls)' has side effects and is written twice in region 'twice'; the schedule evaluates each argument once and cannot tell the two apart: compute it into a local before the region
-// TWICE: effects.cu:32:47: note: it is also written here
+// TWICE: effects.cu:[[@LINE-39]]:47: error: 'next_lr(calls)' has side effects and is written twice in region 'twice'; the schedule evaluates each argument once and cannot tell the two apart: compute it into a local before the region
+// TWICE: effects.cu:[[@LINE-41]]:47: note: it is also written here
 // OPAQUE: error: 'next_lr(calls)' has side effects; the schedule evaluates it once at the top of region 'after_opaque', before a statement coconet does not see into: compute it into a local before the region
 // OPAQUE: note: this statement comes first
 // OPAQUE-NEXT: {{^}}    calls += n;
+// The first launch's lr is evaluated before the change, the third reads the changed one:
+// READ: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg1 = lr;
+// READ-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg2 = lr *= 0.25f;
+// READ: coconet_read_before_slice<<<coconet_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0, s>>>(w, g,
+// READ-NEXT: coconet_arg1, coconet_arg2, lr, coconet_p.slice_lo, coconet_p.slice_hi);
+// READ-EXEC: verify=exec read_before: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// READ-EXEC: verify=exec read_before: ok
+// COUNT: effects.cu:[[@LINE-31]]:25: error: region 'count_before': 'lr * n--' changes 'n', and this argument, written before it, reads it; the schedule evaluates the change at the top of the generated block: compute 'lr * n--' into a local before the region
+// COUNT: note: 'n' is changed here
+// SAME: effects.cu:[[@LINE-26]]:60: error: region 'same_call': 'lr *= 0.5f' changes 'lr', and this argument, in the same call, reads it in an order C++ leaves unspecified
