@@ -28,6 +28,8 @@
 // RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_OUTSIDE 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_OUTSIDE %s
 // RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_STEP 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_STEP %s
 // RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_NESTED 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_NESTED %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_CARRY 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_CARRY %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_SHARED_CARRY 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_SHARED_CARRY %s
 // RUN: %expect 1 %coconet --check %s -- -DPER_ROW_OUT 2>&1 | %FileCheck --check-prefix=PER_ROW_OUT %s
 // RUN: %expect 1 %coconet --check %s -- -DSTATS_THREAD1 2>&1 | %FileCheck --check-prefix=STATS_THREAD1 %s
 // RUN: %expect 1 %coconet --check %s -- -DSTATS_ELEMENT 2>&1 | %FileCheck --check-prefix=STATS_ELEMENT %s
@@ -290,6 +292,27 @@ __global__ void smooth(float *out, const float *x, int rows, int h) {
 __global__ void smooth(float *out, const float *x, int rows, int h) {
   for (int row = blockIdx.x; row < rows; row += 2 * gridDim.x)
     for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = 2.0f * x[row * h + j];
+}
+#elif defined(GRID_STRIDE_CARRY)
+// A local carried from one row to the block's next (it was accepted, and each
+// row of the schedule's one-block-per-row launch started it at 0 again).
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  float carry = 0.0f;
+  for (int row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = x[row * h + j] + carry;
+    carry += 1.0f;
+  }
+}
+#elif defined(GRID_STRIDE_SHARED_CARRY)
+// Shared memory carried from one row to the block's next.
+__global__ void smooth(float *out, const float *x, int rows, int h) {
+  for (int row = blockIdx.x; row < rows; row += gridDim.x) {
+    __shared__ float acc;
+    for (int j = threadIdx.x; j < h; j += blockDim.x) out[row * h + j] = x[row * h + j] + acc;
+    __syncthreads();
+    if (threadIdx.x == 0) acc = acc * 0.5f + 1.0f;
+    __syncthreads();
+  }
 }
 #elif defined(GRID_STRIDE_NESTED)
 // The grid-stride loop inside a condition: not at the kernel's top level.
@@ -578,6 +601,8 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // GRID_STRIDE_VALUE: error: kernel 'smooth' uses its row index 'blockIdx.x' as a value
 // GRID_STRIDE_OUTSIDE: error: kernel 'smooth' writes out[blockIdx.x * h + threadIdx.x]; a row-wise kernel writes global memory only at [row * H + j]
 // GRID_STRIDE_STEP: error: kernel 'smooth' reads gridDim.x; a row-wise kernel is one block per row along blockIdx.x, and the schedule changes the grid
+// GRID_STRIDE_CARRY: rowwise.cu:[[@LINE-304]]:9: error: kernel 'smooth' writes 'carry' in its grid-stride loop over the rows and reads it there before assigning it: it carries a value from one row to the block's next, and the schedule runs each row in a block of its own; compute it from the row alone
+// GRID_STRIDE_SHARED_CARRY: error: kernel 'smooth' writes 'acc' in its grid-stride loop over the rows and reads it there before assigning it
 // GRID_STRIDE_NESTED: error: kernel 'smooth' reads gridDim.x; a row-wise kernel is one block per row along blockIdx.x, and the schedule changes the grid
 // PER_ROW_OUT: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth' writes out[row] and writes out[row * h + j]: one buffer both per row element ([row * H + j]) and per row ([row]); coconet splits a buffer in rows of H elements or of one
 // STATS_THREAD1: error: reorder: kernel 'layernorm_stats' updates 'mean' on this rank's slice and its slices are then gathered, but 'mean' at region entry is not known to be identical on every rank

@@ -501,9 +501,56 @@ static bool names_token(const char *text, const char *name, size_t n) {
   return false;
 }
 
-// The first variable an argument with side effects may change (any name in it
-// that is not called, a keyword or a member) that text also reads, or NULL
-// (written into buf).
+static const char *skip_blanks(const char *p) {
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+  return p;
+}
+
+// Past a postfix chain after a name: `[...]`, `.m`, `->m`; *call says whether it ends in a call of a member.
+static const char *chain_end(const char *p, bool *call) {
+  *call = false;
+  for (;;) {
+    const char *q = skip_blanks(p);
+    if (*q == '[') {
+      int depth = 0;
+      for (; *q; q++) {
+        if (*q == '[') depth++;
+        if (*q == ']' && --depth == 0) break;
+      }
+      if (!*q) return q;
+      p = q + 1;
+    } else if (*q == '.' || (q[0] == '-' && q[1] == '>')) {
+      q = skip_blanks(q + (*q == '.' ? 1 : 2));
+      while (text_ident_char(*q)) q++;
+      if (*skip_blanks(q) == '(') *call = true;
+      p = q;
+    } else {
+      return p;
+    }
+  }
+}
+
+// Whether the name at [p, e) of an argument is what it may change: the target
+// of an assignment, ++ or --, an address taken, an argument of its own (a
+// call may take it by reference) or an object whose member is called.
+static bool changed_at(const char *text, const char *p, const char *e) {
+  bool member_call;
+  const char *end = chain_end(e, &member_call);
+  const char *q = skip_blanks(end);
+  if (member_call) return true;
+  if ((q[0] == '+' && q[1] == '+') || (q[0] == '-' && q[1] == '-')) return true;
+  if (q[0] == '=' && q[1] != '=') return true;
+  if (strchr("+-*/%&|^", q[0]) && q[0] && q[1] == '=') return true;
+  if ((q[0] == '<' || q[0] == '>') && q[1] == q[0] && q[2] == '=') return true;
+  const char *b = p;
+  while (b > text && strchr(" \t\n\r", b[-1])) b--;
+  if (b - text >= 2 && ((b[-1] == '+' && b[-2] == '+') || (b[-1] == '-' && b[-2] == '-'))) return true;
+  if (b > text && b[-1] == '&' && (b - 1 == text || strchr("(,=&|!<>?:+-*/ ", b[-2]))) return true;
+  return b > text && (b[-1] == '(' || b[-1] == ',') && (*q == ',' || *q == ')');
+}
+
+// The first variable an argument with side effects may change that text also
+// reads, or NULL (written into buf).
 static const char *changed_in(const char *effect, const char *text, char *buf, size_t size) {
   static const char *const keywords[] = {"float", "double", "int", "unsigned", "long", "short", "char", "bool",
                                          "const", "static_cast", "reinterpret_cast", "size_t", "sizeof",
@@ -513,13 +560,11 @@ static const char *changed_in(const char *effect, const char *text, char *buf, s
     const char *e = p;
     while (text_ident_char(*e)) e++;
     size_t n = (size_t)(e - p);
-    const char *q = e;
-    while (*q == ' ' || *q == '\t' || *q == '\n') q++;
     bool member = p > effect && (p[-1] == '.' || (p > effect + 1 && p[-1] == '>' && p[-2] == '-'));
     bool keyword = false;
     for (size_t k = 0; k < sizeof keywords / sizeof *keywords && !keyword; k++)
       keyword = strlen(keywords[k]) == n && strncmp(keywords[k], p, n) == 0;
-    if (*q != '(' && *q != '<' && !member && !keyword && n < size) {
+    if (!member && !keyword && n < size && changed_at(effect, p, e)) {
       snprintf(buf, size, "%.*s", (int)n, p);
       if (names_token(text, buf, n)) return buf;
     }
