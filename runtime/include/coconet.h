@@ -17,6 +17,8 @@
  *                          coconet_slice, coconet_slice_rows: the whole buffer
  *   coconet_region_streams the second stream and events of an overlapped
  *                          region, created once per region and device
+ *   coconet_disjoint       whether the buffers a schedule takes to be apart
+ *                          are (the region runs as written when not)
  *   coconet_aligned, coconet_load, coconet_store
  *                          vectorized access in generated kernels
  *   coconet_block_sum      a block's sum of one value per thread (generated
@@ -38,6 +40,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <initializer_list>
 
 #define COCONET_BLOCK_SIZE 256    /* threads per block of generated kernels */
 #define COCONET_BLOCKS_PER_SM 8   /* grid-stride kernels: at most this many blocks per SM */
@@ -214,6 +218,29 @@ static inline coconet_part coconet_slice(size_t count, int rank, int nranks) {
 /* The same in whole rows of row elements. */
 static inline coconet_part coconet_slice_rows(size_t count, size_t row, int rank, int nranks) {
   return coconet_part_rows(count, 1, row, 0, 1, rank, nranks);
+}
+
+/* A buffer a region uses: its first byte, its size and whether the region writes it. */
+typedef struct coconet_extent {
+  const void *p;
+  size_t bytes;
+  bool written;
+} coconet_extent;
+
+/* Whether no buffer the region writes overlaps another of the extents (null
+ * or empty ones overlap nothing). A kernel that reads a buffer at other
+ * elements than its own (bias[i % H], a row's gamma[j]) sees, in the
+ * schedule, only this rank's reduced slice of what the region reduces: the
+ * generated block tests this at its top and runs the region as written when
+ * the caller passed one buffer for both. */
+static inline bool coconet_disjoint(std::initializer_list<coconet_extent> extents) {
+  for (const coconet_extent *a = extents.begin(); a != extents.end(); a++)
+    for (const coconet_extent *b = a + 1; b != extents.end(); b++) {
+      if (!(a->written || b->written) || !a->p || !b->p || !a->bytes || !b->bytes) continue;
+      uintptr_t a0 = (uintptr_t)a->p, b0 = (uintptr_t)b->p;
+      if (a0 < b0 + b->bytes && b0 < a0 + a->bytes) return false;
+    }
+  return true;
 }
 
 /*

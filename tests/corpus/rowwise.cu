@@ -566,9 +566,9 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // CODE-NEXT:          residual + coconet_p.slice_lo, y + coconet_p.slice_lo, gamma,
 // CODE-NEXT:          (int)(coconet_p.s / hidden), hidden, eps);
 // CODE: if (coconet_p.tail > 0) {
-// CODE-NEXT:      add_rmsnorm<<<(unsigned)(coconet_p.tail / hidden), 256, 0, stream>>>(out + coconet_p.tail_lo,
-// CODE-NEXT:          residual + coconet_p.tail_lo, y + coconet_p.tail_lo, gamma,
-// CODE-NEXT:          (int)(coconet_p.tail / hidden), hidden, eps);
+// CODE-NEXT:      add_rmsnorm<<<(unsigned)(coconet_p.tail / hidden), 256, 0,
+// CODE-NEXT:          stream>>>(out + coconet_p.tail_lo, residual + coconet_p.tail_lo, y + coconet_p.tail_lo,
+// CODE-NEXT:                    gamma, (int)(coconet_p.tail / hidden), hidden, eps);
 // CODE: ncclAllGather(residual + coconet_p.slice_lo, residual, coconet_p.s, ncclFloat, comm, stream)
 // CODE-NEXT: ncclAllGather(out + coconet_p.slice_lo, out, coconet_p.s, ncclFloat, comm, stream)
 // CODE:    coconet_softmax_slice<<<coconet_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0,

@@ -243,5 +243,9 @@ bool row_in_list(const CXCursor *v, int n, CXCursor c);
 void row_walk(Row *w, CXCursor c);
 // The grid-stride loop over the rows at the body's top level, if any (w->row_loop).
 void row_find_loop(Row *w, CXCursor body);
+// A variable that loop (body its body) writes and reads before assigning it,
+// declared before it or __shared__: carried from one row to the block's next
+// (analyze_row_op.c; null: none).
+CXCursor row_carried(const Row *w, CXCursor loop, CXCursor body);
 
 #endif

@@ -1,7 +1,8 @@
 // analyze_row_op.c: a row-wise kernel's op, once analyze_row.c has walked its
 // body: the checks that need every access (one buffer not read across rows
 // where it is written, the row count and stride parameters told apart), the
-// row-wise IR op, and the launch's grid for a warp or a thread per row.
+// row-wise IR op, and the launch's grid for a warp or a thread per row; and
+// whether a grid-stride loop over the rows carries a value from row to row.
 #include "analyze_impl.h"
 
 #include <stdlib.h>
@@ -238,4 +239,86 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
     return NULL;
   }
   return op;
+}
+
+// A variable of the kernel declared before the grid-stride loop over the rows
+// (a local, a parameter, __shared__ memory) or __shared__ memory declared in
+// it, that the loop's body writes, and reads before its first plain
+// assignment there (`carry += 1.0f`, `out[k] = x[k] + acc`): it carries a
+// value from one row to the block's next. The schedule runs a block per row,
+// so the value would be lost.
+typedef struct Carry {
+  const Row *w;
+  unsigned loop_begin, loop_end;
+  CXCursor decls[ROW_MAX];   // variables seen in the body ...
+  bool read_first[ROW_MAX];  // ... and whether their first access reads them
+  int n;
+  CXCursor carried;          // the first such variable written in the body (null: none)
+} Carry;
+
+static unsigned cursor_offset(CXCursor c) {
+  unsigned off = 0;
+  clang_getFileLocation(clang_getRangeStart(clang_getCursorExtent(c)), NULL, NULL, NULL, &off);
+  return off;
+}
+
+// A variable the loop may carry state in: declared before it, or __shared__.
+static bool carry_candidate(const Carry *cy, CXCursor d) {
+  enum CXCursorKind k = kind(d);
+  if ((k != CXCursor_VarDecl && k != CXCursor_ParmDecl) || same(d, cy->w->row_var)) return false;
+  if (!same(clang_getCursorSemanticParent(d), cy->w->az.kernel)) return false;
+  unsigned off = cursor_offset(d);
+  return az_is_shared(d) || off < cy->loop_begin || off >= cy->loop_end;
+}
+
+static void carry_access(Carry *cy, CXCursor d, bool read) {
+  for (int i = 0; i < cy->n; i++)
+    if (same(cy->decls[i], d)) return;
+  if (cy->n == ROW_MAX) return;
+  cy->decls[cy->n] = d;
+  cy->read_first[cy->n++] = read;
+}
+
+static enum CXChildVisitResult carry_child(CXCursor c, CXCursor parent, CXClientData data);
+
+static void carry_walk(Carry *cy, CXCursor c) { clang_visitChildren(c, carry_child, cy); }
+
+// Accesses in evaluation order: a plain assignment's right side before its
+// target (`acc = acc + 1` reads acc first).
+static enum CXChildVisitResult carry_child(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Carry *cy = data;
+  CXCursor lhs, rhs;
+  char *op = NULL;
+  if (az_is_assignment(&cy->w->az, c, &lhs, &rhs, &op)) {
+    bool plain = strcmp(op, "=") == 0;
+    free(op);
+    if (plain) {
+      carry_walk(cy, rhs);
+      CXCursor target = az_strip(lhs);
+      if (kind(target) == CXCursor_ArraySubscriptExpr && kids(target).n == 2) {
+        carry_walk(cy, kids(target).v[1]);
+        target = az_strip(kids(target).v[0]);
+      }
+      CXCursor d = kind(target) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(target) : clang_getNullCursor();
+      if (!clang_Cursor_isNull(d) && carry_candidate(cy, d)) carry_access(cy, d, false);
+      else carry_walk(cy, lhs);
+      return CXChildVisit_Continue;
+    }
+  }
+  if (kind(c) == CXCursor_DeclRefExpr) {
+    CXCursor d = clang_getCursorReferenced(c);
+    if (carry_candidate(cy, d)) carry_access(cy, d, true);
+  }
+  return CXChildVisit_Recurse;
+}
+
+CXCursor row_carried(const Row *w, CXCursor f, CXCursor body) {
+  Carry cy = {.w = w, .carried = clang_getNullCursor()};
+  cy.loop_begin = cursor_offset(f);
+  clang_getFileLocation(clang_getRangeEnd(clang_getCursorExtent(f)), NULL, NULL, NULL, &cy.loop_end);
+  carry_walk(&cy, body);
+  for (int i = 0; i < cy.n && clang_Cursor_isNull(cy.carried); i++)
+    if (cy.read_first[i] && az_writes(&w->az, body, cy.decls[i])) cy.carried = cy.decls[i];
+  return cy.carried;
 }

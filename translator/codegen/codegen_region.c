@@ -228,6 +228,57 @@ static void unused_lines(Cg *cg, const Scope *sc, const char *body) {
   }
 }
 
+// A tensor the alias test names: a buffer a kernel reads at other elements
+// than its own, or one the region writes.
+static bool alias_candidate(const IrTensor *t) { return t->type != IR_VOID && cg_simple(t->text); }
+
+static bool read_elsewhere(const IrRegion *r, const IrTensor *t) {
+  for (const IrOp *op = r->ops; op; op = op->next)
+    if (op->kind == IR_OP_POINTWISE)
+      for (const IrUse *u = op->reads; u; u = u->next)
+        if (u->ref.t == t && u->index != IR_IDX_I) return true;
+  return false;
+}
+
+// The run-time test that the buffers kernels read at other elements than
+// their own are apart from those the region writes (the schedule leaves
+// most of a reduced buffer unreduced while the kernels run on this rank's
+// slice); into test, and the comment that says so into why. False: no such pair.
+// Not for a region that sends to or receives from another region (pipeline):
+// the other end runs its own protocol whatever this one picks.
+static bool alias_test(const IrRegion *r, Buf *test, Buf *why) {
+  for (const IrClause *c = r->clauses; c; c = c->next)
+    if (c->kind == IR_CL_PIPELINE) return false;
+  int elsewhere = 0, pairs = 0;
+  for (const IrTensor *t = r->tensors; t; t = t->next) elsewhere += alias_candidate(t) && read_elsewhere(r, t);
+  for (const IrTensor *t = r->tensors; t && elsewhere; t = t->next)
+    if (alias_candidate(t) && t->written) pairs += elsewhere - read_elsewhere(r, t);
+  if (!pairs) return false;
+  buf_puts(test, "coconet_disjoint({");
+  Buf read = {0}, written = {0};
+  int n = 0;
+  for (const IrTensor *t = r->tensors; t; t = t->next) {
+    bool at_others = read_elsewhere(r, t);
+    if (!alias_candidate(t) || !(t->written || at_others)) continue;
+    buf_printf(test, "%s{%s, ", n++ ? ", " : "", t->text);
+    if (t->count) {
+      cg_size(test, t->count);
+      buf_puts(test, " * ");
+    }
+    buf_printf(test, "sizeof(%s), %s}", cg_ctype(t->type), t->written ? "true" : "false");
+    Buf *list = at_others ? &read : &written;
+    buf_printf(list, "%s%s", list->len ? ", " : "", t->text);
+  }
+  buf_puts(test, "})");
+  buf_printf(why, "kernels read %s at other elements than their own; the schedule takes %s to be apart from "
+                  "the buffers the region writes%s%s: it runs when they are, the region as written otherwise",
+             buf_str(&read), strchr(buf_str(&read), ',') ? "them" : "it", written.len ? ", " : "",
+             buf_str(&written));
+  buf_free(&read);
+  buf_free(&written);
+  return true;
+}
+
 static int generate(Cg *cg, const Scope *sc) {
   buf_puts(&cg->out, "{\n");
   cg->depth = 1;
@@ -254,7 +305,15 @@ static int generate(Cg *cg, const Scope *sc) {
              "as written otherwise", a->kernel, a->var, cg_base_name(at.file), at.line, at.col, a->test);
     buf_printf(&test, "%s%s", test.len ? " && " : "", a->test);
   }
-  if (cg->r->assumes) {
+  Buf aliases = {0}, alias_names = {0};
+  if (alias_test(cg->r, &aliases, &alias_names)) {
+    cg_line(cg, "// coconet: %s", buf_str(&alias_names));
+    buf_printf(&test, "%s%s", test.len ? " && " : "", buf_str(&aliases));
+  }
+  bool fallback = test.len > 0;
+  buf_free(&aliases);
+  buf_free(&alias_names);
+  if (fallback) {
     cg_line(cg, "if (%s) {", buf_str(&test));
     cg->depth++;
   }
@@ -262,7 +321,7 @@ static int generate(Cg *cg, const Scope *sc) {
     if (sc->ops[i]->span.nchunks > 1) rc = emit_overlap(cg, sc, i, &consumed);
     else rc = cg_emit_op(cg, sc, i, &consumed);
   }
-  if (cg->r->assumes) {
+  if (fallback) {
     cg->depth--;
     cg_line(cg, "} else {");
     cg->depth++;
