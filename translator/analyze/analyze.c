@@ -114,7 +114,8 @@ static bool builtin_alias(Az *az, CXCursor s) {
 
 // The host text of a bound written in the kernel's terms: scalar parameters
 // become their launch arguments, members of by-value struct parameters
-// (`p.n`) the argument's member, locals of the kernel their initial values;
+// (`p.n`) the argument's member, locals of the kernel never assigned after
+// their initializer their initial values (parameters too must keep theirs);
 // with integer literals and + - * / between them. NULL when it is anything else.
 static char *bound_text(Az *az, CXCursor c, int depth) {
   c = az_strip(c);
@@ -126,15 +127,18 @@ static char *bound_text(Az *az, CXCursor c, int depth) {
     return k.n ? bound_text(az, k.last, depth + 1) : NULL;
   if (ck == CXCursor_DeclRefExpr) {
     CXCursor d = clang_getCursorReferenced(c);
-    if (kind(d) == CXCursor_ParmDecl && !az_is_pointer(d)) {
-      const char *arg = az_launch_arg(az, d);
+    if (kind(d) == CXCursor_ParmDecl && !az_is_pointer(d) && never_assigned(az->fe, d)) {
+      int at = az_param_position(az, d);
+      const char *arg = at >= 0 && at < az->launch->nargs
+                            ? extract_size_text(az->region_fe, az->ir, &az->launch->args[at])
+                            : az_launch_arg(az, d);
       char *out = NULL;
       if (arg && asprintf(&out, az_simple_name(arg) ? "%s" : "(%s)", arg) < 0) out = NULL;
       return out;
     }
     Kids init = kids(d);
     bool local = kind(d) == CXCursor_VarDecl && same(clang_getCursorSemanticParent(d), az->kernel) && init.n &&
-                 clang_isConstQualifiedType(clang_getCursorType(d));
+                 never_assigned(az->fe, d);
     return local ? bound_text(az, init.last, depth + 1) : NULL;
   }
   if (ck == CXCursor_MemberRefExpr && k.n == 1 && kind(az_strip(k.v[0])) == CXCursor_DeclRefExpr) {
@@ -164,7 +168,8 @@ static bool bound(Az *az, CXCursor cond, const char *op) {
   CXCursor a, b;
   if (!az_is_binary(az, cond, op, &a, &b) || !az_is_index(az, a)) return false;
   CXCursor d = az_referenced(b);
-  if (kind(az_strip(b)) == CXCursor_DeclRefExpr && kind(d) == CXCursor_ParmDecl && !az_is_pointer(d)) {
+  if (kind(az_strip(b)) == CXCursor_DeclRefExpr && kind(d) == CXCursor_ParmDecl && !az_is_pointer(d) &&
+      never_assigned(az->fe, d)) {
     if (az->hint_count && !named(d, az->hint_count)) return false;
     az->count = d;
     az->bound = b;
@@ -174,10 +179,15 @@ static bool bound(Az *az, CXCursor cond, const char *op) {
   if (!text) {
     char *t = az_text_of(az, b);
     az_fail(az, b, "kernel '%s': the element loop's bound '%s' must be a scalar parameter of the kernel or an "
-                "expression of them (+ - * / and integer literals, members of struct parameters, const locals)",
+                "expression of them (+ - * / and integer literals, members of struct parameters, locals never assigned after their initializer)",
          az->launch->kernel, t);
     free(t);
     return false;
+  }
+  size_t len = strlen(text);
+  if (len > 2 && text[0] == '(' && text[len - 1] == ')' && strcspn(text + 1, "()") == len - 2) {
+    memmove(text, text + 1, len - 2);  // `(rows * cols)` as one name stood for it
+    text[len - 2] = 0;
   }
   free(az->count_text);
   az->count_text = text;

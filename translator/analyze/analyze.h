@@ -14,8 +14,8 @@
 // needs it. Returns -1 after reporting errors.
 int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool scheduling);
 
-// The size a count argument stands for: its text, or for a const local
-// initialised with a product of names and literals, that product.
+// The size a count argument stands for: its text, or for a local never
+// assigned after its initializer, a product of names and literals, that product.
 const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p);
 
 // coverage.c: a guarded (not grid-stride) kernel computes only the elements
@@ -34,6 +34,10 @@ bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCur
 bool launch_grid_is_arg(const Frontend *fe, const Stmt *s, int arg);
 // blockDim.x of a launch when it is a constant (`256`, `dim3(kBlock)`), else 0.
 long long launch_block_x(const Frontend *fe, const Stmt *s);
+// A variable or parameter that keeps its value through its function: const,
+// or never assigned, ++/--'d, its address taken or passed by non-const
+// reference after its initializer (`int n = rows * cols;`).
+bool never_assigned(const Frontend *fe, CXCursor decl);
 // Argument i of the kernel call of a launch (in a wrapper seen through, as written there); null if none.
 CXCursor launch_argument(const Launch *l, int i);
 

@@ -111,8 +111,21 @@ static int col_index(const Row *w, CXCursor c) {
 }
 
 // H, the row length: the parameter every column loop and row offset names.
+// The parameter a local of the kernel stands for: `int H = hidden;` (or a
+// cast of it), never assigned after; else d itself.
+static CXCursor param_alias(const Row *w, CXCursor d) {
+  if (clang_Cursor_isNull(d) || kind(d) != CXCursor_VarDecl || !same(clang_getCursorSemanticParent(d), w->az.kernel))
+    return d;
+  Kids init = kids(d);
+  if (!init.n || !never_assigned(w->az.fe, d)) return d;
+  CXCursor e = az_strip(init.last);
+  while (kind(e) == CXCursor_CStyleCastExpr || kind(e) == CXCursor_CXXStaticCastExpr) e = az_strip(kids(e).last);
+  CXCursor p = ref_decl(e);
+  return !clang_Cursor_isNull(p) && is_param(w, p) ? p : d;
+}
+
 static bool is_h(Row *w, CXCursor c) {
-  CXCursor d = ref_decl(c);
+  CXCursor d = param_alias(w, ref_decl(c));
   if (clang_Cursor_isNull(d) || !is_param(w, d) || !az_is_integer_var(d)) return false;
   if (clang_Cursor_isNull(w->h)) w->h = d;
   return same(w->h, d);
@@ -122,7 +135,7 @@ static bool is_h(Row *w, CXCursor c) {
 // rows split in rows of H are the kernel's rows only when it equals H, which
 // the generated code checks.
 static bool is_stride(Row *w, CXCursor c) {
-  CXCursor d = ref_decl(c);
+  CXCursor d = param_alias(w, ref_decl(c));
   if (clang_Cursor_isNull(d) || clang_Cursor_isNull(w->h) || !is_param(w, d) || !az_is_integer_var(d) || same(d, w->h))
     return false;
   if (clang_Cursor_isNull(w->stride)) w->stride = d;

@@ -218,8 +218,7 @@ static enum CXChildVisitResult find_assignment(CXCursor c, CXCursor parent, CXCl
   return a->yes ? CXChildVisit_Break : CXChildVisit_Recurse;
 }
 
-// A variable or parameter that keeps its value through its function.
-static bool never_assigned(const Frontend *fe, CXCursor decl) {
+bool never_assigned(const Frontend *fe, CXCursor decl) {
   CXType t = clang_getCursorType(decl);
   if (clang_isConstQualifiedType(t)) return true;
   if (t.kind == CXType_LValueReference && clang_isConstQualifiedType(clang_getPointeeType(t))) return true;

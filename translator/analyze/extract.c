@@ -67,15 +67,16 @@ static char *product_text(const Frontend *fe, CXCursor c) {
   return out;
 }
 
-// The size a count argument stands for. A const local initialised with a
-// product (`const size_t n = (size_t)tokens * hidden;`) is replaced by that
+// The size a count argument stands for. A local never assigned after its
+// initializer, a product (`const size_t n = (size_t)tokens * hidden;`, const or
+// not), is replaced by that
 // product, so that sizes written differently compare equal in the IR.
 const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) {
   CXSourceLocation at = clang_getLocationForOffset(fe->tu, fe->file, p->range.begin.offset);
   CXCursor c = clang_getCursor(fe->tu, at);
   CXCursor d = clang_getCursorReferenced(c);
   if (clang_getCursorKind(c) != CXCursor_DeclRefExpr || clang_getCursorKind(d) != CXCursor_VarDecl ||
-      !clang_isConstQualifiedType(clang_getCursorType(d)))
+      !never_assigned(fe, d))
     return p->text;
   char *name = fe_spelling(d);
   bool whole = strcmp(name, p->text) == 0;

@@ -3,6 +3,7 @@
 // their values are computed from, the inputs, the region as written and as
 // scheduled as lambdas over them, the comparison.
 #include "verify_impl.h"
+#include "analyze/analyze.h"
 #include "common/text.h"
 
 #include <stdarg.h>
@@ -190,7 +191,11 @@ static void close_over_initializers(Harness *h) {
     HVar *v = &h->v[i];
     CXCursor init = initializer(v->decl);
     CXType type = clang_getCursorType(v->decl);
-    if (clang_Cursor_isNull(init) || !(is_arith(type) || is_dim3(type)) || set_by_ir(h, v)) continue;
+    // A local the IR names that keeps its initializer's value (`int n = rows * cols;`) is computed
+    // from it, so that it agrees with the sizes the IR reads through the initializer.
+    bool computed = !clang_Cursor_isNull(init) && clang_getCursorKind(v->decl) == CXCursor_VarDecl &&
+                    never_assigned(h->fe, v->decl);
+    if (clang_Cursor_isNull(init) || !(is_arith(type) || is_dim3(type)) || (set_by_ir(h, v) && !computed)) continue;
     v->init = init_text(h, v->decl, init);
     Walk w = {.h = h, .begin = v->offset + 1};
     clang_visitChildren(init, find_refs, &w);
@@ -349,7 +354,7 @@ static void print_init(Harness *h, FILE *f, int trial) {
     }
     for (const IrVar *x = h->r->vars; x; x = x->next) {
       const char *t = as_written(h, x->text);
-      if (assign_base(h, t) != v) continue;
+      if (assign_base(h, t) != v || (v->init && strcmp(t, v->name) == 0)) continue;
       fprintf(f, "      %s = ", t);
       print_value(f, h->r, x, trial);
       fputs(";\n", f);

@@ -1,0 +1,71 @@
+// Style: locals that are never assigned after their initializer but are not
+// declared const, as most trainers and engines write them: the host's
+// `int n = rows * cols;` and grid, a kernel's `int total = n;` as its loop
+// bound, a row-wise kernel's `int H = hidden;` as its row length. Each is the
+// value it was initialized with wherever it is used; a local or parameter the
+// kernel assigns is not (the ASSIGNED variant is refused with the reason).
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
+// RUN: %expect 1 %coconet --check %s -- -DASSIGNED 2>&1 | %FileCheck --check-prefix=ASSIGNED %s
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+__global__ void scale(float *x, float by, int n) {
+  int total = n;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += blockDim.x * gridDim.x) {
+    x[i] *= by;
+#if defined(ASSIGNED)
+    total = n / 2;
+#endif
+  }
+}
+
+__global__ void rmsnorm(float *out, const float *x, const float *gamma, int rows, int hidden) {
+  int row = blockIdx.x;
+  int H = hidden;
+  if (row >= rows) return;
+  __shared__ float partial[256];
+  float s = 0.0f;
+  for (int j = threadIdx.x; j < H; j += blockDim.x) s += x[row * H + j] * x[row * H + j];
+  partial[threadIdx.x] = s;
+  __syncthreads();
+  for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+    if (threadIdx.x < k) partial[threadIdx.x] += partial[threadIdx.x + k];
+    __syncthreads();
+  }
+  float r = rsqrtf(partial[0] / H + 1e-6f);
+  for (int j = threadIdx.x; j < H; j += blockDim.x) out[row * H + j] = x[row * H + j] * r * gamma[j];
+}
+
+void step(float *x, float by, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
+  int n = rows * cols;
+  int grid = (n + 255) / 256;
+#pragma coconet region name(scaled) split reorder
+  {
+    ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm, s);
+    scale<<<grid, 256, 0, s>>>(x, by, n);
+  }
+}
+
+void norm(float *out, float *y, const float *gamma, int rows, int hidden, ncclComm_t comm, cudaStream_t s) {
+  size_t n = (size_t)rows * hidden;
+  int grid = rows;
+#pragma coconet region name(normed) split reorder scratch(y) replicated(gamma)
+  {
+    ncclAllReduce(y, y, n, ncclFloat, ncclSum, comm, s);
+    rmsnorm<<<grid, 256, 0, s>>>(out, y, gamma, rows, hidden);
+  }
+}
+
+// IR: verify scaled: ok
+// IR: verify normed: ok
+// EXEC: verify=exec scaled: output 'x' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify=exec scaled: ok
+// EXEC: verify=exec normed: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify=exec normed: ok
+// EXPLAIN: explain scaled
+// EXPLAIN: reorder: kernel 'scale'
+// EXPLAIN: explain normed
+// EXPLAIN: reorder: kernel 'rmsnorm'{{.*}} is row-wise (one block per row of hidden elements
+// ASSIGNED: plain-locals.cu:[[@LINE-55]]:59: error: kernel 'scale': the element loop's bound 'total' must be a scalar parameter of the kernel or an expression of them (+ - * / and integer literals, members of struct parameters, locals never assigned after their initializer)
