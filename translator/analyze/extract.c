@@ -746,6 +746,28 @@ static int check_assumptions(const Frontend *fe, const Region *r, const IrRegion
   return 0;
 }
 
+// A statement coconet does not see into that only checks for errors
+// (`cudaCheck(cudaGetLastError());`, a synchronize) and names no buffer of the
+// region: it reads and writes none.
+static void mark_error_checks(IrRegion *ir) {
+  static const char *const queries[] = {"cudaGetLastError", "cudaPeekAtLastError", "cudaDeviceSynchronize",
+                                        "cudaStreamSynchronize"};
+  for (IrOp *op = ir->ops; op; op = op->next) {
+    if (op->kind != IR_OP_OPAQUE || !op->text) continue;
+    bool query = false;
+    for (size_t i = 0; i < sizeof queries / sizeof *queries && !query; i++)
+      query = names_token(op->text, queries[i], strlen(queries[i]));
+    for (const IrTensor *t = ir->tensors; t && query; t = t->next) {
+      size_t n = 0;
+      while (text_ident_char(t->text[n])) n++;
+      char base[128];
+      snprintf(base, sizeof base, "%.*s", (int)(n < sizeof base ? n : sizeof base - 1), t->text);
+      if (n == 0 || names_token(op->text, base, strlen(base))) query = false;
+    }
+    op->error_check = query;
+  }
+}
+
 static int extract_region(const Frontend *fe, const Program *prog, const Region *r, IrProgram *p,
                           bool scheduling) {
   IrRegion *ir = ir_region_new(p, r->name, r->pragma_range.begin, r->range);
@@ -778,6 +800,7 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
     if (last && depth > 0) last->nccl_group = group;
     if (end && depth > 0) depth--;
   }
+  mark_error_checks(ir);
   if (diag_error_count() > errors) status = -1;  // a call's arguments contradict each other
   if (status || !scheduling) return status;
   if (schedules(r) && directives_check_region_lines(fe, r)) return -1;

@@ -424,6 +424,8 @@ struct IrOp {
   SrcLoc loc;           // where diagnostics point (range.begin)
   const char *text;     // the statement as written (may be NULL except for OPAQUE)
   const char *why_opaque;  // OPAQUE: why coconet does not see into it, when it nearly did (a host wrapper)
+  bool error_check;     // OPAQUE: an error check (cudaCheck(cudaGetLastError())) naming no buffer: reads and
+                        // writes none, still an ordering barrier
   IrUse *reads;         // tensors read, one entry per tensor
   IrUse *writes;        // tensors written, one entry per tensor
   const IrOp *orig;     // scheduled ops: the original op it comes from (NULL in region->ops)

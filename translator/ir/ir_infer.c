@@ -93,7 +93,7 @@ static int walk(IrRegion *r, IrOp *list, State *st, bool report) {
   for (IrOp *op = list; op; op = op->next) {
     // A statement coconet does not see into may change any buffer: from there on
     // nothing is known to be the same on every rank until an op writes it.
-    if (op->kind == IR_OP_OPAQUE)
+    if (op->kind == IR_OP_OPAQUE && !op->error_check)
       for (IrTensor *t = r->tensors; t; t = t->next)
         if (st->layout[t->id] == IR_LAYOUT_REPLICATED) st->layout[t->id] = IR_LAYOUT_LOCAL;
     for (IrUse *u = op->reads; u; u = u->next) {

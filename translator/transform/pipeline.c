@@ -28,7 +28,7 @@ static bool is_p2p(const IrOp *op) {
 static const IrOp *last_writer(const IrOp *list, const IrOp *send, const IrTensor *t) {
   const IrOp *w = NULL;
   for (const IrOp *op = list; op && op != send; op = op->next)
-    if (tf_writes(op, t) || op->kind == IR_OP_OPAQUE) w = op;
+    if (tf_writes(op, t) || (op->kind == IR_OP_OPAQUE && !op->error_check)) w = op;
   return w;
 }
 

@@ -224,7 +224,7 @@ static int check_gathered(TfCtx *c, const IrTensor *t, IrOp **chain, int n) {
     const IrTensor *src = local->ref.t;
     const IrOp *opaque = NULL;
     for (const IrOp *op = c->r->ops; op && op->id < chain[i]->id && !opaque; op = op->next)
-      if (op->kind == IR_OP_OPAQUE) opaque = op;
+      if (op->kind == IR_OP_OPAQUE && !op->error_check) opaque = op;
     if (opaque && (src->replicated || src->layout_in == IR_LAYOUT_REPLICATED)) {
       tf_fail(c, &chain[i]->loc,
               "reorder: kernel '%s' computes '%s' from '%s', which is replicated at region entry, but a statement "

@@ -171,7 +171,7 @@ static bool disjoint(const IrOp *a, const IrOp *b) {
 static const IrOp *reader_after(const IrOp *op, const IrTensor *t) {
   for (const IrOp *q = op->next; q; q = q->next) {
     bool slice_send = q->kind == IR_OP_COLLECTIVE && q->coll.kind == IR_SEND && q->coll.pipe_tag;
-    if ((q->kind == IR_OP_OPAQUE || tf_read(q, t)) && !disjoint(op, q) && !slice_send) return q;
+    if (((q->kind == IR_OP_OPAQUE && !q->error_check) || tf_read(q, t)) && !disjoint(op, q) && !slice_send) return q;
   }
   return NULL;
 }
