@@ -47,7 +47,7 @@ static const char USAGE[] =
     "\n"
     "Translation:\n"
     "  --target=cuda|host cuda (default): CUDA + NCCL output; host: for the CPU backend\n"
-    "  --schedule=none    keep regions as written (the A/B baseline)\n"
+    "  --schedule=none    keep regions as written, unanalyzed (the A/B baseline)\n"
     "  --model=FILE       cost model parameters for schedule(auto) and --explain\n"
     "                     (key = value lines)\n"
     "  -p DIR             read include paths and macros from DIR/compile_commands.json\n"
@@ -329,9 +329,13 @@ static int load_model(const Options *o, IrCostModel *model) {
   return o->model_file && ir_cost_load(model, o->model_file) ? -1 : 0;
 }
 
-// Extract every region and schedule it (--schedule=none: infer layouts only).
+// Extract every region and schedule it (--schedule=none: infer layouts only,
+// for the views that show them; a translation that only writes the program as
+// written neither extracts nor infers: it builds whatever the regions hold).
 static int schedule_all(const Options *o, const Frontend *fe, const Program *prog, IrProgram *ir,
                         const IrCostModel *model) {
+  bool views = o->check || o->dump != DUMP_NONE || o->dot_file || o->explain || o->verify_ranks || o->verify_exec;
+  if (o->schedule_none && !views) return 0;
   int status = extract_program(fe, prog, ir, !o->schedule_none) ? EXIT_INPUT : 0, failed = 0;
   IrSchedOptions opt = {.model = model};
   // Every region is scheduled, so that one run reports the errors of all of them

@@ -458,6 +458,8 @@ IrOp *ir_op_opaque(IrRegion *r, SrcRange range, const char *text);
 // After an error that a statement coconet does not see into may explain: a
 // note for each opaque op of r that says why it is opaque.
 void ir_note_opaque(const IrRegion *r);
+// Whether a statement of r coconet does not see into names text (as a whole token).
+bool ir_opaque_mentions(const IrRegion *r, const char *text);
 // A pointwise kernel launch: info gives kernel, launch texts and count (params
 // and body are built with the calls below).
 IrOp *ir_op_pointwise(IrRegion *r, SrcRange range, const IrPointwise *info);

@@ -167,7 +167,9 @@ static void state_free(State *st) {
   free(st->origin);
 }
 
-// replicated(b, ...): mark the named buffers.
+// replicated(b, ...): mark the named buffers. One that only statements coconet
+// does not see into use is no error here: what the schedule then cannot do is
+// the first error, with its reason.
 static int apply_replicated(IrRegion *r) {
   int errors = 0;
   for (const IrClause *c = r->clauses; c; c = c->next) {
@@ -175,7 +177,7 @@ static int apply_replicated(IrRegion *r) {
     for (const IrName *n = c->args; n; n = n->next) {
       IrTensor *t = ir_tensor_find(r, n->text);
       if (t) t->replicated = true;
-      else {
+      else if (!ir_opaque_mentions(r, n->text)) {
         diag_error(&n->loc, "replicated: '%s' is not a buffer used in region '%s'", n->text, r->name);
         if (!errors) ir_note_opaque(r);
         errors++;

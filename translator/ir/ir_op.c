@@ -2,6 +2,7 @@
 // memsets, events, opaque statements), clauses, spans and enum names.
 #include "ir/ir.h"
 
+#include <ctype.h>
 #include <string.h>
 
 static IrOp *new_op(IrRegion *r, IrOpKind kind, SrcRange range) {
@@ -262,4 +263,17 @@ IrFusedForm ir_fused_form(const IrOp *op) {
   if (op->generated && op->coll.kind == IR_REDUCESCATTER && op->span.part == IR_PART_BODY) return IR_FUSED_SPLIT;
   if (!op->generated && op->coll.kind == IR_ALLREDUCE && op->span.part == IR_PART_ALL) return IR_FUSED_ONESHOT;
   return IR_FUSED_NONE;
+}
+
+bool ir_opaque_mentions(const IrRegion *r, const char *text) {
+  size_t n = strlen(text);
+  for (const IrOp *op = r->ops; op; op = op->next) {
+    if (op->kind != IR_OP_OPAQUE || !op->text) continue;
+    for (const char *at = strstr(op->text, text); at; at = strstr(at + 1, text)) {
+      bool start = at == op->text || !(isalnum((unsigned char)at[-1]) || at[-1] == '_');
+      bool end = !(isalnum((unsigned char)at[n]) || at[n] == '_');
+      if (start && end) return true;
+    }
+  }
+  return false;
 }

@@ -485,6 +485,24 @@ static bool is_split_gather(const IrOp *prev, const IrOp *op) {
          prev->span.part == IR_PART_TAIL;
 }
 
+// Where the chain stops: the first statement after an AllReduce of r that is
+// not a kernel launch (a statement coconet does not see into, a copy, a GEMM).
+static void note_next(const IrRegion *r) {
+  bool after = false;
+  for (const IrOp *op = r->ops; op; op = op->next) {
+    if (op->kind == IR_OP_COLLECTIVE && op->coll.kind == IR_ALLREDUCE) {
+      after = true;
+      continue;
+    }
+    if (!after || op->kind == IR_OP_POINTWISE) continue;
+    if (op->kind == IR_OP_OPAQUE)
+      diag_note(&op->loc, "the AllReduce is followed by '%s', a statement coconet does not see into", op->text);
+    else
+      diag_note(&op->loc, "the AllReduce is followed by '%s', not a kernel launch", ir_op_title(op));
+    return;
+  }
+}
+
 int tf_reorder(TfCtx *c, const IrClause *cl) {
   if (!c->split)
     return tf_fail(c, &cl->loc,
@@ -514,6 +532,7 @@ int tf_reorder(TfCtx *c, const IrClause *cl) {
     tf_fail(c, &cl->loc,
             "reorder: no pointwise kernel consumes the result of a split AllReduce; there "
             "is nothing to move between ReduceScatter and AllGather");
+    if (!c->quiet) note_next(c->r);
     if (!c->quiet) ir_note_opaque(c->r);
     return -1;
   }

@@ -140,6 +140,7 @@ static int mark_info(TfCtx *c) {
     const char *what = ir_clause_name(cl->kind);
     for (const IrName *n = cl->args; n; n = n->next) {
       IrTensor *t = ir_tensor_find(r, n->text);
+      if (!t && ir_opaque_mentions(r, n->text)) continue;  // the schedule's own error says why, first
       if (!t || !t->written) {
         tf_fail(c, &n->loc, "%s: '%s' is not %s in region '%s'", what, n->text, t ? "written" : "a buffer used", r->name);
         if (!c->quiet) ir_note_opaque(r);
