@@ -664,13 +664,13 @@ IrOp *analyze_launch(const Frontend *fe, IrRegion *ir, const Stmt *s, const Prog
                      char **why, SrcLoc *why_loc) {
   *why = NULL;
   if (!s->launch->def) {
-    *why = strdup("the kernel's definition is not in this file");
+    *why = strdup("the kernel's definition is not in this file or a header it includes");
     *why_loc = s->range.begin;
     return NULL;
   }
   const Pragma *hint = NULL;
   for (const Annotation *a = prog->pointwise; a; a = a->next)
-    if (a->range.begin.offset == s->launch->def->range.begin.offset ||
+    if ((!s->launch->def->in_header && a->range.begin.offset == s->launch->def->range.begin.offset) ||
         strcmp(a->target, s->launch->def->name) == 0)
       hint = a->pragma;
   // A dry run in a scratch region first: a kernel that is not pointwise must

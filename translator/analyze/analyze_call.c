@@ -293,7 +293,7 @@ IrExpr *az_call_expr(Az *az, CXCursor c) {
         e = a ? ir_expr_bitcast(az->ir, BITCASTS[i].to, a) : NULL;
       }
     CXCursor def = clang_getCursorDefinition(callee);
-    if (!e && !az_failed(az) && !clang_Cursor_isNull(def) && fe_in_main_file(az->fe, clang_getCursorLocation(def)))
+    if (!e && !az_failed(az) && !clang_Cursor_isNull(def) && fe_in_user_code(az->fe, clang_getCursorLocation(def)))
       e = az_inline_helper(az, c, def, false);
     else if (!e && !az_failed(az) && clang_Cursor_isNull(callee)) {
       char *t = az_text_of(az, c);

@@ -18,14 +18,14 @@ IrExpr *az_fail(Az *az, CXCursor at, const char *fmt, ...) {
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
   az->why = strdup(buf);
-  az->why_loc = fe_loc(az->fe, clang_getCursorLocation(at));
+  az->why_loc = fe_any_loc(az->fe, clang_getCursorLocation(at));
   return NULL;
 }
 
 
 // The source text of a cursor (main file only).
 char *az_text_of(const Az *az, CXCursor c) {
-  return fe_text(az->fe, fe_range(az->fe, clang_getCursorExtent(c)));
+  return fe_cursor_text(az->fe, c);
 }
 
 // Skip implicit nodes and parentheses.
@@ -40,10 +40,9 @@ CXCursor az_strip(CXCursor c) {
 
 // The operator between two operands, from the tokens between them.
 char *az_op_between(const Az *az, CXCursor lhs, CXCursor rhs) {
-  unsigned b = fe_range(az->fe, clang_getCursorExtent(lhs)).end.offset;
-  unsigned e = fe_range(az->fe, clang_getCursorExtent(rhs)).begin.offset;
-  SrcRange r = {source_loc(&az->fe->src, b), source_loc(&az->fe->src, e)};
-  char *t = fe_text(az->fe, r), *s = t, *d = t;
+  char *t = fe_between(az->fe, clang_getRangeEnd(clang_getCursorExtent(lhs)),
+                       clang_getRangeStart(clang_getCursorExtent(rhs)));
+  char *s = t, *d = t;
   for (; *s; s++)
     if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') *d++ = *s;
   *d = '\0';
@@ -52,12 +51,12 @@ char *az_op_between(const Az *az, CXCursor lhs, CXCursor rhs) {
 
 // The leading or trailing operator of a unary expression.
 char *az_unary_op(const Az *az, CXCursor c, CXCursor operand) {
-  SrcRange whole = fe_range(az->fe, clang_getCursorExtent(c));
-  SrcRange inner = fe_range(az->fe, clang_getCursorExtent(operand));
-  SrcRange r = whole;
-  if (inner.begin.offset > whole.begin.offset) r.end = inner.begin;
-  else r.begin = inner.end;
-  return fe_text(az->fe, r);
+  CXSourceRange whole = clang_getCursorExtent(c), inner = clang_getCursorExtent(operand);
+  unsigned w, i;
+  clang_getFileLocation(clang_getRangeStart(whole), NULL, NULL, NULL, &w);
+  clang_getFileLocation(clang_getRangeStart(inner), NULL, NULL, NULL, &i);
+  return i > w ? fe_between(az->fe, clang_getRangeStart(whole), clang_getRangeStart(inner))
+               : fe_between(az->fe, clang_getRangeEnd(inner), clang_getRangeEnd(whole));
 }
 
 IrType az_type_of(CXType t) {

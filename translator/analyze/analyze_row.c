@@ -456,9 +456,9 @@ static void if_stmt(Row *w, CXCursor s) {
   w->cond--;
 }
 
-static bool helper_of_file(const Row *w, CXCursor def) {
+static bool helper_of_user(const Row *w, CXCursor def) {
   return !clang_Cursor_isNull(def) && clang_isCursorDefinition(def) &&
-         fe_in_main_file(w->az.fe, clang_getCursorLocation(def));
+         fe_in_user_code(w->az.fe, clang_getCursorLocation(def));
 }
 
 // The row index used as a value (not as a row's place): the schedule launches
@@ -513,7 +513,7 @@ static bool couples_threads(const Row *w, const char *name) {
 // A helper the file defines is read as part of the kernel (its accesses,
 // barriers and shuffles are the kernel's); a library's (a system header's:
 // CUDA, cub, cooperative groups) is known by its name (call). A call coconet
-// cannot follow (through a pointer, into a user's header, too deep) is
+// cannot follow (through a pointer, too deep) is
 // refused: the function could couple threads that another part of the rows
 // no longer shares, or touch other rows.
 static void helper(Row *w, CXCursor c, CXCursor callee) {
@@ -523,17 +523,10 @@ static void helper(Row *w, CXCursor c, CXCursor callee) {
     az_fail(&w->az, c, "kernel '%s' calls through a function pointer in %s; coconet reads the functions a row-wise "
                        "kernel calls and cannot tell which one this is: call it by name", w->az.launch->kernel, t);
     free(t);
-  } else if (!clang_Cursor_isNull(def) && clang_isCursorDefinition(def) && !helper_of_file(w, def) &&
-             !clang_Location_isInSystemHeader(clang_getCursorLocation(def))) {
-    char *name = fe_spelling(callee);
-    az_fail(&w->az, c, "kernel '%s' calls '%s', defined in a header of yours; coconet reads the functions a row-wise "
-                       "kernel calls only in the file it translates (a helper could touch other rows or meet the "
-                       "block's other threads): define it in this file", w->az.launch->kernel, name);
-    free(name);
-  } else if (helper_of_file(w, def) && w->helper_depth == 4) {
+  } else if (helper_of_user(w, def) && w->helper_depth == 4) {
     az_fail(&w->az, c, "kernel '%s': __device__ helpers nest more than 4 deep, past what coconet reads of a row-wise "
                        "kernel", w->az.launch->kernel);
-  } else if (helper_of_file(w, def)) {
+  } else if (helper_of_user(w, def)) {
     w->helper_depth++;
     row_walk(w, kids(def).last);
     w->helper_depth--;

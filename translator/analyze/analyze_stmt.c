@@ -475,7 +475,7 @@ static void call_stmt(Az *az, CXCursor s) {
   CXCursor def = clang_getCursorDefinition(callee);
   if (strcmp(name, "curand_init") == 0) curand_init_call(az, s);
   else if (strcmp(name, "atomicAdd") == 0) atomic_add(az, s);
-  else if (!clang_Cursor_isNull(def) && fe_in_main_file(az->fe, clang_getCursorLocation(def)))
+  else if (!clang_Cursor_isNull(def) && fe_in_user_code(az->fe, clang_getCursorLocation(def)))
     az_inline_helper(az, s, def, true);
   else
     az_fail(az, s, "kernel '%s' calls '%s' as a statement: not supported in a pointwise kernel", az->launch->kernel, name);

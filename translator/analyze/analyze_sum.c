@@ -114,7 +114,7 @@ static bool butterfly(Az *az, CXCursor f, CXCursor v) {
 static bool warp_sum_helper(Az *az, CXCursor call) {
   CXCursor def = clang_getCursorDefinition(az_callee(call));
   if (clang_Cursor_isNull(def) || kind(def) != CXCursor_FunctionDecl || clang_Cursor_getNumArguments(def) != 1 ||
-      !fe_in_main_file(az->fe, clang_getCursorLocation(def)))
+      !fe_in_user_code(az->fe, clang_getCursorLocation(def)))
     return false;
   CXCursor p = clang_Cursor_getArgument(def, 0);
   Kids body = kids(kids(def).last);
@@ -404,7 +404,7 @@ static Binding *hand_block_sum(Az *az, CXCursor call) {
   CXCursor def = clang_getCursorDefinition(az_callee(call));
   int n = clang_Cursor_getNumArguments(def);
   if (clang_Cursor_isNull(def) || kind(def) != CXCursor_FunctionDecl || n < 1 ||
-      clang_Cursor_getNumArguments(call) != n || !fe_in_main_file(az->fe, clang_getCursorLocation(def)) ||
+      clang_Cursor_getNumArguments(call) != n || !fe_in_user_code(az->fe, clang_getCursorLocation(def)) ||
       kind(kids(def).last) != CXCursor_CompoundStmt)
     return NULL;
   Binding *b = running_sum(az, clang_Cursor_getArgument(call, 0));

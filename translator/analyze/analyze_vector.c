@@ -308,7 +308,7 @@ static bool vector_call(Az *az, CXCursor c, IrType comp, IrExpr **out) {
     known = false;
     // Operators are CUDA's (__half2's) only: one defined in this file may do anything.
     CXCursor def = clang_getCursorDefinition(callee);
-    bool theirs = clang_Cursor_isNull(def) || !fe_in_main_file(az->fe, clang_getCursorLocation(def));
+    bool theirs = clang_Cursor_isNull(def) || !fe_in_user_code(az->fe, clang_getCursorLocation(def));
     for (size_t i = 0; i < sizeof LANEWISE / sizeof *LANEWISE; i++) {
       if (strcmp(name, LANEWISE[i].name) != 0 || n != 2 || (!theirs && strncmp(name, "operator", 8) == 0)) continue;
       known = true;
@@ -318,7 +318,7 @@ static bool vector_call(Az *az, CXCursor c, IrType comp, IrExpr **out) {
     }
   }
   CXCursor def = clang_Cursor_isNull(callee) ? callee : clang_getCursorDefinition(callee);
-  if (!known && !az_failed(az) && !clang_Cursor_isNull(def) && fe_in_main_file(az->fe, clang_getCursorLocation(def))) {
+  if (!known && !az_failed(az) && !clang_Cursor_isNull(def) && fe_in_user_code(az->fe, clang_getCursorLocation(def))) {
     known = true;  // a __device__ helper (or operator) of this file: inlined, lane by lane
     ok = az_inline_vector_helper(az, c, def, out);
   }
@@ -330,6 +330,35 @@ static bool vector_call(Az *az, CXCursor c, IrType comp, IrExpr **out) {
   }
   free(name);
   return ok && !az_failed(az);
+}
+
+// A vector passed by value (`__half2 neg_lr`, `float4 scale`): its lanes are
+// scalar parameters bound to the launch argument's members (`neg_lr.x`, ...),
+// when the launch passes a variable. Element e reads lane e % lanes (every
+// lane's pass the same expression: a select on the element's lane).
+static bool vector_scalar_param(Az *az, CXCursor d, IrType comp, IrExpr **out) {
+  static const char *const member[4] = {"x", "y", "z", "w"};
+  if (kind(d) != CXCursor_ParmDecl || !same(clang_getCursorSemanticParent(d), az->kernel) || az_is_pointer(d))
+    return false;
+  const char *arg = az_launch_arg(az, d);
+  if (!arg || !az_simple_name(arg) || az->lanes > 4) return false;
+  char *pname = fe_spelling(d);
+  IrExpr *lane[4];
+  for (int l = 0; l < az->lanes; l++) {
+    char *name = ir_printf(az->ir, "%s_%s", pname, member[l]);
+    IrParam *p = NULL;
+    for (IrParam *q = az->op->pw.params; q && !p; q = q->next)
+      if (strcmp(q->name, name) == 0) p = q;
+    if (!p) p = ir_pw_param(az->ir, az->op, name, comp, ir_printf(az->ir, "%s.%s", arg, member[l]));
+    lane[l] = ir_expr_param(az->ir, p);
+  }
+  free(pname);
+  IrExpr *which = ir_expr_binary(az->ir, IR_MOD, ir_expr_index(az->ir), ir_expr_int(az->ir, az->lanes, IR_I64));
+  IrExpr *e = lane[az->lanes - 1];
+  for (int l = az->lanes - 2; l >= 0; l--)
+    e = ir_expr_select(az->ir, ir_expr_binary(az->ir, IR_EQ, which, ir_expr_int(az->ir, l, IR_I64)), lane[l], e);
+  for (int l = 0; l < az->lanes; l++) out[l] = e;
+  return true;
 }
 
 bool az_vector_expr(Az *az, CXCursor c, IrExpr **out) {
@@ -345,11 +374,13 @@ bool az_vector_expr(Az *az, CXCursor c, IrExpr **out) {
   Kids k = kids(c);
   switch (kind(c)) {
   case CXCursor_DeclRefExpr: {
-    Binding *b = az_find_local(az, clang_getCursorReferenced(c));
+    CXCursor d = clang_getCursorReferenced(c);
+    Binding *b = az_find_local(az, d);
     if (b && b->vector) {
       for (int l = 0; l < az->lanes; l++) out[l] = b->lane[l];
       return true;
     }
+    if (!b && vector_scalar_param(az, d, comp, out)) return true;
     break;
   }
   case CXCursor_ArraySubscriptExpr:

@@ -110,7 +110,7 @@ static bool eval_int(CXCursor c, long long *v) {
 
 // The text of a cursor with blanks removed (malloc'd).
 static char *squeezed(const Frontend *fe, CXCursor c) {
-  char *t = fe_text(fe, fe_range(fe, clang_getCursorExtent(c)));
+  char *t = fe_cursor_text(fe, c);
   text_drop(t, t, TEXT_BLANKS);
   return t;
 }
@@ -190,9 +190,12 @@ static enum CXChildVisitResult find_assignment(CXCursor c, CXCursor parent, CXCl
   Kids ks = kids_of(c);
   if ((k == CXCursor_BinaryOperator || k == CXCursor_CompoundAssignOperator) && ks.n == 2 &&
       refers_to(ks.v[0], a->decl)) {
-    SrcRange r = {fe_range(a->fe, clang_getCursorExtent(ks.v[0])).end,
-                  fe_range(a->fe, clang_getCursorExtent(ks.v[1])).begin};
-    char *op = r.end.offset > r.begin.offset ? fe_text(a->fe, r) : strdup("=");
+    char *op = fe_between(a->fe, clang_getRangeEnd(clang_getCursorExtent(ks.v[0])),
+                          clang_getRangeStart(clang_getCursorExtent(ks.v[1])));
+    if (!*op) {
+      free(op);
+      op = strdup("=");
+    }
     char *eq = strchr(op, '=');
     if (eq && !(eq[1] == '=' || (eq > op && (eq[-1] == '=' || eq[-1] == '!' || eq[-1] == '<' || eq[-1] == '>'))))
       a->yes = true;
@@ -545,7 +548,7 @@ bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCur
     ok = grid && block && count && !cv.changed && covers(grid, block, count);
     syms_free(&cv);
   }
-  char *n = fe_text(kfe, fe_range(kfe, clang_getCursorExtent(bound)));
+  char *n = fe_cursor_text(kfe, bound);
   if (!ok && asprintf(why,
                       "kernel '%s' computes only the elements that have a thread (its 'if (i < %s)' guard), and "
                       "coconet cannot prove that '<<<%s, %s>>>' gives every one of the %s elements a thread; "

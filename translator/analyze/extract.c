@@ -768,6 +768,29 @@ static void mark_error_checks(IrRegion *ir) {
   }
 }
 
+// ncclGroupStart()/ncclGroupEnd() around one collective and nothing else
+// group nothing: the schedule leaves the two calls out (the collective is
+// split on its own), and --explain says so. Groups of several are kept.
+static void ungroup_single(IrRegion *ir, int ngroups) {
+  for (int k = 1; k <= ngroups; k++) {
+    IrOp *in[3], **link[3];
+    int n = 0;
+    for (IrOp **pp = &ir->ops; *pp; pp = &(*pp)->next) {
+      if ((*pp)->nccl_group != k) continue;
+      if (n < 3) in[n] = *pp, link[n] = pp;
+      n++;
+    }
+    if (n != 3 || in[0]->kind != IR_OP_OPAQUE || in[1]->kind != IR_OP_COLLECTIVE || in[2]->kind != IR_OP_OPAQUE)
+      continue;
+    *link[2] = in[2]->next;  // the end first: its link is the collective's next
+    *link[0] = in[0]->next;
+    in[1]->nccl_group = 0;
+    ir_region_note(ir, ir_printf(ir, "ncclGroupStart()/ncclGroupEnd() at %s:%u:%u hold one collective, which "
+                                     "they do not group with anything: the schedule leaves them out",
+                                 in[0]->loc.file ? in[0]->loc.file : "?", in[0]->loc.line, in[0]->loc.col));
+  }
+}
+
 static int extract_region(const Frontend *fe, const Program *prog, const Region *r, IrProgram *p,
                           bool scheduling) {
   IrRegion *ir = ir_region_new(p, r->name, r->pragma_range.begin, r->range);
@@ -805,7 +828,10 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
   if (status || !scheduling) return status;
   if (schedules(r) && directives_check_region_lines(fe, r)) return -1;
   if (check_overlap(r, ir) || check_assumptions(fe, r, ir)) return -1;
-  return schedules(r) ? hoist_effects(r, ir) : 0;
+  if (!schedules(r)) return 0;
+  if (hoist_effects(r, ir)) return -1;
+  ungroup_single(ir, ngroups);
+  return 0;
 }
 
 int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool scheduling) {

@@ -257,14 +257,19 @@ static KernelDef *kernel_def(const Frontend *fe, CXCursor call) {
                       : clang_getSpecializedCursorTemplate(decl);
   bool is_template = !clang_Cursor_isNull(tmpl);
   CXCursor def = clang_getCursorDefinition(is_template ? tmpl : decl);
-  if (clang_Cursor_isNull(def) || !fe_in_main_file(fe, clang_getCursorLocation(def))) return NULL;
+  if (clang_Cursor_isNull(def)) return NULL;
   KernelDef *k = xcalloc(1, sizeof *k);
   k->name = fe_spelling(def);
   k->cursor = def;
   k->is_template = is_template;
-  k->range = fe_range(fe, clang_getCursorExtent(def));
+  k->in_header = !fe_in_main_file(fe, clang_getCursorLocation(def));
+  if (!k->in_header) k->range = fe_range(fe, clang_getCursorExtent(def));
   k->inst = clang_getNullCursor();
-  if (is_template) instance_describe(fe, decl, def, k);
+  if (is_template && k->in_header)
+    k->why = xasprintf("kernel template '%s' is defined in an included header; coconet instantiates kernel "
+                       "templates defined in the file it translates", k->name);
+  else if (is_template)
+    instance_describe(fe, decl, def, k);
   int np = 0;
   clang_visitChildren(def, count_params, &np);
   k->params = xcalloc((size_t)np + 1, sizeof *k->params);
@@ -308,7 +313,7 @@ static Launch *launch_of(const Frontend *fe, CXCursor call, const Toks *t, unsig
   l->args = split_pieces(fe, t, close + 2, args_end, &l->nargs);
   l->call = call;
   l->def = kernel_def(fe, call);
-  if (l->def) {
+  if (l->def && !l->def->in_header) {
     CXCursor body = clang_getNullCursor();
     clang_visitChildren(l->def->cursor, find_body, &body);
     if (!clang_Cursor_isNull(body)) l->def->body = fe_range(fe, clang_getCursorExtent(body));

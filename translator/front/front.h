@@ -98,6 +98,19 @@ SrcLoc fe_loc(const Frontend *fe, CXSourceLocation loc);
 SrcRange fe_range(const Frontend *fe, CXSourceRange r);
 bool fe_in_main_file(const Frontend *fe, CXSourceLocation loc);
 char *fe_text(const Frontend *fe, SrcRange r);  // malloc'd copy of the bytes
+// The bytes between two locations (malloc'd), in the main file as fe_text
+// reads them, or in the header both are in (a kernel defined there); "" when
+// they are in different files.
+char *fe_between(const Frontend *fe, CXSourceLocation from, CXSourceLocation to);
+// The text of a cursor, wherever it is (fe_between of its extent; malloc'd).
+char *fe_cursor_text(const Frontend *fe, CXCursor c);
+// In the user's code: the main file or a header that is not a system header
+// (CUDA's, the C++ library's): where kernels and the helpers coconet reads
+// may be defined.
+bool fe_in_user_code(const Frontend *fe, CXSourceLocation loc);
+// fe_loc, and for a location in an included header (a kernel defined there)
+// that header's path, line and column, its bytes registered for diagnostics.
+SrcLoc fe_any_loc(const Frontend *fe, CXSourceLocation loc);
 char *fe_spelling(CXCursor c);                    // malloc'd cursor spelling
 // The first macro expanded in a range of the main file (malloc'd), or NULL.
 // libclang 16 places code from a macro's body where the macro is used (its
@@ -154,6 +167,9 @@ typedef struct KernelDef {
   Param *params;
   int nparams;
   bool is_template;
+  // Defined in an included header: only its cursor is used (range and body are
+  // empty; headers are never rewritten, nothing is copied from them).
+  bool in_header;
   // A template: the launch's instance (instantiate.c). header declares the
   // template's parameters as the launch's arguments ("typedef float T;"),
   // the definition's text from offset `from` on follows it; args spells the
@@ -172,7 +188,7 @@ typedef struct Launch {
   Piece shmem, stream;   // text NULL when not written
   Piece *args;
   int nargs;
-  KernelDef *def;        // NULL when the definition is not in this file
+  KernelDef *def;        // NULL when the definition is not in the translation unit
   CXCursor call;         // the launch's call (inside the wrapper, for one seen through)
   char *wrapper;         // the host function the launch is seen through (wrapper.c), or NULL
   SrcLoc wrapper_loc;

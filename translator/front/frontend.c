@@ -17,6 +17,7 @@
 // precompiled once per flag set and kept in a cache directory
 // (frontend_pch.c); the stand-in files then live there too.
 #include "frontend_impl.h"
+#include "common/text.h"
 
 #include <clang-c/CXCompilationDatabase.h>
 #include <errno.h>
@@ -486,6 +487,61 @@ char *fe_text(const Frontend *fe, SrcRange r) {
   memcpy(s, fe->src.buf + b, e - b);
   s[e - b] = '\0';
   return s;
+}
+
+char *fe_between(const Frontend *fe, CXSourceLocation from, CXSourceLocation to) {
+  CXFile fa, fb;
+  unsigned a, b;
+  clang_getFileLocation(from, &fa, NULL, NULL, &a);
+  clang_getFileLocation(to, &fb, NULL, NULL, &b);
+  if (!fa || clang_File_isEqual(fa, fe->file)) return fe_text(fe, (SrcRange){fe_loc(fe, from), fe_loc(fe, to)});
+  size_t size = 0;
+  const char *buf = clang_File_isEqual(fa, fb) ? clang_getFileContents(fe->tu, fa, &size) : NULL;
+  if (!buf || b < a || b > size) return strdup("");
+  char *s = malloc(b - a + 1);
+  if (!s) COCONET_BUG("out of memory");
+  memcpy(s, buf + a, b - a);
+  s[b - a] = '\0';
+  return s;
+}
+
+char *fe_cursor_text(const Frontend *fe, CXCursor c) {
+  CXSourceRange r = clang_getCursorExtent(c);
+  return fe_between(fe, clang_getRangeStart(r), clang_getRangeEnd(r));
+}
+
+bool fe_in_user_code(const Frontend *fe, CXSourceLocation loc) {
+  return fe_in_main_file(fe, loc) || !clang_Location_isInSystemHeader(loc);
+}
+
+// The headers diagnostics have named (their paths live as long as the process).
+typedef struct HeaderPath {
+  struct HeaderPath *next;
+  char *path;
+} HeaderPath;
+static HeaderPath *header_paths;
+
+SrcLoc fe_any_loc(const Frontend *fe, CXSourceLocation loc) {
+  SrcLoc r = fe_loc(fe, loc);
+  CXFile file;
+  unsigned line, col, offset;
+  clang_getFileLocation(loc, &file, &line, &col, &offset);
+  if (r.file || !file) return r;
+  CXString name = clang_getFileName(file);
+  const char *path = clang_getCString(name);
+  HeaderPath *h = header_paths;
+  while (h && strcmp(h->path, path) != 0) h = h->next;
+  if (!h) {
+    h = xcalloc(1, sizeof *h);
+    h->path = strdup(path);
+    h->next = header_paths;
+    header_paths = h;
+    size_t size = 0;
+    const char *buf = clang_getFileContents(fe->tu, file, &size);
+    if (buf) diag_add_file(h->path, buf, size);
+  }
+  clang_disposeString(name);
+  return (SrcLoc){h->path, line, col, offset};
 }
 
 char *fe_macro_in(const Frontend *fe, SrcRange at) {

@@ -92,6 +92,7 @@ static bool same_namespaces(CXCursor a, CXCursor b) {
 bool place_copy_beside(const Frontend *fe, const KernelDef *def, unsigned offset, bool *ok) {
   CXCursor fn;
   unsigned beside = place_fn(fe, offset, &fn);
+  if (def->in_header) return *ok = true;  // included above anything the file defines
   bool here = !clang_Cursor_isNull(fn) && same_namespaces(def->cursor, fn) && def->range.end.offset <= beside;
   *ok = here || def->range.end.offset <= place_decl(fe, offset);
   return here;

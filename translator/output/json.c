@@ -69,8 +69,9 @@ static cJSON *kernel_json(const KernelDef *k) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "name", k->name);
   cJSON_AddBoolToObject(o, "template", k->is_template);
-  cJSON_AddItemToObject(o, "range", range_json(k->range));
-  cJSON_AddItemToObject(o, "body", range_json(k->body));
+  cJSON_AddBoolToObject(o, "header", k->in_header);
+  cJSON_AddItemToObject(o, "range", k->in_header ? cJSON_CreateNull() : range_json(k->range));
+  cJSON_AddItemToObject(o, "body", k->in_header ? cJSON_CreateNull() : range_json(k->body));
   cJSON *params = cJSON_AddArrayToObject(o, "params");
   for (int i = 0; i < k->nparams; i++) {
     cJSON *p = cJSON_CreateObject();

@@ -100,6 +100,7 @@ void train_step(float *w, float *g, float *m, float *v, size_t n, float lr, floa
 // CHECK:            "definition": {
 // CHECK-NEXT:         "name": "adam_update",
 // CHECK-NEXT:         "template": false,
+// CHECK-NEXT:         "header": false,
 // CHECK-NEXT:         "range": {
 // CHECK-NEXT:           "begin": {
 // CHECK-NEXT:             "line": 17,

@@ -1,0 +1,76 @@
+// Style: a project's kernels in a header (Inputs/header-kernels.cuh), the
+// call site here with pragma lines only: a grid-stride SGD calling a
+// __device__ helper, a shared-memory RMSNorm row kernel, a __half2 kernel whose
+// step is a __half2 passed by value, and the AllReduce inside
+// ncclGroupStart()/ncclGroupEnd() with (const void *) casts and a datatype
+// from a trait. The header is read, never rewritten. Refused with the reason:
+// `fuse` of the row kernel (its body would be copied) and a kernel template
+// in the header (TEMPLATE).
+// RUN: %coconet --verify=4 %s -- -I%S/Inputs | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=exec:4 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --explain %s -- -I%S/Inputs | %FileCheck --check-prefix=EXPLAIN %s
+// RUN: %coconet %s -o %t.cu -- -I%S/Inputs && grep -c "coconet: begin generated code" %t.cu | grep -qx 3
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DFUSE 2>&1 | %FileCheck --check-prefix=FUSE %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DTEMPLATE 2>&1 | %FileCheck --check-prefix=TEMPLATE %s
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include "header-kernels.cuh"
+
+template <typename T> struct NcclType;
+template <> struct NcclType<float> { static constexpr ncclDataType_t value = ncclFloat; };
+
+void sgd_step(float *w, float *g, float lr, int n, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(sgd) split reorder scratch(g) replicated(w)
+  {
+    ncclGroupStart();
+    ncclAllReduce((const void *)g, (void *)g, n, NcclType<float>::value, ncclSum, comm, s);
+    ncclGroupEnd();
+    sgd_clip<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr, 1.0f, n);
+  }
+}
+
+void norm_step(float *out, float *y, const float *gamma, int rows, int hidden, ncclComm_t comm, cudaStream_t s) {
+#if defined(FUSE)
+#pragma coconet region name(norm) split reorder scratch(y) replicated(gamma) fuse
+#else
+#pragma coconet region name(norm) split reorder scratch(y) replicated(gamma)
+#endif
+  {
+    ncclAllReduce(y, y, (size_t)rows * hidden, ncclFloat, ncclSum, comm, s);
+    rmsnorm_rows<<<rows, 256, 0, s>>>(out, y, gamma, rows, hidden);
+  }
+}
+
+void half_step(__half *w, __half *g, __half2 neg_lr, int n, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(half2) split reorder scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, n, ncclHalf, ncclSum, comm, s);
+#if defined(TEMPLATE)
+    scale_t<__half><<<(n + 255) / 256, 256, 0, s>>>(w, __low2half(neg_lr), n);
+#else
+    axpy_half2<<<(n / 2 + 255) / 256, 256, 0, s>>>(reinterpret_cast<__half2 *>(w),
+                                                   reinterpret_cast<const __half2 *>(g), neg_lr, n / 2);
+#endif
+  }
+}
+
+// IR: verify sgd: ok
+// IR: verify norm: ok
+// IR: verify half2: ok
+// EXEC: verify=exec sgd: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify=exec sgd: ok
+// EXEC: verify=exec norm: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify=exec norm: ok
+// EXEC: verify=exec half2: output 'w' (f16): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify=exec half2: ok
+// EXPLAIN: explain sgd
+// EXPLAIN: ncclGroupStart()/ncclGroupEnd() at {{.*}}header-kernels.cu:27:5 hold one collective, which they do not group with anything: the schedule leaves them out
+// EXPLAIN: reorder: kernel 'sgd_clip'
+// EXPLAIN: explain norm
+// EXPLAIN: reorder: kernel 'rmsnorm_rows'{{.*}} is row-wise
+// EXPLAIN: explain half2
+// EXPLAIN: reorder: kernel 'axpy_half2'
+// FUSE: error: fuse: kernel 'rmsnorm_rows' is defined in an included header; the fused kernel copies a row-wise kernel's body, which coconet takes only from the file it translates: drop fuse
+// TEMPLATE: error: kernel template 'scale_t' is defined in an included header; coconet instantiates kernel templates defined in the file it translates
