@@ -4,13 +4,19 @@
 // from an integer hash of the element index and a seed (constexpr constants,
 // multiplies, xor-shifts, a fixed number of rounds in a loop), and rounds the
 // float's bits (__float_as_uint / __uint_as_float, masks, a ternary).
-// -DTHREAD_KEYED keys the noise by threadIdx.x as some trainers do: each
-// element's rounding then depends on which thread runs it, which the schedule
-// changes, so it is refused.
+// -DTHREAD_KEYED keys the noise by threadIdx.x and blockIdx.x as some trainers
+// do: each element's rounding depends on which thread of the launch as
+// written runs it, so the schedule computes that thread's coordinates from
+// the element index and the launch's own grid and block (it was refused);
+// the bits are the same. DIM3 (the launch's block a dim3 of two dimensions)
+// is refused: coordinates are rebuilt for one-dimensional launches only.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=KERNEL %s
-// RUN: %expect 1 %coconet --check %s -- -DTHREAD_KEYED 2>&1 | %FileCheck --check-prefix=THREAD %s
+// RUN: %coconet --verify=4 %s -- -DTHREAD_KEYED | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=exec:4 %s -- -DTHREAD_KEYED | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s -- -DTHREAD_KEYED | %FileCheck --check-prefix=THREAD %s
+// RUN: %expect 1 %coconet --check %s -- -DTHREAD_KEYED -DDIM3 2>&1 | %FileCheck --check-prefix=DIM3 %s
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -35,7 +41,7 @@ __device__ __forceinline__ unsigned int noise(unsigned int position, unsigned in
 __device__ __forceinline__ void stochastic_rounding(float in, __nv_bfloat16 *out, unsigned int position,
                                                     unsigned int seed) {
 #ifdef THREAD_KEYED
-  unsigned int random = noise(threadIdx.x, seed);
+  unsigned int random = noise(threadIdx.x + blockIdx.x * 7919u, seed);
 #else
   unsigned int random = noise(position, seed);
 #endif
@@ -68,8 +74,13 @@ __global__ void adamw_sr(__nv_bfloat16 *params, float *master, const float *grad
 
 void step(__nv_bfloat16 *params, float *master, float *grads, float *m, float *v, size_t n, unsigned int seed,
           ncclComm_t comm, cudaStream_t stream) {
+#if defined(DIM3)
+  const dim3 block(128, 2);
+  const int grid = (int)((n + 255) / 256);
+#else
   const int block = 256;
   const int grid = (int)((n + block - 1) / block);
+#endif
 #pragma coconet region name(adamw_sr) split reorder shard(m, v, master) scratch(grads) replicated(params)
   {
     ncclAllReduce(grads, grads, n, ncclFloat, ncclSum, comm, stream);
@@ -82,4 +93,7 @@ void step(__nv_bfloat16 *params, float *master, float *grads, float *m, float *v
 // EXEC: verify=exec adamw_sr: ok (the region as written and as scheduled agree within 0 ULP)
 // KERNEL: __float_as_uint(
 // KERNEL: __uint_as_float(
-// THREAD: stochastic-rounding.cu:38:31: error: kernel 'adamw_sr' reads 'threadIdx.x' other than in the element index
+// The thread of element idx in the launch as written: idx % block and idx / block (a guard, block = 256):
+// THREAD: {{^[^/]*}}(unsigned int)((int64_t)i % 256LL)
+// THREAD: {{^[^/]*}}(unsigned int)((int64_t)i / 256LL)
+// DIM3: error: kernel 'adamw_sr' reads 'threadIdx.x' other than in the element index, and its launch's grid or block is not one-dimensional

@@ -433,6 +433,44 @@ static bool builtin_name(const char *text) {
   return false;
 }
 
+// The launch's gridDim.x or blockDim.x as a scalar parameter bound to its
+// configuration as written (`dim3(GRID).x`), evaluated where the launch is.
+static IrExpr *launch_dim(Az *az, const char *name, const char *config) {
+  IrParam *p = NULL;
+  for (IrParam *q = az->op->pw.params; q && !p; q = q->next)
+    if (strcmp(q->name, name) == 0) p = q;
+  if (!p) p = ir_pw_param(az->ir, az->op, name, IR_U32, ir_printf(az->ir, "dim3(%s).x", config));
+  return ir_expr_param(az->ir, p);
+}
+
+// Where element i's thread is in the launch as written: threadIdx.x,
+// blockIdx.x, blockDim.x and gridDim.x as that launch gives them to the
+// thread that computes element i (thread t = i under a guard, t = i %
+// (gridDim.x * blockDim.x) in a grid-stride loop; i counts vectors in a
+// vector kernel), from the launch's own grid and block. The schedule runs the
+// element elsewhere; a value keyed by where the thread is (stochastic
+// rounding, a dropout hash) is still the same bits.
+static IrExpr *coordinate(Az *az, CXCursor at, Builtin b) {
+  if (!az->one_d) {
+    char *text = az_text_of(az, at);
+    az_fail(az, at, "kernel '%s' reads '%s' other than in the element index, and its launch's grid or block is not "
+                    "one-dimensional: coconet rebuilds where the thread of element i is only for a one-dimensional "
+                    "launch", az->launch->kernel, text);
+    free(text);
+    return NULL;
+  }
+  IrExpr *block = az->block_x > 0 ? ir_expr_int(az->ir, az->block_x, IR_U32)
+                                  : launch_dim(az, "coconet_block_x", az->op->pw.block);
+  IrExpr *grid = launch_dim(az, "coconet_grid_x", az->op->pw.grid);
+  if (b == B_BLOCKDIM_X) return block;
+  if (b == B_GRIDDIM_X) return grid;
+  IrExpr *t = ir_expr_index(az->ir);
+  if (az->lanes > 1) t = ir_expr_binary(az->ir, IR_DIV, t, ir_expr_int(az->ir, az->lanes, IR_I64));
+  IrExpr *b64 = ir_expr_cast(az->ir, IR_I64, block), *g64 = ir_expr_cast(az->ir, IR_I64, grid);
+  if (!az->guarded) t = ir_expr_binary(az->ir, IR_MOD, t, ir_expr_binary(az->ir, IR_MUL, g64, b64));
+  return ir_expr_cast(az->ir, IR_U32, ir_expr_binary(az->ir, b == B_THREADIDX_X ? IR_MOD : IR_DIV, t, b64));
+}
+
 // p.lr with p a by-value struct parameter: a scalar parameter of its own,
 // named p_lr in generated code, bound to the launch argument's member.
 static IrExpr *member_expr(Az *az, CXCursor c) {
@@ -443,11 +481,13 @@ static IrExpr *member_expr(Az *az, CXCursor c) {
                         ? az_launch_arg(az, d) : NULL;
   IrType t = az_expr_type(c);
   if (!arg || !az_simple_name(arg) || t == IR_VOID) {
+    Builtin b = az_builtin(az, c);
+    if (b != B_NONE) return coordinate(az, c, b);
     char *text = az_text_of(az, c);
     if (builtin_name(text)) {
-      az_fail(az, c, "kernel '%s' reads '%s' other than in the element index: which thread handles element i changes "
-                  "when the schedule runs the kernel on a slice, so a value keyed by it (a random stream, a noise "
-                  "hash) would change; key it by the element index", az->launch->kernel, text);
+      az_fail(az, c, "kernel '%s' reads '%s' other than in the element index; coconet rebuilds where the thread of "
+                  "element i is along x only (threadIdx.x, blockIdx.x, blockDim.x, gridDim.x)",
+              az->launch->kernel, text);
       free(text);
       return NULL;
     }

@@ -44,6 +44,7 @@ typedef struct Az {
   CXCursor bound;         // the element loop's bound as written (`n`, `rows * cols`, `p.n`)
   char *count_text;       // an expression bound in the launch's terms ("R * C"), else NULL
   bool guarded;           // the element loop is a guard (if (i < n)), not grid-stride
+  bool one_d;             // the launch's grid and block are one-dimensional (coordinates can be rebuilt)
   long long block_x;      // the launch's blockDim.x when it is a constant, else 0
   CXCursor stride;        // a local holding blockDim.x * gridDim.x (null if none); never read otherwise
   const char *hint_index; // from #pragma coconet pointwise

@@ -262,7 +262,7 @@ CASE(bound_quotient, true,
      "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n / 4; i += blockDim.x * gridDim.x) a[i] = 4.0f;\n"
      "}\n",
      "k_quarter<<<8, 256>>>(a, n);",
-     "[i < (n/4)]")
+     "[i < n/4]")
 
 // atomicAdd into one element is a sum over the elements; other atomics are not.
 CASE(atomics, true,
@@ -320,7 +320,7 @@ CASE(block_constant_other, false,
      "  if (i < n) a[i] = a[i] * 3.0f;\n"
      "}\n",
      "k_block_other<<<(n + 255) / 256, 256>>>(a, n);",
-     "kernel 'k_block_other' reads 'blockIdx.x' other than in the element index")
+     "kernel 'k_block_other': cannot find the element loop")
 
 CASE(philox_not_keyed, false,
      "__global__ void k_bad_dropout(float *a, int n, unsigned long long seed) {\n"

@@ -1,0 +1,58 @@
+// Style: values keyed by where the thread is, in grid-stride kernels launched
+// with fewer threads than elements (a grid from the SM count): stochastic
+// rounding of bf16 weights whose noise hashes threadIdx.x and blockIdx.x, and
+// a scale by the grid's own size (gridDim.x, blockDim.x). The schedule runs
+// element i on another thread; it computes the thread the launch as written
+// gives element i (t = i % (gridDim.x * blockDim.x), threadIdx.x = t %
+// blockDim.x, blockIdx.x = t / blockDim.x) from that launch's grid and block,
+// passed where the launch is, so the bits are the same.
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+__device__ __forceinline__ unsigned int mix(unsigned int seed, unsigned int a, unsigned int b) {
+  unsigned int h = seed ^ (a * 0x9E3779B9u) ^ (b * 0x85EBCA6Bu);
+  h ^= h >> 16;
+  h *= 0x7feb352du;
+  h ^= h >> 15;
+  h *= 0x846ca68bu;
+  h ^= h >> 16;
+  return h;
+}
+
+__device__ __forceinline__ __nv_bfloat16 round_sr(float x, unsigned int r) {
+  unsigned int bits = __float_as_uint(x);
+  bits = (bits + (r & 0xFFFFu)) & 0xFFFF0000u;
+  return __float2bfloat16_rn(__uint_as_float(bits));
+}
+
+__global__ void momentum_sr(__nv_bfloat16 *p, float *master, const float *g, float *m, float lr, unsigned int seed,
+                            int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    float mi = 0.9f * m[i] + 0.1f * g[i];
+    m[i] = mi;
+    float w = master[i] - lr * mi / (float)(gridDim.x * blockDim.x);
+    master[i] = w;
+    p[i] = round_sr(w, mix(seed, threadIdx.x, blockIdx.x));
+  }
+}
+
+void step(__nv_bfloat16 *p, float *master, float *g, float *m, float lr, unsigned int seed, int n, int blocks,
+          ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(sr) split reorder scratch(g) shard(m) replicated(master, p)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    momentum_sr<<<blocks, 128, 0, s>>>(p, master, g, m, lr, seed, n);
+  }
+}
+
+// IR: verify sr: ok
+// EXEC: verify=exec sr: output 'p' (bf16): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify=exec sr: ok
+// The launch's grid is a parameter of the element function, passed as written:
+// CODE: {{^[^/]*}}float lr, unsigned int coconet_grid_x, unsigned int seed)
+// CODE: {{^[^/]*}}(int64_t)i % ((int64_t)coconet_grid_x * 128LL) % 128LL
+// CODE: {{^[^/]*}}lr, dim3(blocks).x, seed, coconet_p.slice_lo, coconet_p.slice_hi);
