@@ -5,7 +5,7 @@
 
 For each annotated source (examples/, tests/golden/, tests/corpus/) it runs
 BUILD/bin/coconet as each of the file's RUN lines does (the ones that write to
-stdout; --verify=exec and file outputs left out) and, for the file and every set
+stdout; --verify and file outputs left out) and, for the file and every set
 of -D flags its RUN lines name, in four modes: the CUDA output, --target=host,
 --explain and --dump=ir. OUT/<file>/<n> holds the command, the exit status,
 stdout and stderr. Two builds translate the same when `diff -r OUT1 OUT2` is empty:
@@ -21,7 +21,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 MODES = ([], ["--target=host"], ["--explain"], ["--dump=ir"])
-SKIP = re.compile(r"%t|--verify=exec|(^|\s)(-i|-o|-MF|-MD|-p)(\s|$)")
+SKIP = re.compile(r"%t|--verify|(^|\s)(-i|-o|-MF|-MD|-p)(\s|$)")
 
 
 def sources():

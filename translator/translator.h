@@ -55,7 +55,7 @@
 //                   one file per transformation, named for its clause
 //                   (pipeline runs last, from the final checks)
 //
-// interp/     the reference interpreter for N simulated ranks and --verify
+// interp/     the reference interpreter for N simulated ranks and --verify=ir
 //             (interp.h; interp_impl.h maps interp.c, interp_coll.c,
 //             interp_eval.c, interp_verify.c)
 //
@@ -73,7 +73,7 @@
 //
 // driver/     the command line and the steps in order
 //   main.c          options, exit codes, the stages run in order
-//   verify_exec.c   --verify=exec: the region as written and as scheduled, run on
+//   verify_exec.c   --verify: the region as written and as scheduled, run on
 //                   the host backend by a generated harness, compared (driver.h;
 //                   verify_impl.h maps it and verify_harness.c, the harness's text)
 //

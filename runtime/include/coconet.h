@@ -19,6 +19,10 @@
  *                          region, created once per region and device
  *   coconet_disjoint       whether the buffers a schedule takes to be apart
  *                          are (the region runs as written when not)
+ *   coconet_check_clauses  COCONET_CHECK=clauses: replicated buffers compared
+ *                          across ranks at region entry
+ *                          (coconet_check_replicated), shard and scratch
+ *                          buffers poisoned after the region (coconet_poison)
  *   coconet_aligned, coconet_load, coconet_store
  *                          vectorized access in generated kernels
  *   coconet_block_sum      a block's sum of one value per thread (generated
@@ -241,6 +245,73 @@ static inline bool coconet_disjoint(std::initializer_list<coconet_extent> extent
       if (a0 < b0 + b->bytes && b0 < a0 + a->bytes) return false;
     }
   return true;
+}
+
+/*
+ * COCONET_CHECK=clauses: the clauses a region declares, checked at run time
+ * (a debug switch; off, the generated code only tests the variable)
+ */
+
+static inline bool coconet_check_clauses(void) {
+  static int on = -1;
+  if (on < 0) {
+    const char *e = getenv("COCONET_CHECK");
+    on = e && strstr(e, "clauses") ? 1 : 0;
+  }
+  return on == 1;
+}
+
+/* replicated(name): the bytes of buf hash the same on every rank of comm
+ * (FNV-1a over a host copy, the smallest and largest hash all-reduced);
+ * else the process stops with the clause, the buffer and the rank. */
+static inline void coconet_check_replicated(const void *buf, size_t bytes, ncclComm_t comm, cudaStream_t stream,
+                                            const char *region, const char *name, const char *file, int line) {
+  unsigned char *host = (unsigned char *)malloc(bytes ? bytes : 1);
+  if (!host) coconet_fail(file, line, "coconet_check_replicated", "out of host memory");
+  coconet_cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize", file, line);
+  coconet_cuda_check(cudaMemcpy(host, buf, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", file, line);
+  unsigned long long hash[2] = {1469598103934665603ull, 0};
+  for (size_t i = 0; i < bytes; i++) hash[0] = (hash[0] ^ host[i]) * 1099511628211ull;
+  free(host);
+  hash[1] = hash[0];
+  unsigned long long *dev = NULL, seen[2];
+  coconet_cuda_check(cudaMalloc((void **)&dev, sizeof hash), "cudaMalloc", file, line);
+  coconet_cuda_check(cudaMemcpy(dev, hash, sizeof hash, cudaMemcpyHostToDevice), "cudaMemcpy", file, line);
+  coconet_nccl_check(ncclAllReduce(dev, dev, 1, ncclUint64, ncclMin, comm, stream), "ncclAllReduce", file, line);
+  coconet_nccl_check(ncclAllReduce(dev + 1, dev + 1, 1, ncclUint64, ncclMax, comm, stream), "ncclAllReduce", file,
+                     line);
+  coconet_cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize", file, line);
+  coconet_cuda_check(cudaMemcpy(seen, dev, sizeof seen, cudaMemcpyDeviceToHost), "cudaMemcpy", file, line);
+  coconet_cuda_check(cudaFree(dev), "cudaFree", file, line);
+  if (seen[0] == seen[1]) return;
+  int rank = -1, nranks = 0;
+  coconet_comm_info(comm, &rank, &nranks);
+  fprintf(stderr,
+          "%s:%d: COCONET_CHECK=clauses: region '%s': replicated(%s) does not hold: rank %d of %d holds other "
+          "bytes than another rank (hash %016llx; the ranks' range %016llx..%016llx); the schedule would gather "
+          "slices of different copies\n",
+          file, line, region, name, rank, nranks, hash[0], seen[0], seen[1]);
+  abort();
+}
+
+/* shard(b) and scratch(b): after the region, the elements [lo, hi) of buf
+ * (elem bytes each) hold no value the program may read: they are set to all
+ * ones (NaN for floating types), so that a later read shows. */
+static inline void coconet_poison(void *buf, size_t elem, size_t lo, size_t hi, cudaStream_t stream,
+                                  const char *file, int line) {
+  if (hi > lo)
+    coconet_cuda_check(cudaMemsetAsync((char *)buf + lo * elem, 0xff, (hi - lo) * elem, stream), "cudaMemsetAsync",
+                       file, line);
+}
+
+/* shard(b): b's count elements outside this rank's slice and the tail poisoned. */
+static inline void coconet_poison_outside_slice(void *buf, size_t elem, size_t count, ncclComm_t comm,
+                                                cudaStream_t stream, const char *file, int line) {
+  int rank, nranks;
+  coconet_comm_info(comm, &rank, &nranks);
+  const coconet_part p = coconet_slice(count, rank, nranks);
+  coconet_poison(buf, elem, 0, p.slice_lo, stream, file, line);
+  coconet_poison(buf, elem, p.slice_hi, p.tail_lo, stream, file, line);
 }
 
 /*

@@ -1,8 +1,8 @@
 // Style: activation epilogues with auto and constexpr locals inside the
 // kernel, extern "C" kernels, ternary ReLU, SiLU and sigmoid written with
 // expf, a per-row scale read at [i / cols], and an ncclAvg reduction.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -34,7 +34,7 @@ void act(float *x, const float *row_scale, int rows, int cols, float *y, int n, 
   }
 }
 
-// IR: verify silu: ok
-// IR: verify relu_avg: ok
-// EXEC: verify=exec silu: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec relu_avg: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir silu: ok
+// IR: verify=ir relu_avg: ok
+// EXEC: verify silu: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify relu_avg: ok (the region as written and as scheduled agree within 0 ULP)

@@ -2,8 +2,8 @@
 // scale read through a pointer to a one-element device buffer (`*scale`),
 // file-scope constants, a clamp helper with early returns, and the fp16
 // gradient unscaled into an fp32 copy, all in one grid-stride loop.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -32,5 +32,5 @@ void reduce_grads(float *grad32, __half *grad16, const float *scale, size_t n, n
   }
 }
 
-// IR: verify unscale: ok
-// EXEC: verify=exec unscale: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir unscale: ok
+// EXEC: verify unscale: ok (the region as written and as scheduled agree within 0 ULP)

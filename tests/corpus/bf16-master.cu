@@ -2,8 +2,8 @@
 // bf16, fp32 master weights and moments, a bf16 copy of the weights written
 // by the same kernel, a loss scale and bias corrections passed as scalars,
 // and a lerp helper.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -44,5 +44,5 @@ void step(__nv_bfloat16 *params, float *master, __nv_bfloat16 *grads, float *m, 
   }
 }
 
-// IR: verify adamw_master: ok
-// EXEC: verify=exec adamw_master: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir adamw_master: ok
+// EXEC: verify adamw_master: ok (the region as written and as scheduled agree within 0 ULP)

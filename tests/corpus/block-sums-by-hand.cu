@@ -9,8 +9,8 @@
 // helper coconet must not take for a block sum, or a launch it does not
 // cover, refused with its reason.
 //
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %expect 1 %coconet --check %s -- -DPARTIAL_BLOCK 2>&1 | %FileCheck --check-prefix=PARTIAL_BLOCK %s
 // RUN: %expect 1 %coconet --check %s -- -DFEW_SLOTS 2>&1 | %FileCheck --check-prefix=FEW_SLOTS %s
@@ -143,10 +143,10 @@ void lamb_like(float *w, float *g, float *norms, size_t n, float lr, ncclComm_t 
   }
 }
 
-// IR: verify clip_llmc: ok
-// IR: verify two_norms: ok
-// EXEC: verify=exec clip_llmc: ok
-// EXEC: verify=exec two_norms: ok
+// IR: verify=ir clip_llmc: ok
+// IR: verify=ir two_norms: ok
+// EXEC: verify clip_llmc: ok
+// EXEC: verify two_norms: ok
 // EXPLAIN: reorder: kernel 'norm2_llmc' ({{.*}}) sums into 'norm2' (atomicAdd) on this rank's slice of 'g'
 // EXPLAIN: reorder: kernel 'norms_two' ({{.*}}) sums into 'norms' (atomicAdd) on this rank's slice of 'g'
 

@@ -9,8 +9,8 @@
 // partial norm, and steps on the slice. Each -D variant is a kernel coconet
 // must refuse, with its reason.
 //
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DEVERY_LANE 2>&1 | %FileCheck --check-prefix=EVERY_LANE %s
 // RUN: %expect 1 %coconet --check %s -- -DNOT_SUMMED 2>&1 | %FileCheck --check-prefix=NOT_SUMMED %s
@@ -155,16 +155,16 @@ void clip_cub(float *w, float *g, float *norm2, int n, float lr, float max_norm,
   }
 }
 
-// IR: verify clip_warp: ok
-// IR: verify clip_down: ok
-// IR: verify clip_tile: ok
-// IR: verify clip_cub: ok
-// EXEC: verify=exec clip_warp: output 'norm2' (f32)
-// EXEC: verify=exec clip_warp: ok
-// EXEC: verify=exec clip_down: ok
-// EXEC: verify=exec clip_tile: ok
-// EXEC: verify=exec clip_cub: output 'w' (f32)
-// EXEC: verify=exec clip_cub: ok
+// IR: verify=ir clip_warp: ok
+// IR: verify=ir clip_down: ok
+// IR: verify=ir clip_tile: ok
+// IR: verify=ir clip_cub: ok
+// EXEC: verify clip_warp: output 'norm2' (f32)
+// EXEC: verify clip_warp: ok
+// EXEC: verify clip_down: ok
+// EXEC: verify clip_tile: ok
+// EXEC: verify clip_cub: output 'w' (f32)
+// EXEC: verify clip_cub: ok
 // CODE: ncclReduceScatter(g, g + coconet_p.slice_lo
 // CODE: coconet_clip_warp_slice_sum<<<coconet_sum_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0, stream>>>(
 // CODE: ncclAllReduce(norm2, norm2, 1, ncclFloat, ncclSum, comm, stream)

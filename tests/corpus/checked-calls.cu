@@ -4,9 +4,9 @@
 // buffer and reads none: an optimizer's moments after it may be shard(...)
 // (it was taken as a reader of every buffer, and shard was refused); a check
 // that names a buffer is still a statement that may read it (READER).
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
-// RUN: %coconet --verify=exec:4 %s -- -DSHARD | %FileCheck --check-prefix=SHARD %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=4 %s -- -DSHARD | %FileCheck --check-prefix=SHARD %s
 // RUN: %expect 1 %coconet --check %s -- -DSHARD -DREADER 2>&1 | %FileCheck --check-prefix=READER %s
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -77,9 +77,9 @@ void step(float *x, float *tmp, int n, ncclComm_t comm, cudaStream_t s) {
 }
 #endif
 
-// IR: verify checked: ok
-// EXEC: verify=exec checked: ok (the region as written and as scheduled agree within 0 ULP)
-// SHARD: verify=exec checked: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// SHARD: verify=exec checked: ok
+// IR: verify=ir checked: ok
+// EXEC: verify checked: ok (the region as written and as scheduled agree within 0 ULP)
+// SHARD: verify checked: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// SHARD: verify checked: ok
 // READER: error: shard: 'm' may be read later in the region by a statement coconet does not see into
 // READER: note: this statement may read 'm'

@@ -7,8 +7,8 @@
 // -DDRAW_UNDER_IF draws a random number only on one path (refused: which
 // number each later draw gets would depend on the path); -DRUNTIME_LOOP loops
 // to a kernel parameter (refused: not unrolled).
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DDRAW_UNDER_IF 2>&1 | %FileCheck --check-prefix=DRAW %s
 // RUN: %expect 1 %coconet --check %s -- -DRUNTIME_LOOP 2>&1 | %FileCheck --check-prefix=LOOP %s
@@ -98,10 +98,10 @@ void run(float *out, float *y, const float *bias, const float *taps, const int *
   }
 }
 
-// IR: verify clamp: ok
-// IR: verify epilogue: ok
-// EXEC: verify=exec clamp: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec epilogue: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir clamp: ok
+// IR: verify=ir epilogue: ok
+// EXEC: verify clamp: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify epilogue: ok (the region as written and as scheduled agree within 0 ULP)
 // CODE: const int cond = w > 1.0f;
 // CODE-NEXT: w = cond ? 1.0f : w;
 // CODE-NEXT: hit = cond ? 1.0f : hit;

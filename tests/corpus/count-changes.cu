@@ -2,8 +2,8 @@
 // splits (`n = n / 2 + 1;`): the second chain's slice, rank and rank count are
 // computed after it, from the new count, not reused from the first chain by
 // their text. (It was reused, and the second buffer was reduced on the wrong
-// elements, exit 0; --verify=exec found it.)
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// elements, exit 0; --verify found it.)
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -24,9 +24,9 @@ void two_chains(float *g, float *h, float by, int n, ncclComm_t comm, cudaStream
   }
 }
 
-// EXEC: verify=exec two: output 'g' (f32): max 0 ULP apart
-// EXEC: verify=exec two: output 'h' (f32): max 0 ULP apart
-// EXEC: verify=exec two: ok
+// EXEC: verify two: output 'g' (f32): max 0 ULP apart
+// EXEC: verify two: output 'h' (f32): max 0 ULP apart
+// EXEC: verify two: ok
 
 // CODE: const coconet_part coconet_p = coconet_slice(n, coconet_rank, coconet_nranks);
 // CODE: ncclAllGather(g + coconet_p.slice_lo, g, coconet_p.s,

@@ -1,8 +1,8 @@
 // Style: the element count written as an expression in the kernel, as kernels
 // for [rows x cols] tensors are: a product of parameters, a const local before
 // the loop, a member of a by-value parameter struct (llm.c-style `p.n`).
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -40,11 +40,11 @@ void step(float *w, float *g, Params params, ncclComm_t comm, cudaStream_t s) {
   }
 }
 
-// IR: verify rows_cols: output 'dx' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify rows_cols: ok
-// IR: verify member_count: output 'w' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify member_count: ok
-// EXEC: verify=exec rows_cols: output 'dx' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec rows_cols: ok
-// EXEC: verify=exec member_count: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec member_count: ok
+// IR: verify=ir rows_cols: output 'dx' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir rows_cols: ok
+// IR: verify=ir member_count: output 'w' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir member_count: ok
+// EXEC: verify rows_cols: output 'dx' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify rows_cols: ok
+// EXEC: verify member_count: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify member_count: ok

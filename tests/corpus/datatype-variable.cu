@@ -3,7 +3,7 @@
 // element type is then the buffer's pointer type, and the generated calls keep
 // the user's datatype expression.
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %expect 1 %coconet --check %s -- -DWRONG_TYPE 2>&1 | %FileCheck --check-prefix=WRONG %s
 // RUN: %coconet --check %s -- -DUNKNOWN_OP 2>&1 | %FileCheck --check-prefix=OP %s
 #include <cuda_bf16.h>
@@ -43,8 +43,8 @@ void step(floatX *w, floatX *g, float lr, int n, ncclDataType_t dtype, ncclRedOp
 
 // CODE: ncclReduceScatter(g, g + coconet_p.slice_lo, coconet_p.s, ncclFloatX, ncclSum, comm, s)
 // CODE: ncclAllGather(w + coconet_p.slice_lo, w, coconet_p.s, ncclBfloat16, comm, s)
-// EXEC: verify=exec floatx: output 'w' (bf16): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec floatx: ok
+// EXEC: verify floatx: output 'w' (bf16): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify floatx: ok
 // WRONG: datatype-variable.cu:26:28: error: ncclAllReduce: datatype 'ncclFloat' is f32 but the buffer points to bf16
 // WRONG-NOT: error
 // OP: datatype-variable.cu:31:5: warning: ncclAllReduce is kept as written and no schedule applies to it: its reduction operator is not one of ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg

@@ -1,8 +1,8 @@
 // Style: the loss scale (or learning rate) lives in a one-element device
 // buffer that the kernel reads as scale[0], as mixed-precision trainers keep
 // it, so that the host never synchronizes to read it.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -22,8 +22,8 @@ void step(float *w, __half *g, const float *scale, float lr, size_t n, ncclComm_
   }
 }
 
-// IR: verify unscale_sgd: output 'w' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify unscale_sgd: ok
-// EXEC: verify=exec unscale_sgd: input 'scale' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec unscale_sgd: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec unscale_sgd: ok
+// IR: verify=ir unscale_sgd: output 'w' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir unscale_sgd: ok
+// EXEC: verify unscale_sgd: input 'scale' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify unscale_sgd: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify unscale_sgd: ok

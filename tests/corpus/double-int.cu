@@ -1,8 +1,8 @@
 // Style: other element types: a double-precision accumulator reduced with
 // ncclDouble, and int32 counters reduced with ncclInt32 then scaled into
 // floats (a histogram normalised after the AllReduce).
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -29,7 +29,7 @@ void step(double *acc, double *x, float *freq, int *counts, float inv_total, int
   }
 }
 
-// IR: verify ema_double: ok
-// IR: verify histogram: ok
-// EXEC: verify=exec ema_double: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec histogram: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir ema_double: ok
+// IR: verify=ir histogram: ok
+// EXEC: verify ema_double: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify histogram: ok (the region as written and as scheduled agree within 0 ULP)

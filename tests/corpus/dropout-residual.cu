@@ -1,8 +1,8 @@
 // Style: a transformer block's output epilogue: bias, dropout with curand
 // Philox keyed by the element index (the seed and offset passed in), and the
 // residual add, in bf16 with fp32 math.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <curand_kernel.h>
@@ -30,5 +30,5 @@ void block_output(__nv_bfloat16 *out, const __nv_bfloat16 *bias, const __nv_bflo
   }
 }
 
-// IR: verify dropout_residual: ok
-// EXEC: verify=exec dropout_residual: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir dropout_residual: ok
+// EXEC: verify dropout_residual: ok (the region as written and as scheduled agree within 0 ULP)

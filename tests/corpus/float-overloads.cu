@@ -3,8 +3,8 @@
 // overloads, so the schedule computes them in float too (fmaf, sqrtf, ...). They
 // were printed as C's double functions with casts around them: 768 ULP from the
 // program as written.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -27,10 +27,10 @@ void step(float *w, float *g, double *wd, float t, float lr, int n, ncclComm_t c
   }
 }
 
-// IR: verify overloads: ok
-// EXEC: verify=exec overloads: output 'w' (f32): max 0 ULP apart
-// EXEC: verify=exec overloads: output 'wd' (f64): max 0 ULP apart
-// EXEC: verify=exec overloads: ok
+// IR: verify=ir overloads: ok
+// EXEC: verify overloads: output 'w' (f32): max 0 ULP apart
+// EXEC: verify overloads: output 'wd' (f64): max 0 ULP apart
+// EXEC: verify overloads: ok
 // CODE: const float m = fmaf(t, g, fmaf(-t, w, w));
 // CODE-NEXT: w = m - lr * sqrtf(fabsf(m)) * expf(-m * m) + tanhf(m) * logf(1.0f + fabsf(m));
 // CODE-NEXT: wd = sqrt((double)fabsf(m));

@@ -2,10 +2,10 @@
 // that each becomes one kernel on NCCL's device API: an averaged out-of-place
 // AllReduce whose reduced buffer stays live (gathered to the peers with the
 // weights), a max-reduction written in place, an int32 histogram, and a half
-// EMA. --verify=exec runs the fused kernels (the harness's buffers are
+// EMA. --verify runs the fused kernels (the harness's buffers are
 // symmetric) at 1..4 ranks and then the NCCL-path fallback.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -55,14 +55,14 @@ void steps(float *grad, float *gavg, float *w, float *x, int *count, int *flag, 
   }
 }
 
-// IR: verify avg_sgd: ok
-// IR: verify max_clip: ok
-// IR: verify histogram: ok
-// IR: verify ema: ok
-// EXEC: verify=exec avg_sgd: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec max_clip: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec histogram: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec ema: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir avg_sgd: ok
+// IR: verify=ir max_clip: ok
+// IR: verify=ir histogram: ok
+// IR: verify=ir ema: ok
+// EXEC: verify avg_sgd: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify max_clip: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify histogram: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify ema: ok (the region as written and as scheduled agree within 0 ULP)
 // CODE: float gavg_v = coconet_reduce<COCONET_AVG, float>(grad_win, grad_off, dev.lsaSize, i);
 // CODE: gavg[i] = gavg_v;
 // CODE: if (peer != dev.lsaRank) coconet_peer<float>(w_win, w_off, peer)[i] = w[i];

@@ -3,8 +3,8 @@
 // epilogues write them. __hfma (one rounding of a * b + c to half) is refused:
 // coconet computes 16-bit arithmetic in float, and float fma then a rounding to
 // half can differ from it.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %expect 1 %coconet --check %s -- -DHFMA 2>&1 | %FileCheck --check-prefix=HFMA %s
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -41,8 +41,8 @@ void block_out(__half *out, const __half *res, __half *y, const __half *x, int n
   }
 }
 
-// IR: verify gelu_half: ok
-// IR: verify axpby_half: ok
-// EXEC: verify=exec gelu_half: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec axpby_half: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir gelu_half: ok
+// IR: verify=ir axpby_half: ok
+// EXEC: verify gelu_half: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify axpby_half: ok (the region as written and as scheduled agree within 0 ULP)
 // HFMA: half-kernels.cu:{{[0-9]+}}:12: error: kernel 'axpby_half' calls '__hfma', which a pointwise kernel cannot use

@@ -3,8 +3,8 @@
 // helper with a fixed number of mixing rounds in a loop, shifts, xors and
 // multiplies on uint32_t), turned into a uniform float from its top 24 bits,
 // then the residual add; the mask is kept as 0/1 floats.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cstdint>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -45,5 +45,5 @@ void attention_out(float *out, float *keep, float *x, const float *residual, flo
   }
 }
 
-// IR: verify dropout_residual: ok
-// EXEC: verify=exec dropout_residual: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir dropout_residual: ok
+// EXEC: verify dropout_residual: ok (the region as written and as scheduled agree within 0 ULP)

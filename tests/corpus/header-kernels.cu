@@ -6,8 +6,8 @@
 // from a trait. The header is read, never rewritten. Refused with the reason:
 // `fuse` of the row kernel (its body would be copied) and a kernel template
 // in the header (TEMPLATE).
-// RUN: %coconet --verify=4 %s -- -I%S/Inputs | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s -- -I%S/Inputs | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --explain %s -- -I%S/Inputs | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %coconet %s -o %t.cu -- -I%S/Inputs && grep -c "coconet: begin generated code" %t.cu | grep -qx 3
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DFUSE 2>&1 | %FileCheck --check-prefix=FUSE %s
@@ -56,15 +56,15 @@ void half_step(__half *w, __half *g, __half2 neg_lr, int n, ncclComm_t comm, cud
   }
 }
 
-// IR: verify sgd: ok
-// IR: verify norm: ok
-// IR: verify half2: ok
-// EXEC: verify=exec sgd: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec sgd: ok
-// EXEC: verify=exec norm: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec norm: ok
-// EXEC: verify=exec half2: output 'w' (f16): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec half2: ok
+// IR: verify=ir sgd: ok
+// IR: verify=ir norm: ok
+// IR: verify=ir half2: ok
+// EXEC: verify sgd: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify sgd: ok
+// EXEC: verify norm: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify norm: ok
+// EXEC: verify half2: output 'w' (f16): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify half2: ok
 // EXPLAIN: explain sgd
 // EXPLAIN: ncclGroupStart()/ncclGroupEnd() at {{.*}}header-kernels.cu:27:5 hold one collective, which they do not group with anything: the schedule leaves them out
 // EXPLAIN: reorder: kernel 'sgd_clip'

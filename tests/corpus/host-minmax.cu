@@ -4,7 +4,7 @@
 // for device code only; coconet's parsing prelude declares nvcc's host set.
 // The translated file is compiled by nvcc (tests/compile/translated.mk).
 // RUN: %coconet --check %s | %FileCheck --check-prefix=CHECK %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <algorithm>
@@ -29,5 +29,5 @@ void h(float *x, int n, ncclComm_t comm, cudaStream_t s) {
 int main_like(int n) { return blocks_for(n, 256) + (int)chunk(4, 8) + (int)md(1.0, 2.0f) + (int)um(3u, 4); }
 
 // CHECK: region host_minmax ({{.*}}host-minmax.cu:{{[0-9]+}}) in h: nccl:ncclAllReduce launch:scale
-// EXEC: verify=exec host_minmax: output 'x' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec host_minmax: ok
+// EXEC: verify host_minmax: output 'x' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify host_minmax: ok

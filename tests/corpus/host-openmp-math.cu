@@ -9,7 +9,7 @@
 // libomp, as in the SANITIZE=1 build).
 // RUN: %coconet --check %s | %FileCheck --check-prefix=CHECK %s
 // RUN: %coconet --target=host %s -o %t.cu
-// RUN: %if host-openmp %{ %coconet --verify=exec:4 %s -- -fopenmp | %FileCheck --check-prefix=EXEC %s %}
+// RUN: %if host-openmp %{ %coconet --verify=4 %s -- -fopenmp | %FileCheck --check-prefix=EXEC %s %}
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <omp.h>
@@ -47,5 +47,5 @@ void step(float *out, const float *res, int n, ncclComm_t comm, cudaStream_t str
 int check(const float *got, const float *want, int n) { return validate(got, want, n, 1e-5f); }
 
 // CHECK: region omp_harness ({{.*}}host-openmp-math.cu:{{[0-9]+}}) in step: nccl:ncclAllReduce launch:residual_scale
-// EXEC: verify=exec omp_harness: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec omp_harness: ok
+// EXEC: verify omp_harness: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify omp_harness: ok

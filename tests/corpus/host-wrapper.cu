@@ -2,8 +2,8 @@
 // optimizer steps: the function computes the grid and launches; the region
 // calls it. coconet sees through one such function defined in this file
 // (initialized locals, then one launch), and says why not when it cannot.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --target=host %s | %FileCheck --check-prefix=HOST %s
@@ -62,11 +62,11 @@ void step(float *w, float *g, float *m, float *v, int count, float lr, ncclComm_
   }
 }
 
-// IR: verify wrapped: output 'w' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify wrapped: ok
-// EXEC: verify=exec wrapped: shard 'm' (f32): max 0 ULP apart
-// EXEC: verify=exec wrapped: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec wrapped: ok
+// IR: verify=ir wrapped: output 'w' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir wrapped: ok
+// EXEC: verify wrapped: shard 'm' (f32): max 0 ULP apart
+// EXEC: verify wrapped: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify wrapped: ok
 // EXPLAIN: explain wrapped
 // EXPLAIN-NEXT: - analysis: the call of 'adamw_update' ({{.*}}host-wrapper.cu:27:13) is the launch of kernel 'adamw' inside it, seen through (its parameters stand for the call's arguments)
 // The scheduled block replaces the call; the static function it no longer calls is kept used:

@@ -1,7 +1,7 @@
 // Style: 64-bit element indices (int64_t, long long, unsigned), a grid-stride
 // loop with the stride held in a local, and a count passed as size_t.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cstdint>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -29,7 +29,7 @@ void step(float *p, float *g, float *x, size_t count, ncclComm_t comm, cudaStrea
   }
 }
 
-// IR: verify int64_loop: ok
-// IR: verify unsigned_index: ok
-// EXEC: verify=exec int64_loop: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec unsigned_index: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir int64_loop: ok
+// IR: verify=ir unsigned_index: ok
+// EXEC: verify int64_loop: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify unsigned_index: ok (the region as written and as scheduled agree within 0 ULP)

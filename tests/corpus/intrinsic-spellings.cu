@@ -1,7 +1,7 @@
 // Style: the other spellings of the intrinsics: integer min/max (a comparison,
 // not fminf), __ldg of &g[i] and of g + i, and the nearest refusal, a cache
 // load from an address that is neither (g + i + 1).
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %expect 1 %coconet --check %s -- -DLOAD_OFFSET 2>&1 | %FileCheck --check-prefix=OFFSET %s
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -33,8 +33,8 @@ void step(int *c, float *g, float *o, float s, int lo, int hi, int n, ncclComm_t
   }
 }
 
-// EXEC: verify=exec counts: output 'c' (i32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec counts: ok
-// EXEC: verify=exec scaled: output 'o' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec scaled: ok
+// EXEC: verify counts: output 'c' (i32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify counts: ok
+// EXEC: verify scaled: output 'o' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify scaled: ok
 // OFFSET: intrinsic-spellings.cu:17:25: error: kernel 'scaled': __ldg must load from &t[i] or t + i (__ldg(g + i + 1))

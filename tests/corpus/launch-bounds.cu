@@ -1,8 +1,8 @@
 // Style: kernels with __launch_bounds__, __restrict__, static linkage, in an
 // anonymous namespace, indexed with size_t and an early return, launched with
 // a dim3 configuration and a block size constant.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <cstddef>
@@ -29,5 +29,5 @@ void epilogue(float *y, const float *bias, size_t tokens, size_t hidden, ncclCom
   }
 }
 
-// IR: verify bias_epilogue: ok
-// EXEC: verify=exec bias_epilogue: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir bias_epilogue: ok
+// EXEC: verify bias_epilogue: ok (the region as written and as scheduled agree within 0 ULP)

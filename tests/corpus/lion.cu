@@ -1,8 +1,8 @@
 // Style: the Lion optimizer as written in training code: a sign helper with
 // early returns, the update's interpolation in a local, decoupled weight
 // decay under an `if` on a scalar parameter, and the moment written last.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -38,5 +38,5 @@ void lion(float *param, float *grad, float *exp_avg, long n, float lr, ncclComm_
   }
 }
 
-// IR: verify lion: ok
-// EXEC: verify=exec lion: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir lion: ok
+// EXEC: verify lion: ok (the region as written and as scheduled agree within 0 ULP)

@@ -4,8 +4,8 @@
 // elsewhere is refused, and so is a local declared before a grid-stride loop
 // and assigned in it (-DCARRIED: a running sum carries from one element to the
 // thread's next, which depends on the grid).
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %expect 1 %coconet --check %s -- -DINDEX_CHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
 // RUN: %expect 1 %coconet --check %s -- -DCARRIED 2>&1 | %FileCheck --check-prefix=CARRIED %s
 #include <cuda_runtime.h>
@@ -42,9 +42,9 @@ void f(float *x, float *y, int n, ncclComm_t comm, cudaStream_t s) {
   }
 }
 
-// IR: verify rev: ok
-// IR: verify wl: ok
-// EXEC: verify=exec rev: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec wl: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir rev: ok
+// IR: verify=ir wl: ok
+// EXEC: verify rev: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify wl: ok (the region as written and as scheduled agree within 0 ULP)
 // CARRIED: loop-forms.cu:{{[0-9]+}}:12: error: kernel 'rev' reads 'sum', its running sum over the elements of the thread: its value there depends on the grid; only 's += e' in the loop and atomicAdd(acc, s) after it are taken as a sum
 // CHANGED: loop-forms.cu:{{[0-9]+}}:33: error: kernel 'wl' assigns to 'i': only t[i] and locals can be assigned

@@ -4,8 +4,8 @@
 // and verified. libclang 16 reports code from a macro's body where the macro
 // is used, so coconet cannot read an operator written in a macro's body
 // (SQR(x) ((x) * (x)), a CEIL_DIV grid): those are refused, naming the macro.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %expect 1 %coconet --check %s -- -DOPERATOR_MACRO 2>&1 | %FileCheck --check-prefix=OPERATOR %s
 // RUN: %expect 1 %coconet --check %s -- -DGRID_MACRO 2>&1 | %FileCheck --check-prefix=GRID %s
 #include <cuda_runtime.h>
@@ -52,10 +52,10 @@ void step(float *p, float *g, float *v, float lr, int n, ncclComm_t comm, cudaSt
   }
 }
 
-// IR: verify rmsprop: output 'p' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify rmsprop: ok
-// EXEC: verify=exec rmsprop: shard 'v' (f32): max 0 ULP apart
-// EXEC: verify=exec rmsprop: output 'p' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec rmsprop: ok
+// IR: verify=ir rmsprop: output 'p' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir rmsprop: ok
+// EXEC: verify rmsprop: shard 'v' (f32): max 0 ULP apart
+// EXEC: verify rmsprop: output 'p' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify rmsprop: ok
 // OPERATOR: macros.cu:34:48: error: kernel 'rms_update': 'SQR(g[i])' comes from macro 'SQR', whose body coconet cannot read (libclang 16 reports code from a macro's body where the macro is used); write the expression out, or make the macro a __device__ function
 // GRID: macros.cu:48:5: error: kernel 'rms_update' computes only the elements that have a thread (its 'if (i < n)' guard), and coconet cannot prove that '<<<CEIL_DIV(n, BLOCK_SIZE), BLOCK_SIZE>>>' gives every one of the n elements a thread

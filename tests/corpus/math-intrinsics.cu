@@ -2,8 +2,8 @@
 // min/max, fminf/fmaxf, __saturatef, __fdividef, copysignf, rsqrtf, __expf,
 // __ldg on the inputs), as fused optimizers in training code are.
 // Accepted unchanged, checked by the interpreter and by running the code:
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -33,8 +33,8 @@ void step(float *p, float *g, float *m, float *v, float lr, float beta1, float b
   }
 }
 
-// IR: verify adam_intrinsics: output 'p' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify adam_intrinsics: ok
-// EXEC: verify=exec adam_intrinsics: shard 'm' (f32): max 0 ULP apart
-// EXEC: verify=exec adam_intrinsics: output 'p' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec adam_intrinsics: ok
+// IR: verify=ir adam_intrinsics: output 'p' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir adam_intrinsics: ok
+// EXEC: verify adam_intrinsics: shard 'm' (f32): max 0 ULP apart
+// EXEC: verify adam_intrinsics: output 'p' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify adam_intrinsics: ok

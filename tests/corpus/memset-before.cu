@@ -1,8 +1,8 @@
 // Style: a region that also zeroes and copies buffers around the collective,
 // as a step that resets an accumulator and keeps a copy of the gradients:
 // cudaMemsetAsync and cudaMemcpyAsync kept in place, the kernel moved.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -25,5 +25,5 @@ void step(float *w, float *mom, float *g, float *g_copy, float *acc, int n, nccl
   }
 }
 
-// IR: verify with_copies: ok
-// EXEC: verify=exec with_copies: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir with_copies: ok
+// EXEC: verify with_copies: ok (the region as written and as scheduled agree within 0 ULP)

@@ -5,9 +5,9 @@
 // body and so goes beside the function, inside the namespace, after the
 // kernel (the rest of the generated code goes above the namespace). Another
 // function in a nested namespace uses a kernel of an anonymous namespace.
-// --verify=exec runs each region's code at 1..4 ranks (the harness names the
+// --verify runs each region's code at 1..4 ranks (the harness names the
 // function's namespace).
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -83,9 +83,9 @@ void scaled(float *x, float *out, int rows, int h, ncclComm_t comm, cudaStream_t
 }  // namespace inner
 }  // namespace outer
 
-// EXEC: verify=exec bias_out: ok
-// EXEC: verify=exec norm_out: ok
-// EXEC: verify=exec scaled: ok
+// EXEC: verify bias_out: ok
+// EXEC: verify norm_out: ok
+// EXEC: verify scaled: ok
 
 // The runtime's include after the file's; the elementwise slice kernel above the namespace; the
 // fused kernel beside its function, nothing of norm_out's above the namespace.

@@ -2,7 +2,7 @@
 // and `void *` (C-style, or the C++ casts): the buffer is the typed pointer
 // inside the cast, so the schedule splits it and indexes it in elements (not
 // bytes of a `void *`), and --explain names it.
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
 #include <cuda_runtime.h>
@@ -30,8 +30,8 @@ void cxx_casts(float *grad, float by, int n, ncclComm_t comm, cudaStream_t s) {
   }
 }
 
-// EXEC: verify=exec c_style: ok
-// EXEC: verify=exec cxx_casts: ok
+// EXEC: verify c_style: ok
+// EXEC: verify cxx_casts: ok
 
 // CODE: ncclReduceScatter(grad, grad + coconet_p.slice_lo, coconet_p.s, ncclFloat,
 // CODE: ncclAllGather(grad + coconet_p.slice_lo, grad, coconet_p.s, ncclFloat, comm, s)

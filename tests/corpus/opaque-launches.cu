@@ -2,7 +2,7 @@
 // after a scheduled chain: with --target=host they are lowered like the file's
 // other launches, so the translated program builds and runs on the host backend.
 // RUN: %coconet --target=host %s | %FileCheck --check-prefix=HOST %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -39,4 +39,4 @@ void step(float *x, float *y, float by, int n, int extra, ncclComm_t comm, cudaS
 // HOST-NEXT: coconet_host_launch(COCONET_HOST_SIMPLE, bump, (n + 127) / 128, 128, 0, s, y, 2.0f, n);
 // HOST-NOT: {{^[^/]*}}bump<<<
 
-// EXEC: verify=exec scaled: ok
+// EXEC: verify scaled: ok

@@ -8,10 +8,10 @@
 // non-null pointer, tested at the top of the region, and the region runs as
 // written when it is null. -DMASTER_CHANGED changes the pointer inside the
 // region before the launch: refused (the test at the top would be stale).
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
-// RUN: %coconet --verify=exec:4 %s -- -DMASTER_VARIABLE | %FileCheck --check-prefix=VARIABLE %s
+// RUN: %coconet --verify=4 %s -- -DMASTER_VARIABLE | %FileCheck --check-prefix=VARIABLE %s
 // RUN: %coconet %s -- -DMASTER_VARIABLE | %FileCheck --check-prefix=VARCODE %s
 // RUN: %coconet --explain %s -- -DMASTER_VARIABLE | %FileCheck --check-prefix=VAREXPLAIN %s
 // RUN: %expect 1 %coconet --check %s -- -DMASTER_VARIABLE -DMASTER_CHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
@@ -77,16 +77,16 @@ void project(float *out, float *x, int rows, int cols, ncclComm_t comm, cudaStre
   }
 }
 
-// IR: verify adamw: ok
-// IR: verify project: ok
-// EXEC: verify=exec adamw: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec project: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir adamw: ok
+// IR: verify=ir project: ok
+// EXEC: verify adamw: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify project: ok (the region as written and as scheduled agree within 0 ULP)
 // CODE: const float old = __bfloat162float(params);
 // CODE-NOT: master
 // CODE: // coconet: end generated code for region adamw
-// VARIABLE: verify=exec adamw: output 'master' (f32): max 0 ULP apart
-// VARIABLE: verify=exec adamw: run with master != nullptr (the schedule's branch; the other runs the region as written)
-// VARIABLE: verify=exec adamw: ok (the region as written and as scheduled agree within 0 ULP)
+// VARIABLE: verify adamw: output 'master' (f32): max 0 ULP apart
+// VARIABLE: verify adamw: run with master != nullptr (the schedule's branch; the other runs the region as written)
+// VARIABLE: verify adamw: ok (the region as written and as scheduled agree within 0 ULP)
 // VARCODE: // coconet: kernel 'adamw' tests 'master' against NULL (optional-pointers.cu:{{[0-9]+}}:15): the
 // VARCODE-NEXT: // schedule is for master != nullptr; the region runs as written otherwise
 // VARCODE-NEXT: if (master != nullptr) {

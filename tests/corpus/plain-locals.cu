@@ -4,8 +4,8 @@
 // bound, a row-wise kernel's `int H = hidden;` as its row length. Each is the
 // value it was initialized with wherever it is used; a local or parameter the
 // kernel assigns is not (the ASSIGNED variant is refused with the reason).
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %expect 1 %coconet --check %s -- -DASSIGNED 2>&1 | %FileCheck --check-prefix=ASSIGNED %s
 #include <cuda_runtime.h>
@@ -58,12 +58,12 @@ void norm(float *out, float *y, const float *gamma, int rows, int hidden, ncclCo
   }
 }
 
-// IR: verify scaled: ok
-// IR: verify normed: ok
-// EXEC: verify=exec scaled: output 'x' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec scaled: ok
-// EXEC: verify=exec normed: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec normed: ok
+// IR: verify=ir scaled: ok
+// IR: verify=ir normed: ok
+// EXEC: verify scaled: output 'x' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify scaled: ok
+// EXEC: verify normed: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify normed: ok
 // EXPLAIN: explain scaled
 // EXPLAIN: reorder: kernel 'scale'
 // EXPLAIN: explain normed

@@ -8,8 +8,8 @@
 // the tail), all-reduces the partial sums right after the kernel, and runs the
 // update on the slice. Each -D variant below is a kernel or region coconet
 // must refuse, with its reason.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --dump=ir %s | %FileCheck --check-prefix=DUMP %s
 // RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
@@ -194,20 +194,20 @@ void lamb_step(float *w, float *u, float *m, float *v, float *g, float *norms, i
   }
 }
 
-// IR: verify clip: output 'norm2' (f32): max relative error {{.*}} over 1..4 ranks x 3 inputs
-// IR: verify clip: output 'w' (f32): max relative error {{.*}} over 1..4 ranks x 3 inputs
-// IR: verify clip: kernel 'grad_norm2' sums into 'norm2' on each rank's slice, then an AllReduce adds the partial sums: the same sum in another order, so what depends on it is compared within the relative tolerance
-// IR: verify clip: ok
-// IR: verify momentum: output 'nonzero' (i32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify momentum: ok
-// IR: verify lamb: output 'norms' (f32): max relative error {{.*}} over 1..4 ranks x 3 inputs
-// IR: verify lamb: ok
-// EXEC: verify=exec clip: output 'norm2' (f32): max {{[0-9]+}} ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec clip: ok (the region as written and as scheduled agree within 0 ULP, or where a sum in another order rounds differently within 1e-5 (f32), 1e-12 (f64) of the buffer's largest magnitude)
-// EXEC: verify=exec momentum: output 'nonzero' (i32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec momentum: ok
-// EXEC: verify=exec lamb: output 'norms' (f32): max {{[0-9]+}} ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec lamb: ok
+// IR: verify=ir clip: output 'norm2' (f32): max relative error {{.*}} over 1..4 ranks x 3 inputs
+// IR: verify=ir clip: output 'w' (f32): max relative error {{.*}} over 1..4 ranks x 3 inputs
+// IR: verify=ir clip: kernel 'grad_norm2' sums into 'norm2' on each rank's slice, then an AllReduce adds the partial sums: the same sum in another order, so what depends on it is compared within the relative tolerance
+// IR: verify=ir clip: ok
+// IR: verify=ir momentum: output 'nonzero' (i32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir momentum: ok
+// IR: verify=ir lamb: output 'norms' (f32): max relative error {{.*}} over 1..4 ranks x 3 inputs
+// IR: verify=ir lamb: ok
+// EXEC: verify clip: output 'norm2' (f32): max {{[0-9]+}} ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify clip: ok (the region as written and as scheduled agree within 0 ULP, or where a sum in another order rounds differently within 1e-5 (f32), 1e-12 (f64) of the buffer's largest magnitude)
+// EXEC: verify momentum: output 'nonzero' (i32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify momentum: ok
+// EXEC: verify lamb: output 'norms' (f32): max {{[0-9]+}} ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify lamb: ok
 // CODE: __device__ __forceinline__ void coconet_clip_slice_elem(float g, float &norm2_sum)
 // CODE-NEXT: {
 // CODE-NEXT: norm2_sum += g * g;

@@ -3,8 +3,8 @@
 // and returns, the rest of the body handles the positive case. The mask is
 // __half here; -DBYTE_MASK makes it `unsigned char`, refused (coconet has no
 // 8-bit element type yet).
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DBYTE_MASK 2>&1 | %FileCheck --check-prefix=BYTE %s
 #include <cuda_fp16.h>
@@ -42,7 +42,7 @@ void forward(__half *out, mask_t *mask, __half *x, const __half *bias, int rows,
   }
 }
 
-// IR: verify bias_relu: ok
-// EXEC: verify=exec bias_relu: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir bias_relu: ok
+// EXEC: verify bias_relu: ok (the region as written and as scheduled agree within 0 ULP)
 // CODE: out = !(v <= 0.0f) ? __float2half_rn(v) : __float2half_rn(0.0f);
 // BYTE: error: kernel 'bias_relu_mask': buffer 'mask' has elements of type 'unsigned char'

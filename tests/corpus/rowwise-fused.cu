@@ -7,13 +7,13 @@
 // LayerNorm with a warp per row that saves mean and rstd (cooperative groups),
 // a bf16 RMSNorm with cub::BlockReduce, and a reference kernel with a thread
 // per row; -DWITH_BIAS adds an elementwise bias kernel before the softmax.
-// --verify=exec runs each fused kernel (the harness's buffers are symmetric) at
+// --verify runs each fused kernel (the harness's buffers are symmetric) at
 // 1..4 ranks, then the NCCL path, against the region as written.
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --target=host %s | %FileCheck --check-prefix=HOST %s
 // RUN: %expect 1 %coconet --check %s -- -DMACRO_LDG 2>&1 | %FileCheck --check-prefix=MACRO_LDG %s
-// RUN: %coconet --verify=exec:4 %s -- -DWITH_BIAS | %FileCheck --check-prefix=WITH_BIAS %s
+// RUN: %coconet --verify=4 %s -- -DWITH_BIAS | %FileCheck --check-prefix=WITH_BIAS %s
 // RUN: %coconet %s -- -DWITH_BIAS | %FileCheck --check-prefix=WITH_BIAS_CODE %s
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
@@ -215,11 +215,11 @@ void engine_step(float *hidden_states, float *residual, const float *weight, flo
   }
 }
 
-// EXEC: verify=exec add_norm: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec softmax: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec layernorm: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec rms_bf16: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec rownorm: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify add_norm: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify softmax: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify layernorm: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify rms_bf16: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify rownorm: ok (the region as written and as scheduled agree within 0 ULP)
 
 // The template in its namespace, copied as a template: __ldg coherent, the reduced buffer's __restrict__ dropped.
 // CODE: // coconet: begin generated code for region add_norm
@@ -264,7 +264,7 @@ void engine_step(float *hidden_states, float *residual, const float *weight, flo
 
 // MACRO_LDG: rowwise-fused.cu:64:17: error: fuse: kernel 'engine::fused_add_rms_norm' calls __ldg through a macro; the fused kernel's copy of the kernel turns __ldg into a coherent load (the read-only cache does not see the rows the fused kernel writes) where it is written in the kernel: call __ldg there, or drop fuse
 // An elementwise kernel before the row-wise one: its generated kernel's _block function runs on the block's rows.
-// WITH_BIAS: verify=exec softmax: ok (the region as written and as scheduled agree within 0 ULP)
+// WITH_BIAS: verify softmax: ok (the region as written and as scheduled agree within 0 ULP)
 // WITH_BIAS_CODE: __device__ __forceinline__ void coconet_softmax_slice_block(float *logits, const float *bias,
 // WITH_BIAS_CODE-NEXT:     size_t vocab, size_t lo, size_t hi)
 // WITH_BIAS_CODE-NEXT: {

@@ -7,7 +7,7 @@
 // equals the hidden size (rows coconet splits are contiguous). Each -D variant
 // is a launch coconet must refuse, with its reason.
 //
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DHALF_GRID 2>&1 | %FileCheck --check-prefix=HALF_GRID %s
 // RUN: %expect 1 %coconet --check %s -- -DSTRIDE_ROWS 2>&1 | %FileCheck --check-prefix=STRIDE_ROWS %s
@@ -70,8 +70,8 @@ void block_output(float *y, float *out, const float *weight, int num_tokens, int
   }
 }
 
-// EXEC: verify=exec rms: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec rms: ok
+// EXEC: verify rms: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify rms: ok
 // CODE: coconet_part_rows((size_t)num_tokens * hidden, 1, hidden, 0, 1, coconet_rank, coconet_nranks);
 // CODE: coconet_check_stride(stride, hidden, "stride", "rmsnorm_strided<float>", __FILE__, __LINE__);
 // CODE-NEXT: if (coconet_p.s > 0) {

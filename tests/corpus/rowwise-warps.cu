@@ -12,8 +12,8 @@
 // refuse, with its reason, except LANE_STEP and CEIL_GRID (the grid through the
 // trainer's CEIL_DIV(rows * WARP_SIZE, 128) macro), which it must translate.
 //
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DSHARED 2>&1 | %FileCheck --check-prefix=SHARED %s
 // RUN: %expect 1 %coconet --check %s -- -DSYNC 2>&1 | %FileCheck --check-prefix=SYNC %s
@@ -26,8 +26,8 @@
 // RUN: %expect 1 %coconet --check %s -- -DPART_WARP 2>&1 | %FileCheck --check-prefix=PART_WARP %s
 // RUN: %expect 1 %coconet --check %s -- -DDIM3 2>&1 | %FileCheck --check-prefix=DIM3 %s
 // RUN: %expect 1 %coconet --check %s -- -DBLOCK_RANK 2>&1 | %FileCheck --check-prefix=BLOCK_RANK %s
-// RUN: %coconet --verify=exec:4 %s -- -DLANE_STEP | %FileCheck --check-prefix=LANE_STEP %s
-// RUN: %coconet --verify=exec:4 %s -- -DCEIL_GRID | %FileCheck --check-prefix=CEIL_GRID %s
+// RUN: %coconet --verify=4 %s -- -DLANE_STEP | %FileCheck --check-prefix=LANE_STEP %s
+// RUN: %coconet --verify=4 %s -- -DCEIL_GRID | %FileCheck --check-prefix=CEIL_GRID %s
 
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
@@ -180,20 +180,20 @@ void ln_thread(float *y, float *out, float *mean, float *rstd, const float *w, c
   }
 }
 
-// IR: verify ln_warp: output 'mean' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify ln_warp: output 'rstd' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify ln_warp: output 'out' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify ln_warp: ok
-// IR: verify rms_tile: ok
-// IR: verify ln_thread: ok
-// EXEC: verify=exec ln_warp: output 'mean' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec ln_warp: output 'rstd' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec ln_warp: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec ln_warp: ok
-// EXEC: verify=exec rms_tile: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec rms_tile: ok
-// EXEC: verify=exec ln_thread: output 'mean' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec ln_thread: ok
+// IR: verify=ir ln_warp: output 'mean' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir ln_warp: output 'rstd' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir ln_warp: output 'out' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir ln_warp: ok
+// IR: verify=ir rms_tile: ok
+// IR: verify=ir ln_thread: ok
+// EXEC: verify ln_warp: output 'mean' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify ln_warp: output 'rstd' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify ln_warp: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify ln_warp: ok
+// EXEC: verify rms_tile: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify rms_tile: ok
+// EXEC: verify ln_thread: output 'mean' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify ln_thread: ok
 // CODE: coconet_require_buffer(mean, "mean", __FILE__, __LINE__);
 // CODE-NEXT: coconet_require_buffer(rstd, "rstd", __FILE__, __LINE__);
 // CODE-NEXT:    coconet_check_rows((rows * WARP_SIZE + 127) / 128, 128, 32, rows, "layernorm_warp", __FILE__,
@@ -224,6 +224,6 @@ void ln_thread(float *y, float *out, float *mean, float *rstd, const float *w, c
 // SHUFFLE: error: kernel 'layernorm_thread' runs one thread per row and calls __shfl_sync(), through which threads of a warp exchange values
 // PART_WARP: error: kernel 'layernorm_warp' runs one warp per row with blocks of 48 threads, not whole warps
 // DIM3: error: kernel 'layernorm_warp' runs one warp per row, but the launch's block 'dim3(128, 1)' is not a number of threads
-// LANE_STEP: verify=exec ln_warp: ok
-// CEIL_GRID: verify=exec ln_warp: ok
+// LANE_STEP: verify ln_warp: ok
+// CEIL_GRID: verify ln_warp: ok
 // BLOCK_RANK: error: kernel 'rmsnorm_tile' uses 'block.thread_rank()', which depends on where its row runs

@@ -16,13 +16,13 @@
 // size, extern __shared__ memory), GRID_STRIDE (rows from a grid-stride loop,
 // launched with fewer blocks than rows) and PARTIAL_REPLICATED, which it must
 // translate so that the program computes the same.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %expect 1 %coconet --check %s -- -DCROSS 2>&1 | %FileCheck --check-prefix=CROSS %s
 // RUN: %expect 1 %coconet --check %s -- -DROW_VALUE 2>&1 | %FileCheck --check-prefix=ROW_VALUE %s
-// RUN: %coconet --verify=exec:4 %s -- -DGRID_STRIDE | %FileCheck --check-prefix=GRID_STRIDE %s
+// RUN: %coconet --verify=4 %s -- -DGRID_STRIDE | %FileCheck --check-prefix=GRID_STRIDE %s
 // RUN: %coconet %s -- -DGRID_STRIDE | grep -v '^// ' | %FileCheck --check-prefix=GRID_STRIDE_CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_VALUE 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_VALUE %s
 // RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_OUTSIDE 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_OUTSIDE %s
@@ -33,11 +33,11 @@
 // RUN: %expect 1 %coconet --check %s -- -DPER_ROW_OUT 2>&1 | %FileCheck --check-prefix=PER_ROW_OUT %s
 // RUN: %expect 1 %coconet --check %s -- -DSTATS_THREAD1 2>&1 | %FileCheck --check-prefix=STATS_THREAD1 %s
 // RUN: %expect 1 %coconet --check %s -- -DSTATS_ELEMENT 2>&1 | %FileCheck --check-prefix=STATS_ELEMENT %s
-// RUN: %coconet --verify=exec:4 %s -- -DSTATS_ALL_THREADS | %FileCheck --check-prefix=STATS_OK %s
+// RUN: %coconet --verify=4 %s -- -DSTATS_ALL_THREADS | %FileCheck --check-prefix=STATS_OK %s
 // RUN: %expect 1 %coconet --check %s -- -DATOMIC 2>&1 | %FileCheck --check-prefix=ATOMIC %s
 // RUN: %expect 1 %coconet --check %s -- -DHALF_GRID 2>&1 | %FileCheck --check-prefix=HALF_GRID %s
 // RUN: %expect 1 %coconet --check %s -- -DCOLUMN_WRITE 2>&1 | %FileCheck --check-prefix=COLUMN_WRITE %s
-// RUN: %coconet --verify=exec:4 %s -- -DFUSE | %FileCheck --check-prefix=FUSE %s
+// RUN: %coconet --verify=4 %s -- -DFUSE | %FileCheck --check-prefix=FUSE %s
 // RUN: %expect 1 %coconet --check %s -- -DSQUARE 2>&1 | %FileCheck --check-prefix=SQUARE %s
 // RUN: %expect 1 %coconet --check %s -- -DMEMBER 2>&1 | %FileCheck --check-prefix=MEMBER %s
 // RUN: %expect 1 %coconet --check %s -- -DSTRIDE2 2>&1 | %FileCheck --check-prefix=STRIDE2 %s
@@ -45,12 +45,12 @@
 // RUN: %expect 1 %coconet --check %s -- -DNARROW 2>&1 | %FileCheck --check-prefix=NARROW %s
 // RUN: %expect 1 %coconet --check %s -- -DLAZY 2>&1 | %FileCheck --check-prefix=LAZY %s
 // RUN: %expect 1 %coconet --check %s -- -DPARTIAL 2>&1 | %FileCheck --check-prefix=PARTIAL %s
-// RUN: %coconet --verify=exec:4 %s -- -DPARTIAL -DPARTIAL_REPLICATED | %FileCheck --check-prefix=PARTIAL_OK %s
-// RUN: %coconet --verify=exec:4 %s -- -DADDRESS | %FileCheck --check-prefix=ACCEPTED %s
-// RUN: %coconet --verify=exec:4 %s -- -DSTEP_LOCAL | %FileCheck --check-prefix=ACCEPTED %s
-// RUN: %coconet --verify=exec:4 %s -- -DBLOCK_PARAM | %FileCheck --check-prefix=ACCEPTED %s
-// RUN: %coconet --verify=exec:4 %s -- -DHALVING | %FileCheck --check-prefix=HALVING %s
-// RUN: %coconet --verify=exec:4 %s -- -DSHARED_FILL | %FileCheck --check-prefix=SHARED_FILL %s
+// RUN: %coconet --verify=4 %s -- -DPARTIAL -DPARTIAL_REPLICATED | %FileCheck --check-prefix=PARTIAL_OK %s
+// RUN: %coconet --verify=4 %s -- -DADDRESS | %FileCheck --check-prefix=ACCEPTED %s
+// RUN: %coconet --verify=4 %s -- -DSTEP_LOCAL | %FileCheck --check-prefix=ACCEPTED %s
+// RUN: %coconet --verify=4 %s -- -DBLOCK_PARAM | %FileCheck --check-prefix=ACCEPTED %s
+// RUN: %coconet --verify=4 %s -- -DHALVING | %FileCheck --check-prefix=HALVING %s
+// RUN: %coconet --verify=4 %s -- -DSHARED_FILL | %FileCheck --check-prefix=SHARED_FILL %s
 // RUN: %expect 1 %coconet --check %s -- -DSHARED_FILL_GLOBAL 2>&1 | %FileCheck --check-prefix=SHARED_FILL_GLOBAL %s
 #include <cub/cub.cuh>
 #include <cuda_bf16.h>
@@ -528,35 +528,35 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
   }
 }
 
-// IR: verify add_norm: output 'residual' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify add_norm: output 'out' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify add_norm: row-wise kernel 'add_rmsnorm' is modelled (each output row a fixed function of the rows and columns it reads); --verify=exec runs its code
-// IR: verify add_norm: ok
-// IR: verify softmax: ok
-// IR: verify layernorm: ok
-// IR: verify ln_stats: output 'mean' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify ln_stats: output 'rstd' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify ln_stats: output 'out' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify ln_stats: ok
-// IR: verify rmsnorm_bf16: ok
-// IR: verify rmsnorm_cub: ok
-// IR: verify variant: ok
-// EXEC: verify=exec add_norm: output 'residual' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec add_norm: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec add_norm: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec softmax: output 'probs' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec softmax: ok
-// EXEC: verify=exec layernorm: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec layernorm: ok
-// EXEC: verify=exec ln_stats: output 'mean' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec ln_stats: output 'rstd' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec ln_stats: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec ln_stats: ok
-// EXEC: verify=exec rmsnorm_bf16: output 'out' (bf16): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec rmsnorm_bf16: ok
-// EXEC: verify=exec rmsnorm_cub: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec rmsnorm_cub: ok
-// EXEC: verify=exec variant: ok
+// IR: verify=ir add_norm: output 'residual' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir add_norm: output 'out' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir add_norm: row-wise kernel 'add_rmsnorm' is modelled (each output row a fixed function of the rows and columns it reads); --verify runs its code
+// IR: verify=ir add_norm: ok
+// IR: verify=ir softmax: ok
+// IR: verify=ir layernorm: ok
+// IR: verify=ir ln_stats: output 'mean' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir ln_stats: output 'rstd' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir ln_stats: output 'out' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir ln_stats: ok
+// IR: verify=ir rmsnorm_bf16: ok
+// IR: verify=ir rmsnorm_cub: ok
+// IR: verify=ir variant: ok
+// EXEC: verify add_norm: output 'residual' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify add_norm: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify add_norm: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify softmax: output 'probs' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify softmax: ok
+// EXEC: verify layernorm: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify layernorm: ok
+// EXEC: verify ln_stats: output 'mean' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify ln_stats: output 'rstd' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify ln_stats: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify ln_stats: ok
+// EXEC: verify rmsnorm_bf16: output 'out' (bf16): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify rmsnorm_bf16: ok
+// EXEC: verify rmsnorm_cub: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify rmsnorm_cub: ok
+// EXEC: verify variant: ok
 // CODE:    const coconet_part coconet_p = coconet_slice_rows((size_t)tokens * hidden, hidden,
 // CODE-NEXT:        coconet_rank, coconet_nranks);
 // CODE-NEXT:    COCONET_NCCL_CHECK(ncclReduceScatter(y, y + coconet_p.slice_lo, coconet_p.s, ncclFloat,
@@ -594,8 +594,8 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // CROSS: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth' reads x[(row + 1) % rows * h + j]; a row-wise kernel reads global memory only at [row * H + j] (its block's row, j from a loop `for (j = threadIdx.x; j < H; j += blockDim.x)`), [j] or [row]
 // CROSS: note: region 'variant' needs this launch to be row-wise (or pointwise) for its schedule
 // ROW_VALUE: error: kernel 'smooth' uses its row index 'row' as a value; a row-wise kernel uses it only to find its row
-// GRID_STRIDE: verify=exec variant: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// GRID_STRIDE: verify=exec variant: ok
+// GRID_STRIDE: verify variant: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// GRID_STRIDE: verify variant: ok
 // GRID_STRIDE_CODE:      smooth<<<(unsigned)(coconet_p.s / h), 256, 0, stream>>>(out + coconet_p.slice_lo,
 // GRID_STRIDE_CODE-NEXT:          y + coconet_p.slice_lo, (int)(coconet_p.s / h), h);
 // GRID_STRIDE_VALUE: error: kernel 'smooth' uses its row index 'blockIdx.x' as a value
@@ -607,24 +607,24 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // PER_ROW_OUT: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth' writes out[row] and writes out[row * h + j]: one buffer both per row element ([row * H + j]) and per row ([row]); coconet splits a buffer in rows of H elements or of one
 // STATS_THREAD1: error: reorder: kernel 'layernorm_stats' updates 'mean' on this rank's slice and its slices are then gathered, but 'mean' at region entry is not known to be identical on every rank
 // STATS_ELEMENT: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: reorder: kernel 'rescale_rows' reads mean[i], but kernel 'layernorm_stats' writes 'mean' once per row ([row]): on this rank's rows, [i] is the element of another row; read it at [i / h]
-// STATS_OK: verify=exec ln_stats: output 'mean' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// STATS_OK: verify=exec ln_stats: ok
+// STATS_OK: verify ln_stats: output 'mean' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// STATS_OK: verify ln_stats: ok
 // ATOMIC: error: kernel 'smooth' takes the address of an element of a global buffer (&); coconet cannot follow where it is used
 // HALF_GRID: error: kernel 'smooth' is row-wise (one block per row), but the launch's grid 'rows / 2' is not its row count 'rows'; coconet runs one block per row of a slice
 // COLUMN_WRITE: error: kernel 'smooth' reads out[j], outside its block's row, of a buffer it writes (out[row * h + j]): rows would depend on each other
-// FUSE: verify=exec variant: ok (the region as written and as scheduled agree within 0 ULP)
+// FUSE: verify variant: ok (the region as written and as scheduled agree within 0 ULP)
 // PARTIAL: error: reorder: kernel 'smooth' updates 'out' on this rank's slice and its slices are then gathered, but 'out' at region entry is not known to be identical on every rank
 // PARTIAL: note: 'out' at region entry is read here
-// PARTIAL_OK: verify=exec variant: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// PARTIAL_OK: verify=exec variant: ok
+// PARTIAL_OK: verify variant: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// PARTIAL_OK: verify variant: ok
 // SQUARE: error: kernel 'smooth' uses 'n' as both its row count and its row length; the schedule passes a slice's row count, which would change the row length too
 // MEMBER: error: kernel 'smooth_rows' uses pointer member p.x; a row-wise kernel reaches global memory only through its pointer parameters, whose accesses coconet checks
 // STRIDE2: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth': the column loop's step 'j += 2 * blockDim.x' is neither blockDim.x nor a positive constant; coconet cannot tell which columns of the row it reaches
 // HELPER_ROW: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth' uses its row index 'blockIdx.x' as a value
 // NARROW: error: kernel 'smooth_mask': buffer 'mask' has elements of type 'unsigned char'; coconet handles buffers of float, double, __half, __nv_bfloat16, int, unsigned and 64-bit integers
 // LAZY: error: reorder: kernel 'smooth' updates 'out' on this rank's slice and its slices are then gathered, but 'out' at region entry is not known to be identical on every rank
-// ACCEPTED: verify=exec variant: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// ACCEPTED: verify=exec variant: ok
-// HALVING: verify=exec add_norm: ok
-// SHARED_FILL: verify=exec add_norm: ok
+// ACCEPTED: verify variant: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// ACCEPTED: verify variant: ok
+// HALVING: verify add_norm: ok
+// SHARED_FILL: verify add_norm: ok
 // SHARED_FILL_GLOBAL: error: kernel 'add_rmsnorm' reads x[row * hidden + k]; a row-wise kernel reads global memory only at [row * H + j]

@@ -2,8 +2,8 @@
 // pointer arithmetic (`*(w + i)`), options as scalar parameters that choose
 // a path with if/else (nesterov or not, weight decay or not), and the
 // learning rate read from a one-element device buffer through `*lr`.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -34,5 +34,5 @@ void sgd(float *w, float *g, float *buf, const float *lr, int n, bool nesterov, 
   }
 }
 
-// IR: verify sgd: ok
-// EXEC: verify=exec sgd: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir sgd: ok
+// EXEC: verify sgd: ok (the region as written and as scheduled agree within 0 ULP)

@@ -10,11 +10,11 @@
 // the element index and the launch's own grid and block (it was refused);
 // the bits are the same. DIM3 (the launch's block a dim3 of two dimensions)
 // is refused: coordinates are rebuilt for one-dimensional launches only.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=KERNEL %s
-// RUN: %coconet --verify=4 %s -- -DTHREAD_KEYED | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s -- -DTHREAD_KEYED | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s -- -DTHREAD_KEYED | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s -- -DTHREAD_KEYED | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -DTHREAD_KEYED | %FileCheck --check-prefix=THREAD %s
 // RUN: %expect 1 %coconet --check %s -- -DTHREAD_KEYED -DDIM3 2>&1 | %FileCheck --check-prefix=DIM3 %s
 #include <cuda_bf16.h>
@@ -89,8 +89,8 @@ void step(__nv_bfloat16 *params, float *master, float *grads, float *m, float *v
   }
 }
 
-// IR: verify adamw_sr: ok
-// EXEC: verify=exec adamw_sr: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir adamw_sr: ok
+// EXEC: verify adamw_sr: ok (the region as written and as scheduled agree within 0 ULP)
 // KERNEL: __float_as_uint(
 // KERNEL: __uint_as_float(
 // The thread of element idx in the launch as written: idx % block and idx / block (a guard, block = 256):

@@ -1,8 +1,8 @@
 // Style: hyperparameters passed as one struct by value (AdamParams), read as
 // p.lr, p.beta1, ... and the count as p.n, the way parameter packs are passed
 // to fused optimizer kernels.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -31,5 +31,5 @@ void step(float *w, float *g, float *m, float *v, int n, ncclComm_t comm, cudaSt
   }
 }
 
-// IR: verify adam_struct: ok
-// EXEC: verify=exec adam_struct: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir adam_struct: ok
+// EXEC: verify adam_struct: ok (the region as written and as scheduled agree within 0 ULP)

@@ -1,8 +1,8 @@
 // Style: an integer kernel template (integer division and modulo) with its
 // block size from a macro, launched through host wrappers whose parameters
 // come in another order than the kernel's.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 #define BLK 128
@@ -25,7 +25,7 @@ void f(int *x, int *y, int n, ncclComm_t comm, cudaStream_t s) {
   }
 }
 
-// IR: verify int_template: ok
-// IR: verify swapped: ok
-// EXEC: verify=exec int_template: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec swapped: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir int_template: ok
+// IR: verify=ir swapped: ok
+// EXEC: verify int_template: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify swapped: ok (the region as written and as scheduled agree within 0 ULP)

@@ -5,8 +5,8 @@
 // namespace, calling helper templates of that namespace (clang resolves those
 // calls to instantiated helpers, read with their types).
 // coconet analyzes the instance each launch runs (clang resolves the types).
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --target=host %s | %FileCheck --check-prefix=HOST %s
@@ -119,18 +119,18 @@ void pack(float *x, int n, ncclComm_t comm, cudaStream_t s) {
 }
 #endif
 
-// IR: verify explicit_args: output 'p' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify explicit_args: ok
-// IR: verify deduced_args: ok
-// IR: verify block_param: output 'x' (f32): max relative error 0 over 1..4 ranks x 3 inputs
-// IR: verify block_param: ok
+// IR: verify=ir explicit_args: output 'p' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir explicit_args: ok
+// IR: verify=ir deduced_args: ok
+// IR: verify=ir block_param: output 'x' (f32): max relative error 0 over 1..4 ranks x 3 inputs
+// IR: verify=ir block_param: ok
 
-// EXEC: verify=exec explicit_args: shard 'm' (f32): max 0 ULP apart
-// EXEC: verify=exec explicit_args: output 'p' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec explicit_args: ok
-// EXEC: verify=exec deduced_args: ok
-// EXEC: verify=exec block_param: output 'x' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec block_param: ok
+// EXEC: verify explicit_args: shard 'm' (f32): max 0 ULP apart
+// EXEC: verify explicit_args: output 'p' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify explicit_args: ok
+// EXEC: verify deduced_args: ok
+// EXEC: verify block_param: output 'x' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify block_param: ok
 
 
 // EXPLAIN: explain explicit_args

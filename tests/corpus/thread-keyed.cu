@@ -6,8 +6,8 @@
 // gives element i (t = i % (gridDim.x * blockDim.x), threadIdx.x = t %
 // blockDim.x, blockIdx.x = t / blockDim.x) from that launch's grid and block,
 // passed where the launch is, so the bits are the same.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -49,9 +49,9 @@ void step(__nv_bfloat16 *p, float *master, float *g, float *m, float lr, unsigne
   }
 }
 
-// IR: verify sr: ok
-// EXEC: verify=exec sr: output 'p' (bf16): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify=exec sr: ok
+// IR: verify=ir sr: ok
+// EXEC: verify sr: output 'p' (bf16): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify sr: ok
 // The launch's grid is a parameter of the element function, passed as written:
 // CODE: {{^[^/]*}}float lr, unsigned int coconet_grid_x, unsigned int seed)
 // CODE: {{^[^/]*}}(int64_t)i % ((int64_t)coconet_grid_x * 128LL) % 128LL

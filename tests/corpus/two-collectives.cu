@@ -1,7 +1,7 @@
 // Style: one region with two AllReduces, each followed by its own kernel
 // (two parameter groups updated in one step), both split and reordered.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -20,5 +20,5 @@ void step(float *w1, float *g1, int n1, float *w2, float *g2, int n2, ncclComm_t
   }
 }
 
-// IR: verify two_groups: ok
-// EXEC: verify=exec two_groups: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir two_groups: ok
+// EXEC: verify two_groups: ok (the region as written and as scheduled agree within 0 ULP)

@@ -1,8 +1,8 @@
 // Style: a chain of kernels after the AllReduce (gradient unscale with a
 // device scalar, clipping by value, then SGD with momentum and nesterov),
 // each its own kernel as a trainer's optimizer step launches them.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -38,5 +38,5 @@ void step(float *w, float *buf, float *g, const float *inv_scale, float lr, int 
   }
 }
 
-// IR: verify sgd_chain: ok
-// EXEC: verify=exec sgd_chain: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir sgd_chain: ok
+// EXEC: verify sgd_chain: ok (the region as written and as scheduled agree within 0 ULP)

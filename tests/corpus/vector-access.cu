@@ -10,8 +10,8 @@
 // (helper_math.h style) are inlined lane by lane, and a scalar loop over the
 // n % 4 elements a float4 loop leaves is read with it. The -D cases are refused,
 // with the reason.
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=exec:4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DMIX 2>&1 | %FileCheck --check-prefix=MIX %s
 // RUN: %expect 1 %coconet --check %s -- -DUNALIKE 2>&1 | %FileCheck --check-prefix=UNALIKE %s
@@ -219,20 +219,20 @@ void step(float *params, float *grads, float *m, float *v, int n, float lr, floa
 #endif
 }
 
-// IR: verify adamw4: ok
-// IR: verify residual4: ok
-// IR: verify half2: ok
-// IR: verify bf162: ok
-// IR: verify scale2: ok
-// IR: verify relu4: ok
-// IR: verify axpy_rem: ok
-// EXEC: verify=exec adamw4: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec residual4: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec half2: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec bf162: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec scale2: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec relu4: ok (the region as written and as scheduled agree within 0 ULP)
-// EXEC: verify=exec axpy_rem: ok (the region as written and as scheduled agree within 0 ULP)
+// IR: verify=ir adamw4: ok
+// IR: verify=ir residual4: ok
+// IR: verify=ir half2: ok
+// IR: verify=ir bf162: ok
+// IR: verify=ir scale2: ok
+// IR: verify=ir relu4: ok
+// IR: verify=ir axpy_rem: ok
+// EXEC: verify adamw4: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify residual4: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify half2: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify bf162: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify scale2: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify relu4: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify axpy_rem: ok (the region as written and as scheduled agree within 0 ULP)
 // The kernel over n / 4 float4s leaves the last n % 4 elements as they are:
 // CODE-LABEL: void coconet_adamw4_slice_elem(
 // CODE: const float g = grads;

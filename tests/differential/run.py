@@ -8,7 +8,7 @@ every refusal must be a located diagnostic (FILE:LINE:COL: error: inside the
 refused region's function, exit status 1, no crash) and the region is then
 dropped (-DSKIP_k) until the rest translates; the rest must run equal as
 written and as scheduled on the host backend for 1..N ranks (coconet
---verify=exec:N). Seeds are printed; a failure names the seed and keeps the
+--verify=N). Seeds are printed; a failure names the seed and keeps the
 file in OUTDIR. With --seconds T it generates files until T seconds have gone
 (make soak). Ends with the 'N passed, N failed' line (a file is one test).
 """
@@ -76,11 +76,11 @@ def one(seed):
     ran = len(spans) - len(skip)
     if ran:
         flags = [f"-DSKIP_{k}" for k in sorted(skip)]
-        p = subprocess.run([opt.coconet, f"--verify=exec:{opt.ranks}", path, "--"] + flags, capture_output=True,
+        p = subprocess.run([opt.coconet, f"--verify={opt.ranks}", path, "--"] + flags, capture_output=True,
                            text=True, env=env)
-        oks = len(re.findall(r"^verify=exec r\d+: ok", p.stdout, re.M))
+        oks = len(re.findall(r"^verify r\d+: ok", p.stdout, re.M))
         if p.returncode != 0 or oks != ran:
-            problems.append(f"--verify=exec exited {p.returncode}, {oks} of {ran} regions ok:\n{p.stdout}\n{p.stderr}")
+            problems.append(f"--verify exited {p.returncode}, {oks} of {ran} regions ok:\n{p.stdout}\n{p.stderr}")
     return problems, len(skip), ran
 
 

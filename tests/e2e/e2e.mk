@@ -1,6 +1,6 @@
 # End to end: the examples, as written and scheduled, on the host backend under
-# mpirun -np 1..4; their results must agree, and --verify=exec:4 passes on each
-# region (tests/e2e/run.sh). Under SANITIZE=1 a sample: 2 ranks, --verify=exec:2.
+# mpirun -np 1..4; their results must agree, and --verify=4 passes on each
+# region (tests/e2e/run.sh). Under SANITIZE=1 a sample: 2 ranks, --verify=2.
 TEST_TARGETS += test-e2e
 SANITIZE_TARGETS += test-e2e
 TEST_COST += 65:test-e2e 115:sanitize-test-e2e

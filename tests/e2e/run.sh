@@ -6,13 +6,13 @@
 # (exactly where the schedule keeps every operation's order; within the
 # dtype's tolerance where chunked GEMMs or sums in another order may round
 # differently).
-# Then --verify=exec:4 runs each example's region code itself, as written and
+# Then --verify=4 runs each example's region code itself, as written and
 # as scheduled, and compares every buffer it leaves (a region that sends to
 # another pipeline stage it must refuse, with the reason: its peer is not run).
 # MPIRUN and RUN_ENV (the programs') come from the environment, and coconet runs in
 # it as make's TRANSLATOR_RUN_ENV leaves it (runtime/host/host.mk);
 # E2E_RANKS (say "2") keeps only those rank counts of each example's list, and
-# E2E_VERIFY_RANKS (default 4) is --verify=exec's: the sanitizer run's sample.
+# E2E_VERIFY_RANKS (default 4) is --verify's: the sanitizer run's sample.
 set -u
 bin=$1
 out=$2
@@ -61,26 +61,26 @@ for ex in "${examples[@]}"; do
   done
 done
 # The translation checked by running each example's own region code as written
-# and as scheduled (coconet --verify=exec), every buffer compared.
+# and as scheduled (coconet --verify), every buffer compared.
 for ex in "${examples[@]}"; do
   read -r name src _ <<<"$ex"
   log="$out/${name}.verify-exec"
-  "$bin/coconet" --verify=exec:"${E2E_VERIFY_RANKS:-4}" "$root/$src" -- "${mpi[@]}" >"$log" 2>&1
+  "$bin/coconet" --verify="${E2E_VERIFY_RANKS:-4}" "$root/$src" -- "${mpi[@]}" >"$log" 2>&1
   status=$?
   if grep -q "ncclSend" "$root/$src"; then
     if [ $status = 1 ] && grep -q "cannot be run by the harness: it sends or receives (ncclSend/ncclRecv)" "$log"; then
-      printf 'e2e: ok   %-10s --verify=exec refuses it (its peer is another stage)\n' "$name"
+      printf 'e2e: ok   %-10s --verify refuses it (its peer is another stage)\n' "$name"
       pass=$((pass + 1))
     else
-      printf 'e2e: FAIL %-10s --verify=exec did not refuse it\n' "$name"; cat "$log"
+      printf 'e2e: FAIL %-10s --verify did not refuse it\n' "$name"; cat "$log"
       fail=$((fail + 1))
     fi
-  elif [ $status = 0 ] && grep -q "^verify=exec .*: ok" "$log"; then
-    printf 'e2e: ok   %-10s --verify=exec:%s (%s)\n' "$name" "${E2E_VERIFY_RANKS:-4}" \
+  elif [ $status = 0 ] && grep -q "^verify .*: ok" "$log"; then
+    printf 'e2e: ok   %-10s --verify=%s (%s)\n' "$name" "${E2E_VERIFY_RANKS:-4}" \
       "$(grep -c ' ULP apart' "$log") buffers compared"
     pass=$((pass + 1))
   else
-    printf 'e2e: FAIL %-10s --verify=exec:%s\n' "$name" "${E2E_VERIFY_RANKS:-4}"; cat "$log"
+    printf 'e2e: FAIL %-10s --verify=%s\n' "$name" "${E2E_VERIFY_RANKS:-4}"; cat "$log"
     fail=$((fail + 1))
   fi
 done

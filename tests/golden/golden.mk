@@ -1,10 +1,10 @@
 # Golden tests: lit + FileCheck over tests/golden and the corpus of real-style
 # kernels, tests/corpus (RUN/CHECK lines in each input). The translator runs in
-# TRANSLATOR_RUN_ENV: the programs --verify=exec builds and runs get the host
+# TRANSLATOR_RUN_ENV: the programs --verify builds and runs get the host
 # backend's run environment.
 #
 # Under SANITIZE=1 the translator and coconet-cc are the ASan + UBSan builds, and
-# --verify=exec's harnesses are built by the plain build's coconet-cc
+# --verify's harnesses are built by the plain build's coconet-cc
 # (COCONET_VERIFY_CC) and run without sanitizers: the runtime's own code is the
 # sanitizer run's host tests, fused and e2e levels, and an MPI program under ASan
 # runs several times slower (its LeakSanitizer needs the slow unwinder).

@@ -23,7 +23,7 @@ config.substitutions.append(("%inputs", os.path.join(root, "tests", "golden", "I
 config.substitutions.append(("%root", root))
 
 # COCONET_VERIFY_MPIRUN carries LeakSanitizer's options for MPI programs to the
-# harnesses --verify=exec runs (runtime/host/host.mk, TRANSLATOR_RUN_ENV);
+# harnesses --verify runs (runtime/host/host.mk, TRANSLATOR_RUN_ENV);
 # COCONET_VERIFY_CC, the builder of those harnesses (golden.mk).
 for var in ("PATH", "CUDA_HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "ASAN_SYMBOLIZER_PATH",
             "OMPI_MCA_mpi_yield_when_idle", "HOME", "COCONET_VERIFY_MPIRUN",

@@ -49,6 +49,12 @@ $(HOST_ALIAS_CHECK): $(HOST_TEST_DIR)/programs/alias_check.cu $(BIN)/coconet $(B
 	@mkdir -p $(@D)
 	$(BIN)/coconet-cc --target=host -O2 $(HOST_MPI_CFLAGS) $< -o $@ -lmpi -lnccl
 
+# A momentum step translated as above, run under COCONET_CHECK=clauses.
+HOST_CLAUSE_CHECK := $(HOST_TEST_BIN)/clause_check
+$(HOST_CLAUSE_CHECK): $(HOST_TEST_DIR)/programs/clause_check.cu $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB) $(HOST_HEADERS)
+	@mkdir -p $(@D)
+	$(BIN)/coconet-cc --target=host -O2 $(HOST_MPI_CFLAGS) $< -o $@ -lmpi -lnccl
+
 # Two pipeline stages, each end of its exchanges translated as above.
 HOST_PIPELINE_CHECK := $(HOST_TEST_BIN)/pipeline_check
 $(HOST_PIPELINE_CHECK): $(HOST_TEST_DIR)/programs/pipeline_check.cu $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB) $(HOST_HEADERS)
@@ -97,7 +103,7 @@ test-host-cublas: $(HOST_TEST_BIN)/cublas $(HOST_TEST_BIN)/cublaslt
 test-host-symm: $(HOST_TEST_BIN)/symm
 	@$(RECORD) host-symm $(HOST_RUN_ENV) $(HOST_EACH) "$(HOST_MPIRUN)" "2 4" $<
 
-test-host-program: $(HOST_PROGRAM) $(HOST_TRAINER) $(HOST_ROWS_CHECK) $(HOST_PIPELINE_CHECK) $(HOST_ALIAS_CHECK)
+test-host-program: $(HOST_PROGRAM) $(HOST_TRAINER) $(HOST_ROWS_CHECK) $(HOST_PIPELINE_CHECK) $(HOST_ALIAS_CHECK) $(HOST_CLAUSE_CHECK)
 	@$(RECORD) host-program-lowering $(HOST_TEST_DIR)/lowering-check.sh \
 	  $(HOST_TEST_DIR)/programs/softmax_hist.cu $(HOST_TEST_DIR)/programs/softmax_hist.host.cu
 	@$(RECORD) host-program $(HOST_RUN_ENV) $(HOST_EACH) "$(HOST_MPIRUN)" "1 2 3" $<
@@ -106,6 +112,7 @@ test-host-program: $(HOST_PROGRAM) $(HOST_TRAINER) $(HOST_ROWS_CHECK) $(HOST_PIP
 	@$(RECORD) host-pipeline-check $(HOST_RUN_ENV) $(HOST_TEST_DIR)/pipeline-check.sh "$(HOST_MPIRUN)" \
 	  $(HOST_PIPELINE_CHECK)
 	@$(RECORD) host-alias-check $(HOST_RUN_ENV) $(HOST_TEST_DIR)/alias-check.sh "$(HOST_MPIRUN)" $(HOST_ALIAS_CHECK)
+	@$(RECORD) host-clause-check $(HOST_RUN_ENV) $(HOST_TEST_DIR)/clause-check.sh "$(HOST_MPIRUN)" $(HOST_CLAUSE_CHECK)
 
 # death.cu also checks the run-time checks of generated code.
 $(HOST_TEST_BIN)/death: runtime/include/coconet.h

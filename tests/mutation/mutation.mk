@@ -1,5 +1,5 @@
 # Mutation smoke test of the analysis (tests/mutation/run.py): 120 mutants of
-# annotated files' kernels, each through coconet --verify=2; coconet must
+# annotated files' kernels, each through coconet --verify=ir:2; coconet must
 # never crash, hang or exit 1 without a located diagnostic. More mutants with
 # `make soak` (tests/differential/differential.mk). Under SANITIZE=1 too, 60
 # other mutants (seed 2): that is where a crash shows first.

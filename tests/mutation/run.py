@@ -6,7 +6,7 @@ run.py COCONET OUTDIR [--mutants N] [--seed S]
 Takes annotated files (the examples, the tutorial's, the legality tests),
 mutates the bodies of their kernels and device helpers (a token deleted,
 duplicated or replaced by another token of the file; an operator swapped; a
-call renamed to another math function), and runs `coconet --verify=2` on each
+call renamed to another math function), and runs `coconet --verify=ir:2` on each
 mutant (the whole translation, then the interpreter). It must exit 0 or 1,
 and 1 only with a located diagnostic; a crash, an internal error (exit 3) or a hang (60 s)
 fails, and the mutant is kept in OUTDIR with its seed. Ends with the
@@ -94,7 +94,7 @@ def one(i):
     path = os.path.join(opt.outdir, f"mutant_{opt.seed}_{i}.cu")
     open(path, "w").write(text)
     inc = ["-I" + os.path.join(root, os.path.dirname(src))]
-    for mode in (["--verify=2"],):
+    for mode in (["--verify=ir:2"],):
         try:
             p = subprocess.run([opt.coconet] + mode + [path, "--"] + mpi + inc + flags, capture_output=True, text=True,
                                timeout=60, env=dict(os.environ, COCONET_COLOR="0"))
@@ -113,6 +113,6 @@ with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
 failed = [r for r in results if r]
 for r in failed:
     print(r)
-print(f"mutation: {opt.mutants} mutants of {len(SOURCES)} files (seed {opt.seed}), each through --verify=2")
+print(f"mutation: {opt.mutants} mutants of {len(SOURCES)} files (seed {opt.seed}), each through --verify=ir:2")
 print(f"{opt.mutants - len(failed)} passed, {len(failed)} failed")
 sys.exit(1 if failed else 0)

@@ -4,7 +4,7 @@
 For every input of the golden and corpus tests that a RUN line hands to coconet (with the
 clang flags after `--` it gives), run coconet to translate it and with each
 report option: --check, --explain, --dump=ir, --dump=json, --emit-dot=FILE,
---verify=2. All must exit with the same status and print the same
+--verify=ir:2. All must exit with the same status and print the same
 diagnostics: a file --check passes must translate, and one whose
 translation fails must fail --check with the same messages.
 
@@ -55,7 +55,7 @@ def check(item, tmp):
     d = tempfile.mkdtemp(dir=tmp)
     out, dot = os.path.join(d, "out.cu"), os.path.join(d, "out.dot")
     modes = [["-o", out], ["--check"], ["--explain"], ["--dump=ir"], ["--dump=json"], ["--emit-dot=" + dot],
-             ["--verify=2"]]
+             ["--verify=ir:2"]]
     results = [(m, run(m + [path, "--"] + mpi + extra)) for m in modes]
     code0, err0 = results[0][1]
     lines = []

@@ -531,7 +531,7 @@ bool launch_grid_is_arg(const Frontend *fe, const Stmt *s, int arg) {
 bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCursor kernel, CXCursor bound,
                    const char *count, char **why) {
   *why = NULL;
-  // A bug planted on purpose, for the tests of --verify=exec: every launch "covers".
+  // A bug planted on purpose, for the tests of --verify: every launch "covers".
   if (getenv("COCONET_TEST_PLANT_COVERAGE_BUG")) return true;
   const Launch *l = s->launch;
   FindLaunch f = {0, launch_call(s)};

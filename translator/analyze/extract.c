@@ -635,7 +635,7 @@ static void rename_param(IrRegion *ir, IrOp *op, const char *text, const char *l
 // it reads), or a change to what another kind of argument written before it
 // reads (a count, a buffer, a launch's grid) or the same call reads.
 static int hoist_effects(const Region *r, IrRegion *ir) {
-  // A bug planted on purpose, for the tests of --verify=exec: arguments are copied, not hoisted.
+  // A bug planted on purpose, for the tests of --verify: arguments are copied, not hoisted.
   if (getenv("COCONET_TEST_PLANT_EFFECTS_BUG")) return 0;
   IrOp *op = ir->ops;
   const Stmt *opaque = NULL;

@@ -279,6 +279,67 @@ static bool alias_test(const IrRegion *r, Buf *test, Buf *why) {
   return true;
 }
 
+// The communicator and stream of the region's first collective (NULL: none).
+static const IrCollective *first_collective(const IrRegion *r) {
+  for (const IrOp *op = r->ops; op; op = op->next)
+    if (op->kind == IR_OP_COLLECTIVE) return &op->coll;
+  return NULL;
+}
+
+// A buffer the clause checks can name: a variable of a known element count and type.
+static bool checkable(const IrTensor *t) { return t->count && t->type != IR_VOID && cg_simple(t->text); }
+
+static void element_bytes(Buf *b, const IrTensor *t) {
+  cg_size(b, t->count);
+  buf_printf(b, " * sizeof(%s)", cg_ctype(t->type));
+}
+
+// COCONET_CHECK=clauses at the region's top: each replicated buffer compared across ranks.
+static void check_replicated(Cg *cg) {
+  const IrCollective *c = first_collective(cg->r);
+  for (const IrTensor *t = cg->r->tensors; t && c; t = t->next) {
+    if (!t->replicated || !checkable(t)) continue;
+    Buf bytes = {0};
+    element_bytes(&bytes, t);
+    cg_line(cg, "// coconet: COCONET_CHECK=clauses: replicated(%s) compared across ranks", t->text);
+    cg_line(cg, "if (coconet_check_clauses())");
+    cg_line(cg, "%scoconet_check_replicated(%s, %s, %s, %s, \"%s\", \"%s\", __FILE__, __LINE__);", cg->unit, t->text,
+            buf_str(&bytes), c->comm, c->stream, cg->r->name, t->text);
+    buf_free(&bytes);
+  }
+}
+
+// COCONET_CHECK=clauses after the schedule: what shard and scratch say holds no
+// value is poisoned (all of a scratch buffer; a shard buffer outside this
+// rank's slice and the tail, for element slices: not with row-wise kernels or
+// overlap's chunks).
+static void poison_after(Cg *cg) {
+  const IrCollective *c = first_collective(cg->r);
+  bool rows = cg->r->overlap_chunks > 1;
+  for (const IrOp *op = cg->r->ops; op; op = op->next) rows |= op->kind == IR_OP_POINTWISE && op->pw.row;
+  bool any = false;
+  for (const IrTensor *t = cg->r->tensors; t && c; t = t->next)
+    any |= checkable(t) && (t->scratch || (t->shard && !rows));
+  if (!any) return;
+  cg_line(cg, "// coconet: COCONET_CHECK=clauses: what shard and scratch leave without a value is poisoned");
+  cg_line(cg, "if (coconet_check_clauses()) {");
+  cg->depth++;
+  for (const IrTensor *t = cg->r->tensors; t; t = t->next) {
+    if (!checkable(t) || !(t->scratch || (t->shard && !rows))) continue;
+    Buf n = {0};
+    cg_size(&n, t->count);
+    if (t->scratch)
+      cg_line(cg, "coconet_poison(%s, sizeof(%s), 0, %s, %s, __FILE__, __LINE__);", t->text, cg_ctype(t->type),
+              buf_str(&n), c->stream);
+    else
+      cg_line(cg, "coconet_poison_outside_slice(%s, sizeof(%s), %s, %s, %s, __FILE__, __LINE__);", t->text,
+              cg_ctype(t->type), buf_str(&n), c->comm, c->stream);
+    buf_free(&n);
+  }
+  cg->depth--;
+  cg_line(cg, "}");
+}
+
 static int generate(Cg *cg, const Scope *sc) {
   buf_puts(&cg->out, "{\n");
   cg->depth = 1;
@@ -295,6 +356,7 @@ static int generate(Cg *cg, const Scope *sc) {
     cg_line(cg, "[[maybe_unused]] const auto %s = %s;", names_add(&cg->names, h->name), h->text);
   Buf head = cg->out;  // the ops go to a buffer of their own, the (void) lines before them
   cg->out = (Buf){0};
+  check_replicated(cg);
   int consumed, rc = 0;
   // Run-time preconditions (a pointer a kernel tests against NULL): the
   // schedule when they hold, the region as written otherwise.
@@ -321,6 +383,7 @@ static int generate(Cg *cg, const Scope *sc) {
     if (sc->ops[i]->span.nchunks > 1) rc = emit_overlap(cg, sc, i, &consumed);
     else rc = cg_emit_op(cg, sc, i, &consumed);
   }
+  if (rc == 0) poison_after(cg);
   if (fallback) {
     cg->depth--;
     cg_line(cg, "} else {");

@@ -21,8 +21,8 @@ typedef struct Options {
   DumpKind dump;               // --dump=ir|json
   const char *dot_file;        // --emit-dot=FILE
   bool explain;                // --explain
-  int verify_ranks;            // --verify[=N]; 0 = off
-  int verify_exec;             // --verify=exec[:N]: run the user's code for 1..N ranks; 0 = off
+  int verify_ranks;            // --verify=ir[:N]: the IR interpreter for 1..N ranks; 0 = off
+  int verify_exec;             // --verify[=N]: run the user's code for 1..N ranks; 0 = off
   bool schedule_none;          // --schedule=none
   const char *model_file;      // --model=FILE (cost model parameters)
   const char *compdb_dir;      // -p DIR

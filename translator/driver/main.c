@@ -35,12 +35,13 @@ static const char USAGE[] =
     "  --dump=ir          print the extracted and scheduled IR of each region\n"
     "  --emit-dot=FILE    Graphviz picture of each region before and after scheduling\n"
     "  --explain          say which transformations ran and why\n"
-    "  --verify[=N]       check each region's schedule on random data for 1..N ranks\n"
-    "                     (default 8) with the IR interpreter; exit 1 on a mismatch\n"
-    "  --verify=exec[:N]  run each region as written and as scheduled, the user's own\n"
+    "  --verify[=N]       run each region as written and as scheduled, the user's own\n"
     "                     code, on the host backend for 1..N ranks (default 4) on\n"
     "                     random data, and compare every buffer and host variable;\n"
-    "                     exit 1 on a mismatch (builds with coconet-cc, runs mpirun)\n"
+    "                     exit 1 on a mismatch (builds with coconet-cc, runs mpirun);\n"
+    "                     --verify=exec[:N] is the same\n"
+    "  --verify=ir[:N]    check each region's schedule on random data for 1..N ranks\n"
+    "                     (default 8) with the IR interpreter; exit 1 on a mismatch\n"
     "  -MD -MF FILE       also write a make depfile (the input and its headers);\n"
     "                     needs -o FILE, the depfile's target\n"
     "  --line-directives  emit #line so compiler errors point at the original source\n"
@@ -61,9 +62,10 @@ static const char USAGE[] =
     "translation.\n"
     "Environment: CUDA_HOME (else nvcc on PATH, else /usr/local/cuda),\n"
     "COCONET_CACHE (precompiled headers; default ~/.cache/coconet, 'off': none),\n"
-    "TMPDIR, COCONET_COLOR=0|1; for --verify=exec: COCONET_VERIFY_MPIRUN (default\n"
+    "TMPDIR, COCONET_COLOR=0|1; for --verify: COCONET_VERIFY_MPIRUN (default\n"
     "'mpirun --oversubscribe'), COCONET_VERIFY_TIMEOUT (seconds a run may take,\n"
-    "default 300), COCONET_VERIFY_KEEP=1 (keep the harness in TMPDIR).\n";
+    "default 300), COCONET_VERIFY_KEEP=1 (keep the harness in TMPDIR). Translated\n"
+    "programs read COCONET_CHECK=clauses (check replicated/shard/scratch at run time).\n";
 
 static _Noreturn void usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "coconet: error: ");
@@ -99,7 +101,7 @@ static int parse_ranks(const char *s) {
   char *end;
   long n = strtol(s, &end, 10);
   if (*s == '\0' || *end != '\0' || n < 1 || n > 64)
-    usage_error("--verify=N and --verify=exec:N need a rank count from 1 to 64, not '%s'", s);
+    usage_error("--verify=N and --verify=ir:N need a rank count from 1 to 64, not '%s'", s);
   return (int)n;
 }
 
@@ -123,9 +125,12 @@ static void parse_option(Options *o, int c, const char *arg) {
   case OPT_DOT: o->dot_file = arg; break;
   case OPT_EXPLAIN: o->explain = true; break;
   case OPT_VERIFY:
-    if (arg && strcmp(arg, "exec") == 0) o->verify_exec = 4;
+    // --verify[=N] (and its old spelling --verify=exec[:N]) runs the user's code; --verify=ir[:N] interprets.
+    if (arg && strcmp(arg, "ir") == 0) o->verify_ranks = 8;
+    else if (arg && strncmp(arg, "ir:", 3) == 0) o->verify_ranks = parse_ranks(arg + 3);
+    else if (arg && strcmp(arg, "exec") == 0) o->verify_exec = 4;
     else if (arg && strncmp(arg, "exec:", 5) == 0) o->verify_exec = parse_ranks(arg + 5);
-    else o->verify_ranks = arg ? parse_ranks(arg) : 8;
+    else o->verify_exec = arg ? parse_ranks(arg) : 4;
     break;
   case OPT_SCHEDULE:
     if (strcmp(arg, "none") != 0) usage_error("unknown schedule '%s' (only 'none' is accepted)", arg);
@@ -346,7 +351,7 @@ static int schedule_all(const Options *o, const Frontend *fe, const Program *pro
   return status ? status : failed;
 }
 
-// The IR views the options ask for (--dump=ir, --explain, --emit-dot, --verify).
+// The IR views the options ask for (--dump=ir, --explain, --emit-dot, --verify=ir).
 static int show_ir(const Options *o, IrProgram *ir, const IrCostModel *model) {
   int status = 0;
   FILE *dot = NULL;
@@ -463,7 +468,7 @@ static int translate(const Options *o, SourceFile src) {
   IrProgram *ir = ir_program_new();
   char *out = NULL;
   size_t len = 0;
-  // --verify=exec runs the translation for the host backend whatever the target.
+  // --verify runs the translation for the host backend whatever the target.
   Options eff = *o;
   if (o->verify_exec) eff.target = TARGET_HOST;
   char **bodies = calloc((size_t)prog.nregions + 1, sizeof *bodies);

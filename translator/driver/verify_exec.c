@@ -1,5 +1,5 @@
-// verify_exec.c: --verify=exec[:N], translation validation by running the
-// user's own code. The IR interpreter (--verify) checks the transformation
+// verify_exec.c: --verify[=N], translation validation by running the
+// user's own code. The IR interpreter (--verify=ir) checks the transformation
 // of what extraction saw; this checks the extraction too. For each region a
 // harness program is generated that holds the whole file translated for the
 // host backend and, appended, one function that
@@ -18,7 +18,7 @@
 //     of arithmetic type.
 // The harness is built with coconet-cc --target=host and run under mpirun
 // for 1..N ranks; its report (runtime/host/include/coconet_verify.h) is read
-// back and summed up like --verify's.
+// back and summed up like --verify=ir's.
 #include "verify_impl.h"
 
 #include <errno.h>
@@ -145,9 +145,9 @@ static void report_region(const Verified *v, char **reports, int ran) {
       }
     const char *kind = t->scratch ? "scratch" : t->shard ? "shard" : t->written ? "output" : "input";
     if (t->scratch)
-      printf("verify=exec %s: scratch '%s' (%s): not compared\n", r->name, t->name, ir_type_name(t->type));
+      printf("verify %s: scratch '%s' (%s): not compared\n", r->name, t->name, ir_type_name(t->type));
     else
-      printf("verify=exec %s: %s '%s' (%s): max %.0f ULP apart over 1..%d ranks x %d inputs%s\n", r->name, kind,
+      printf("verify %s: %s '%s' (%s): max %.0f ULP apart over 1..%d ranks x %d inputs%s\n", r->name, kind,
              t->name, ir_type_name(t->type), worst < 0 ? 0 : worst, ran, TRIALS,
              t->shard ? " (this rank's slice and the tail)" : "");
   }
@@ -162,18 +162,18 @@ static void report_region(const Verified *v, char **reports, int ran) {
       double u = reports[np] ? buffer_ulp(reports[np], v->index, name) : 0;
       if (u > worst) worst = u;
     }
-    printf("verify=exec %s: memory '%s' (used where coconet does not look): max %.0f ULP apart over 1..%d ranks x %d "
+    printf("verify %s: memory '%s' (used where coconet does not look): max %.0f ULP apart over 1..%d ranks x %d "
            "inputs\n", r->name, name, worst, ran, TRIALS);
   }
   for (const IrAssume *a = r->assumes; a; a = a->next)
-    printf("verify=exec %s: run with %s (the schedule's branch; the other runs the region as written)\n", r->name,
+    printf("verify %s: run with %s (the schedule's branch; the other runs the region as written)\n", r->name,
            a->test);
-  if (v->failed) printf("verify=exec %s: MISMATCH: %s\n", r->name, v->first);
+  if (v->failed) printf("verify %s: MISMATCH: %s\n", r->name, v->first);
   else if (v->reassociated)
-    printf("verify=exec %s: ok (the region as written and as scheduled agree within %ld ULP, or where a sum in "
+    printf("verify %s: ok (the region as written and as scheduled agree within %ld ULP, or where a sum in "
            "another order rounds differently within 1e-5 (f32), 1e-12 (f64) of the buffer's largest magnitude)\n",
            r->name, v->ulp);
-  else printf("verify=exec %s: ok (the region as written and as scheduled agree within %ld ULP)\n", r->name, v->ulp);
+  else printf("verify %s: ok (the region as written and as scheduled agree within %ld ULP)\n", r->name, v->ulp);
 }
 
 static char *build_command(const Options *o, const Frontend *fe, const char *src, const char *exe) {
@@ -245,7 +245,7 @@ static int run_harness(const Options *o, const char *exe, Verified *vs, int nv, 
       }
     }
     if (rc != 0 && rc != 1) {
-      printf("verify=exec: the harness failed with %d ranks%s (exit %d%s); it said:\n", np,
+      printf("verify: the harness failed with %d ranks%s (exit %d%s); it said:\n", np,
            nccl_path ? " on the NCCL path (COCONET_HOST_LSA_SIZE=1)" : "", rc,
            rc == 124 ? ": timed out, see COCONET_VERIFY_TIMEOUT" : "");
       fflush(stdout);
@@ -263,7 +263,7 @@ int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const
   const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   char *dir = xasprintf("%s/coconet-verify-XXXXXX", tmp);  // mkdtemp fills in the X's
   if (!mkdtemp(dir)) {
-    fprintf(stderr, "coconet: error: --verify=exec: cannot make a directory in '%s': %s\n", tmp, strerror(errno));
+    fprintf(stderr, "coconet: error: --verify: cannot make a directory in '%s': %s\n", tmp, strerror(errno));
     free(dir);
     return 1;
   }
@@ -307,7 +307,7 @@ int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const
   if (n > 0) {
     char *cmd = build_command(o, fe, src, exe), *out = NULL;
     if (run(cmd, &out) != 0) {
-      fprintf(stderr, "coconet: error: --verify=exec: the harness does not build (%s); the compiler said:\n", src);
+      fprintf(stderr, "coconet: error: --verify: the harness does not build (%s); the compiler said:\n", src);
       tail_lines(out, 25);
       status = 1;
     } else if (run_harness(o, exe, vs, nv, reports, &ran, fused)) {
@@ -323,7 +323,7 @@ int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const
   free(vs);
   if (!getenv("COCONET_VERIFY_KEEP")) {
     char *cmd = xasprintf("rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "coconet: warning: --verify=exec: cannot remove '%s'\n", dir);
+    if (system(cmd) != 0) fprintf(stderr, "coconet: warning: --verify: cannot remove '%s'\n", dir);
     free(cmd);
   }
   free(src);

@@ -1,4 +1,4 @@
-// verify_harness.c: the harness function of one region for --verify=exec
+// verify_harness.c: the harness function of one region for --verify
 // (verify_exec.c builds and runs the program): its free variables and what
 // their values are computed from, the inputs, the region as written and as
 // scheduled as lambdas over them, the comparison.
@@ -431,7 +431,7 @@ static const char *unverifiable(Harness *h) {
   for (const IrOp *op = h->r->ops; op; op = op->next)
     if (op->kind == IR_OP_COLLECTIVE && (op->coll.kind == IR_SEND || op->coll.kind == IR_RECV))
       return "it sends or receives (ncclSend/ncclRecv), and its peer is a process the harness does not run; "
-             "--verify compares what it sends";
+             "--verify=ir compares what it sends";
   for (const IrTensor *t = h->r->tensors; t; t = t->next) {
     if (!assign_base(h, t->text)) {
       snprintf(why, sizeof why, "buffer '%s' is not a variable of the enclosing function, so the harness cannot "
@@ -513,7 +513,7 @@ static void using_namespaces(Harness *h, FILE *f) {
 
 static void print_region(Harness *h, FILE *f, int index, const char *written, const char *scheduled, long ulp,
                          bool reassociated) {
-  fprintf(f, "\n// coconet --verify=exec: region %s as written and as scheduled\n", h->r->name);
+  fprintf(f, "\n// coconet --verify: region %s as written and as scheduled\n", h->r->name);
   fprintf(f, "static long coconet_verify_region_%d(coconet_verify_ctx &coconet_verify_cx) {\n", index);
   using_namespaces(h, f);
   fprintf(f, "  coconet_verify_region_begin(&coconet_verify_cx, %ld, %s);\n", ulp, reassociated ? "true" : "false");
@@ -561,7 +561,7 @@ int harness_write_region(FILE *f, const Frontend *fe, const Region *fr, const Ir
   const char *why = unverifiable(&h);
   int rc = 0;
   if (why) {
-    diag_error(&fr->pragma_range.begin, "--verify=exec: region '%s' cannot be run by the harness: %s", r->name, why);
+    diag_error(&fr->pragma_range.begin, "--verify: region '%s' cannot be run by the harness: %s", r->name, why);
     rc = -1;
   } else {
     char *written = edits_apply_span(&fe->src, lowered, fr->range.begin.offset, fr->range.end.offset);

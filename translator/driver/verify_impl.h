@@ -1,5 +1,5 @@
 // verify_impl.h: what verify_exec.c and verify_harness.c share.
-//   verify_exec.c     --verify=exec: the harness program built with coconet-cc
+//   verify_exec.c     --verify: the harness program built with coconet-cc
 //                     --target=host, run under mpirun for 1..N ranks, its report
 //                     read back and summed up
 //   verify_harness.c  one region's harness function

@@ -1,7 +1,7 @@
 // places.c: where generated text goes in the file: above the top-level
 // declaration that holds a region, or beside its function inside the
 // namespaces that hold it (code generation, symmetric memory and the
-// --verify=exec harness place their text here).
+// --verify harness place their text here).
 #include "front/front.h"
 #include "common/text.h"
 

@@ -176,7 +176,7 @@ static bool slice_work(const IrOp *op) {
 void interp_store(Interp *in, const IrTensor *t, int rank, long j, IrVal v) {
   IrRunTensor *rt = interp_tensor(in, t);
   if (j < 0 || j >= rt->count) {
-    interp_fail(in, "verify: '%s' writes %s[%ld] out of bounds (%ld elements)", ir_op_title(in->op), t->name, j,
+    interp_fail(in, "verify=ir: '%s' writes %s[%ld] out of bounds (%ld elements)", ir_op_title(in->op), t->name, j,
                 rt->count);
     return;
   }
@@ -188,7 +188,7 @@ void interp_store(Interp *in, const IrTensor *t, int rank, long j, IrVal v) {
 bool interp_in_bounds(Interp *in, const IrTensor *t, long lo, long hi) {
   if (lo >= hi) return true;
   if (lo >= 0 && hi <= interp_tensor(in, t)->count) return true;
-  interp_fail(in, "verify: '%s' touches %s[%ld, %ld) beyond its %ld elements", ir_op_title(in->op), t->name,
+  interp_fail(in, "verify=ir: '%s' touches %s[%ld, %ld) beyond its %ld elements", ir_op_title(in->op), t->name,
               lo, hi, interp_tensor(in, t)->count);
   return false;
 }
@@ -229,7 +229,7 @@ static void run_pointwise(Interp *in, const IrOp *op) {
   int nsums = 0;
   for (const IrStmt *s = op->pw.body; s; s = s->next)
     if (s->kind == IR_S_REDUCE && nsums < INTERP_MAX_SUMS) sums[nsums++] = (Sum){s, 0, 0};
-    else if (s->kind == IR_S_REDUCE) interp_fail(in, "verify: kernel '%s' has more than %d sums", op->pw.kernel,
+    else if (s->kind == IR_S_REDUCE) interp_fail(in, "verify=ir: kernel '%s' has more than %d sums", op->pw.kernel,
                                                  INTERP_MAX_SUMS);
   for (int r = 0; r < in->nranks && !in->failed; r++) {
     long lo, hi;
@@ -252,7 +252,7 @@ static void run_pointwise(Interp *in, const IrOp *op) {
           in->lets[in->nlets] = s;
           in->let_vals[in->nlets++] = v;
         } else {
-          interp_fail(in, "verify: kernel '%s' has more than %d locals", op->pw.kernel, INTERP_MAX_LETS);
+          interp_fail(in, "verify=ir: kernel '%s' has more than %d locals", op->pw.kernel, INTERP_MAX_LETS);
         }
       }
     }
@@ -267,7 +267,7 @@ static double row_read(Interp *in, const IrUse *u, int rank, long b, long row, l
   long at = u->index == IR_IDX_I ? b + j : u->index == IR_IDX_MOD ? j : u->index == IR_IDX_DIV ? b / row : 0;
   if (u->index == IR_IDX_CONST && u->expr) at = interp_size(in, u->expr->k);
   if (at < 0 || at >= rt->count) {
-    interp_fail(in, "verify: '%s' reads %s[%ld] out of bounds (%ld elements)", ir_op_title(in->op), u->ref.t->name, at,
+    interp_fail(in, "verify=ir: '%s' reads %s[%ld] out of bounds (%ld elements)", ir_op_title(in->op), u->ref.t->name, at,
                 rt->count);
     return 0;
   }
@@ -275,7 +275,7 @@ static double row_read(Interp *in, const IrUse *u, int rank, long b, long row, l
 }
 
 // A row-wise kernel's body is the user's code, which the interpreter does not
-// run (--verify=exec does). It stands for a fixed function of what the
+// run (--verify does). It stands for a fixed function of what the
 // analysis proved each output row may depend on: the same row of the buffers
 // read at [i], the columns of those read at [i % row], one element of those
 // read at [i / row] or [K]. Every output element depends on every input
@@ -293,7 +293,7 @@ static void run_rowwise(Interp *in, const IrOp *op) {
     interp_span(in, op, op->pw.count, r, &lo, &hi);
     in->rank = r;
     if (row <= 0 || lo % row || hi % row) {
-      interp_fail(in, "verify: row-wise kernel '%s' runs on elements [%ld, %ld), not whole rows of %ld", op->pw.kernel,
+      interp_fail(in, "verify=ir: row-wise kernel '%s' runs on elements [%ld, %ld), not whole rows of %ld", op->pw.kernel,
                   lo, hi, row);
       break;
     }
@@ -359,7 +359,7 @@ static IrVal memset_value(IrType t, int value) {
 static void run_memset(Interp *in, const IrOp *op) {
   const IrMemset *m = &op->memset;
   if ((m->dst->type == IR_F16 || m->dst->type == IR_BF16) && m->value != 0) {
-    interp_fail(in, "verify: cudaMemsetAsync of a 16-bit float buffer to a non-zero byte is not modelled");
+    interp_fail(in, "verify=ir: cudaMemsetAsync of a 16-bit float buffer to a non-zero byte is not modelled");
     return;
   }
   for (int r = 0; r < in->nranks && !in->failed; r++) {

@@ -1,5 +1,5 @@
 // interp.h: the reference interpreter, N simulated ranks in one process, and
-// --verify (interp*.c; interp_impl.h is their own map).
+// --verify=ir (interp*.c; interp_impl.h is their own map).
 #ifndef COCONET_INTERP_H
 #define COCONET_INTERP_H
 

@@ -161,7 +161,7 @@ typedef struct Gemm {
 static double element(Interp *in, const IrTensor *t, int rank, long idx) {
   IrRunTensor *rt = interp_tensor(in, t);
   if (idx < 0 || idx >= rt->count) {
-    interp_fail(in, "verify: GEMM reads %s[%ld] beyond its %ld elements", t->name, idx, rt->count);
+    interp_fail(in, "verify=ir: GEMM reads %s[%ld] beyond its %ld elements", t->name, idx, rt->count);
     return 0;
   }
   return interp_to_double(rt->data[rank][idx], t->type);

@@ -260,7 +260,7 @@ static IrVal eval_as(Interp *in, const IrExpr *e, IrType t) {
 static long read_index(Interp *in, const IrExpr *e) {
   long k = e->k ? ir_size_eval(e->k, in->run->vars) : 0;
   if (e->index != IR_IDX_I && e->index != IR_IDX_CONST && k <= 0) {
-    interp_fail(in, "verify: kernel '%s' reads %s[i %s K] with K = %ld", in->op->pw.kernel,
+    interp_fail(in, "verify=ir: kernel '%s' reads %s[i %s K] with K = %ld", in->op->pw.kernel,
                 e->tensor->name, e->index == IR_IDX_MOD ? "%" : "/", k);
     return 0;
   }
@@ -271,7 +271,7 @@ static long read_index(Interp *in, const IrExpr *e) {
   case IR_IDX_CONST: return k;
   case IR_IDX_OTHER: break;
   }
-  interp_fail(in, "verify: kernel '%s' reads %s[%s], which the interpreter cannot evaluate",
+  interp_fail(in, "verify=ir: kernel '%s' reads %s[%s], which the interpreter cannot evaluate",
               in->op->pw.kernel, e->tensor->name, e->text);
   return 0;
 }
@@ -281,7 +281,7 @@ static IrVal eval_read(Interp *in, const IrExpr *e) {
   long j = read_index(in, e);
   if (in->failed) return ival(0);
   if (j < 0 || j >= rt->count) {
-    interp_fail(in, "verify: kernel '%s' reads %s[%ld] out of bounds (%ld elements)", in->op->pw.kernel,
+    interp_fail(in, "verify=ir: kernel '%s' reads %s[%ld] out of bounds (%ld elements)", in->op->pw.kernel,
                 e->tensor->name, j, rt->count);
     return ival(0);
   }
@@ -291,7 +291,7 @@ static IrVal eval_read(Interp *in, const IrExpr *e) {
 static IrVal eval_local(Interp *in, const IrExpr *e) {
   for (int k = in->nlets - 1; k >= 0; k--)
     if (in->lets[k] == e->let) return in->let_vals[k];
-  interp_fail(in, "verify: local '%s' used before its definition", e->let->name);
+  interp_fail(in, "verify=ir: local '%s' used before its definition", e->let->name);
   return ival(0);
 }
 

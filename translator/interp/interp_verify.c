@@ -1,4 +1,4 @@
-// interp_verify.c: comparing two runs and ir_verify (--verify).
+// interp_verify.c: comparing two runs and ir_verify (--verify=ir).
 //
 // What must agree: every tensor on every rank, except scratch tensors (not
 // compared) and shard tensors (compared where the scheduled run computed them
@@ -95,7 +95,7 @@ static void report_mismatch(FILE *f, const IrRegion *r, const IrTensor *t, const
   Mismatch m;
   compare_tensor(t, a, b, &m);
   if (!f) return;
-  fprintf(f, "verify %s: MISMATCH in '%s' with %d rank(s), trial %d (seed 0x%llx): ", r->name, t->name,
+  fprintf(f, "verify=ir %s: MISMATCH in '%s' with %d rank(s), trial %d (seed 0x%llx): ", r->name, t->name,
           nranks, trial, (unsigned long long)seed);
   if (m.err == INFINITY && t->shard && !b->tensors[t->id - 1].written[m.rank][m.idx])
     fprintf(f, "element %ld is computed by no rank\n", m.idx);
@@ -118,11 +118,11 @@ static int compare_sent(const IrRegion *r, const IrRun *a, const IrRun *b, int k
   if (worst.err > *err) *err = worst.err;
   if (worst.err <= tolerance(t->type) && x->count == y->count) return 0;
   if (f && worst.rank < 0)
-    fprintf(f, "verify %s: MISMATCH in what the ncclSend of '%s' (line %u) sends with %d rank(s), trial %d (seed "
+    fprintf(f, "verify=ir %s: MISMATCH in what the ncclSend of '%s' (line %u) sends with %d rank(s), trial %d (seed "
                "0x%llx): %ld elements as written, %ld scheduled\n", r->name, t->name, x->op->loc.line, a->nranks, trial,
             (unsigned long long)seed, x->count, y->count);
   else if (f)
-    fprintf(f, "verify %s: MISMATCH in what the ncclSend of '%s' (line %u) sends with %d rank(s), trial %d (seed "
+    fprintf(f, "verify=ir %s: MISMATCH in what the ncclSend of '%s' (line %u) sends with %d rank(s), trial %d (seed "
                "0x%llx): rank %d's peer receives %.9g as written, %.9g scheduled at element %ld\n", r->name, t->name,
             x->op->loc.line, a->nranks, trial, (unsigned long long)seed, worst.rank,
             interp_to_double(x->data[worst.rank][worst.idx], t->type),
@@ -170,7 +170,7 @@ static bool as_written(const IrRegion *r) {
 
 int ir_verify(const IrRegion *r, int max_ranks, int trials, FILE *report) {
   if (as_written(r)) {
-    if (report) fprintf(report, "verify %s: ok (the schedule leaves the region as written: nothing to compare)\n", r->name);
+    if (report) fprintf(report, "verify=ir %s: ok (the schedule leaves the region as written: nothing to compare)\n", r->name);
     return 0;
   }
   int nsends = 0;
@@ -187,7 +187,7 @@ int ir_verify(const IrRegion *r, int max_ranks, int trials, FILE *report) {
   }
   for (const IrTensor *t = r->tensors; t; t = t->next) {
     if (!t->written) continue;
-    fprintf(report, "verify %s: %s '%s' (%s): max relative error %.3g over 1..%d ranks x %d inputs%s\n", r->name,
+    fprintf(report, "verify=ir %s: %s '%s' (%s): max relative error %.3g over 1..%d ranks x %d inputs%s\n", r->name,
             t->scratch ? "scratch" : t->shard ? "shard" : "output", t->name, ir_type_name(t->type), errs[t->id],
             max_ranks, trials, t->scratch ? " (not compared)" : "");
   }
@@ -195,31 +195,31 @@ int ir_verify(const IrRegion *r, int max_ranks, int trials, FILE *report) {
   for (const IrOp *op = r->sched; op && rc == 0; op = op->next) {
     if (op->kind != IR_OP_COLLECTIVE || (op->coll.kind != IR_SEND && op->coll.kind != IR_RECV)) continue;
     if (op->coll.kind == IR_SEND)
-      fprintf(report, "verify %s: what the ncclSend of '%s' (line %u) sends%s: max relative error %.3g over 1..%d "
+      fprintf(report, "verify=ir %s: what the ncclSend of '%s' (line %u) sends%s: max relative error %.3g over 1..%d "
                       "ranks x %d inputs\n", r->name, op->coll.in->name, op->loc.line,
               op->coll.pipe_tag ? " (each rank's slice and the tail, as its peer's group assembles them)" : "",
               sent_err[k++], max_ranks, trials);
     else
-      fprintf(report, "verify %s: the ncclRecv of '%s' (line %u) is modelled as receiving the same data on every "
+      fprintf(report, "verify=ir %s: the ncclRecv of '%s' (line %u) is modelled as receiving the same data on every "
                       "rank%s\n", r->name, op->coll.out->name, op->loc.line,
               op->coll.pipe_tag ? " (what a pipeline sender sends); the host backend runs the exchange itself" : "");
   }
   for (const IrOp *op = r->ops; op && rc == 0; op = op->next)
     if (op->kind == IR_OP_POINTWISE && op->pw.row)
-      fprintf(report, "verify %s: row-wise kernel '%s' is modelled (each output row a fixed function of the rows and "
-                      "columns it reads); --verify=exec runs its code\n", r->name, op->pw.kernel);
+      fprintf(report, "verify=ir %s: row-wise kernel '%s' is modelled (each output row a fixed function of the rows and "
+                      "columns it reads); --verify runs its code\n", r->name, op->pw.kernel);
   for (const IrOp *op = r->sched; op && rc == 0; op = op->next) {
     const IrStmt *sum = op->span.part == IR_PART_SLICE ? ir_pw_reduction(op) : NULL;
     if (sum)
-      fprintf(report, "verify %s: kernel '%s' sums into '%s' on each rank's slice, then an AllReduce adds the partial "
+      fprintf(report, "verify=ir %s: kernel '%s' sums into '%s' on each rank's slice, then an AllReduce adds the partial "
                       "sums: the same sum in another order, %s\n", r->name, op->pw.kernel, sum->tensor->name,
               ir_type_is_float(sum->tensor->type) ? "so what depends on it is compared within the relative tolerance"
                                                   : "exact for integers");
   }
   for (const IrAssume *a = r->assumes; a && rc == 0; a = a->next)
-    fprintf(report, "verify %s: the schedule checked is for %s (the region runs as written otherwise)\n", r->name,
+    fprintf(report, "verify=ir %s: the schedule checked is for %s (the region runs as written otherwise)\n", r->name,
             a->test);
-  if (rc == 0) fprintf(report, "verify %s: ok\n", r->name);
+  if (rc == 0) fprintf(report, "verify=ir %s: ok\n", r->name);
   free(errs);
   free(sent_err);
   return rc;

@@ -1,4 +1,4 @@
-/* coconet_verify.h: what the harness of `coconet --verify=exec` calls on the
+/* coconet_verify.h: what the harness of `coconet --verify` calls on the
  * host backend. The translator generates a program that contains the user's
  * file, runs each region as written and as scheduled on the same random
  * inputs under MPI, and compares every buffer and host variable the region
@@ -117,7 +117,7 @@ static inline void coconet_verify_region_begin(coconet_verify_ctx *cx, long ulp_
 }
 
 /* The relative difference accepted where a region sums in another order: the
- * tolerance of `coconet --verify` (translator/interp/interp_verify.c) for the type. */
+ * tolerance of `coconet --verify=ir` (translator/interp/interp_verify.c) for the type. */
 static inline double coconet_verify_relative(int type) {
   switch (type) {
   case COCONET_VERIFY_F32: return 1e-5;

@@ -2,7 +2,7 @@
 // RUN: %expect 1 %coconet --check --dump=ir %s -- -DCASE_NEIGHBOUR 2>&1 | %FileCheck --check-prefix=NEIGHBOUR %s
 // RUN: %expect 1 %coconet --dump=ir %s -- -DCASE_ATOMIC 2>&1 | %FileCheck --check-prefix=ATOMIC %s
 // RUN: %expect 1 %coconet --dump=ir %s -- -DCASE_LOCAL 2>&1 | %FileCheck --check-prefix=LOCAL %s
-// RUN: %coconet --verify=5 %s -- -DCASE_SHARD | %FileCheck --check-prefix=SHARD %s
+// RUN: %coconet --verify=ir:5 %s -- -DCASE_SHARD | %FileCheck --check-prefix=SHARD %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -61,5 +61,5 @@ void step(float *w, float *g, float *noise, float *out, float *total, int n, ncc
 // NEIGHBOUR-NEXT: {{^                                    \^$}}
 // ATOMIC: reorder-errors.cu:41:5: error: reorder: kernel 'norm' sums into 'total' (atomicAdd), which the region does not zero before it; each rank sums its slice and an AllReduce adds the partial sums, which would count what 'total' held once per rank: zero all of it in the region first (cudaMemsetAsync(total, 0, ...))
 // LOCAL: error: reorder: 'out' differs per rank (kernel 'add_noise' computes it from local 'noise'), so gathering its slices after the region would change it; declare it shard(out) or scratch(out), or 'noise' replicated(noise)
-// SHARD: verify sharded: shard 'out' (f32): max relative error 0 over 1..5 ranks
-// SHARD: verify sharded: ok
+// SHARD: verify=ir sharded: shard 'out' (f32): max relative error 0 over 1..5 ranks
+// SHARD: verify=ir sharded: ok

@@ -5,13 +5,13 @@
 // RUN: test ! -e %t.cu
 // RUN: %expect 1 %coconet --check %s -- -DCASE_HALF 2>&1 | %FileCheck --check-prefix=HALF %s
 // RUN: %expect 1 %coconet --check %s -- -DCASE_MODIFIED 2>&1 | %FileCheck --check-prefix=MODIFIED %s
-// RUN: %coconet --verify=exec:3 %s -- -DCASE_FORMS | %FileCheck --check-prefix=FORMS %s
-// RUN: %coconet --verify=exec:2 %s -- -DCASE_GRID_STRIDE | %FileCheck --check-prefix=STRIDE %s
+// RUN: %coconet --verify=3 %s -- -DCASE_FORMS | %FileCheck --check-prefix=FORMS %s
+// RUN: %coconet --verify=2 %s -- -DCASE_GRID_STRIDE | %FileCheck --check-prefix=STRIDE %s
 // An extraction bug planted on purpose (every launch "covers") is missed by the
 // IR interpreter, which sees only what extraction saw, and caught by running
 // the code:
-// RUN: env COCONET_TEST_PLANT_COVERAGE_BUG=1 %coconet --verify=4 %s -- -DCASE_ONE_BLOCK | %FileCheck --check-prefix=PLANT-IR %s
-// RUN: env COCONET_TEST_PLANT_COVERAGE_BUG=1 %expect 1 %coconet --verify=exec:2 %s -- -DCASE_ONE_BLOCK | %FileCheck --check-prefix=PLANT-EXEC %s
+// RUN: env COCONET_TEST_PLANT_COVERAGE_BUG=1 %coconet --verify=ir:4 %s -- -DCASE_ONE_BLOCK | %FileCheck --check-prefix=PLANT-IR %s
+// RUN: env COCONET_TEST_PLANT_COVERAGE_BUG=1 %expect 1 %coconet --verify=2 %s -- -DCASE_ONE_BLOCK | %FileCheck --check-prefix=PLANT-EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -83,9 +83,9 @@ void step(float *w, float *g, float lr, int n, ncclComm_t comm, cudaStream_t s) 
 // ONE: note: region 'one_block' needs this launch to be pointwise for its schedule
 // HALF: error: kernel 'sgd' computes only the elements that have a thread (its 'if (i < n)' guard), and coconet cannot prove that '<<<(n + 255) / 256, 128>>>' gives every one of the n elements a thread
 // MODIFIED: error: kernel 'sgd' computes only the elements that have a thread (its 'if (i < n)' guard), and coconet cannot prove that '<<<grid, 256>>>' gives every one of the n elements a thread
-// FORMS: verify=exec forms: output 'w' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
-// FORMS: verify=exec forms: ok
-// STRIDE: verify=exec grid_stride: ok
-// PLANT-IR: verify one_block: ok
-// PLANT-EXEC: verify=exec one_block: output 'w' (f32): max {{[1-9][0-9]*}} ULP apart
-// PLANT-EXEC: verify=exec one_block: MISMATCH: {{.*}} w[{{[0-9]+}}] is {{.*}} as written and {{.*}} scheduled
+// FORMS: verify forms: output 'w' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
+// FORMS: verify forms: ok
+// STRIDE: verify grid_stride: ok
+// PLANT-IR: verify=ir one_block: ok
+// PLANT-EXEC: verify one_block: output 'w' (f32): max {{[1-9][0-9]*}} ULP apart
+// PLANT-EXEC: verify one_block: MISMATCH: {{.*}} w[{{[0-9]+}}] is {{.*}} as written and {{.*}} scheduled

@@ -6,12 +6,12 @@
 // would change the program, the region is refused: a count, buffer or grid
 // written before the change reads it, or an argument of the same call does.
 // RUN: %coconet %s -- -DCASE_ONCE | %FileCheck --check-prefix=ONCE %s
-// RUN: %coconet --verify=exec:3 %s -- -DCASE_ONCE | %FileCheck --check-prefix=ONCE-EXEC %s
+// RUN: %coconet --verify=3 %s -- -DCASE_ONCE | %FileCheck --check-prefix=ONCE-EXEC %s
 // RUN: %expect 1 %coconet %s -o %t.cu -- -DCASE_TWICE 2>&1 | %FileCheck --check-prefix=TWICE %s
 // RUN: test ! -e %t.cu
 // RUN: %expect 1 %coconet --check %s -- -DCASE_AFTER_OPAQUE 2>&1 | %FileCheck --check-prefix=OPAQUE %s
 // RUN: %coconet %s -- -DCASE_READ_BEFORE | %FileCheck --check-prefix=READ %s
-// RUN: %coconet --verify=exec:4 %s -- -DCASE_READ_BEFORE | %FileCheck --check-prefix=READ-EXEC %s
+// RUN: %coconet --verify=4 %s -- -DCASE_READ_BEFORE | %FileCheck --check-prefix=READ-EXEC %s
 // RUN: %expect 1 %coconet --check %s -- -DCASE_COUNT_BEFORE 2>&1 | %FileCheck --check-prefix=COUNT %s
 // RUN: %expect 1 %coconet --check %s -- -DCASE_SAME_CALL 2>&1 | %FileCheck --check-prefix=SAME %s
 #include <cuda_runtime.h>
@@ -80,8 +80,8 @@ void step(float *w, float *g, float lr, int n, ncclComm_t comm, cudaStream_t s) 
 // ONCE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg1 = next_lr(calls);
 // ONCE: coconet_once_slice<<<coconet_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0, s>>>(w, g, coconet_arg1, coconet_p.slice_lo, coconet_p.slice_hi);
 // ONCE: coconet_once_slice<<<coconet_grid_size(coconet_p.tail), COCONET_BLOCK_SIZE, 0, s>>>(w, g, coconet_arg1, coconet_p.tail_lo, coconet_p.hi);
-// ONCE-EXEC: verify=exec once: output 'w' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
-// ONCE-EXEC: verify=exec once: ok
+// ONCE-EXEC: verify once: output 'w' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
+// ONCE-EXEC: verify once: ok
 // TWICE: effects.cu:[[@LINE-39]]:47: error: 'next_lr(calls)' has side effects and is written twice in region 'twice'; the schedule evaluates each argument once and cannot tell the two apart: compute it into a local before the region
 // TWICE: effects.cu:[[@LINE-41]]:47: note: it is also written here
 // OPAQUE: error: 'next_lr(calls)' has side effects; the schedule evaluates it once at the top of region 'after_opaque', before a statement coconet does not see into: compute it into a local before the region
@@ -92,8 +92,8 @@ void step(float *w, float *g, float lr, int n, ncclComm_t comm, cudaStream_t s) 
 // READ-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg2 = lr *= 0.25f;
 // READ: coconet_read_before_slice<<<coconet_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0, s>>>(w, g,
 // READ-NEXT: coconet_arg1, coconet_arg2, lr, coconet_p.slice_lo, coconet_p.slice_hi);
-// READ-EXEC: verify=exec read_before: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// READ-EXEC: verify=exec read_before: ok
+// READ-EXEC: verify read_before: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// READ-EXEC: verify read_before: ok
 // COUNT: effects.cu:[[@LINE-31]]:25: error: region 'count_before': 'lr * n--' changes 'n', and this argument, written before it, reads it; the schedule evaluates the change at the top of the generated block: compute 'lr * n--' into a local before the region
 // COUNT: note: 'n' is changed here
 // SAME: effects.cu:[[@LINE-26]]:60: error: region 'same_call': 'lr *= 0.5f' changes 'lr', and this argument, in the same call, reads it in an order C++ leaves unspecified

@@ -4,7 +4,7 @@
 // compiled, exit 0; it is refused at the kernel's use, naming both. With one
 // type (sizeof(double)) the schedule is taken and runs equal.
 // RUN: %expect 1 %coconet --check %s -- -DHALF_SIZE 2>&1 | %FileCheck --check-prefix=TWO-TYPES %s
-// RUN: %coconet --verify=exec:2 %s | %FileCheck --check-prefix=ONE-TYPE %s
+// RUN: %coconet --verify=2 %s | %FileCheck --check-prefix=ONE-TYPE %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -29,4 +29,4 @@ void step(float *g, double *acc, int n, ncclComm_t comm, cudaStream_t s) {
 // TWO-TYPES: element-types.cu:13:14: error: kernel 'sumsq' uses 'acc' as f64 elements, but the region uses it as f32 before (from {{.*}}element-types.cu:20): coconet keeps one element type per buffer
 // TWO-TYPES: note: region 'norm' needs this launch to be pointwise for its schedule
 
-// ONE-TYPE: verify=exec norm: ok
+// ONE-TYPE: verify norm: ok

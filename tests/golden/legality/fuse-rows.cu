@@ -5,10 +5,10 @@
 // alike, and an extern "C" kernel, run equal to the region as written (the
 // harness's buffers are symmetric, so the fused kernel runs); what the fused
 // kernel cannot take is refused, with the reason.
-// RUN: %coconet --verify=exec:4 %s -- -DCASE_TWO | %FileCheck --check-prefix=TWO %s
+// RUN: %coconet --verify=4 %s -- -DCASE_TWO | %FileCheck --check-prefix=TWO %s
 // RUN: %coconet %s -o - -- -DCASE_TWO | %FileCheck --check-prefix=TWO-CODE %s
 // RUN: %coconet --explain %s -- -DCASE_TWO | %FileCheck --check-prefix=TWO-EXPLAIN %s
-// RUN: %coconet --verify=exec:3 %s -- -DCASE_EXTERN_C | %FileCheck --check-prefix=EXTERN-C %s
+// RUN: %coconet --verify=3 %s -- -DCASE_EXTERN_C | %FileCheck --check-prefix=EXTERN-C %s
 // RUN: %expect 1 %coconet %s -o %t.cu -- -DCASE_UNLIKE 2>&1 | %FileCheck --check-prefix=UNLIKE %s
 // RUN: test ! -e %t.cu
 // RUN: %expect 1 %coconet --check %s -- -DCASE_AFTER 2>&1 | %FileCheck --check-prefix=AFTER %s
@@ -16,7 +16,7 @@
 // RUN: %expect 1 %coconet %s -o %t-macro.cu -- -DCASE_MACRO_PARAMS 2>&1 | %FileCheck --check-prefix=MACRO-PARAMS %s
 // RUN: test ! -e %t-macro.cu
 // RUN: %expect 1 %coconet --check %s -- -DCASE_SPLIT_IF 2>&1 | %FileCheck --check-prefix=SPLIT-IF %s
-// RUN: %coconet --verify=exec:3 %s -- -DCASE_TWO_GROUPS | %FileCheck --check-prefix=GROUPS %s
+// RUN: %coconet --verify=3 %s -- -DCASE_TWO_GROUPS | %FileCheck --check-prefix=GROUPS %s
 // RUN: %coconet %s -o - -- -DCASE_TWO_GROUPS | %FileCheck --check-prefix=GROUPS-CODE %s
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -113,7 +113,7 @@ void two_groups(float *x, float *y, float *h, float *out, const float *residual,
 }
 #endif
 
-// TWO: verify=exec rows2: ok (the region as written and as scheduled agree within 0 ULP)
+// TWO: verify rows2: ok (the region as written and as scheduled agree within 0 ULP)
 // Both kernels copied; the fused kernel runs them in order on a block's rows, then gathers what they write.
 // TWO-CODE: __device__ __forceinline__ void coconet_rows2_add_rows(float *h, const float *x,
 // TWO-CODE-NEXT:     const float *residual, int rows, int cols, {{\[\[}}maybe_unused{{\]\]}} const uint3 blockIdx,
@@ -132,7 +132,7 @@ void two_groups(float *x, float *y, float *h, float *out, const float *residual,
 // TWO-CODE-NEXT: coconet_gather_span(coconet_dev, coconet_out_win, coconet_out_off, out, coconet_e0, coconet_e1);
 // TWO-EXPLAIN: fuse: ReduceScatter of 'x' + 4 slice kernel launch(es) (row-wise ones among them) + AllGather(s) become one kernel (group 1): for each block of the row-wise kernels' grid it sums the block's rows from the peers, runs the kernels on them (a row-wise kernel's block with its body as written) and writes the gathered rows to the peers
 
-// EXTERN-C: verify=exec rows2: ok (the region as written and as scheduled agree within 0 ULP)
+// EXTERN-C: verify rows2: ok (the region as written and as scheduled agree within 0 ULP)
 
 // UNLIKE: fuse-rows.cu:87:5: error: fuse: kernels 'add_rows' and 'scale_rows' are launched differently (a block per row, block 128, shared memory 0; a block per row, block 64, shared memory 0); the fused kernel runs the blocks of one grid with one block size: drop fuse, or launch them alike
 
@@ -143,7 +143,7 @@ void two_groups(float *x, float *y, float *h, float *out, const float *residual,
 // MACRO-PARAMS: error: fuse: kernel 'scale_rows' has its parameters or its body written through a macro, or a #if that its body does not close; the fused kernel copies them as written: write them out in the kernel, or drop fuse
 // SPLIT-IF: error: fuse: kernel 'scale_rows' has its parameters or its body written through a macro, or a #if that its body does not close
 
-// GROUPS: verify=exec groups: ok
+// GROUPS: verify groups: ok
 // GROUPS-CODE: __device__ __forceinline__ void coconet_groups_add_rows(
 // GROUPS-CODE: __global__ void coconet_groups_fused(
 // GROUPS-CODE: __device__ __forceinline__ void coconet_groups_add_rows_2(

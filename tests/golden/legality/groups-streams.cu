@@ -6,9 +6,9 @@
 // RUN: test ! -e %t.cu
 // RUN: %expect 1 %coconet --check %s -- -DCASE_TWO_STREAMS 2>&1 | %FileCheck --check-prefix=STREAMS %s
 // RUN: %expect 1 %coconet --check %s -- -DCASE_OTHER_STREAM_EVENTS 2>&1 | %FileCheck --check-prefix=OTHER %s
-// RUN: %coconet --verify=exec:3 %s -- -DCASE_EVENTS | %FileCheck --check-prefix=EVENTS %s
+// RUN: %coconet --verify=3 %s -- -DCASE_EVENTS | %FileCheck --check-prefix=EVENTS %s
 // A group the schedule does not touch stays as written:
-// RUN: %coconet --verify=exec:2 %s -- -DCASE_GROUP_KEPT | %FileCheck --check-prefix=KEPT %s
+// RUN: %coconet --verify=2 %s -- -DCASE_GROUP_KEPT | %FileCheck --check-prefix=KEPT %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -74,7 +74,7 @@ void step(float *w, float *g, float *h, float lr, int n, ncclComm_t comm, cudaSt
 // STREAMS: groups-streams.cu:43:5: error: 'sgd' runs on stream 's2' but 'AllReduce' before it on stream 's', and the region orders nothing between the two streams; coconet cannot tell which work may overlap: put the region's work on one stream, or order the streams with cudaEventRecord/cudaStreamWaitEvent inside the region
 // STREAMS: groups-streams.cu:42:5: note: 'AllReduce' runs on 's' here
 // OTHER: groups-streams.cu:50:5: error: reorder: kernel 'sgd' runs on stream 's2' but the AllReduce of 'g' on 's'; the schedule puts them in one order on one stream, which the program as written does not have
-// EVENTS: verify=exec events: output 'w' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
-// EVENTS: verify=exec events: ok
-// KEPT: verify=exec group_kept: output 'h' (f32): max 0 ULP apart over 1..2 ranks x 3 inputs
-// KEPT: verify=exec group_kept: ok
+// EVENTS: verify events: output 'w' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
+// EVENTS: verify events: ok
+// KEPT: verify group_kept: output 'h' (f32): max 0 ULP apart over 1..2 ranks x 3 inputs
+// KEPT: verify group_kept: ok

@@ -7,7 +7,7 @@
 // RUN: %expect 1 %coconet --check %s -- -DHALF 2>&1 | %FileCheck --check-prefix=HALF %s
 // RUN: %expect 1 %coconet --check %s -- -DNEXT 2>&1 | %FileCheck --check-prefix=NEXT %s
 // RUN: %expect 1 %coconet --check %s -- -DWRONG_BLOCK 2>&1 | %FileCheck --check-prefix=WRONG_BLOCK %s
-// RUN: %coconet --verify=exec:2 %s | %FileCheck --check-prefix=OK %s
+// RUN: %coconet --verify=2 %s | %FileCheck --check-prefix=OK %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -36,4 +36,4 @@ void step(float *x, float by, int n, ncclComm_t comm, cudaStream_t s) {
 // HALF: error: kernel 'scale': pointwise(index=j) names 'j', whose value is not the element index
 // NEXT: error: kernel 'scale': pointwise(index=j) names 'j', whose value is not the element index
 // WRONG_BLOCK: error: kernel 'scale': pointwise(index=j) names 'j', whose value is not the element index
-// OK: verify=exec scaled: ok
+// OK: verify scaled: ok

@@ -8,7 +8,7 @@
 // RUN: grep -q 'define COCONET_MAX_CHUNKS 64 ' %root/runtime/include/coconet.h
 // RUN: grep -q 'IR_MAX_CHUNKS = 64 ' %root/translator/ir/ir.h
 // RUN: %coconet %s -- -DCASE_COMMENT | %FileCheck --check-prefix=COMMENT %s
-// RUN: %coconet --verify=exec:2 %s -- -DCASE_COMMENT | %FileCheck --check-prefix=COMMENT-EXEC %s
+// RUN: %coconet --verify=2 %s -- -DCASE_COMMENT | %FileCheck --check-prefix=COMMENT-EXEC %s
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -57,4 +57,4 @@ void step(cublasHandle_t h, const float *a, const float *b, float *c, float *w, 
 // COMMENT: {{^}}// #pragma coconet region name(commented) split reorder scratch(g) replicated(w) (translated by coconet){{$}}
 // COMMENT-NEXT: {{^}}/* the optimizer{{$}}
 // COMMENT-NEXT: {{^}}   step: this comment goes on after the pragma's line */{{$}}
-// COMMENT-EXEC: verify=exec commented: ok
+// COMMENT-EXEC: verify commented: ok

@@ -3,7 +3,7 @@
 // written) may read anything, so the AllGather of a scratch buffer it reads is
 // not dead and stays; the programs then agree.
 // RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
-// RUN: %coconet --verify=exec:2 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=2 %s | %FileCheck --check-prefix=EXEC %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -22,5 +22,5 @@ void step(float *g, float *o, int n, ncclComm_t comm, cudaStream_t s) {
 
 // EXPLAIN: - split: AllReduce(sum, g)
 // EXPLAIN-NOT: AllGather of 'g' is dead
-// EXEC: verify=exec opaque_reader: memory 'o' (used where coconet does not look): max 0 ULP apart
-// EXEC: verify=exec opaque_reader: ok
+// EXEC: verify opaque_reader: memory 'o' (used where coconet does not look): max 0 ULP apart
+// EXEC: verify opaque_reader: ok

@@ -3,8 +3,8 @@
 // on the user's stream (a race on a GPU). The chunk loop takes the epilogue
 // kernels before it; that one and what follows run after the loop, as written.
 // RUN: %coconet %s | %FileCheck %s
-// RUN: %coconet --verify=2 %s | %FileCheck --check-prefix=VERIFY %s
-// RUN: %coconet --verify=exec:2 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=ir:2 %s | %FileCheck --check-prefix=VERIFY %s
+// RUN: %coconet --verify=2 %s | %FileCheck --check-prefix=EXEC %s
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -39,5 +39,5 @@ void mlp(cublasHandle_t handle, float *a, const float *b, float *c, float *out, 
 // CHECK: cudaStreamWaitEvent(stream,
 // CHECK-NEXT: decay<<<256, 256, 0, stream>>>(a, out, (size_t)m * n);
 
-// VERIFY: verify mlp: ok
-// EXEC: verify=exec mlp: ok
+// VERIFY: verify=ir mlp: ok
+// EXEC: verify mlp: ok

@@ -8,9 +8,9 @@
 // RUN: %expect 1 %coconet --check %s -- -DCASE_BIAS 2>&1 | %FileCheck --check-prefix=BIAS %s
 // RUN: %expect 1 %coconet --check %s -- -DCASE_CHAIN 2>&1 | %FileCheck --check-prefix=CHAIN %s
 // Declared, the same kernels are translated, and the programs agree when run:
-// RUN: %coconet --verify=exec:3 %s -- -DCASE_NOISE -DDECLARED | %FileCheck --check-prefix=NOISE-OK %s
-// RUN: %coconet --verify=exec:3 %s -- -DCASE_WEIGHTS -DDECLARED | %FileCheck --check-prefix=WEIGHTS-OK %s
-// RUN: %coconet --verify=exec:3 %s -- -DCASE_BIAS -DDECLARED | %FileCheck --check-prefix=BIAS-OK %s
+// RUN: %coconet --verify=3 %s -- -DCASE_NOISE -DDECLARED | %FileCheck --check-prefix=NOISE-OK %s
+// RUN: %coconet --verify=3 %s -- -DCASE_WEIGHTS -DDECLARED | %FileCheck --check-prefix=WEIGHTS-OK %s
+// RUN: %coconet --verify=3 %s -- -DCASE_BIAS -DDECLARED | %FileCheck --check-prefix=BIAS-OK %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -97,10 +97,10 @@ void step(float *w, float *w2, float *g, float *noise, float *y, float *out, flo
 // The local value reaches g through t, which scale computes from noise:
 // CHAIN: error: reorder: 'g' differs per rank (kernel 'add_noise' computes it from local 'noise'), so gathering its slices after the region would change it; declare it shard(g) or scratch(g), or 'noise' replicated(noise)
 // CHAIN: note: 'noise' is local (may differ per rank) from here
-// NOISE-OK: verify=exec noise: output 'g' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
-// NOISE-OK: verify=exec noise: ok
-// WEIGHTS-OK: verify=exec weights: scratch 'g' (f32): not compared
-// WEIGHTS-OK: verify=exec weights: output 'w' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
-// WEIGHTS-OK: verify=exec weights: ok
-// BIAS-OK: verify=exec bias: output 'out' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
-// BIAS-OK: verify=exec bias: ok
+// NOISE-OK: verify noise: output 'g' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
+// NOISE-OK: verify noise: ok
+// WEIGHTS-OK: verify weights: scratch 'g' (f32): not compared
+// WEIGHTS-OK: verify weights: output 'w' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
+// WEIGHTS-OK: verify weights: ok
+// BIAS-OK: verify bias: output 'out' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
+// BIAS-OK: verify bias: ok

@@ -5,7 +5,7 @@
 // RUN: %coconet %s -o - -- -DCASE_OK | grep -v "^// " | %FileCheck --check-prefix=OK %s
 // RUN: %coconet %s -o - -- -DCASE_LIVE | grep -v "^// " | %FileCheck --check-prefix=LIVE %s
 // The interpreter compares what each rank's peer receives, as written and as scheduled:
-// RUN: %coconet --verify=3 %s -- -DCASE_OK | %FileCheck --check-prefix=VERIFY %s
+// RUN: %coconet --verify=ir:3 %s -- -DCASE_OK | %FileCheck --check-prefix=VERIFY %s
 // RUN: %expect 1 %coconet %s -o %t.cu -- -DCASE_LOCAL 2>&1 | %FileCheck --check-prefix=LOCAL %s
 // RUN: test ! -e %t.cu
 // RUN: %expect 1 %coconet --check %s -- -DCASE_UNSPLIT 2>&1 | %FileCheck --check-prefix=UNSPLIT %s
@@ -50,7 +50,7 @@ void send_stage(float *y, float *h, const float *bias, int n, int hidden, int ne
     bias_relu<<<(n + 255) / 256, 256, 0, s>>>(h, y, bias, n, hidden);
 #if defined(CASE_GROUPED)
     ncclGroupStart();
-    ncclSend(h, n, ncclFloat, next, world, s);
+    ncclSend(h, n, ncclFloat, next, world, s); ncclSend(y, n, ncclFloat, next, world, s);
     ncclGroupEnd();
 #elif defined(CASE_HALF)
     ncclSend(h, n / 2, ncclFloat, next, world, s);
@@ -90,10 +90,10 @@ void recv_stage(float *x, int n, int prev, ncclComm_t tp, ncclComm_t world, cuda
 // OK-NEXT:                        __FILE__, 70);
 // OK-NOT:  {{^ *}}ncclRecv(
 
-// VERIFY: verify fwd: what the ncclSend of 'h' (line 58) sends (each rank's slice and the tail, as its peer's group assembles them): max relative error 0 over 1..3 ranks x 3 inputs
-// VERIFY: verify fwd: ok
-// VERIFY: verify bwd: the ncclRecv of 'x' (line 70) is modelled as receiving the same data on every rank (what a pipeline sender sends); the host backend runs the exchange itself
-// VERIFY: verify bwd: ok
+// VERIFY: verify=ir fwd: what the ncclSend of 'h' (line 58) sends (each rank's slice and the tail, as its peer's group assembles them): max relative error 0 over 1..3 ranks x 3 inputs
+// VERIFY: verify=ir fwd: ok
+// VERIFY: verify=ir bwd: the ncclRecv of 'x' (line 70) is modelled as receiving the same data on every rank (what a pipeline sender sends); the host backend runs the exchange itself
+// VERIFY: verify=ir bwd: ok
 
 // h is live after the region: its AllGather stays, the Send still sends the slice.
 // LIVE:      ncclAllGather(h + coconet_p.slice_lo, h, coconet_p.s, ncclFloat, tp, s)

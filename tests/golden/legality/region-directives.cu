@@ -8,8 +8,8 @@
 // RUN: %expect 1 %coconet %s -o %t.cu -- -DCASE_UNDEF 2>&1 | %FileCheck --check-prefix=UNDEF %s
 // RUN: test ! -e %t.cu
 // RUN: %expect 1 %coconet --check %s -- -DCASE_PRAGMA 2>&1 | %FileCheck --check-prefix=PRAGMA %s
-// RUN: %coconet --verify=exec:2 %s -- -DCASE_CONDITIONAL | %FileCheck --check-prefix=CONDITIONAL %s
-// RUN: %coconet --verify=exec:2 %s -- -DCASE_CONDITIONAL -DTWICE | %FileCheck --check-prefix=CONDITIONAL %s
+// RUN: %coconet --verify=2 %s -- -DCASE_CONDITIONAL | %FileCheck --check-prefix=CONDITIONAL %s
+// RUN: %coconet --verify=2 %s -- -DCASE_CONDITIONAL -DTWICE | %FileCheck --check-prefix=CONDITIONAL %s
 // RUN: %coconet --check %s -- -DCASE_NO_SCHEDULE | %FileCheck --check-prefix=NO-SCHEDULE %s
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -74,5 +74,5 @@ void step(float *x, int n, ncclComm_t comm, cudaStream_t s) {
 // UNDEF-NEXT: ^
 // UNDEF-NOT: error:
 // PRAGMA: error: region 'host_loop' contains '#pragma'; coconet rewrites the region's text
-// CONDITIONAL: verify=exec conditional: ok
+// CONDITIONAL: verify conditional: ok
 // NO-SCHEDULE: region as_written

@@ -1,10 +1,10 @@
-// --verify=exec on what extraction does not model: pointers only an opaque
+// --verify on what extraction does not model: pointers only an opaque
 // statement uses get memory of their own; host variables are compared (an
 // argument evaluated twice shows there); regions the harness cannot run say why.
-// RUN: %coconet --verify=exec:2 %s -- -DCASE_OPAQUE | %FileCheck --check-prefix=OPAQUE %s
-// RUN: env COCONET_TEST_PLANT_EFFECTS_BUG=1 %expect 1 %coconet --verify=exec:2 %s -- -DCASE_EFFECTS | %FileCheck --check-prefix=TWICE %s
-// RUN: %coconet --verify=exec:2 %s -- -DCASE_EFFECTS | %FileCheck --check-prefix=ONCE %s
-// RUN: %expect 1 %coconet --verify=exec:2 %s -- -DCASE_OFFSET 2>&1 | %FileCheck --check-prefix=OFFSET %s
+// RUN: %coconet --verify=2 %s -- -DCASE_OPAQUE | %FileCheck --check-prefix=OPAQUE %s
+// RUN: env COCONET_TEST_PLANT_EFFECTS_BUG=1 %expect 1 %coconet --verify=2 %s -- -DCASE_EFFECTS | %FileCheck --check-prefix=TWICE %s
+// RUN: %coconet --verify=2 %s -- -DCASE_EFFECTS | %FileCheck --check-prefix=ONCE %s
+// RUN: %expect 1 %coconet --verify=2 %s -- -DCASE_OFFSET 2>&1 | %FileCheck --check-prefix=OFFSET %s
 // RUN: %coconet %s -- -DCASE_STREAM | %FileCheck --check-prefix=STREAM %s
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -50,14 +50,14 @@ void step(float *w, float *g, float *o, int n, int off, ncclComm_t comm, cudaStr
 }
 
 // shift reads g[i + 1]: not pointwise, kept as written; o is known only to it.
-// OPAQUE: verify=exec opaque: output 'g' (f32): max 0 ULP apart over 1..2 ranks x 3 inputs
-// OPAQUE: verify=exec opaque: memory 'o' (used where coconet does not look): max 0 ULP apart over 1..2 ranks x 3 inputs
-// OPAQUE: verify=exec opaque: ok
+// OPAQUE: verify opaque: output 'g' (f32): max 0 ULP apart over 1..2 ranks x 3 inputs
+// OPAQUE: verify opaque: memory 'o' (used where coconet does not look): max 0 ULP apart over 1..2 ranks x 3 inputs
+// OPAQUE: verify opaque: ok
 // With the arguments copied instead of evaluated once, the slice and tail
 // launches call next_lr twice:
-// TWICE: verify=exec effects: MISMATCH: {{.*}}
-// ONCE: verify=exec effects: ok
-// OFFSET: error: --verify=exec: region 'offset' cannot be run by the harness: buffer 'g+off' is not a variable of the enclosing function, so the harness cannot allocate it
+// TWICE: verify effects: MISMATCH: {{.*}}
+// ONCE: verify effects: ok
+// OFFSET: error: --verify: region 'offset' cannot be run by the harness: buffer 'g+off' is not a variable of the enclosing function, so the harness cannot allocate it
 // The stream expression is evaluated once for the ReduceScatter, the tail's AllReduce and the AllGather:
 // STREAM: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg1 = streams[k++];
 // STREAM: ncclReduceScatter(g, g + coconet_p.slice_lo, coconet_p.s, ncclFloat, ncclSum, comm, coconet_arg1)

@@ -228,16 +228,16 @@ static void test_verify_catches_bugs(void **state) {
   int rc;
   char *text = verify_string(r, &rc);
   assert_int_equal(rc, 0);
-  assert_non_null(strstr(text, "verify adam_step: output 'w' (f32): max relative error 0 over 1..4 ranks x 2 inputs\n"));
-  assert_non_null(strstr(text, "verify adam_step: scratch 'g' (f32): max relative error 0 over 1..4 ranks x 2 inputs (not compared)\n"));
-  assert_non_null(strstr(text, "verify adam_step: ok\n"));
+  assert_non_null(strstr(text, "verify=ir adam_step: output 'w' (f32): max relative error 0 over 1..4 ranks x 2 inputs\n"));
+  assert_non_null(strstr(text, "verify=ir adam_step: scratch 'g' (f32): max relative error 0 over 1..4 ranks x 2 inputs (not compared)\n"));
+  assert_non_null(strstr(text, "verify=ir adam_step: ok\n"));
   free(text);
   IrOp **ag = find_link(r, is_gather_w);
   IrOp *saved = *ag;
   *ag = saved->next;  // drop AllGather(w)
   text = verify_string(r, &rc);
   assert_int_equal(rc, 1);
-  assert_non_null(strstr(text, "verify adam_step: MISMATCH in 'w' with 2 rank(s), trial 0 (seed 0x"));
+  assert_non_null(strstr(text, "verify=ir adam_step: MISMATCH in 'w' with 2 rank(s), trial 0 (seed 0x"));
   free(text);
   *ag = saved;
   IrOp **tail = find_link(r, is_tail_kernel);
@@ -264,7 +264,7 @@ static void test_interp_errors(void **state) {
   ir_pw_store(r, op, o, ir_expr_read(r, x, IR_IDX_CONST, ir_size_var(r, "k")), L("i.cu", 3, 5));
   assert_int_equal(ir_infer(r), 0);
   char *err = capture_stderr(run_call, r);
-  assert_string_equal(err, "i.cu:3:5: error: verify: kernel 'k' reads x[9] out of bounds (4 elements)\n");
+  assert_string_equal(err, "i.cu:3:5: error: verify=ir: kernel 'k' reads x[9] out of bounds (4 elements)\n");
   free(err);
 }
 
