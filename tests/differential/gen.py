@@ -8,7 +8,10 @@ group) and one or two pointwise kernels (guarded or grid-stride, launched on
 grids that cover the count or not, random bodies over the reduced buffer, a
 buffer local to each rank, one declared replicated, scalars and the index),
 sometimes an event between them or a second stream, sometimes an argument
-with side effects, and a random set of clauses. About one region in four is
+with side effects (also one that changes a scalar an earlier launch reads),
+C++ float overloads (fma, sqrt, tanh) and values keyed by where the thread is
+(threadIdx.x, blockIdx.x), buffers passed through (const void *) casts, the
+second launch inside an `if`, and a random set of clauses. About one region in four is
 row-wise instead: an AllReduce of rows x h elements and a kernel that reduces
 each row (a sum of squares, a largest magnitude or a sum; over a block with a
 shared-memory tree, over a block in a grid-stride loop over the rows, or over a
@@ -46,15 +49,18 @@ def expr(depth, leaves):
         return f"fminf({a}, {b})"
     if k < 0.8:
         return f"fabsf({a})"
-    if k < 0.9:
+    if k < 0.85:
         return f"({a} > {b} ? {a} : 0.5f * {b})"
+    if k < 0.9:
+        return rng.choice([f"fma({a}, {b}, 0.5f)", f"sqrt(fabsf({a}) + 1.0f)", f"tanh({a})"])
     return f"(0.25f * {a})"
 
 
 def kernel(name, t, guarded, leaves_in, out_name, update):
     ctype, _, load, store = TYPES[t]
     reads = {"x": f"{load('x[i]')}", "l": f"{load('l[i]')}", "r": f"{load('r[i]')}", "a": "a",
-             "i": "(float)(i % 7)", "c": rng.choice(["1.5f", "-0.75f", "2.0f"])}
+             "i": "(float)(i % 7)", "c": rng.choice(["1.5f", "-0.75f", "2.0f"]),
+             "t": "(float)((threadIdx.x * 7u + blockIdx.x * 3u) % 5u)"}
     leaves = [reads[k] for k in leaves_in]
     body = expr(3, leaves)
     if "x[i]" not in body:  # every kernel consumes the reduced buffer
@@ -206,7 +212,7 @@ for k in range(nregions):
     into_x = in_place and rng.random() < 0.4       # the kernel writes the split buffer itself
     update = (not into_x) and rng.random() < 0.3   # w[i] = w[i] - a * f(...)
     guarded = rng.random() < 0.6
-    leaves = rng.sample(["x", "l", "r", "a", "i", "c"], rng.randint(2, 4))
+    leaves = rng.sample(["x", "l", "r", "a", "i", "c", "t"], rng.randint(2, 4))
     if "x" not in leaves:
         leaves.append("x")
     second = rng.random() < 0.25                   # a second kernel reading the first one's output
@@ -239,6 +245,9 @@ for k in range(nregions):
     event = rng.random() < 0.1
     group = rng.random() < 0.08
     effect = rng.random() < 0.15
+    casts = rng.random() < 0.1            # the buffers through (const void *) and (void *)
+    later_effect = second and not effect and rng.random() < 0.3  # the second launch changes a, the first reads it
+    in_if = second and rng.random() < 0.15  # the second launch inside an if: a statement coconet does not see into
     scale = "next_scale(calls)" if effect else rng.choice(["a", "0.5f * a", "a + 1.0f"])
     first = len("\n".join(out).split("\n")) + 1
     body = [f"void region_{k}({ctype} *g, {ctype} *gr, {ctype} *o, {ctype} *o2, {ctype} *w, const {ctype} *l, "
@@ -250,7 +259,10 @@ for k in range(nregions):
             "  {"]
     if group:
         body.append("    ncclGroupStart();")
-    body.append(f"    ncclAllReduce(g, {red}, n, {nccl_type}, ncclSum, comm, s);")
+    if casts:
+        body.append(f"    ncclAllReduce((const void *)g, (void *){red}, n, {nccl_type}, ncclSum, comm, s);")
+    else:
+        body.append(f"    ncclAllReduce(g, {red}, n, {nccl_type}, ncclSum, comm, s);")
     if group:
         body.append("    ncclGroupEnd();")
     if event:
@@ -262,8 +274,12 @@ for k in range(nregions):
     else:
         call_args = f"{target}, {red}, l, r, {scale}, n"
     body.append(f"    {kname}<<<{launch_config(guarded)}, 0, {ks}>>>({call_args});")
+    if later_effect:
+        body[-1] = body[-1].replace(f", {scale}, n);", ", a, n);")
     if second:
-        body.append(f"    k{k}b<<<{launch_config(True)}, 0, s>>>(o2, {'o' if target == 'o' else red}, l, r, a, n);")
+        arg = "a *= 0.5f" if later_effect else "a"
+        launch = f"k{k}b<<<{launch_config(True)}, 0, s>>>(o2, {'o' if target == 'o' else red}, l, r, {arg}, n);"
+        body.append(f"    if (n > 0) {{ {launch} }}" if in_if else f"    {launch}")
     body.append("  }")
     body.append("  (void)gr, (void)o, (void)o2, (void)w, (void)l, (void)r, (void)s2, (void)ev, (void)calls;")
     body.append("}")
