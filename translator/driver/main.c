@@ -97,6 +97,57 @@ static const struct option LONG_OPTIONS[] = {
     {NULL, 0, NULL, 0},
 };
 
+// Edit distance of two short words (at most 31 characters are compared).
+static int distance(const char *a, const char *b) {
+  int n = (int)strlen(a), m = (int)strlen(b), d[32][32];
+  if (n > 31) n = 31;
+  if (m > 31) m = 31;
+  for (int i = 0; i <= n; i++) d[i][0] = i;
+  for (int j = 0; j <= m; j++) d[0][j] = j;
+  for (int i = 1; i <= n; i++)
+    for (int j = 1; j <= m; j++) {
+      int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      d[i][j] = best;
+    }
+  return d[n][m];
+}
+
+// An option getopt did not take: ambiguous (a prefix of several), a value
+// missing, or unknown (with the nearest option's name when one is close).
+static _Noreturn void bad_option(const char *arg) {
+  char name[64];
+  const char *p = arg;
+  while (*p == '-') p++;
+  snprintf(name, sizeof name, "%.*s", (int)strcspn(p, "="), p);
+  char prefixed[256] = "";
+  int nprefixed = 0, best = 3;
+  const char *near = NULL;
+  for (const struct option *o = LONG_OPTIONS; o->name; o++) {
+    if (strcmp(o->name, name) == 0 && o->has_arg == required_argument)
+      usage_error("option '%s' needs a value: write --NAME=VALUE (see 'coconet --help')", arg);
+    if (*name && strncmp(o->name, name, strlen(name)) == 0) {
+      snprintf(prefixed + strlen(prefixed), sizeof prefixed - strlen(prefixed), "%s--%s", nprefixed ? ", " : "",
+               o->name);
+      nprefixed++;
+    }
+    int d = distance(name, o->name);
+    if (d < best) best = d, near = o->name;
+  }
+  if (nprefixed > 1) {
+    fprintf(stderr, "coconet: error: option '%s' is ambiguous: it could be %s\n", arg, prefixed);
+    fprintf(stderr, "coconet: try 'coconet --help'\n");
+    exit(EXIT_USAGE);
+  }
+  if (near) {
+    fprintf(stderr, "coconet: error: unknown option '%s'; did you mean '--%s'?\n", arg, near);
+    fprintf(stderr, "coconet: try 'coconet --help'\n");
+    exit(EXIT_USAGE);
+  }
+  usage_error("unknown or incomplete option '%s'", arg);
+}
+
 static int parse_ranks(const char *s) {
   char *end;
   long n = strtol(s, &end, 10);
@@ -167,10 +218,17 @@ static Options parse_args(int argc, char **argv) {
   int c;
   opterr = 0;
   while ((c = getopt_long_only(end, argv, "o:ip:", LONG_OPTIONS, NULL)) != -1) {
-    if (c == '?') usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+    if (c == '?') bad_option(argv[optind - 1]);
     parse_option(&o, c, optarg);
   }
   if (optind >= end) usage_error("%s", "no input file");
+  if (optind + 1 < end && optind > 1 && strcmp(argv[optind - 1], "--verify") == 0 &&
+      strspn(argv[optind], "0123456789") == strlen(argv[optind])) {
+    fprintf(stderr, "coconet: error: more than one input file ('%s'): '%s' after --verify was taken as a file; "
+                    "write --verify=%s\n", argv[optind + 1], argv[optind], argv[optind]);
+    fprintf(stderr, "coconet: try 'coconet --help'\n");
+    exit(EXIT_USAGE);
+  }
   if (optind + 1 < end) usage_error("more than one input file ('%s')", argv[optind + 1]);
   o.input = argv[optind];
   if (o.in_place && o.output) usage_error("%s", "-i and -o cannot be used together");

@@ -318,8 +318,9 @@ static void build_args(const char *tmpdir, Args *a) {
 
 // Print errors (and fatal errors) as clang does: the formatted line, then the
 // source line with a caret.
-static int report_clang_errors(Frontend *fe) {
+static int report_clang_errors(Frontend *fe, bool no_flags) {
   int errors = 0;
+  bool missing = false;
   unsigned n = clang_getNumDiagnostics(fe->tu);
   for (unsigned i = 0; i < n; i++) {
     CXDiagnostic d = clang_getDiagnostic(fe->tu, i);
@@ -330,6 +331,7 @@ static int report_clang_errors(Frontend *fe) {
                                                  CXDiagnostic_DisplayColumn |
                                                  CXDiagnostic_DisplayOption);
       fprintf(stderr, "%s\n", clang_getCString(s));
+      missing |= strstr(clang_getCString(s), "file not found") != NULL;
       clang_disposeString(s);
       CXFile file;
       unsigned line, col;
@@ -341,6 +343,10 @@ static int report_clang_errors(Frontend *fe) {
     }
     clang_disposeDiagnostic(d);
   }
+  if (missing && no_flags)
+    fprintf(stderr, "coconet: note: no compiler flags were given: pass your program's include paths and macros "
+                    "after '--' (for MPI: -- $(mpicxx --showme:compile)), or -p BUILD_DIR to read them from its "
+                    "compile_commands.json\n");
   return errors;
 }
 
@@ -391,7 +397,7 @@ int frontend_parse(const Options *opts, SourceFile src, Frontend *fe) {
     return -1;
   }
   fe->file = clang_getFile(fe->tu, src.path);
-  return report_clang_errors(fe) ? -1 : 0;
+  return report_clang_errors(fe, opts->nclang_args == 0 && !opts->compdb_dir) ? -1 : 0;
 }
 
 int frontend_parse_appended(const Frontend *base, const char *extra, FeCopy *copies, int ncopies, Frontend *out,
