@@ -244,6 +244,64 @@ static void add_path_flag(Args *a, const char *prefix, const char *value, const 
   fe_args_add(a, buf);
 }
 
+// One flag of a compile command (or of an --options-file it names), kept
+// when clang reads it the same; a value may follow (*i moves past it), or be
+// attached (`-Idir`, nvcc's `-isystem=dir`).
+static void add_compdb_flag(Args *a, const char *arg, const char *next, int *i, const char *dir) {
+  bool takes_value;
+  if (!keep_flag(arg, &takes_value)) return;
+  if (takes_value) {
+    if (!next) return;
+    ++*i;
+    fe_args_add(a, arg);
+    add_path_flag(a, "", next[0] == '=' ? next + 1 : next, arg, dir);
+    return;
+  }
+  size_t flag = strncmp(arg, "-isystem", 8) == 0 ? 8 : strncmp(arg, "-iquote", 7) == 0 ? 7
+                : strncmp(arg, "-include", 8) == 0 ? 8 : 2;
+  char name[16];
+  snprintf(name, sizeof name, "%.*s", (int)flag, arg);
+  const char *value = arg + flag;
+  if (*value == '=') value++;
+  add_path_flag(a, name, value, name, dir);
+}
+
+// The flags of an --options-file (CMake's includes_CUDA.rsp): whitespace-separated,
+// double quotes around a value with blanks.
+static void add_options_file(Args *a, const char *file, const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, file[0] == '/' ? "%s%s" : "%s/%s", file[0] == '/' ? "" : dir, file);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "coconet: warning: cannot read the options file '%s' of the compile command: %s\n", path,
+            strerror(errno));
+    return;
+  }
+  Args words = {0};
+  char word[4096];
+  size_t n = 0;
+  bool quoted = false;
+  for (int c = fgetc(f);; c = fgetc(f)) {
+    if (c == '"') {
+      quoted = !quoted;
+      continue;
+    }
+    if (c == EOF || (!quoted && (c == ' ' || c == '\t' || c == '\n' || c == '\r'))) {
+      if (n) {
+        word[n] = '\0';
+        fe_args_add(&words, word);
+        n = 0;
+      }
+      if (c == EOF) break;
+      continue;
+    }
+    if (n + 1 < sizeof word) word[n++] = (char)c;
+  }
+  fclose(f);
+  for (int i = 0; i < words.n; i++) add_compdb_flag(a, words.v[i], i + 1 < words.n ? words.v[i + 1] : NULL, &i, dir);
+  fe_args_free(&words);
+}
+
 static int add_compdb_flags(const Options *opts, Args *a) {
   char path[4096];
   snprintf(path, sizeof path, "%s/compile_commands.json", opts->compdb_dir);
@@ -270,26 +328,21 @@ static int add_compdb_flags(const Options *opts, Args *a) {
     CXCompileCommand cmd = clang_CompileCommands_getCommand(cmds, 0);
     CXString dir = clang_CompileCommand_getDirectory(cmd);
     unsigned nargs = clang_CompileCommand_getNumArgs(cmd);
-    for (unsigned i = 1; i < nargs; i++) {
-      CXString s = clang_CompileCommand_getArg(cmd, i);
-      const char *arg = clang_getCString(s);
-      bool takes_value;
-      if (keep_flag(arg, &takes_value)) {
-        if (takes_value && i + 1 < nargs) {
-          CXString v = clang_CompileCommand_getArg(cmd, ++i);
-          fe_args_add(a, arg);
-          add_path_flag(a, "", clang_getCString(v), arg, clang_getCString(dir));
-          clang_disposeString(v);
-        } else {
-          size_t flag = strncmp(arg, "-isystem", 8) == 0 ? 8 : strncmp(arg, "-iquote", 7) == 0 ? 7
-                        : strncmp(arg, "-include", 8) == 0 ? 8 : 2;
-          char name[16];
-          snprintf(name, sizeof name, "%.*s", (int)flag, arg);
-          add_path_flag(a, name, arg + flag, name, clang_getCString(dir));
-        }
-      }
-      clang_disposeString(s);
+    Args words = {0};
+    for (unsigned i = 0; i < nargs; i++) {
+      CXString w = clang_CompileCommand_getArg(cmd, i);
+      fe_args_add(&words, clang_getCString(w));
+      clang_disposeString(w);
     }
+    const char *d = clang_getCString(dir);
+    for (int i = 1; i < words.n; i++) {
+      const char *next = i + 1 < words.n ? words.v[i + 1] : NULL;
+      if ((strcmp(words.v[i], "--options-file") == 0 || strcmp(words.v[i], "-optf") == 0) && next)
+        add_options_file(a, words.v[++i], d);
+      else
+        add_compdb_flag(a, words.v[i], next, &i, d);
+    }
+    fe_args_free(&words);
     clang_disposeString(dir);
   }
   clang_CompileCommands_dispose(cmds);

@@ -12,6 +12,10 @@
 // A file without an entry gets the flags of the most similar one (as clang tools do).
 // RUN: sed -e "s|@DIR@|%inputs/compdb|g" -e "s|@FILE@|%s.other.cu|g" %inputs/compdb/compile_commands.json.in > %t.dir/compile_commands.json
 // RUN: %coconet --check -p %t.dir %s | %FileCheck %s
+// CMake's form for CUDA: the include paths in an --options-file (relative to
+// "directory"), written nvcc's way, -isystem="DIR":
+// RUN: sed -e "s|@DIR@|%inputs/compdb|g" -e "s|@FILE@|%s|g" %inputs/compdb/compile_commands.rsp.json.in > %t.dir/compile_commands.json
+// RUN: %coconet --check -p %t.dir %s | %FileCheck %s
 // RUN: %coconet --schedule=none -p %t.dir %s -o %t.out -MD -MF %t.d
 // RUN: cmp %s %t.out
 // RUN: %FileCheck --check-prefix=DEP %s < %t.d
