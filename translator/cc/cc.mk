@@ -2,8 +2,9 @@
 # build/bin/coconet-cc, a C program without libclang that runs build/bin/coconet
 # and then nvcc or, for --target=host, the C++ compiler with the host runtime.
 # What it must know about this build comes from cc_config.h, rewritten only
-# when a value changes: the source tree relative to $(BIN), and
-# runtime/host/host.mk's compiler and flags (HOST_CXXFLAGS, HOST_LDLIBS).
+# when a value changes: the source tree relative to $(BIN), coconet's version
+# (translator/common/options.h), and runtime/host/host.mk's compiler and flags
+# (HOST_CXXFLAGS, HOST_LDLIBS).
 CC_DRIVER        := $(BIN)/coconet-cc
 CC_DRIVER_CONFIG := $(OBJ)/translator/cc/cc_config.h
 
@@ -15,6 +16,7 @@ define CC_DRIVER_CONFIG_TEXT
 #define COCONET_CC_HOST_LDLIBS "$(strip $(HOST_LDLIBS))"
 #define COCONET_CC_HOST_INCLUDE "$(CURDIR)/$(HOST_DIR)/include"
 #define COCONET_CC_HOST_LIB "$(CURDIR)/$(HOST_LIB)"
+#define COCONET_CC_VERSION "$(shell sed -n 's/^\#define COCONET_VERSION "\(.*\)"/\1/p' translator/common/options.h)"
 endef
 export CC_DRIVER_CONFIG_TEXT
 

@@ -50,7 +50,7 @@ static const char USAGE[] =
     "                       e.g. --coconet-flags='--schedule=none'\n"
     "  --keep=DIR           write the translated files to DIR and keep them\n"
     "  --coconet-verbose    print each command before running it\n"
-    "  --help               this text\n"
+    "  --help, --version    this text; the version\n"
     "\n"
     "Everything else is nvcc's: -I/-D/-U/-isystem/-include also go to coconet for parsing;\n"
     "non-.cu inputs (.o, .c, .cpp, -l) are passed through. For --target=host: -Xcompiler X\n"
@@ -343,6 +343,9 @@ static Command parse_command(int argc, char **argv) {
     } else if (strcmp(w, "--help") == 0) {
       fputs(USAGE, stdout);
       exit(0);
+    } else if (strcmp(w, "--version") == 0) {
+      printf("coconet-cc %s (runs coconet, then nvcc or, for --target=host, the C++ compiler)\n", COCONET_CC_VERSION);
+      exit(0);
     } else if (c.nargs == 0 && !c.nvcc && strcmp(base_name(w), "nvcc") == 0) {
       c.nvcc = w;
     } else {
@@ -352,7 +355,18 @@ static Command parse_command(int argc, char **argv) {
     }
   }
   bool any = false;
-  for (int i = 0; i < c.nargs; i++) any |= c.args[i].kind != ARG_OPTION;
+  for (int i = 0; i < c.nargs; i++) {
+    any |= c.args[i].kind != ARG_OPTION;
+    // -o into a directory that does not exist: said here, not by the linker at the end.
+    const char *out = named(&c.args[i], "-o") ? c.args[i].value : NULL;
+    const char *slash = out ? strrchr(out, '/') : NULL;
+    if (slash && slash != out) {
+      char *dir = xasprintf("%.*s", (int)(slash - out), out);
+      bool exists = access(dir, W_OK) == 0;
+      free(dir);
+      if (!exists) usage_error("-o '%s': its directory does not exist or is not writable", out);
+    }
+  }
   if (!any) usage_error("%s", "no input files");
   return c;
 }
@@ -617,7 +631,9 @@ static const char *const GPU_ONLY[] = {
     "-expt-extended-lambda", "--extended-lambda", "-extended-lambda", "-use_fast_math", "--use_fast_math",
     "-cudart", "--cudart", "-default-stream", "--default-stream", "-t", "--threads", "-diag-suppress",
     "--diag-suppress", "-Wno-deprecated-gpu-targets", "-x", "--x", "-dlink", "--device-link", "-res-usage",
-    "--resource-usage", "-src-in-ptx", "--source-in-ptx", "-ftz", "-prec-div", "-prec-sqrt", "-fmad", NULL,
+    "--resource-usage", "-src-in-ptx", "--source-in-ptx", "-ftz", "-prec-div", "-prec-sqrt", "-fmad",
+    "-forward-unknown-to-host-compiler", "--forward-unknown-to-host-compiler", "-forward-unknown-to-host-linker",
+    "--forward-unknown-to-host-linker", NULL,
 };
 
 // Options the C++ compiler takes with their value in the next word.
