@@ -129,3 +129,20 @@ char *text_wrap(const char *text, int width) {
   fclose(out);
   return buf;
 }
+
+// Edit distance of two short words (at most 31 characters are compared).
+int text_distance(const char *a, const char *b) {
+  int n = (int)strlen(a), m = (int)strlen(b), d[32][32];
+  if (n > 31) n = 31;
+  if (m > 31) m = 31;
+  for (int i = 0; i <= n; i++) d[i][0] = i;
+  for (int j = 0; j <= m; j++) d[0][j] = j;
+  for (int i = 1; i <= n; i++)
+    for (int j = 1; j <= m; j++) {
+      int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      d[i][j] = best;
+    }
+  return d[n][m];
+}

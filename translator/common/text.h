@@ -22,6 +22,9 @@ char *text_without(const char *in, const char *drop);
 // a // comment is broken between words into // lines. Lines that cannot be
 // broken stay as they are. Returns a malloc'd copy.
 char *text_wrap(const char *text, int width);
+// The edit distance of two short words (insertions, deletions, substitutions;
+// at most 31 characters of each are compared): for did-you-mean messages.
+int text_distance(const char *a, const char *b);
 // calloc that never returns NULL (running out of memory is an internal error),
 // also for n == 0.
 void *xcalloc(size_t n, size_t size);

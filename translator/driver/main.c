@@ -97,23 +97,6 @@ static const struct option LONG_OPTIONS[] = {
     {NULL, 0, NULL, 0},
 };
 
-// Edit distance of two short words (at most 31 characters are compared).
-static int distance(const char *a, const char *b) {
-  int n = (int)strlen(a), m = (int)strlen(b), d[32][32];
-  if (n > 31) n = 31;
-  if (m > 31) m = 31;
-  for (int i = 0; i <= n; i++) d[i][0] = i;
-  for (int j = 0; j <= m; j++) d[0][j] = j;
-  for (int i = 1; i <= n; i++)
-    for (int j = 1; j <= m; j++) {
-      int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
-      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
-      d[i][j] = best;
-    }
-  return d[n][m];
-}
-
 // An option getopt did not take: ambiguous (a prefix of several), a value
 // missing, or unknown (with the nearest option's name when one is close).
 static _Noreturn void bad_option(const char *arg) {
@@ -132,7 +115,7 @@ static _Noreturn void bad_option(const char *arg) {
                o->name);
       nprefixed++;
     }
-    int d = distance(name, o->name);
+    int d = text_distance(name, o->name);
     if (d < best) best = d, near = o->name;
   }
   if (nprefixed > 1) {

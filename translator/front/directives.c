@@ -214,6 +214,18 @@ static void tokens_free(const Frontend *fe, Tokens *k) {
   clang_disposeTokens(fe->tu, k->t, k->all);
 }
 
+// `#pragma cocnet region ...`: a namespace one or two letters from coconet's is
+// a typo the compiler would ignore in silence; it is warned about.
+static void near_miss(const Frontend *fe, CXToken word) {
+  CXString s = clang_getTokenSpelling(fe->tu, word);
+  const char *w = clang_getCString(s);
+  if (strlen(w) >= 5 && text_distance(w, "coconet") <= 2) {
+    SrcLoc loc = fe_loc(fe, clang_getTokenLocation(fe->tu, word));
+    diag_warning(&loc, "'#pragma %s' is not a coconet directive and is ignored; did you mean '#pragma coconet'?", w);
+  }
+  clang_disposeString(s);
+}
+
 static Found *find_pragmas(const Frontend *fe, size_t *count) {
   Tokens k = tokens_between(fe, 0, (unsigned)fe->src.len);
   CXToken *t = k.t;
@@ -227,6 +239,9 @@ static Found *find_pragmas(const Frontend *fe, size_t *count) {
     if (in_skipped(fe, skipped, loc.offset)) continue;
     if (clang_getTokenKind(t[i]) == CXToken_Identifier && spelled(fe->tu, t[i], "_Pragma"))
       report_operator_pragma(fe, t, n, i);
+    if (i + 2 < n && first_on_its_line(fe, t, i) && spelled(fe->tu, t[i], "#") &&
+        spelled(fe->tu, t[i + 1], "pragma") && !spelled(fe->tu, t[i + 2], "coconet"))
+      near_miss(fe, t[i + 2]);
     if (i + 2 >= n || !first_on_its_line(fe, t, i) || !spelled(fe->tu, t[i], "#") ||
         !spelled(fe->tu, t[i + 1], "pragma") || !spelled(fe->tu, t[i + 2], "coconet"))
       continue;

@@ -82,12 +82,19 @@ static bool word_at(const char *s, size_t len, size_t i, const char *w) {
          (i + n == len || !(isalnum((unsigned char)s[i + n]) || s[i + n] == '_'));
 }
 
-// At a '#' that starts a line: is it `# pragma coconet`?
+// At a '#' that starts a line: is it `# pragma coconet`, or a pragma whose
+// namespace is one or two letters from it (`# pragma cocnet`, which the parse
+// then warns about)?
 static bool coconet_directive_at(const char *s, size_t len, size_t i) {
   i = skip_hspace(s, len, i + 1);
   if (!word_at(s, len, i, "pragma")) return false;
   i = skip_hspace(s, len, i + 6);
-  return word_at(s, len, i, "coconet");
+  if (word_at(s, len, i, "coconet")) return true;
+  size_t n = 0;
+  while (i + n < len && n < 16 && text_ident_char(s[i + n])) n++;
+  char word[17];
+  snprintf(word, sizeof word, "%.*s", (int)n, s + i);
+  return n >= 5 && text_distance(word, "coconet") <= 2;
 }
 
 bool source_needs_translation(const char *s, size_t len) {
