@@ -309,6 +309,18 @@ static bool region_uses(const char *region_text, const char *buf) {
   return found;
 }
 
+// After the first clause that names a buffer the region does not use: the
+// statement the region attached to (the next one after the pragma), when that
+// is not a { ... } block, which is what a region usually marks.
+static void note_attached(const Region *r, const char *body) {
+  const char *p = body;
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+  if (*p == '{') return;
+  int n = (int)strcspn(p, "\n");
+  diag_note(&r->range.begin, "the region is the statement after the pragma, '%.*s%s', not the block below it: put "
+                             "the pragma right above the '{' of the block", n > 60 ? 60 : n, p, n > 60 ? "..." : "");
+}
+
 static int check_buffers(const Frontend *fe, const Region *r, unsigned text_off) {
   static const char *const buffer_clauses[] = {"shard", "scratch", "split", "replicated"};
   char *body = fe_text(fe, r->range);
@@ -321,6 +333,7 @@ static int check_buffers(const Frontend *fe, const Region *r, unsigned text_off)
       if (a->key || region_uses(body, a->text)) continue;
       SrcLoc loc = at(fe, text_off + a->offset);
       diag_error(&loc, "'%s(%s)': the region never uses '%s'", c->name, a->text, a->text);
+      if (!bad) note_attached(r, body);
       bad = -1;
     }
   }
