@@ -264,6 +264,28 @@ static void reset(IrRegion *r) {
   r->split_done = r->reorder_done = false;
 }
 
+// An explicit schedule the cost model predicts slower than the region as
+// written, at sizes coconet knows (constant counts, or sizes the --model file
+// gives): a warning with both predictions. Not for schedule(auto), which
+// keeps the region as written when nothing is faster.
+static void warn_if_slower(const TfCtx *c) {
+  const IrRegion *r = c->r;
+  for (const IrClause *cl = r->clauses; cl; cl = cl->next)
+    if (cl->kind == IR_CL_AUTO) return;
+  for (const IrVar *v = r->vars; v; v = v->next) {
+    bool given = false;
+    for (int i = 0; i < c->model->nsizes && !given; i++) given = strcmp(c->model->sizes[i].name, v->text) == 0;
+    if (v->is_size && !given) return;  // a size coconet cannot see
+  }
+  double before = ir_cost_list(r->ops, c->model), after = ir_cost_list(c->list, c->model);
+  if (!(after > before * 1.02)) return;
+  diag_warning(&r->loc, "region '%s': at these sizes the cost model (%d ranks) predicts the schedule slower than the "
+                        "region as written, %.2fx its speed (%.1f us scheduled, %.1f us as written): the extra launches "
+                        "and collective steps cost more than the work they save at these sizes; see --explain, or let "
+                        "schedule(auto) choose",
+               r->name, c->model->nranks, before / after, after * 1e6, before * 1e6);
+}
+
 int ir_schedule(IrRegion *r, const IrSchedOptions *opt) {
   reset(r);
   if (ir_infer(r)) return -1;
@@ -275,6 +297,7 @@ int ir_schedule(IrRegion *r, const IrSchedOptions *opt) {
   for (const IrClause *cl = r->clauses; cl; cl = cl->next)
     if (tf_apply(&c, cl)) return -1;
   if (tf_finish(&c)) return -1;
+  if (!c.quiet) warn_if_slower(&c);
   r->sched = c.list;
   r->steps = c.steps;
   r->nfuse = c.nfuse;
