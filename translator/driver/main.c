@@ -63,9 +63,11 @@ static const char USAGE[] =
     "Environment: CUDA_HOME (else nvcc on PATH, else /usr/local/cuda),\n"
     "COCONET_CACHE (precompiled headers; default ~/.cache/coconet, 'off': none),\n"
     "TMPDIR, COCONET_COLOR=0|1; for --verify: COCONET_VERIFY_MPIRUN (default\n"
-    "'mpirun --oversubscribe'), COCONET_VERIFY_TIMEOUT (seconds a run may take,\n"
-    "default 300), COCONET_VERIFY_KEEP=1 (keep the harness in TMPDIR). Translated\n"
-    "programs read COCONET_CHECK=clauses (check replicated/shard/scratch at run time).\n";
+    "'mpirun --oversubscribe', with --allow-run-as-root as root), COCONET_VERIFY_CC\n"
+    "(default: the coconet-cc next to coconet), COCONET_VERIFY_TIMEOUT (seconds a\n"
+    "run may take, default 300), COCONET_VERIFY_KEEP=1 (keep the harness in TMPDIR).\n"
+    "Translated programs read COCONET_CHECK=clauses (check replicated, shard and\n"
+    "scratch at run time).\n";
 
 static _Noreturn void usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "coconet: error: ");

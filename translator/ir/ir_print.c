@@ -33,6 +33,15 @@
 
 #include <string.h>
 
+// A factor of a product: a variable whose text is a sum or a quotient
+// (`rows-1`) in parentheses, so that `(rows-1) * H` does not read `rows-1 * H`.
+static void print_factor(FILE *f, const IrSize *s) {
+  bool wrap = s && s->kind == IR_SIZE_VAR && strpbrk(s->var->text, "+-/%<>?");
+  if (wrap) fputc('(', f);
+  ir_print_size(f, s);
+  if (wrap) fputc(')', f);
+}
+
 void ir_print_size(FILE *f, const IrSize *s) {
   if (!s) {
     fputs("?", f);
@@ -42,9 +51,9 @@ void ir_print_size(FILE *f, const IrSize *s) {
   case IR_SIZE_CONST: fprintf(f, "%ld", s->value); return;
   case IR_SIZE_VAR: fputs(s->var->text, f); return;
   case IR_SIZE_MUL:
-    ir_print_size(f, s->lhs);
+    print_factor(f, s->lhs);
     fputs(" * ", f);
-    ir_print_size(f, s->rhs);
+    print_factor(f, s->rhs);
     return;
   }
 }

@@ -31,6 +31,14 @@ static void test_sizes(void **state) {
   vals[ir_size_var(r, "tokens")->var->id] = 3;
   vals[ir_size_var(r, "hidden")->var->id] = 5;
   assert_int_equal(ir_size_eval(th, vals), 15);
+  // A factor that is a sum keeps its parentheses when printed: (rows-1) * H, not rows-1 * H.
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  ir_print_size(f, ir_size_mul(r, ir_size_var(r, "rows-1"), ir_size_var(r, "H")));
+  fclose(f);
+  assert_string_equal(buf, "(rows-1) * H");
+  free(buf);
   ir_program_free(p);
 }
 
