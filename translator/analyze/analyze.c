@@ -457,7 +457,9 @@ static void element_loop(Az *az, CXCursor body) {
   int j = 0;
   for (; j < l.n && !az_failed(az); j++) {
     CXCursor s = l.v[j];
-    if (index_decl(az, s) || builtin_alias(az, s) || stride_decl(az, s) || group_sum_decl(az, s)) continue;
+    if (index_decl(az, s) || builtin_alias(az, s) || stride_decl(az, s) || group_sum_decl(az, s) ||
+        az_tree_decl(az, s))
+      continue;
     // Locals before the loop (`const int total = rows * cols;`): values of the parameters;
     // after the index, ones that do not read where the thread is (`const int n4 = n / 4;`).
     if (kind(s) == CXCursor_DeclStmt && (clang_Cursor_isNull(az->index) || constant_decls(s) || !reads_thread(az, s)) &&
@@ -500,7 +502,7 @@ static void element_loop(Az *az, CXCursor body) {
                      "a row-wise kernel's block owns one row; a sum is taken as atomicAdd of each element or of each "
                      "thread's running sum after its grid-stride loop, also once a warp's shuffles, cg::reduce, "
                      "cub::BlockReduce or a __device__ helper summing warp by warp through shared slots have summed "
-                     "it (a block reduction written through shared memory in the kernel itself is not recognized)",
+                     "it, or a tree through a __shared__ array in the kernel after its grid-stride loop",
             az->launch->kernel, t);
       free(t);
     } else if (!az_failed(az)) {
@@ -518,8 +520,10 @@ static void element_loop(Az *az, CXCursor body) {
     if (kind(l.v[j]) != CXCursor_NullStmt && !is_return(l.v[j]) && !(az->carried && az_after_loop(az, l.v[j])))
       az_fail(az, l.v[j], "kernel '%s': statements after the element loop are not supported (but atomicAdd(acc, s) "
                           "of a sum s the loop adds to, after a warp's shuffles, cg::reduce, cub::BlockReduce or a "
-                          "block sum helper written warp by warp have summed it if one thread of each adds it)",
+                          "block sum helper written warp by warp, or a tree through a __shared__ array with a "
+                          "barrier per level, have summed it, if one thread of each adds it)",
               az->launch->kernel);
+  az_tree_done(az);
   if (!az_failed(az) && clang_Cursor_isNull(az->count) && !az->count_text)
     az_fail(az, body, "kernel '%s': cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x "
                    "with a grid-stride loop or an 'if (i < n)' guard)", az->launch->kernel);
@@ -595,7 +599,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
   Az az = {.fe = instance ? def->inst_fe : fe, .ir = ir, .launch = l, .kernel = instance ? def->inst : def->cursor,
            .index = clang_getNullCursor(), .count = clang_getNullCursor(), .bound = clang_getNullCursor(),
            .philox = clang_getNullCursor(), .stride = clang_getNullCursor(), .index_alias = clang_getNullCursor(),
-           .region_fe = fe, .lane = lane, .one_d = launch_is_1d(fe, s)};
+           .tree = clang_getNullCursor(), .region_fe = fe, .lane = lane, .one_d = launch_is_1d(fe, s)};
   const PragmaClause *pc = hint ? hint->clauses : NULL;
   const PragmaArg *hi = pragma_find_key(pc, "index"), *hc = pragma_find_key(pc, "count");
   az.hint_index = hi ? hi->text : NULL;

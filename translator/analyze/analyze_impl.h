@@ -73,6 +73,10 @@ typedef struct Az {
   int unrolled;           // iterations unrolled so far (bounded)
   int hand_sums;          // calls of a block sum written by hand (analyze_sum.c)
   bool hand_fenced;       // the last one ends with a __syncthreads() after its reads
+  CXCursor tree;          // a __shared__ array the kernel sums its running sum through, a tree in the
+                          // kernel itself (analyze_sum.c; null: none)
+  int tree_stage;         // 1 a thread's sum stored at [threadIdx.x], 2 synced, 3 the block's sum in [0]
+  int tree_local;         // locals[tree_local] is the running sum stored there
   int lanes;              // > 1: the element is a vector of this many lanes (i counts vectors; analyze_vector.c)
   int lane;               // the lane this pass computes: element lanes * i + lane
   const char *lane_text[4];  // the index text of each lane's element in other lanes' reads
@@ -160,6 +164,12 @@ IrTensor *az_sum_target(Az *az, CXCursor s, long long *at);
 // block (cub::BlockReduce) has summed it, by one thread of each. True when s is such a
 // statement (its reduction added, or the reason recorded).
 bool az_after_loop(Az *az, CXCursor s);
+// `__shared__ T red[K];` (a floating type; CUDA has no initializer for it): the array of a block sum
+// written in the kernel (a tree after the loop); true when s declares one (az->tree).
+bool az_tree_decl(Az *az, CXCursor s);
+// After the kernel's last statement: a tree array declared but not used as a block sum
+// is refused (reason recorded).
+void az_tree_done(Az *az);
 
 // analyze_place.c: a thread's place in the grid, for a row per warp or per thread
 // (PLACE_MOVED: another place: a thread's rank in its block, the block's index)

@@ -14,6 +14,12 @@
 //     sums warp by warp through a __shared__ slot per warp (below) with the
 //     launch's block whole warps; then `if (threadIdx.x == 0)`.
 //
+//   - the block, written in the kernel: `red[threadIdx.x] = s; __syncthreads();`,
+//     the tree `for (int k = blockDim.x / 2; k > 0; k >>= 1) { if (threadIdx.x <
+//     k) red[threadIdx.x] += red[threadIdx.x + k]; __syncthreads(); }` over a
+//     __shared__ array at least the block long, the launch's block a constant
+//     power of two; then `if (threadIdx.x == 0) atomicAdd(acc, red[0]);`.
+//
 // Each adds the same total as every thread adding its own s, so the IR is the
 // running sum's (each element's contribution, IR_S_REDUCE), and the generated
 // kernel sums as it does for any sum. Anything else (a block reduction through
@@ -519,6 +525,16 @@ static void fail_reduced(Az *az, CXCursor s, const Binding *b) {
 
 // atomicAdd(acc, s) of a running sum, by every thread (reduced 0) or by the
 // first thread of the group it was summed over.
+// `red[0]` once the tree has summed the block into it: the running sum stored there.
+static Binding *tree_total(Az *az, CXCursor e) {
+  e = az_uncast(e);
+  Kids k = kids(e);
+  if (az->tree_stage != 3 || kind(e) != CXCursor_ArraySubscriptExpr || k.n != 2 || !az_refers_to(k.v[0], az->tree) ||
+      !az_int_is(az_uncast(k.v[1]), 0))
+    return NULL;
+  return &az->locals[az->tree_local];
+}
+
 static bool add_sum(Az *az, CXCursor s, int leader) {
   s = az_strip(s);
   if (kind(s) != CXCursor_CallExpr || clang_Cursor_getNumArguments(s) != 2) return false;
@@ -526,6 +542,7 @@ static bool add_sum(Az *az, CXCursor s, int leader) {
   bool atomic = strcmp(name, "atomicAdd") == 0;
   free(name);
   Binding *b = atomic ? running_sum(az, clang_Cursor_getArgument(s, 1)) : NULL;
+  if (atomic && !b) b = tree_total(az, clang_Cursor_getArgument(s, 1));
   if (!b) return false;
   if (b->reduced != leader) {
     if (b->reduced) fail_reduced(az, s, b);
@@ -585,8 +602,132 @@ static bool reduction(Az *az, CXCursor s) {
   return true;
 }
 
+bool az_tree_decl(Az *az, CXCursor s) {
+  Kids vars = kind(s) == CXCursor_DeclStmt ? kids(s) : (Kids){0};
+  if (vars.n != 1 || !az_is_shared(vars.v[0]) || !clang_Cursor_isNull(az->tree)) return false;
+  CXType t = clang_getCursorType(vars.v[0]);
+  if (t.kind != CXType_ConstantArray || !ir_type_is_float(az_type_of(clang_getArrayElementType(t)))) return false;
+  az->tree = vars.v[0];
+  return true;
+}
+
+static bool is_sync(CXCursor s) {
+  s = az_strip(s);
+  if (kind(s) != CXCursor_CallExpr || clang_Cursor_getNumArguments(s) != 0) return false;
+  char *name = callee_name(s);
+  bool sync = strcmp(name, "__syncthreads") == 0;
+  free(name);
+  return sync;
+}
+
+// red[threadIdx.x] (at: the subscript's index, when given, else threadIdx.x itself).
+static bool tree_at(Az *az, CXCursor e, CXCursor *index) {
+  e = az_uncast(e);
+  Kids k = kids(e);
+  if (kind(e) != CXCursor_ArraySubscriptExpr || k.n != 2 || !az_refers_to(k.v[0], az->tree)) return false;
+  *index = az_uncast(k.v[1]);
+  return true;
+}
+
+// `if (threadIdx.x < k) red[threadIdx.x] += red[threadIdx.x + k];` (or `= red[..] + red[..]`).
+static bool tree_step(Az *az, CXCursor s, CXCursor k) {
+  Kids f = kids(az_strip(s));
+  CXCursor a, b, lhs, rhs, i;
+  if (kind(az_strip(s)) != CXCursor_IfStmt || f.n != 2 || !az_is_binary(az, f.v[0], "<", &a, &b) ||
+      az_builtin(az, a) != B_THREADIDX_X || !az_refers_to(b, k))
+    return false;
+  CXCursor body = az_strip(f.v[1]);
+  if (kind(body) == CXCursor_CompoundStmt && kids(body).n == 1) body = az_strip(kids(body).v[0]);
+  char *op = NULL;
+  if (!az_is_assignment(az, body, &lhs, &rhs, &op)) return false;
+  bool plus = strcmp(op, "+=") == 0, assign = strcmp(op, "=") == 0;
+  free(op);
+  if (!tree_at(az, lhs, &i) || az_builtin(az, i) != B_THREADIDX_X) return false;
+  CXCursor other = rhs;
+  if (assign) {
+    CXCursor x, y;
+    if (!az_is_binary(az, rhs, "+", &x, &y)) return false;
+    if (tree_at(az, x, &i) && az_builtin(az, i) == B_THREADIDX_X) other = y;
+    else if (tree_at(az, y, &i) && az_builtin(az, i) == B_THREADIDX_X) other = x;
+    else return false;
+  } else if (!plus) {
+    return false;
+  }
+  return tree_at(az, other, &i) && az_is_binary(az, i, "+", &a, &b) &&
+         ((az_builtin(az, a) == B_THREADIDX_X && az_refers_to(b, k)) ||
+          (az_builtin(az, b) == B_THREADIDX_X && az_refers_to(a, k)));
+}
+
+// `for (int k = blockDim.x / 2; k > 0; k >>= 1) { STEP; __syncthreads(); }` (k /= 2 too).
+static bool tree_loop(Az *az, CXCursor s) {
+  Kids f = kids(az_strip(s));
+  if (kind(az_strip(s)) != CXCursor_ForStmt || f.n != 4 || kind(f.v[0]) != CXCursor_DeclStmt ||
+      kids(f.v[0]).n != 1)
+    return false;
+  CXCursor k = kids(f.v[0]).v[0], a, b, lhs, rhs;
+  Kids init = kids(k);
+  long long half;
+  bool start = init.n && ((az_is_binary(az, init.last, "/", &a, &b) && az_builtin(az, a) == B_BLOCKDIM_X &&
+                           az_int_is(az_uncast(b), 2)) ||
+                          (az_int_constant(init.last, &half) && 2 * half == az->block_x));
+  bool test = az_is_binary(az, f.v[1], ">", &a, &b) && az_refers_to(a, k) && az_int_is(az_uncast(b), 0);
+  char *op = NULL;
+  bool step = az_is_assignment(az, f.v[2], &lhs, &rhs, &op) && az_refers_to(lhs, k) &&
+              ((strcmp(op, ">>=") == 0 || strcmp(op, "/=") == 0) &&
+               az_int_is(az_uncast(rhs), strcmp(op, ">>=") == 0 ? 1 : 2));
+  free(op);
+  Kids body = kids(az_strip(f.v[3]));
+  return start && test && step && body.n == 2 && tree_step(az, body.v[0], k) && is_sync(body.v[1]);
+}
+
+// One statement of the tree, in order; true when s is one.
+static bool tree_stmt(Az *az, CXCursor s) {
+  CXCursor lhs, rhs, i;
+  char *op = NULL;
+  if (clang_Cursor_isNull(az->tree)) return az_tree_decl(az, s);
+  if (az->tree_stage == 0 && az_is_assignment(az, s, &lhs, &rhs, &op) && strcmp(op, "=") == 0 &&
+      tree_at(az, lhs, &i) && az_builtin(az, i) == B_THREADIDX_X) {
+    free(op);
+    Binding *b = running_sum(az, rhs);
+    if (!b) return false;
+    az->tree_local = (int)(b - az->locals);
+    az->tree_stage = 1;
+    return true;
+  }
+  free(op);
+  if (az->tree_stage == 1 && is_sync(s)) {
+    az->tree_stage = 2;
+    return true;
+  }
+  if (az->tree_stage == 2 && tree_loop(az, s)) {
+    long long size = clang_getArraySize(clang_getCursorType(az->tree));
+    if (az->block_x <= 0 || (az->block_x & (az->block_x - 1)) || az->block_x > size)
+      az_fail(az, s, "kernel '%s' sums its running sum with a tree through shared memory, but its launch's block is "
+                     "not a constant power of two at most %lld (the array's length): the tree would not sum the "
+                     "block", az->launch->kernel, size);
+    else
+      az->locals[az->tree_local].reduced = REDUCED_BLOCK;
+    az->tree_stage = 3;
+    return true;
+  }
+  return false;
+}
+
+void az_tree_done(Az *az) {
+  if (clang_Cursor_isNull(az->tree) || az_failed(az) || (az->tree_stage == 3 && az->locals[az->tree_local].reduced))
+    return;
+  char *name = fe_spelling(az->tree);
+  az_fail(az, az->tree, "kernel '%s' declares shared memory '%s' that coconet does not recognize as a block sum: after "
+                        "the grid-stride loop, red[threadIdx.x] = s; __syncthreads(); the tree for (k = blockDim.x / "
+                        "2; k > 0; k >>= 1) { if (threadIdx.x < k) red[threadIdx.x] += red[threadIdx.x + k]; "
+                        "__syncthreads(); }; then thread 0's atomicAdd of red[0]",
+          az->launch->kernel, name);
+  free(name);
+}
+
 bool az_after_loop(Az *az, CXCursor s) {
   s = az_strip(s);
+  if (tree_stmt(az, s)) return true;
   if (add_sum(az, s, 0) || reduction(az, s)) return true;
   Kids k = kids(s);
   if (kind(s) != CXCursor_IfStmt || k.n != 2) return false;
