@@ -41,6 +41,8 @@
 //
 // analyze/    from the front end's regions to the IR (analyze.h)
 //   extract.c       each statement of a region becomes an op, in source order
+//   effects.c       arguments with side effects, evaluated once in the order
+//                   written
 //   coverage.c      whether a launch gives every element of its count a thread
 //   analyze*.c      a launch's kernel as a pointwise op or as a row-wise one
 //                   (analyze_row.c, analyze_row_op.c, analyze_place.c); whether

@@ -14,6 +14,12 @@
 // needs it. Returns -1 after reporting errors.
 int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool scheduling);
 
+// effects.c: the arguments with side effects of a scheduled region's statements,
+// evaluated once at the top of the generated block in the order written (ir->hoists),
+// with the kernel arguments before them that read what they change; 0, or -1 with
+// the reason reported where that would change the program.
+int extract_hoist_effects(const Region *r, IrRegion *ir);
+
 // The size a count argument stands for: its text, or for a local never
 // assigned after its initializer, a product of names and literals, that product.
 const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p);

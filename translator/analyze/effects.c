@@ -1,0 +1,300 @@
+// effects.c: arguments with side effects of the statements a schedule
+// rewrites (extract.c calls it once a region is extracted): each is evaluated
+// once, at the top of the generated block, in the order written; a kernel's
+// scalar argument written before one that changes what it reads is evaluated
+// there first; what would change the program is refused.
+#include "analyze/analyze.h"
+#include "common/text.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// The pieces of source a statement's op evaluates, in order.
+static int stmt_pieces(const Stmt *s, const Piece **out, int max) {
+  int n = 0;
+  if (s->kind == STMT_LAUNCH) {
+    const Launch *l = s->launch;
+    const Piece *conf[] = {&l->grid, &l->block, &l->shmem, &l->stream};
+    for (int i = 0; i < 4 && n < max; i++)
+      if (conf[i]->text) out[n++] = conf[i];
+    for (int i = 0; i < l->nargs && n < max; i++) out[n++] = &l->args[i];
+    return n;
+  }
+  for (int i = 0; i < s->nargs && n < max; i++) out[n++] = &s->args[i];
+  return n;
+}
+
+static bool same_text(const char *a, const char *b) {
+  char *x = text_without(a, TEXT_BLANKS), *y = text_without(b, TEXT_BLANKS);
+  bool same = strcmp(x, y) == 0;
+  free(x);
+  free(y);
+  return same;
+}
+
+// Replace every IR text equal to from (blanks aside) by to.
+static void rename_in(IrRegion *ir, const char **text, const char *from, const char *to) {
+  if (*text && same_text(*text, from)) *text = ir_strdup(ir, to);
+}
+
+static void rename_text(IrRegion *ir, const char *from, const char *to) {
+  for (IrVar *v = ir->vars; v; v = v->next) rename_in(ir, &v->text, from, to);
+  for (IrTensor *t = ir->tensors; t; t = t->next) rename_in(ir, &t->text, from, to);
+  for (IrOp *op = ir->ops; op; op = op->next) {
+    switch (op->kind) {
+    case IR_OP_COLLECTIVE: {
+      IrCollective *c = &op->coll;
+      const char **f[] = {&c->count_text, &c->dtype_text, &c->comm, &c->stream, &c->root, &c->peer};
+      for (size_t i = 0; i < sizeof f / sizeof *f; i++) rename_in(ir, f[i], from, to);
+      break;
+    }
+    case IR_OP_POINTWISE: {
+      IrPointwise *pw = &op->pw;
+      const char **f[] = {&pw->grid, &pw->block, &pw->shmem, &pw->stream};
+      for (size_t i = 0; i < sizeof f / sizeof *f; i++) rename_in(ir, f[i], from, to);
+      for (IrParam *p = pw->params; p; p = p->next) rename_in(ir, &p->arg_text, from, to);
+      break;
+    }
+    case IR_OP_GEMM:
+      for (int i = 0; i < op->gemm.nargs; i++) rename_in(ir, &op->gemm.args[i], from, to);
+      rename_in(ir, &op->gemm.alpha, from, to);
+      rename_in(ir, &op->gemm.beta, from, to);
+      break;
+    case IR_OP_COPY:
+      rename_in(ir, &op->copy.bytes_text, from, to);
+      rename_in(ir, &op->copy.kind_text, from, to);
+      rename_in(ir, &op->copy.stream, from, to);
+      break;
+    case IR_OP_MEMSET:
+      rename_in(ir, &op->memset.bytes_text, from, to);
+      rename_in(ir, &op->memset.stream, from, to);
+      break;
+    case IR_OP_EVENT:
+      rename_in(ir, &op->event.event, from, to);
+      rename_in(ir, &op->event.stream, from, to);
+      break;
+    case IR_OP_OPAQUE: break;
+    }
+  }
+}
+
+// A text the generated code would still evaluate (part of a larger size or
+// buffer expression that was not hoisted whole), or NULL.
+static const char *left_with_effects(const IrRegion *ir) {
+  for (const IrVar *v = ir->vars; v; v = v->next)
+    if (source_has_effects(v->text)) return v->text;
+  for (const IrTensor *t = ir->tensors; t; t = t->next)
+    if (source_has_effects(t->text)) return t->text;
+  return NULL;
+}
+
+// Whether text names identifier `name` as a whole token (not as a member after . or ->).
+static bool names_token(const char *text, const char *name, size_t n) {
+  for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
+    bool start = at == text || !text_ident_char(at[-1]);
+    bool member = at > text && (at[-1] == '.' || (at > text + 1 && at[-1] == '>' && at[-2] == '-'));
+    if (start && !member && !text_ident_char(at[n])) return true;
+  }
+  return false;
+}
+
+static const char *skip_blanks(const char *p) {
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+  return p;
+}
+
+// Past a postfix chain after a name: `[...]`, `.m`, `->m`; *call says whether it ends in a call of a member.
+static const char *chain_end(const char *p, bool *call) {
+  *call = false;
+  for (;;) {
+    const char *q = skip_blanks(p);
+    if (*q == '[') {
+      int depth = 0;
+      for (; *q; q++) {
+        if (*q == '[') depth++;
+        if (*q == ']' && --depth == 0) break;
+      }
+      if (!*q) return q;
+      p = q + 1;
+    } else if (*q == '.' || (q[0] == '-' && q[1] == '>')) {
+      q = skip_blanks(q + (*q == '.' ? 1 : 2));
+      while (text_ident_char(*q)) q++;
+      if (*skip_blanks(q) == '(') *call = true;
+      p = q;
+    } else {
+      return p;
+    }
+  }
+}
+
+// Whether the name at [p, e) of an argument is what it may change: the target
+// of an assignment, ++ or --, an address taken, an argument of its own (a
+// call may take it by reference) or an object whose member is called.
+static bool changed_at(const char *text, const char *p, const char *e) {
+  bool member_call;
+  const char *end = chain_end(e, &member_call);
+  const char *q = skip_blanks(end);
+  if (member_call) return true;
+  if ((q[0] == '+' && q[1] == '+') || (q[0] == '-' && q[1] == '-')) return true;
+  if (q[0] == '=' && q[1] != '=') return true;
+  if (strchr("+-*/%&|^", q[0]) && q[0] && q[1] == '=') return true;
+  if ((q[0] == '<' || q[0] == '>') && q[1] == q[0] && q[2] == '=') return true;
+  const char *b = p;
+  while (b > text && strchr(" \t\n\r", b[-1])) b--;
+  if (b - text >= 2 && ((b[-1] == '+' && b[-2] == '+') || (b[-1] == '-' && b[-2] == '-'))) return true;
+  if (b > text && b[-1] == '&' && (b - 1 == text || strchr("(,=&|!<>?:+-*/ ", b[-2]))) return true;
+  return b > text && (b[-1] == '(' || b[-1] == ',') && (*q == ',' || *q == ')');
+}
+
+// The first variable an argument with side effects may change that text also
+// reads, or NULL (written into buf).
+static const char *changed_in(const char *effect, const char *text, char *buf, size_t size) {
+  static const char *const keywords[] = {"float", "double", "int", "unsigned", "long", "short", "char", "bool",
+                                         "const", "static_cast", "reinterpret_cast", "size_t", "sizeof",
+                                         "true", "false", "nullptr", "void"};
+  for (const char *p = effect; *p; p++) {
+    if (!text_ident_char(*p) || (p > effect && text_ident_char(p[-1])) || (*p >= '0' && *p <= '9')) continue;
+    const char *e = p;
+    while (text_ident_char(*e)) e++;
+    size_t n = (size_t)(e - p);
+    bool member = p > effect && (p[-1] == '.' || (p > effect + 1 && p[-1] == '>' && p[-2] == '-'));
+    bool keyword = false;
+    for (size_t k = 0; k < sizeof keywords / sizeof *keywords && !keyword; k++)
+      keyword = strlen(keywords[k]) == n && strncmp(keywords[k], p, n) == 0;
+    if (!member && !keyword && n < size && changed_at(effect, p, e)) {
+      snprintf(buf, size, "%.*s", (int)n, p);
+      if (names_token(text, buf, n)) return buf;
+    }
+    p = e - 1;
+  }
+  return NULL;
+}
+
+typedef struct Arg {   // a piece of a statement the schedule may rewrite, in the order written
+  const Piece *p;
+  IrOp *op;
+  int stmt;            // which statement (pieces of one call are evaluated in an unspecified order)
+  bool effects, hoist;
+} Arg;
+
+enum { ARGS_MAX = 512 };
+
+// An argument written before one with side effects that may change what it
+// reads: the schedule evaluates the latter at the top of the block, so the
+// former is evaluated there too, first, when it is a kernel's scalar argument
+// (its op then reads the local); anything else is refused.
+static int capture_reads(const Region *r, Arg *args, int n) {
+  for (int j = 0; j < n; j++) {
+    if (!args[j].effects) continue;
+    for (int i = 0; i < n; i++) {
+      char var[128];
+      const char *v = i == j ? NULL : changed_in(args[j].p->text, args[i].p->text, var, sizeof var);
+      if (!v || (i > j && args[i].stmt != args[j].stmt)) continue;
+      IrParam *param = NULL;
+      if (args[i].op->kind == IR_OP_POINTWISE && args[i].stmt != args[j].stmt)
+        for (IrParam *pp = args[i].op->pw.params; pp && !param; pp = pp->next)
+          if (same_text(pp->arg_text, args[i].p->text)) param = pp;
+      if (param || args[i].effects) {
+        args[i].hoist = true;
+        continue;
+      }
+      const char *when = args[i].stmt == args[j].stmt
+                             ? "in the same call, reads it in an order C++ leaves unspecified"
+                             : "written before it, reads it; the schedule evaluates the change at the top of "
+                               "the generated block";
+      diag_error(&args[i].p->range.begin, "region '%s': '%s' changes '%s', and this argument, %s: compute '%s' "
+                                          "into a local before the region", r->name, args[j].p->text, v, when,
+                 args[j].p->text);
+      diag_note(&args[j].p->range.begin, "'%s' is changed here", v);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+// A kernel's scalar argument evaluated at the top into `local`: its op reads the local.
+static void rename_param(IrRegion *ir, IrOp *op, const char *text, const char *local) {
+  if (op->kind != IR_OP_POINTWISE) return;
+  for (IrParam *p = op->pw.params; p; p = p->next)
+    if (same_text(p->arg_text, text)) {
+      p->arg_text = ir_strdup(ir, local);
+      p->var = ir_var_get(ir, local, p->type);
+    }
+}
+
+// Every argument with side effects of a statement the schedule may rewrite is
+// evaluated once, at the top of the generated block, in the order written;
+// so is every kernel's scalar argument written before one of them that reads
+// a variable it may change (captured first). Refused where that would change
+// the program: the same text twice (two evaluations coconet cannot tell
+// apart), after a statement coconet does not see into (which may change what
+// it reads), or a change to what another kind of argument written before it
+// reads (a count, a buffer, a launch's grid) or the same call reads.
+int extract_hoist_effects(const Region *r, IrRegion *ir) {
+  // A bug planted on purpose, for the tests of --verify: arguments are copied, not hoisted.
+  if (getenv("COCONET_TEST_PLANT_EFFECTS_BUG")) return 0;
+  IrOp *op = ir->ops;
+  const Stmt *opaque = NULL;
+  Arg *args = xcalloc(ARGS_MAX, sizeof *args);
+  int nargs = 0, nstmt = 0, rc = 0;
+  for (const Stmt *s = r->stmts; s && op && rc == 0; s = s->next, op = op->next, nstmt++) {
+    if (op->kind == IR_OP_OPAQUE) {
+      if (!opaque) opaque = s;
+      continue;
+    }
+    const Piece *pieces[64];
+    int n = stmt_pieces(s, pieces, 64);
+    for (int i = 0; i < n && rc == 0; i++) {
+      const Piece *p = pieces[i];
+      bool effects = source_has_effects(p->text);
+      if (effects) {
+        for (int k = 0; k < nargs && rc == 0; k++) {
+          if (!args[k].effects || !same_text(args[k].p->text, p->text)) continue;
+          diag_error(&p->range.begin, "'%s' has side effects and is written twice in region '%s'; the schedule "
+                                      "evaluates each argument once and cannot tell the two apart: compute it "
+                                      "into a local before the region", p->text, r->name);
+          diag_note(&args[k].p->range.begin, "it is also written here");
+          rc = -1;
+        }
+        if (rc == 0 && opaque) {
+          diag_error(&p->range.begin, "'%s' has side effects; the schedule evaluates it once at the top of region "
+                                      "'%s', before a statement coconet does not see into: compute it into a "
+                                      "local before the region", p->text, r->name);
+          diag_note(&opaque->range.begin, "this statement comes first");
+          rc = -1;
+        }
+      }
+      if (nargs == ARGS_MAX) {
+        diag_error(&p->range.begin, "region '%s' has more than %d arguments: split the region", r->name, ARGS_MAX);
+        rc = -1;
+      }
+      if (rc == 0) args[nargs++] = (Arg){p, op, nstmt, effects, effects};
+    }
+  }
+  if (rc == 0) rc = capture_reads(r, args, nargs);
+  IrHoist **tail = &ir->hoists;
+  int count = 0;
+  for (int i = 0; i < nargs && rc == 0; i++) {
+    if (!args[i].hoist) continue;
+    IrHoist *h = ir_alloc(ir, sizeof *h);
+    h->name = ir_printf(ir, "coconet_arg%d", ++count);
+    h->text = ir_strdup(ir, args[i].p->text);
+    h->range = args[i].p->range;
+    *tail = h;
+    tail = &h->next;
+    if (args[i].effects)
+      rename_text(ir, h->text, h->name);
+    else
+      rename_param(ir, args[i].op, h->text, h->name);
+  }
+  free(args);
+  if (rc) return rc;
+  const char *left = left_with_effects(ir);
+  if (left) {
+    diag_error(&r->pragma_range.begin, "'%s' in region '%s' has side effects inside a larger argument; the "
+                                       "schedule would evaluate it more than once: compute it into a local before "
+                                       "the region", left, r->name);
+    return -1;
+  }
+  return 0;
+}
