@@ -39,19 +39,19 @@ $(HOST_TRAINER): $(HOST_TEST_DIR)/programs/trainer_step.cu $(BIN)/coconet $(BIN)
 
 # A row-wise region translated as above; its run-time checks stop launches it cannot run.
 HOST_ROWS_CHECK := $(HOST_TEST_BIN)/rows_check
-$(HOST_ROWS_CHECK): $(HOST_TEST_DIR)/programs/rows_check.cu $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB) $(HOST_HEADERS)
+$(HOST_ROWS_CHECK): $(HOST_TEST_DIR)/programs/rows_check.cu $(HOST_TEST_DIR)/programs/programs.h $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB) $(HOST_HEADERS)
 	@mkdir -p $(@D)
 	$(BIN)/coconet-cc --target=host -O2 $(HOST_MPI_CFLAGS) $< -o $@ -lmpi -lnccl
 
 # A bias read at [i % h] after an AllReduce, translated as above; the caller may pass the reduced buffer.
 HOST_ALIAS_CHECK := $(HOST_TEST_BIN)/alias_check
-$(HOST_ALIAS_CHECK): $(HOST_TEST_DIR)/programs/alias_check.cu $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB) $(HOST_HEADERS)
+$(HOST_ALIAS_CHECK): $(HOST_TEST_DIR)/programs/alias_check.cu $(HOST_TEST_DIR)/programs/programs.h $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB) $(HOST_HEADERS)
 	@mkdir -p $(@D)
 	$(BIN)/coconet-cc --target=host -O2 $(HOST_MPI_CFLAGS) $< -o $@ -lmpi -lnccl
 
 # A momentum step translated as above, run under COCONET_CHECK=clauses.
 HOST_CLAUSE_CHECK := $(HOST_TEST_BIN)/clause_check
-$(HOST_CLAUSE_CHECK): $(HOST_TEST_DIR)/programs/clause_check.cu $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB) $(HOST_HEADERS)
+$(HOST_CLAUSE_CHECK): $(HOST_TEST_DIR)/programs/clause_check.cu $(HOST_TEST_DIR)/programs/programs.h $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB) $(HOST_HEADERS)
 	@mkdir -p $(@D)
 	$(BIN)/coconet-cc --target=host -O2 $(HOST_MPI_CFLAGS) $< -o $@ -lmpi -lnccl
 

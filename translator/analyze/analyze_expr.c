@@ -410,12 +410,9 @@ static IrExpr *ref_expr(Az *az, CXCursor c) {
   if (k) return k;
   if (kind(d) == CXCursor_ParmDecl && same(clang_getCursorSemanticParent(d), az->kernel) && !az_is_pointer(d)) {
     char *name = fe_spelling(d);
-    IrParam *p = NULL;
-    for (IrParam *q = az->op->pw.params; q; q = q->next)
-      if (strcmp(q->name, name) == 0) p = q;
-    if (!p) p = ir_pw_param(az->ir, az->op, name, az_expr_type(c), az_launch_arg(az, d));
+    IrExpr *p = az_param(az, name, az_expr_type(c), az_launch_arg(az, d));
     free(name);
-    return ir_expr_param(az->ir, p);
+    return p;
   }
   if (kind(d) == CXCursor_EnumConstantDecl)
     return ir_expr_int(az->ir, clang_getEnumConstantDeclValue(d), IR_I32);
@@ -433,14 +430,18 @@ static bool builtin_name(const char *text) {
   return false;
 }
 
-// The launch's gridDim.x or blockDim.x as a scalar parameter bound to its
-// configuration as written (`dim3(GRID).x`), evaluated where the launch is.
-static IrExpr *launch_dim(Az *az, const char *name, const char *config) {
+IrExpr *az_param(Az *az, const char *name, IrType type, const char *host) {
   IrParam *p = NULL;
   for (IrParam *q = az->op->pw.params; q && !p; q = q->next)
     if (strcmp(q->name, name) == 0) p = q;
-  if (!p) p = ir_pw_param(az->ir, az->op, name, IR_U32, ir_printf(az->ir, "dim3(%s).x", config));
+  if (!p) p = ir_pw_param(az->ir, az->op, name, type, host);
   return ir_expr_param(az->ir, p);
+}
+
+// The launch's gridDim.x or blockDim.x as a scalar parameter bound to its
+// configuration as written (`dim3(GRID).x`), evaluated where the launch is.
+static IrExpr *launch_dim(Az *az, const char *name, const char *config) {
+  return az_param(az, name, IR_U32, ir_printf(az->ir, "dim3(%s).x", config));
 }
 
 // Where element i's thread is in the launch as written: threadIdx.x,
@@ -500,11 +501,7 @@ static IrExpr *member_expr(Az *az, CXCursor c) {
   char *name = ir_printf(az->ir, "%s_%s", pname, member), *host = ir_printf(az->ir, "%s.%s", arg, member);
   free(pname);
   free(member);
-  IrParam *p = NULL;
-  for (IrParam *q = az->op->pw.params; q; q = q->next)
-    if (strcmp(q->name, name) == 0) p = q;
-  if (!p) p = ir_pw_param(az->ir, az->op, name, t, host);
-  return ir_expr_param(az->ir, p);
+  return az_param(az, name, t, host);
 }
 
 static const struct { const char *op; IrBinaryOp ir; } BINOPS[] = {

@@ -124,6 +124,8 @@ bool az_simple_name(const char *t);                        // a name or a member
 bool az_int_constant(CXCursor c, long long *v);          // an integer constant expression, and its value
 IrExpr *az_expr(Az *az, CXCursor c);                      // an expression (NULL: failed, reason recorded)
 IrExpr *az_cast_to(Az *az, IrType t, IrExpr *e);
+// The op's scalar parameter NAME (added once, bound to the host text `host`), as a value.
+IrExpr *az_param(Az *az, const char *name, IrType type, const char *host);
 IrExpr *az_binary_expr(Az *az, CXCursor c, CXCursor lhs, CXCursor rhs, const char *op);
 Binding *az_find_local(Az *az, CXCursor decl);
 Binding *az_bind(Az *az, CXCursor decl, IrExpr *value);   // (re)binds decl to a value (not a pointer)

@@ -345,12 +345,8 @@ static bool vector_scalar_param(Az *az, CXCursor d, IrType comp, IrExpr **out) {
   char *pname = fe_spelling(d);
   IrExpr *lane[4];
   for (int l = 0; l < az->lanes; l++) {
-    char *name = ir_printf(az->ir, "%s_%s", pname, member[l]);
-    IrParam *p = NULL;
-    for (IrParam *q = az->op->pw.params; q && !p; q = q->next)
-      if (strcmp(q->name, name) == 0) p = q;
-    if (!p) p = ir_pw_param(az->ir, az->op, name, comp, ir_printf(az->ir, "%s.%s", arg, member[l]));
-    lane[l] = ir_expr_param(az->ir, p);
+    lane[l] = az_param(az, ir_printf(az->ir, "%s_%s", pname, member[l]), comp,
+                       ir_printf(az->ir, "%s.%s", arg, member[l]));
   }
   free(pname);
   IrExpr *which = ir_expr_binary(az->ir, IR_MOD, ir_expr_index(az->ir), ir_expr_int(az->ir, az->lanes, IR_I64));

@@ -10,31 +10,13 @@
 //   alias_check caller       the caller passes the reduced buffer as the bias
 //   alias_check local        the function points a local at it (`b = y`)
 #include <math.h>
-#include <mpi.h>
-#include <nccl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                        \
-  do {                                                                                          \
-    cudaError_t err_ = (call);                                                                  \
-    if (err_ != cudaSuccess) {                                                                  \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                             \
-    }                                                                                           \
-  } while (0)
-
-#define NCCL_CHECK(call)                                                                        \
-  do {                                                                                          \
-    ncclResult_t res_ = (call);                                                                 \
-    if (res_ != ncclSuccess) {                                                                  \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ncclGetErrorString(res_)); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                             \
-    }                                                                                           \
-  } while (0)
+#include "programs.h"
 
 __global__ void add_bias(float *out, const float *x, const float *bias, int n, int h) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -51,25 +33,14 @@ static void bias_step(float *y, float *out, const float *bias, bool local, int n
   }
 }
 
-// Rank r's input: element k is (k % 97 - 48) / 16 + r, exact in float.
-static float input(size_t k, int rank) { return (float)((int)(k % 97) - 48) / 16.0f + (float)rank; }
-
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, nranks;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  ncclComm_t comm;
+  cudaStream_t stream;
+  program_start(&argc, &argv, &rank, &nranks, &comm, &stream);
   const char *mode = argc > 1 ? argv[1] : "apart";
   const int n = 1001, h = 24;  // n does not divide by 2, 3 or 4 ranks
   const bool caller = strcmp(mode, "caller") == 0, local = strcmp(mode, "local") == 0;
-
-  ncclUniqueId id;
-  if (rank == 0) NCCL_CHECK(ncclGetUniqueId(&id));
-  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-  ncclComm_t comm;
-  NCCL_CHECK(ncclCommInitRank(&comm, nranks, id, rank));
-  cudaStream_t stream;
-  CUDA_CHECK(cudaStreamCreate(&stream));
 
   std::vector<float> h_y(n), h_b(h);
   for (int k = 0; k < n; k++) h_y[k] = input(k, rank);
@@ -99,8 +70,6 @@ int main(int argc, char **argv) {
   CUDA_CHECK(cudaFree(y));
   CUDA_CHECK(cudaFree(out));
   CUDA_CHECK(cudaFree(bias));
-  CUDA_CHECK(cudaStreamDestroy(stream));
-  NCCL_CHECK(ncclCommDestroy(comm));
-  MPI_Finalize();
+  program_end(comm, stream);
   return bad ? 1 : 0;
 }

@@ -9,31 +9,13 @@
 //   clause_check read-scratch  the program reads g after the region (scratch(g) is false): NaN
 //   clause_check read-shard    the program reads another rank's mom (shard(mom) is false): NaN
 #include <math.h>
-#include <mpi.h>
-#include <nccl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                        \
-  do {                                                                                          \
-    cudaError_t err_ = (call);                                                                  \
-    if (err_ != cudaSuccess) {                                                                  \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                             \
-    }                                                                                           \
-  } while (0)
-
-#define NCCL_CHECK(call)                                                                        \
-  do {                                                                                          \
-    ncclResult_t res_ = (call);                                                                 \
-    if (res_ != ncclSuccess) {                                                                  \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ncclGetErrorString(res_)); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                             \
-    }                                                                                           \
-  } while (0)
+#include "programs.h"
 
 __global__ void momentum(float *w, const float *g, float *mom, float lr, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -51,24 +33,13 @@ static void step(float *w, float *g, float *mom, float lr, int n, ncclComm_t com
   }
 }
 
-// Rank r's gradient: element k is (k % 97 - 48) / 16 + r, exact in float.
-static float input(int k, int rank) { return (float)((k % 97) - 48) / 16.0f + (float)rank; }
-
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, nranks;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  ncclComm_t comm;
+  cudaStream_t stream;
+  program_start(&argc, &argv, &rank, &nranks, &comm, &stream);
   const char *mode = argc > 1 ? argv[1] : "ok";
   const int n = 1001;  // does not divide by 2, 3 or 4 ranks
-
-  ncclUniqueId id;
-  if (rank == 0) NCCL_CHECK(ncclGetUniqueId(&id));
-  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-  ncclComm_t comm;
-  NCCL_CHECK(ncclCommInitRank(&comm, nranks, id, rank));
-  cudaStream_t stream;
-  CUDA_CHECK(cudaStreamCreate(&stream));
 
   std::vector<float> h_w(n), h_g(n), h_m(n, 0.0f);
   for (int k = 0; k < n; k++) {
@@ -110,8 +81,6 @@ int main(int argc, char **argv) {
   CUDA_CHECK(cudaFree(w));
   CUDA_CHECK(cudaFree(g));
   CUDA_CHECK(cudaFree(mom));
-  CUDA_CHECK(cudaStreamDestroy(stream));
-  NCCL_CHECK(ncclCommDestroy(comm));
-  MPI_Finalize();
+  program_end(comm, stream);
   return bad ? 1 : 0;
 }

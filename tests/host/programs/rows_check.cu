@@ -22,23 +22,7 @@
 
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                        \
-  do {                                                                                          \
-    cudaError_t err_ = (call);                                                                  \
-    if (err_ != cudaSuccess) {                                                                  \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                             \
-    }                                                                                           \
-  } while (0)
-
-#define NCCL_CHECK(call)                                                                        \
-  do {                                                                                          \
-    ncclResult_t res_ = (call);                                                                 \
-    if (res_ != ncclSuccess) {                                                                  \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ncclGetErrorString(res_)); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                             \
-    }                                                                                           \
-  } while (0)
+#include "programs.h"
 
 #define WARP_SIZE 32
 
@@ -73,8 +57,6 @@ static void norm_step(float *y, float *out, float *scale, const float *weight, i
   }
 }
 
-// Rank r's input: element k is (k % 97 - 48) / 16 + r, exact in float.
-static float input(size_t k, int rank) { return (float)((int)(k % 97) - 48) / 16.0f + (float)rank; }
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
