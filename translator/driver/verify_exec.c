@@ -168,7 +168,8 @@ static void report_region(const Verified *v, char **reports, int ran) {
   for (const IrAssume *a = r->assumes; a; a = a->next)
     printf("verify %s: run with %s (the schedule's branch; the other runs the region as written)\n", r->name,
            a->test);
-  if (v->failed) printf("verify %s: MISMATCH: %s\n", r->name, v->first);
+  if (v->stopped) printf("verify %s: NOT CHECKED: %s\n", r->name, v->first);
+  else if (v->failed) printf("verify %s: MISMATCH: %s\n", r->name, v->first);
   else if (v->reassociated)
     printf("verify %s: ok (the region as written and as scheduled agree within %ld ULP, or where a sum in "
            "another order rounds differently within 1e-5 (f32), 1e-12 (f64) of the buffer's largest magnitude)\n",
@@ -238,9 +239,9 @@ static int run_harness(const Options *o, const char *exe, Verified *vs, int nv, 
       char done[64];
       snprintf(done, sizeof done, "coconet-verify: region %d done %d %d ", vs[i].index, np, TRIALS);
       if (!strstr(out, done) && !vs[i].failed) {
-        snprintf(vs[i].first, sizeof vs[i].first, "the harness stopped before the region finished with %d ranks%s", np,
-                 nccl_path ? " on the NCCL path" : "");
-        vs[i].failed = true;
+        snprintf(vs[i].first, sizeof vs[i].first, "the harness stopped before the region finished with %d ranks%s (a "
+                 "crash, a hang or the time limit)", np, nccl_path ? " on the NCCL path" : "");
+        vs[i].failed = vs[i].stopped = true;
         status = 1;
       }
     }

@@ -19,8 +19,9 @@ typedef struct Verified {   // one region of the harness
   int index;                // its number in the harness (-1: not in it)
   long ulp;                 // the bound
   bool reassociated;        // its schedule sums in another order: floats also pass within a normwise bound
-  char first[1024];         // its first mismatch
+  char first[1024];         // its first mismatch, or why the harness did not finish it
   bool failed;
+  bool stopped;             // the harness stopped before the region finished: not a mismatch
 } Verified;
 
 // Write region v->index's harness function: the region as written (the file's

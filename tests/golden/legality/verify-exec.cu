@@ -63,3 +63,8 @@ void step(float *w, float *g, float *o, int n, int off, ncclComm_t comm, cudaStr
 // STREAM: ncclReduceScatter(g, g + coconet_p.slice_lo, coconet_p.s, ncclFloat, ncclSum, comm, coconet_arg1)
 // STREAM: ncclAllReduce(g + coconet_p.tail_lo, g + coconet_p.tail_lo, coconet_p.tail, ncclFloat, ncclSum, comm, coconet_arg1)
 // STREAM: ncclAllGather(g + coconet_p.slice_lo, g, coconet_p.s, ncclFloat, comm, coconet_arg1)
+// A harness that does not finish a region (here a launcher that runs nothing)
+// is not a mismatch: the region is reported as not checked, status 1.
+// RUN: env COCONET_VERIFY_MPIRUN=true %expect 1 %coconet --verify=1 %s -- -DCASE_EFFECTS | %FileCheck --check-prefix=STOPPED %s
+// STOPPED: verify {{.*}}: NOT CHECKED: the harness stopped before the region finished with 1 ranks (a crash, a hang or the time limit)
+// STOPPED-NOT: MISMATCH
