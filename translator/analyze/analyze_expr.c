@@ -226,7 +226,16 @@ IrTensor *az_element_target(Az *az, CXCursor lhs) {
   if (!t && !az_failed(az)) {
     char *text = az_text_of(az, lhs);
     bool buffer_write = kind(lhs) == CXCursor_ArraySubscriptExpr || kind(lhs) == CXCursor_UnaryOperator;
-    if (buffer_write)
+    CXCursor base = kind(lhs) == CXCursor_ArraySubscriptExpr && k.n == 2 ? az_uncast(k.v[0]) : clang_getNullCursor();
+    CXCursor d = kind(base) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(base) : clang_getNullCursor();
+    bool param = !clang_Cursor_isNull(d) && kind(d) == CXCursor_ParmDecl;
+    if (buffer_write && !clang_Cursor_isNull(d) && !param && !az_find_local(az, d)) {
+      char *name = fe_spelling(d);
+      az_fail(az, lhs, "kernel '%s' writes %s, and '%s' is not one of its pointer parameters (a global or a file-scope "
+                       "array): coconet sees only the buffers a launch passes; pass it as a parameter",
+              az->launch->kernel, text, name);
+      free(name);
+    } else if (buffer_write)
       az_fail(az, lhs, "kernel '%s' writes %s: a pointwise kernel writes only at [i]", az->launch->kernel, text);
     else
       az_fail(az, lhs, "kernel '%s' assigns to '%s': only t[i] and locals can be assigned", az->launch->kernel, text);
