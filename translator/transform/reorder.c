@@ -186,6 +186,10 @@ static const IrOp *producer(const IrRegion *r, const IrTensor *t, int version) {
   return NULL;
 }
 
+// A buffer as the program writes it (`ws[l]`, not the IR's name for it): what a
+// clause that names it must say.
+static const char *as_written(const TfCtx *c, const IrTensor *t) { return ir_text_as_written(c->r, t->text); }
+
 // Where a local value comes from: local reads are followed back to a buffer
 // as it was at region entry (the one to declare replicated) or to the op that
 // made it local from no local read (a Recv). *reader is the op that reads it.
@@ -220,7 +224,7 @@ static int check_gathered(TfCtx *c, const IrTensor *t, IrOp **chain, int n) {
       return tf_fail(c, &chain[i]->loc,
                      "reorder: '%s' differs per rank, so gathering its slices after the region "
                      "would change it; declare it shard(%s) or scratch(%s)",
-                     t->name, t->name, t->name);
+                     as_written(c, t), as_written(c, t), as_written(c, t));
     const IrTensor *src = local->ref.t;
     const IrOp *opaque = NULL;
     for (const IrOp *op = c->r->ops; op && op->id < chain[i]->id && !opaque; op = op->next)
@@ -230,33 +234,33 @@ static int check_gathered(TfCtx *c, const IrTensor *t, IrOp **chain, int n) {
               "reorder: kernel '%s' computes '%s' from '%s', which is replicated at region entry, but a statement "
               "coconet does not see into comes first in the region and may change it; gathering the slices of "
               "'%s' would then be wrong: move that statement out of the region, or declare shard(%s) or scratch(%s)",
-              chain[i]->pw.kernel, t->name, src->name, t->name, t->name, t->name);
-      tf_note(c, &opaque->loc, "this statement may change '%s'", src->name);
+              chain[i]->pw.kernel, as_written(c, t), as_written(c, src), as_written(c, t), as_written(c, t), as_written(c, t));
+      tf_note(c, &opaque->loc, "this statement may change '%s'", as_written(c, src));
     } else if (src == t && local->ref.version == 0) {
       tf_fail(c, &chain[i]->loc,
               "reorder: kernel '%s' updates '%s' on this rank's slice and its slices are then "
               "gathered, but '%s' at region entry is not known to be identical on every rank; "
               "declare replicated(%s) if it is (data-parallel weights are), or shard(%s) or "
               "scratch(%s)",
-              chain[i]->pw.kernel, t->name, t->name, t->name, t->name, t->name);
-      tf_note(c, &local->loc, "'%s' at region entry is read here", t->name);
+              chain[i]->pw.kernel, as_written(c, t), as_written(c, t), as_written(c, t), as_written(c, t), as_written(c, t));
+      tf_note(c, &local->loc, "'%s' at region entry is read here", as_written(c, t));
     } else if (local->ref.version == 0) {
       tf_fail(c, &chain[i]->loc,
               "reorder: '%s' differs per rank (kernel '%s' computes it from local '%s'), so "
               "gathering its slices after the region would change it; declare it shard(%s) or "
               "scratch(%s), or '%s' replicated(%s)",
-              t->name, chain[i]->pw.kernel, src->name, t->name, t->name, src->name, src->name);
+              as_written(c, t), chain[i]->pw.kernel, as_written(c, src), as_written(c, t), as_written(c, t), as_written(c, src), as_written(c, src));
       tf_note(c, &src->first_use,
               "'%s' is local (may differ per rank) from here: nothing in the region makes it "
               "identical on every rank",
-              src->name);
+              as_written(c, src));
     } else {
       tf_fail(c, &chain[i]->loc,
               "reorder: '%s' differs per rank (kernel '%s' computes it from local '%s'), so "
               "gathering its slices after the region would change it; declare it shard(%s) or "
               "scratch(%s)",
-              t->name, chain[i]->pw.kernel, src->name, t->name, t->name);
-      tf_note(c, &reader->loc, "'%s' is local: %s makes it from data that differs per rank", src->name,
+              as_written(c, t), chain[i]->pw.kernel, as_written(c, src), as_written(c, t), as_written(c, t));
+      tf_note(c, &reader->loc, "'%s' is local: %s makes it from data that differs per rank", as_written(c, src),
               ir_op_title(reader));
     }
     return -1;
