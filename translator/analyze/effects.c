@@ -175,6 +175,7 @@ typedef struct Arg {   // a piece of a statement the schedule may rewrite, in th
   IrOp *op;
   int stmt;            // which statement (pieces of one call are evaluated in an unspecified order)
   bool effects, hoist;
+  bool launch_arg;     // an argument of a kernel launch (not its grid, block, memory or stream)
 } Arg;
 
 enum { ARGS_MAX = 512 };
@@ -183,18 +184,30 @@ enum { ARGS_MAX = 512 };
 // reads: the schedule evaluates the latter at the top of the block, so the
 // former is evaluated there too, first, when it is a kernel's scalar argument
 // (its op then reads the local); anything else is refused.
-static int capture_reads(const Region *r, Arg *args, int n) {
+// A pointwise kernel's launch argument the kernel never reads as a scalar
+// (no parameter of its op is bound to it), that is neither a buffer nor a size:
+// captured like a read one (the launch kept as written reads the capture; a
+// generated kernel does not take it).
+static bool unread_scalar(const IrRegion *ir, const Arg *a) {
+  if (a->op->kind != IR_OP_POINTWISE || !a->launch_arg || a->op->pw.row || ir_tensor_find(ir, a->p->text))
+    return false;
+  for (const IrVar *v = ir->vars; v; v = v->next)
+    if (v->is_size && same_text(v->text, a->p->text)) return false;
+  return true;
+}
+
+static int capture_reads(const Region *r, const IrRegion *ir, Arg *args, int n) {
   for (int j = 0; j < n; j++) {
     if (!args[j].effects) continue;
     for (int i = 0; i < n; i++) {
       char var[128];
       const char *v = i == j ? NULL : changed_in(args[j].p->text, args[i].p->text, var, sizeof var);
       if (!v || (i > j && args[i].stmt != args[j].stmt)) continue;
-      IrParam *param = NULL;
-      if (args[i].op->kind == IR_OP_POINTWISE && args[i].stmt != args[j].stmt)
-        for (IrParam *pp = args[i].op->pw.params; pp && !param; pp = pp->next)
-          if (same_text(pp->arg_text, args[i].p->text)) param = pp;
-      if (param || args[i].effects) {
+      bool param = false, other_call = args[i].stmt != args[j].stmt;
+      if (args[i].op->kind == IR_OP_POINTWISE)
+        for (const IrParam *pp = args[i].op->pw.params; pp && !param; pp = pp->next)
+          param = same_text(pp->arg_text, args[i].p->text);
+      if (args[i].effects || (other_call && (param || unread_scalar(ir, &args[i])))) {
         args[i].hoist = true;
         continue;
       }
@@ -268,10 +281,11 @@ int extract_hoist_effects(const Region *r, IrRegion *ir) {
         diag_error(&p->range.begin, "region '%s' has more than %d arguments: split the region", r->name, ARGS_MAX);
         rc = -1;
       }
-      if (rc == 0) args[nargs++] = (Arg){p, op, nstmt, effects, effects};
+      bool launch_arg = s->kind == STMT_LAUNCH && p >= s->launch->args && p < s->launch->args + s->launch->nargs;
+      if (rc == 0) args[nargs++] = (Arg){p, op, nstmt, effects, effects, launch_arg};
     }
   }
-  if (rc == 0) rc = capture_reads(r, args, nargs);
+  if (rc == 0) rc = capture_reads(r, ir, args, nargs);
   IrHoist **tail = &ir->hoists;
   int count = 0;
   for (int i = 0; i < nargs && rc == 0; i++) {

@@ -97,3 +97,24 @@ void step(float *w, float *g, float lr, int n, ncclComm_t comm, cudaStream_t s) 
 // COUNT: effects.cu:[[@LINE-31]]:25: error: region 'count_before': 'lr * n--' changes 'n', and this argument, written before it, reads it; the schedule evaluates the change at the top of the generated block: compute 'lr * n--' into a local before the region
 // COUNT: note: 'n' is changed here
 // SAME: effects.cu:[[@LINE-26]]:60: error: region 'same_call': 'lr *= 0.5f' changes 'lr', and this argument, in the same call, reads it in an order C++ leaves unspecified
+
+// A launch argument the kernel never reads (`unused`) written before a change
+// to it is captured too, so that the launch, kept as written by `split`, sees
+// the value written (it was refused).
+// RUN: %coconet --verify=3 %s -- -DCASE_UNREAD | %FileCheck --check-prefix=UNREAD %s
+#if defined(CASE_UNREAD)
+__global__ void scale_g(float *g, float unused, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) g[i] *= 0.5f;
+}
+
+void step_unread(float *w, float *g, float lr, int n, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(unread) split
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    scale_g<<<(n + 255) / 256, 256, 0, s>>>(g, lr, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr *= 0.5f, n);
+  }
+}
+#endif
+// UNREAD: verify unread: ok
