@@ -8,7 +8,7 @@
 #   $(BUILD)/host/DIR/NAME                                     built from DIR/NAME.cu by a pattern rule
 #   $(HOST_RUN_ENV) $(HOST_MPIRUN) -np N prog                  run N ranks (mpirun as root too;
 #                                                              LeakSanitizer ignores OpenMPI's own leaks)
-#   $(TRANSLATOR_RUN_ENV) coconet --verify=exec ...             the translator, its harness run so
+#   $(TRANSLATOR_RUN_ENV) coconet --verify ...                  the translator, its harness run so
 
 HOST_DIR        := runtime/host
 HOST_LIB        := $(LIB)/libcoconet_host.a
@@ -33,7 +33,7 @@ HOST_SYMBOLIZER := $(realpath $(shell command -v llvm-symbolizer 2>/dev/null))
 HOST_LSAN    := suppressions=$(CURDIR)/$(HOST_DIR)/lsan.supp:fast_unwind_on_malloc=0:print_suppressions=0
 HOST_RUN_ENV := env OMPI_MCA_mpi_yield_when_idle=1 LSAN_OPTIONS=$(HOST_LSAN) \
                 $(if $(HOST_SYMBOLIZER),ASAN_SYMBOLIZER_PATH=$(HOST_SYMBOLIZER))
-# For coconet and coconet-cc, whose MPI programs (--verify=exec's harness) run
+# For coconet and coconet-cc, whose MPI programs (--verify's harness) run
 # through COCONET_VERIFY_MPIRUN.
 TRANSLATOR_RUN_ENV := env OMPI_MCA_mpi_yield_when_idle=1 COCONET_VERIFY_MPIRUN="$(HOST_RUN_ENV) $(HOST_MPIRUN)" \
                       $(if $(HOST_SYMBOLIZER),ASAN_SYMBOLIZER_PATH=$(HOST_SYMBOLIZER))
