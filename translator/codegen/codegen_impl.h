@@ -4,7 +4,9 @@
 //                     spans, chunked GEMMs, launches of generated kernels,
 //                     row-wise launches, statements kept as written
 //   codegen_region.c  the block as a whole: the overlap loop, the kernels and
-//                     state above the region's function, codegen_region
+//                     state above the region's function, the run-time tests
+//                     that pick the region as written (NULL tests, buffers that
+//                     overlap), COCONET_CHECK=clauses' checks, codegen_region
 //   codegen_fused.c   the call sites of fuse groups: the fused kernel's launch
 //                     on symmetric memory, the NCCL schedule as its fallback
 //   codegen_kernel.c  generated kernels: a run of scheduled pointwise ops
