@@ -186,6 +186,24 @@ static void add_var(Harness *h, CXCursor d) {
 // size from the count), which may need more variables.
 static bool set_by_ir(const Harness *h, const HVar *v);
 
+// An initializer of numbers alone: arithmetic variables, literals and
+// operators (no member, call or pointer the harness would not fill in).
+static enum CXChildVisitResult non_arith(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  bool bad = k == CXCursor_MemberRefExpr || k == CXCursor_CallExpr ||
+             (k == CXCursor_DeclRefExpr && !is_arith(clang_getCursorType(clang_getCursorReferenced(c))));
+  if (bad) *(bool *)data = true;
+  return bad ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+static bool arithmetic_only(CXCursor init) {
+  bool bad = false;
+  non_arith(init, init, &bad);
+  if (!bad) clang_visitChildren(init, non_arith, &bad);
+  return !bad;
+}
+
 static void close_over_initializers(Harness *h) {
   for (int i = 0; i < h->n; i++) {
     HVar *v = &h->v[i];
@@ -194,7 +212,7 @@ static void close_over_initializers(Harness *h) {
     // A local the IR names that keeps its initializer's value (`int n = rows * cols;`) is computed
     // from it, so that it agrees with the sizes the IR reads through the initializer.
     bool computed = !clang_Cursor_isNull(init) && clang_getCursorKind(v->decl) == CXCursor_VarDecl &&
-                    never_assigned(h->fe, v->decl);
+                    never_assigned(h->fe, v->decl) && arithmetic_only(init);
     if (clang_Cursor_isNull(init) || !(is_arith(type) || is_dim3(type)) || (set_by_ir(h, v) && !computed)) continue;
     v->init = init_text(h, v->decl, init);
     Walk w = {.h = h, .begin = v->offset + 1};
