@@ -252,6 +252,31 @@ static bool scalar_decls(CXCursor s) {
 }
 
 // A declaration of a __shared__ variable.
+// `__shared__ float tile[256];`, the declaration of the tree array (az->tree).
+static char *tree_decl_text(const Az *az) {
+  char *t = az_text_of(az, az->tree), *out = NULL;
+  if (asprintf(&out, strncmp(t, "__shared__", 10) == 0 ? "%s;" : "__shared__ %s;", t) < 0)
+    COCONET_BUG("out of memory");
+  free(t);
+  return out;
+}
+
+static enum CXChildVisitResult find_ref(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  CXCursor *decl = data;
+  if (kind(c) == CXCursor_DeclRefExpr && same(clang_getCursorReferenced(c), *decl)) {
+    *decl = clang_getNullCursor();
+    return CXChildVisit_Break;
+  }
+  return CXChildVisit_Recurse;
+}
+
+// Whether statement s names decl.
+static bool mentions(CXCursor s, CXCursor decl) {
+  clang_visitChildren(s, find_ref, &decl);
+  return clang_Cursor_isNull(decl);
+}
+
 static bool shared_decl(CXCursor s) {
   Kids vars = kind(s) == CXCursor_DeclStmt ? kids(s) : (Kids){0};
   for (int i = 0; i < vars.n && i < FE_KIDS; i++)
@@ -496,8 +521,9 @@ static void element_loop(Az *az, CXCursor body) {
       az->guarded = true;
       vector_guard(az);
       for (j++; j < l.n && !az_failed(az); j++) az_stmt(az, l.v[j]);
-    } else if (!az_failed(az) && shared_decl(s)) {
-      char *t = az_text_of(az, s);
+    } else if (!az_failed(az) && (shared_decl(s) || (!clang_Cursor_isNull(az->tree) && mentions(s, az->tree)))) {
+      // Shared memory used otherwise than as a block sum's tree after the loop.
+      char *t = shared_decl(s) ? az_text_of(az, s) : tree_decl_text(az);
       az_fail(az, s, "kernel '%s' declares shared memory (%s): its threads work together, so it is not pointwise, and "
                      "a row-wise kernel's block owns one row; a sum is taken as atomicAdd of each element or of each "
                      "thread's running sum after its grid-stride loop, also once a warp's shuffles, cg::reduce, "
