@@ -116,7 +116,8 @@ bool cg_index_ok(const IrExpr *read);
 // The local variables and parameters named by the grid, block or shared
 // memory of the region's launches in replaced (statements the generated code
 // replaces) that nothing else in their function uses: at most max names
-// (malloc'd) into names; returns how many.
+// (malloc'd) into names, "&name" for a local that is not const (what the
+// generated (void) takes); returns how many.
 int unused_config(const Frontend *fe, const Region *fr, const SrcRange *replaced, int nreplaced, char **names, int max);
 
 //

@@ -219,7 +219,7 @@ static void unused_lines(Cg *cg, const Scope *sc, const char *body) {
   int k = unused_config(cg->fe, cg->fr, replaced, n, names, 16);
   bool said = false;
   for (int i = 0; i < k; i++) {
-    if (!names_identifier(body, names[i])) {
+    if (!names_identifier(body, names[i] + (names[i][0] == '&'))) {  // "&n": a local that is not const
       if (!said) cg_line(cg, "// coconet: the generated kernels pick their own grid and arguments; this was for the launches they replace");
       said = true;
       cg_line(cg, "(void)%s;", names[i]);

@@ -5,9 +5,11 @@
 // arguments its body reads. A local variable or a
 // parameter named there that nothing else in its function uses, or a variable of
 // the file's scope nothing else in the file uses, would then draw an
-// unused-variable warning from the compiler; the block says (void)NAME. So
-// does a kernel of internal linkage only the replaced launches called, and a
-// static host function a replaced launch was seen through (wrapper.c).
+// unused-variable warning from the compiler; the block says (void)NAME, or
+// (void)&NAME for a local that is not const (nvcc warns that a variable is
+// "set but never used" through a (void) cast of its value). So does a kernel
+// of internal linkage only the replaced launches called, and a static host
+// function a replaced launch was seen through (wrapper.c).
 #include "codegen_impl.h"
 
 #include <stdlib.h>
@@ -70,7 +72,12 @@ static char *unused_after(const Frontend *fe, const Piece *p, const SrcRange *sk
   Refs refs = {clang_getCanonicalCursor(decl), skip, nskip, fe, 0};
   if (file_scope) clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), count_refs_in_main, &refs);
   else clang_visitChildren(fn, count_refs, &refs);
-  return refs.count ? NULL : fe_spelling(decl);
+  if (refs.count) return NULL;
+  char *name = fe_spelling(decl);
+  if (k != CXCursor_VarDecl || clang_isConstQualifiedType(clang_getCursorType(decl))) return name;
+  char *addr = xasprintf("&%s", name);
+  free(name);
+  return addr;
 }
 
 static int add_name(char **names, int n, int max, char *name) {
