@@ -63,7 +63,9 @@
 //
 // codegen/    scheduled regions become CUDA or host text (codegen.h;
 //             codegen_impl.h maps codegen*.c: codegen_region.c the block as a
-//             whole, codegen.c its ops, codegen_kernel.c generated kernels, ...);
+//             whole, codegen.c its ops, codegen_kernel.c generated kernels, ...;
+//             codegen_kernel_impl.h maps codegen_kernel.c, codegen_kernel_fused.c
+//             and codegen_text.c, the kernels' own text for an element);
 //             host.c lowers the file's launches and dynamic shared memory for
 //             the host backend (--target=host)
 //

@@ -52,7 +52,13 @@ void step(__nv_bfloat16 *p, float *master, float *g, float *m, float lr, unsigne
 // IR: verify=ir sr: ok
 // EXEC: verify sr: output 'p' (bf16): max 0 ULP apart over 1..4 ranks x 3 inputs
 // EXEC: verify sr: ok
-// The launch's grid is a parameter of the element function, passed as written:
+// The kernel's own text runs with the coordinates the launch as written gives
+// element i; the launch's grid is a parameter, passed as written:
+// CODE: {{^[^/]*}}const size_t coconet_t = (size_t)i % ((size_t)coconet_grid_x * 128u);
+// CODE-NEXT: {{^[^/]*}}const dim3 blockDim(128u);
+// CODE-NEXT: {{^[^/]*}}const dim3 gridDim(coconet_grid_x);
+// CODE-NEXT: {{^[^/]*}}const uint3 threadIdx = make_uint3((unsigned)(coconet_t % 128u), 0, 0);
+// CODE-NEXT: {{^[^/]*}}const uint3 blockIdx = make_uint3((unsigned)(coconet_t / 128u), 0, 0);
+// CODE: {{^[^/]*}}p = round_sr(w, mix(seed, threadIdx.x, blockIdx.x));
 // CODE: {{^[^/]*}}float lr, unsigned int coconet_grid_x, unsigned int seed)
-// CODE: {{^[^/]*}}(int64_t)i % ((int64_t)coconet_grid_x * 128LL) % 128LL
 // CODE: {{^[^/]*}}lr, dim3(blocks).x, seed, coconet_p.slice_lo, coconet_p.slice_hi);

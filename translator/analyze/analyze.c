@@ -498,6 +498,8 @@ static void element_loop(Az *az, CXCursor body) {
       CXCursor rindex, rbody;
       bool rest = az->lanes > 1 && j + 1 < l.n && remainder_loop(az, l.v[j + 1], &rindex, &rbody);
       if (!rest) vector_guard(az);  // the elements the kernel leaves stay as they are
+      az->loop_at = j;
+      az->loop_form = LOOP_FOR;
       az->carried = az->nlocals;
       az_stmt(az, k.v[3]);
       if (rest && !az_failed(az)) remainder_body(az, rindex, rbody);
@@ -508,6 +510,8 @@ static void element_loop(Az *az, CXCursor body) {
       StmtList w = {0};
       clang_visitChildren(k.v[1], list_stmt, &w);
       vector_guard(az);
+      az->loop_at = j;
+      az->loop_form = LOOP_WHILE;
       az->carried = az->nlocals;
       for (int b = 0; b + 1 < w.n && !az_failed(az); b++) az_stmt(az, w.v[b]);
       free(w.v);
@@ -515,11 +519,15 @@ static void element_loop(Az *az, CXCursor body) {
     } else if (kind(s) == CXCursor_IfStmt && k.n == 2 && bound(az, k.v[0], "<")) {
       az->guarded = true;
       vector_guard(az);
+      az->loop_at = j;
+      az->loop_form = LOOP_IF;
       az_stmt(az, k.v[1]);
       j++;
     } else if (kind(s) == CXCursor_IfStmt && k.n == 2 && bound(az, k.v[0], ">=") && is_return(k.v[1])) {
       az->guarded = true;
       vector_guard(az);
+      az->loop_at = j;
+      az->loop_form = LOOP_RETURN;
       for (j++; j < l.n && !az_failed(az); j++) az_stmt(az, l.v[j]);
     } else if (!az_failed(az) && (shared_decl(s) || (!clang_Cursor_isNull(az->tree) && mentions(s, az->tree)))) {
       // Shared memory used otherwise than as a block sum's tree after the loop.
@@ -625,7 +633,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
   Az az = {.fe = instance ? def->inst_fe : fe, .ir = ir, .launch = l, .kernel = instance ? def->inst : def->cursor,
            .index = clang_getNullCursor(), .count = clang_getNullCursor(), .bound = clang_getNullCursor(),
            .philox = clang_getNullCursor(), .stride = clang_getNullCursor(), .index_alias = clang_getNullCursor(),
-           .tree = clang_getNullCursor(), .region_fe = fe, .lane = lane, .one_d = launch_is_1d(fe, s)};
+           .tree = clang_getNullCursor(), .kbody = clang_getNullCursor(), .region_fe = fe, .lane = lane, .one_d = launch_is_1d(fe, s)};
   const PragmaClause *pc = hint ? hint->clauses : NULL;
   const PragmaArg *hi = pragma_find_key(pc, "index"), *hc = pragma_find_key(pc, "count");
   az.hint_index = hi ? hi->text : NULL;
@@ -639,6 +647,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     az.op = new_pointwise(ir, s);
     Kids k = kids(az.kernel);
     CXCursor body = k.n ? k.last : clang_getNullCursor();
+    az.kbody = body;
     if (kind(body) != CXCursor_CompoundStmt) az_fail(&az, az.kernel, "kernel '%s' has no body", l->kernel);
     else if ((az.lanes = az_kernel_lanes(&az)), !az_failed(&az)) element_loop(&az, body);
   }
@@ -669,6 +678,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
         u->ref.t->count = ir_size_const(ir, u->expr->k->value + 1);
     }
   }
+  if (!az.why) az_text(&az);
   if (!az.why && l->wrapper) {
     char *note = ir_printf(ir, "the call of '%s' (%s:%u:%u) is the launch of kernel '%s' inside it, seen through "
                            "(its parameters stand for the call's arguments)", l->wrapper,

@@ -6,6 +6,7 @@
 // analyze_sum.c: a running sum added after the loop, also once a warp or the
 // block has summed it;
 // analyze_vector.c: kernels whose element is a vector, float4 or __half2;
+// analyze_text.c: the kernel's own text for one element, for code generation;
 // analyze_row.c: row-wise kernels, one block (warp, thread) per row, kept as
 // written: their bodies walked; analyze_row_op.c: their accesses checked
 // together and their op; analyze_place.c: a thread's place in the grid for
@@ -82,9 +83,16 @@ typedef struct Az {
   const char *lane_text[4];  // the index text of each lane's element in other lanes' reads
   bool lane_store;        // the store being made is a vector store's lane
   IrExpr *tail_guard;     // the elements a vector kernel over n / lanes vectors reaches (NULL: all)
+  CXCursor kbody;         // the kernel's body
+  int loop_at;            // the element loop's statement in it (its position among kbody's)
+  int loop_form;          // how the element loop is written (LOOP_FOR ...; 0: not found)
   char *why;              // the first reason it is not pointwise
   SrcLoc why_loc;
 } Az;
+
+// The forms of the element loop: `for (i = INDEX; i < n; i += STRIDE) BODY`,
+// `while (i < n) { BODY; i += STRIDE; }`, `if (i < n) BODY`, `if (i >= n) return; BODY...`.
+enum { LOOP_FOR = 1, LOOP_WHILE, LOOP_IF, LOOP_RETURN };
 
 typedef FeKids Kids;
 static inline Kids kids(CXCursor c) { return fe_kids(c); }
@@ -172,6 +180,10 @@ bool az_tree_decl(Az *az, CXCursor s);
 // After the kernel's last statement: a tree array declared but not used as a block sum
 // is refused (reason recorded).
 void az_tree_done(Az *az);
+
+// analyze_text.c: the user's own text for one element (op->pw.text), or why
+// there is none (op->pw.text_why), once the kernel is proven pointwise.
+void az_text(Az *az);
 
 // analyze_place.c: a thread's place in the grid, for a row per warp or per thread
 // (PLACE_MOVED: another place: a thread's rank in its block, the block's index)

@@ -10,9 +10,12 @@
 //   codegen_fused.c   the call sites of fuse groups: the fused kernel's launch
 //                     on symmetric memory, the NCCL schedule as its fallback
 //   codegen_kernel.c  generated kernels: a run of scheduled pointwise ops
-//                     becomes one __device__ element function (from the IR
-//                     expressions) and one grid-stride __global__ over [lo, hi);
-//                     a fuse group's fused __global__ on the device API
+//                     becomes one __device__ element function (calling each
+//                     kernel's own text, or from the IR expressions where there
+//                     is none) and one grid-stride __global__ over [lo, hi);
+//                     codegen_kernel_fused.c a fuse group's fused __global__ on
+//                     the device API; codegen_text.c the kernels' own text
+//                     (codegen_kernel_impl.h maps these three)
 //   codegen_rows.c    the fused kernel of row-wise kernels: a __device__ copy
 //                     of each kernel's body (one block of its grid) and the
 //                     __global__ that runs it between the peers' rows

@@ -4,9 +4,11 @@
 // a slice or a chunk, fused into one pass over memory) becomes two functions:
 //
 //   __device__ __forceinline__ void coconet_R_slice_elem(size_t i, float &w, float g, ..., float lr, size_t hidden)
-//       the ops' statements for element i, generated from the IR expressions:
-//       buffers read and written at [i] are references, read-only ones values,
-//       buffers read at [i % K], [i / K] or [K] pointers
+//       element i of each op: a call of the kernel's own text for an element
+//       (codegen_text.c) where the analysis has it, else the op's statements
+//       generated from the IR expressions; buffers read and written at [i] are
+//       references, read-only ones values, buffers read at [i % K], [i / K] or
+//       [K] (or named otherwise in a kernel's text) pointers
 //   __global__ void coconet_R_slice(float *w, const float *g, ..., size_t lo, size_t hi)
 //       a grid-stride loop over [lo, hi) (i stays the absolute element index),
 //       N elements at a time with one vector load/store per buffer when every
@@ -22,80 +24,12 @@
 // with one atomicAdd, when the launch's `add` says so (the tail, which every
 // rank computes, is added by rank 0 only).
 //
-// Only live statements are generated (a local nobody uses is dropped, a Philox
-// draw nobody uses is drawn and discarded).
-#include "codegen_impl.h"
+// Only live IR statements are generated (a local nobody uses is dropped, a
+// Philox draw nobody uses is drawn and discarded); a kernel's text is run whole.
+#include "codegen_kernel_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-enum { KMAX = 128 };
-
-typedef struct KTensor {
-  const IrTensor *t;
-  const char *name;   // parameter name
-  const char *vec;    // the vector loop's array
-  bool pointer;       // some read is not at [i]: passed as a pointer, read in memory
-  bool written;
-  bool load;          // read before its first write: the vector loop loads it
-  bool read;          // the element function reads it
-  bool summed;        // summed into (atomicAdd): the kernel adds to it after its loops
-} KTensor;
-
-typedef struct KSum {  // one accumulator element a kernel sums into
-  const IrTensor *t;
-  long k;              // the element
-  const char *name;    // the thread's partial sum
-} KSum;
-
-typedef struct KScalar {
-  const IrVar *var;
-  IrType type;
-  const char *name;
-  const char *arg;    // the launch argument as written
-} KScalar;
-
-typedef struct KSize {
-  const IrSize *k;
-  const char *name;
-} KSize;
-
-typedef struct KState {  // one curand Philox state of one op
-  int op;
-  const IrExpr *seed, *offset;
-  const char *name;
-  int ndraws;            // draws up to the last live one
-  const char *draw[KMAX];  // names of live draws (NULL: drawn and discarded)
-} KState;
-
-typedef struct KStmt {
-  const IrStmt *s;
-  int op;
-  bool live;
-  const char *name;      // lets
-} KStmt;
-
-typedef struct Plan {
-  const IrRegion *r;
-  Kernel *k;
-  Names names;
-  KTensor tensors[KMAX];
-  int ntensors;
-  KScalar scalars[KMAX];
-  int nscalars;
-  KSize sizes[KMAX];
-  int nsizes;
-  KState states[KMAX];
-  int nstates;
-  KStmt stmts[KMAX * 4];
-  int nstmts;
-  KSum sums[KMAX];
-  int nsums;
-  bool uses_i;
-  bool full;             // a table overflowed
-  int cur_op;            // while walking
-  const char *unit;      // indentation step
-} Plan;
 
 //
 // Tables
@@ -236,6 +170,37 @@ static int collect_all(Plan *p) {
   diag_error(&p->k->ops[0]->loc, "codegen: kernel '%s' is too large to generate (more than %d buffers, "
                                  "parameters or statements)", p->k->ops[0]->pw.kernel, KMAX);
   return -1;
+}
+
+// The size the plan has for a launch argument (`cols` of i / cols), NULL if none.
+static const KSize *size_named(const Plan *p, const char *arg) {
+  for (int i = 0; i < p->nsizes; i++) {
+    const IrSize *k = p->sizes[i].k;
+    if (k->kind == IR_SIZE_VAR && arg && strcmp(k->var->text, arg) == 0) return &p->sizes[i];
+  }
+  return NULL;
+}
+
+// What the ops' texts name: buffers (one the IR no longer reads, a dead read, is
+// loaded; one named otherwise than as t[i] is passed as a pointer), scalars (a
+// size the plan has already is passed as that), i.
+static void text_plan(Plan *p) {
+  for (int o = 0; o < p->k->nops; o++) {
+    const IrText *t = p->k->ops[o]->pw.text;
+    for (int i = 0; t && i < t->nparams; i++) {
+      const IrTextParam *tp = &t->params[i];
+      if (tp->tensor) {
+        int before = p->ntensors;
+        KTensor *kt = tensor_of(p, tp->tensor);
+        if (p->ntensors > before) kt->read = kt->load = true;
+        if (tp->raw) kt->pointer = true;
+      } else if (tp->param && !size_named(p, tp->param->arg_text)) {
+        add_scalar(p, tp->param);
+      } else if (!tp->param) {
+        p->uses_i = true;
+      }
+    }
+  }
 }
 
 static int gather_stmts(Plan *p) {
@@ -392,16 +357,71 @@ static void emit_stmt(Plan *p, Buf *b, const KStmt *ks, const ExprNames *nm) {
   buf_puts(b, ";\n");
 }
 
-static void emit_elem(Plan *p, Buf *b) {
+// How the element function passes each parameter of op o's text.
+static TextArg *text_args(Plan *p, int o) {
+  const IrText *t = p->k->ops[o]->pw.text;
+  TextArg *args = calloc((size_t)t->nparams + 1, sizeof *args);
+  if (!args) COCONET_BUG("out of memory");
+  for (int i = 0; i < t->nparams; i++) {
+    const IrTextParam *tp = &t->params[i];
+    if (tp->tensor) {
+      const KTensor *kt = tensor_of(p, tp->tensor);
+      bool const_elem = strncmp(tp->elem, "const ", 6) == 0 || strstr(tp->elem, " const");
+      args[i] = (TextArg){kt->name, !kt->pointer, kt->pointer && !kt->written && !const_elem};
+    } else {
+      const KSize *size = tp->param ? size_named(p, tp->param->arg_text) : NULL;
+      args[i] = (TextArg){size ? size->name : tp->param ? nm_param(p, tp->param) : "i", false, false};
+    }
+  }
+  return args;
+}
+
+// "coconet_R_slice_adam_update": the function of op o's text.
+static char *text_name(const Plan *p, int o) {
+  int same = 0;
+  for (int q = 0; q < o; q++) same += strcmp(p->k->ops[q]->pw.kernel, p->k->ops[o]->pw.kernel) == 0;
+  char *name = NULL;
+  if ((same ? asprintf(&name, "%s_%s_%d", p->k->name, p->k->ops[o]->pw.kernel, same + 1)
+            : asprintf(&name, "%s_%s", p->k->name, p->k->ops[o]->pw.kernel)) < 0)
+    COCONET_BUG("out of memory");
+  return name;
+}
+
+void emit_elem(Plan *p, Buf *b) {
   ExprNames nm = {nm_tensor, nm_param, nm_size, nm_local, nm_draw, p};
+  int texts = 0;
+  for (int o = 0; o < p->k->nops; o++) {
+    if (!p->k->ops[o]->pw.text) continue;
+    char *name = text_name(p, o);
+    TextArg *args = text_args(p, o);
+    text_function(b, name, p->k->ops[o], args, p->unit);
+    free(args);
+    free(name);
+    texts++;
+  }
   buf_puts(b, "// coconet: one element i of ");
   describe_ops(b, p->k);
-  buf_puts(b, ", generated from the IR\n");
+  if (texts == p->k->nops) buf_puts(b, ", by the kernels' own text above\n");
+  for (int o = 0; o < p->k->nops && texts < p->k->nops; o++) {
+    const IrOp *op = p->k->ops[o];
+    if (!op->pw.text)
+      buf_printf(b, "%s%s generated from the IR (%s)", o ? "; " : ", ", op->pw.kernel,
+                 op->pw.text_why ? op->pw.text_why : "no text");
+    if (o + 1 == p->k->nops) buf_puts(b, "\n");
+  }
   buf_printf(b, "__device__ __forceinline__ void %s_elem(", p->k->name);
   elem_params(p, b);
   buf_puts(b, ")\n{\n");
   for (int o = 0; o < p->k->nops; o++) {
     p->cur_op = o;
+    if (p->k->ops[o]->pw.text) {
+      char *name = text_name(p, o);
+      TextArg *args = text_args(p, o);
+      text_call(b, name, p->k->ops[o], args, p->unit);
+      free(args);
+      free(name);
+      continue;
+    }
     emit_philox(p, b, o, &nm);
     for (int i = 0; i < p->nstmts; i++)
       if (p->stmts[i].op == o && p->stmts[i].live) emit_stmt(p, b, &p->stmts[i], &nm);
@@ -409,9 +429,7 @@ static void emit_elem(Plan *p, Buf *b) {
   buf_puts(b, "}\n\n");
 }
 
-// The element function's arguments; lane is NULL in the scalar loop, "k" in the
-// vector loop; tensor `subst` (if any) is read from the variable `subst_name`.
-static void elem_args_subst(Plan *p, Buf *b, const char *lane, const IrTensor *subst, const char *subst_name) {
+void elem_args_subst(Plan *p, Buf *b, const char *lane, const IrTensor *subst, const char *subst_name) {
   const char *sep = "";
   if (p->uses_i) {
     buf_puts(b, lane ? "i0 + k" : "i");
@@ -440,10 +458,9 @@ static void elem_args_subst(Plan *p, Buf *b, const char *lane, const IrTensor *s
   }
 }
 
-static void elem_args(Plan *p, Buf *b, const char *lane) { elem_args_subst(p, b, lane, NULL, NULL); }
+void elem_args(Plan *p, Buf *b, const char *lane) { elem_args_subst(p, b, lane, NULL, NULL); }
 
-// Elements per vector step: 16 bytes of the widest [i] buffer; 0 when none.
-static int vector_width(const Plan *p) {
+int vector_width(const Plan *p) {
   int widest = 0;
   for (int i = 0; i < p->ntensors; i++)
     if (!p->tensors[i].pointer && ir_type_size(p->tensors[i].t->type) > widest) widest = ir_type_size(p->tensors[i].t->type);
@@ -541,8 +558,7 @@ static int check_reads(const Plan *p, const IrExpr *e) {
   return check_reads(p, e->a) || check_reads(p, e->b) || check_reads(p, e->c);
 }
 
-// The plan of k's ops: statements, liveness, tables, names; NULL after reporting why not.
-static Plan *plan_make(const IrRegion *r, const char *unit, Kernel *k) {
+Plan *plan_make(const IrRegion *r, const char *unit, Kernel *k) {
   Plan *p = calloc(1, sizeof *p);
   if (!p) COCONET_BUG("out of memory");
   p->r = r;
@@ -554,6 +570,7 @@ static Plan *plan_make(const IrRegion *r, const char *unit, Kernel *k) {
     liveness(p);
     rc = collect_all(p);
   }
+  if (rc == 0) text_plan(p);
   if (rc == 0) {
     name_all(p);
     return p;
@@ -563,223 +580,9 @@ static Plan *plan_make(const IrRegion *r, const char *unit, Kernel *k) {
   return NULL;
 }
 
-static void plan_free(Plan *p) {
+void plan_free(Plan *p) {
   names_free(&p->names);
   free(p);
-}
-
-//
-// Fused kernels (codegen.c decides which groups get one)
-//
-
-static bool is_gathered(const FusedSpec *f, const IrTensor *t) {
-  for (int i = 0; i < f->ngathered; i++)
-    if (f->gathered[i] == t) return true;
-  return false;
-}
-
-
-static const KTensor *reduced_tensor(const Plan *p, const FusedSpec *f) {
-  for (int i = 0; i < p->ntensors; i++)
-    if (p->tensors[i].t == f->reduced) return &p->tensors[i];
-  return NULL;
-}
-
-static const char *reduced_name(const Plan *p, const FusedSpec *f) {
-  const KTensor *red = reduced_tensor(p, f);
-  return red ? red->vec : "coconet_unused";
-}
-
-// "T g_v = coconet_reduce<OP, T>(g_win, g_off, dev.lsaSize, i)": element i summed from every peer in rank order.
-static void fused_reduce(const Plan *p, Buf *b, const FusedSpec *f, const char *u, bool tail) {
-  const char *ct = cg_ctype(f->dtype), *in = f->window_names[0];
-  buf_printf(b, "%s%s %s = ", u, ct, reduced_name(p, f));
-  if (tail) buf_puts(b, "mine ? ");
-  buf_printf(b, "coconet_reduce<%s, %s>(%s_win, %s_off, dev.lsaSize, i)", cg_coconet_red(f->red), ct, in, in);
-  if (tail) buf_printf(b, " : %s()", ct);
-  buf_puts(b, ";\n");
-}
-
-// Element i's ops, its local stores and (peers) its gathered buffers written to every peer.
-static void fused_ops(Plan *p, Buf *b, const FusedSpec *f, const char *u, bool peers) {
-  const KTensor *red = reduced_tensor(p, f);
-  const char *rname = reduced_name(p, f);
-  buf_printf(b, "%s%s_elem(", u, p->k->name);
-  elem_args_subst(p, b, NULL, f->reduced, rname);
-  buf_puts(b, ");\n");
-  if (red && !f->reduced->scratch) buf_printf(b, "%s%s[i] = %s;\n", u, red->name, rname);
-  for (int i = 0; i < p->ntensors && peers; i++) {
-    const KTensor *kt = &p->tensors[i];
-    if (!is_gathered(f, kt->t)) continue;
-    buf_printf(b, "%sfor (int peer = 0; peer < dev.lsaSize; peer++)\n", u);
-    buf_printf(b, "%s%sif (peer != dev.lsaRank) coconet_peer<%s>(%s_win, %s_off, peer)[i] = %s%s;\n", u, p->unit,
-               cg_ctype(kt->t->type), kt->t->name, kt->t->name, kt == red ? rname : kt->name, kt == red ? "" : "[i]");
-  }
-}
-
-// The reduced tensor is read from the peers; its pointer is passed only when it is stored.
-static bool fused_passed(const KTensor *kt, const FusedSpec *f) { return kt->t != f->reduced || !f->reduced->scratch; }
-
-static void fused_params(Plan *p, Buf *b, const FusedSpec *f) {
-  buf_puts(b, "ncclDevComm dev");
-  for (int w = 0; w < f->nwindows; w++) buf_printf(b, ", ncclWindow_t %s_win, size_t %s_off", f->window_names[w], f->window_names[w]);
-  for (int i = 0; i < p->ntensors; i++) {
-    const KTensor *kt = &p->tensors[i];
-    if (!fused_passed(kt, f)) continue;
-    bool store = kt->written || kt->t == f->reduced;
-    buf_printf(b, ", %s%s *%s", store ? "" : "const ", cg_ctype(kt->t->type), kt->name);
-  }
-  for (int i = 0; i < p->nscalars; i++) buf_printf(b, ", %s %s", cg_ctype(p->scalars[i].type), p->scalars[i].name);
-  for (int i = 0; i < p->nsizes; i++) buf_printf(b, ", size_t %s", p->sizes[i].name);
-  buf_puts(b, f->oneshot ? ", size_t count" : ", size_t lo, size_t hi, size_t tail_lo, size_t tail_hi");
-}
-
-// The slice N elements at a time (one 4, 8 or 16-byte access per buffer and
-// peer) while every local [i] buffer and every window is aligned to N elements
-// (the windows' bases are page-aligned, so a peer's copy is aligned with ours).
-static void fused_vector_loop(Plan *p, Buf *b, const FusedSpec *f, int n) {
-  const char *u = p->unit;
-  char u2[64], u3[64], u4[80];
-  snprintf(u2, sizeof u2, "%s%s", u, u);
-  snprintf(u3, sizeof u3, "%s%s%s", u, u, u);
-  snprintf(u4, sizeof u4, "%s%s%s%s", u, u, u, u);
-  const KTensor *red = reduced_tensor(p, f);
-  buf_printf(b, "%sif (coconet_aligned<%d>(lo", u, n);
-  for (int i = 0; i < p->ntensors; i++)
-    if (!p->tensors[i].pointer && &p->tensors[i] != red) buf_printf(b, ", %s", p->tensors[i].name);
-  buf_puts(b, ")");
-  for (int w = 0; w < f->nwindows; w++) {
-    const IrTensor *t = f->source;
-    for (int g = 0; g < f->ngathered; g++)
-      if (strcmp(f->gathered[g]->name, f->window_names[w]) == 0) t = f->gathered[g];
-    buf_printf(b, " &&\n%s%scoconet_window_aligned<%d, %s>(%s_off, lo)", u, u, n, cg_ctype(t->type), f->window_names[w]);
-  }
-  buf_printf(b, ") {\n%sconst size_t nvec = (hi - lo) / %d;\n", u2, n);
-  buf_printf(b, "%sfor (size_t j = first; j < nvec; j += stride) {\n%sconst size_t i0 = lo + %d * j;\n", u2, u3, n);
-  buf_printf(b, "%s%s %s[%d];\n", u3, cg_ctype(f->dtype), reduced_name(p, f), n);
-  buf_printf(b, "%scoconet_reduce_vec<%s, %s, %d>(%s_win, %s_off, dev.lsaSize, i0, %s);\n", u3, cg_coconet_red(f->red),
-             cg_ctype(f->dtype), n, f->window_names[0], f->window_names[0], reduced_name(p, f));
-  for (int i = 0; i < p->ntensors; i++) {
-    const KTensor *kt = &p->tensors[i];
-    if (kt->pointer || kt == red) continue;
-    buf_printf(b, "%s%s %s[%d];\n", u3, cg_ctype(kt->t->type), kt->vec, n);
-    if (kt->load) buf_printf(b, "%scoconet_load(%s + i0, %s);\n", u3, kt->name, kt->vec);
-  }
-  buf_printf(b, "%sfor (int k = 0; k < %d; k++)\n%s%s_elem(", u3, n, u4, p->k->name);
-  elem_args(p, b, "k");
-  buf_puts(b, ");\n");
-  for (int i = 0; i < p->ntensors; i++) {
-    const KTensor *kt = &p->tensors[i];
-    if (!kt->pointer && (kt == red ? !f->reduced->scratch : kt->written))
-      buf_printf(b, "%scoconet_store(%s + i0, %s);\n", u3, kt->name, kt->vec);
-  }
-  for (int i = 0; i < p->ntensors; i++) {
-    const KTensor *kt = &p->tensors[i];
-    if (!is_gathered(f, kt->t)) continue;
-    buf_printf(b, "%sfor (int peer = 0; peer < dev.lsaSize; peer++)\n", u3);
-    buf_printf(b, "%s%sif (peer != dev.lsaRank) coconet_store(coconet_peer<%s>(%s_win, %s_off, peer) + i0, %s);\n", u3, u,
-               cg_ctype(kt->t->type), kt->t->name, kt->t->name, kt->vec);
-  }
-  buf_printf(b, "%s}\n%slo += %d * nvec;\n%s}\n", u2, u2, n, u);
-}
-
-// The elements per vector step of the fused kernel: 16 bytes of the widest [i] buffer or of the reduced type.
-static int fused_vector_width(const Plan *p, const FusedSpec *f) {
-  int n = vector_width(p), w = 16 / ir_type_size(f->dtype);
-  return n && n < w ? n : w;
-}
-
-// Split: this rank's slice from every peer, written to every peer; block 0 the tail.
-static void fused_split_body(Plan *p, Buf *b, const FusedSpec *f) {
-  const char *u = p->unit;
-  char u2[64], u3[64];
-  snprintf(u2, sizeof u2, "%s%s", u, u);
-  snprintf(u3, sizeof u3, "%s%s%s", u, u, u);
-  buf_printf(b, "%sconst size_t first = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n", u);
-  buf_printf(b, "%sconst size_t stride = (size_t)blockDim.x * gridDim.x;\n", u);
-  fused_vector_loop(p, b, f, fused_vector_width(p, f));
-  buf_printf(b, "%sfor (size_t i = lo + first; i < hi; i += stride) {\n", u);
-  fused_reduce(p, b, f, u2, false);
-  fused_ops(p, b, f, u2, true);
-  buf_printf(b, "%s}\n%sif (blockIdx.x == 0) {\n", u, u);
-  buf_printf(b, "%sconst size_t i = tail_lo + threadIdx.x;\n%sconst bool mine = i < tail_hi;\n", u2, u2);
-  fused_reduce(p, b, f, u2, true);
-  buf_printf(b, "%s// every rank has read the tail from its peers before any rank writes it\n", u2);
-  buf_printf(b, "%sbar.sync(ncclCoopCta(), cuda::memory_order_acq_rel);\n%sif (mine) {\n", u2, u2);
-  fused_ops(p, b, f, u3, false);
-  buf_printf(b, "%s}\n", u2);
-  buf_printf(b, "%s}\n%s// every write to a peer is done before any rank goes on\n", u, u);
-  buf_printf(b, "%sbar.sync(ncclCoopCta(), cuda::memory_order_release);\n", u);
-}
-
-// One-shot: every element from every peer, tile by tile; a tile is written
-// only after every rank has read it (the buffer may be reduced in place).
-static void fused_oneshot_body(Plan *p, Buf *b, const FusedSpec *f) {
-  const char *u = p->unit;
-  char u2[64], u3[64];
-  snprintf(u2, sizeof u2, "%s%s", u, u);
-  snprintf(u3, sizeof u3, "%s%s%s", u, u, u);
-  buf_printf(b, "%sconst size_t tiles = (count + blockDim.x - 1) / blockDim.x;\n", u);
-  buf_printf(b, "%sfor (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {\n", u);
-  buf_printf(b, "%sconst size_t i = t * blockDim.x + threadIdx.x;\n%sconst bool mine = i < count;\n", u2, u2);
-  fused_reduce(p, b, f, u2, true);
-  buf_printf(b, "%s// every rank has read this tile from its peers before any rank writes it\n", u2);
-  buf_printf(b, "%sbar.sync(ncclCoopCta(), cuda::memory_order_acq_rel);\n%sif (mine) {\n", u2, u2);
-  fused_ops(p, b, f, u3, false);
-  buf_printf(b, "%s}\n%s}\n", u2, u);
-}
-
-int kernel_fused(const IrRegion *r, const char *unit, Kernel *k, const FusedSpec *f) {
-  Plan *p = plan_make(r, unit, k);
-  if (!p) return -1;
-  for (int i = 0; i < p->ntensors; i++) {
-    const KTensor *kt = &p->tensors[i];
-    if ((kt->t == f->reduced || is_gathered(f, kt->t)) && kt->pointer) {
-      plan_free(p);
-      return 1;  // read at another index than [i]: not fused
-    }
-  }
-  Buf b = {0};
-  if (k->text) buf_printf(&b, "%s\n", k->text);
-  else emit_elem(p, &b);
-  if (f->oneshot) {
-    buf_printf(&b, "// coconet: %s of region %s as one kernel on symmetric memory (one-shot): every rank sums "
-                   "each element of '%s' from every peer in rank order and runs the ops on its own copy; block b "
-                   "of every rank meets its peers' block b at an LSA barrier between reading a tile and writing "
-                   "it\n", f->flow, r->name, f->window_names[0]);
-  } else {
-    buf_printf(&b, "// coconet: %s of region %s as one kernel on symmetric memory: block b of every rank "
-                   "meets its peers' block b at LSA barriers; each rank sums its slice [lo, hi) of '%s' from every "
-                   "peer in rank order, runs the ops and writes ", f->flow, r->name, f->window_names[0]);
-    for (int i = 0; i < f->ngathered; i++)
-      buf_printf(&b, "%s'%s'", i ? (i + 1 == f->ngathered ? " and " : ", ") : "", f->gathered[i]->name);
-    buf_printf(&b, "%s to every peer; block 0 also computes the tail [tail_lo, tail_hi) on every rank, as the "
-                   "NCCL path does\n", f->ngathered ? "" : "nothing");
-  }
-  buf_printf(&b, "__global__ void %s(", k->fused_name);
-  fused_params(p, &b, f);
-  buf_puts(&b, ")\n{\n");
-  buf_printf(&b, "%sncclLsaBarrierSession<ncclCoopCta> bar{ncclCoopCta(), dev, ncclTeamTagLsa(), blockIdx.x};\n", unit);
-  buf_printf(&b, "%s// the peers' inputs are ready (their earlier work on their streams is done)\n", unit);
-  buf_printf(&b, "%sbar.sync(ncclCoopCta(), cuda::memory_order_acquire);\n", unit);
-  if (f->oneshot) fused_oneshot_body(p, &b, f);
-  else fused_split_body(p, &b, f);
-  buf_puts(&b, "}\n");
-  free(k->text);
-  k->text = buf_take_wrapped(&b, 0);
-  Buf a = {0};
-  buf_printf(&a, "%s.dev", f->args);
-  for (int w = 0; w < f->nwindows; w++) buf_printf(&a, ", %s.win[%d], %s.offset[%d]", f->args, w, f->args, w);
-  for (int i = 0; i < p->ntensors; i++)
-    if (fused_passed(&p->tensors[i], f)) buf_printf(&a, ", %s", p->tensors[i].t->text);
-  for (int i = 0; i < p->nscalars; i++) buf_printf(&a, ", %s", p->scalars[i].arg);
-  for (int i = 0; i < p->nsizes; i++) {
-    buf_puts(&a, ", ");
-    cg_size(&a, p->sizes[i].k);
-  }
-  k->fused_args = buf_take(&a);
-  plan_free(p);
-  return 0;
 }
 
 int kernel_block(const IrRegion *r, const char *unit, Kernel *k, const IrTensor *writable, Names *names,

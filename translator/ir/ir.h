@@ -358,6 +358,39 @@ typedef struct IrEvent {               // cudaEventRecord(event, stream) / cudaS
   const char *event, *stream;
 } IrEvent;
 
+// The user's own text for one element of a pointwise kernel (analyze_text.c):
+// what the generated code runs for element i, so that a schedule computes each
+// element with the kernel as written (codegen_text.c). It is the element loop's
+// statements, the locals before the loop they use and, when they read where
+// the thread is, threadIdx/blockIdx/blockDim/gridDim as the launch as written
+// gives them to the thread of element i. Its parameters are the kernel's that
+// the text names, in the kernel's order, and the element index.
+typedef struct IrTextParam {
+  const char *name;       // as the kernel names it
+  const char *decl;       // a scalar's or the index's declaration ("float lr", "size_t i"); a buffer's
+                          // type as declared ("const float *__restrict__")
+  const char *elem;       // a buffer's element type as declared ("const float")
+  IrTensor *tensor;       // a buffer (NULL: a scalar or the index)
+  IrParam *param;         // a scalar (NULL: a buffer or the index)
+  bool raw;               // the text uses the buffer otherwise than as name[index]: passed as a pointer
+} IrTextParam;
+
+typedef struct IrTextEdit {
+  unsigned at, len;       // bytes of the body replaced
+  int param;              // name[index] of buffer params[param], by the element when it is passed as
+                          // one (-1: an edit by `repl`)
+  const char *repl;       // `return` for the element loop's `continue`
+} IrTextEdit;
+
+typedef struct IrText {
+  IrTextParam *params;
+  int nparams;
+  const char *body;       // the statements, each line indented as written
+  IrTextEdit *edits;      // in order of `at`
+  int nedits;
+  SrcLoc loc;             // where the element's statements start
+} IrText;
+
 typedef struct IrPointwise {
   const char *kernel;                  // the kernel as named at the launch (with template args)
   const char *grid, *block, *shmem, *stream;  // launch configuration texts ("0" when omitted)
@@ -382,6 +415,8 @@ typedef struct IrPointwise {
   const char *row_fuse_why;            // why `fuse` cannot take it (its body is copied into the fused kernel,
                                        // codegen_rows.c); NULL: it can
   SrcLoc row_fuse_loc;                 // where that reason points
+  IrText *text;                        // the user's text for an element (NULL: generated from `body`)
+  const char *text_why;                // ... why there is none
 } IrPointwise;
 
 // Which elements an op touches. An op's range of a tensor of `count` elements:

@@ -1,0 +1,102 @@
+// codegen_text.c: the user's own text for one element of an op (IrText, made by
+// analyze_text.c) as a __device__ function the element function calls, so that
+// the scheduled program computes each element with the kernel as written:
+//
+//   // coconet: element i of adam_update (adam.cu:158), the kernel's own text (adam.cu:116)
+//   __device__ __forceinline__ void coconet_adam_step_slice_adam_update(float &w, const float &g,
+//       ..., float grad_scale, ...)
+//   {
+//       const float grad = g * grad_scale;
+//       ...
+//   }
+//
+// Its parameters are the kernel's, as the kernel declares and names them: a
+// buffer the element function holds as element i is a reference to it (the
+// text's `g[i]` becomes `g`), one it holds as a pointer is the kernel's
+// pointer (the text indexes it as written, i being the element's absolute
+// index), scalars and the element index as declared. The text's lines keep
+// their indentation relative to each other.
+#include "codegen_kernel_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int by_at(const void *a, const void *b) {
+  const IrTextEdit *x = a, *y = b;
+  return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static void params(Buf *b, const IrText *t, const TextArg *args) {
+  for (int i = 0; i < t->nparams; i++) {
+    const IrTextParam *tp = &t->params[i];
+    if (i) buf_puts(b, ", ");
+    if (tp->tensor && args[i].element) {
+      buf_printf(b, "%s &%s", tp->elem, tp->name);
+    } else if (tp->tensor) {
+      size_t n = strlen(tp->decl);
+      buf_printf(b, "%s%s%s", tp->decl, n && tp->decl[n - 1] == '*' ? "" : " ", tp->name);
+    } else {
+      buf_puts(b, tp->decl);
+    }
+  }
+}
+
+// The body with its edits made (a buffer passed as its element named bare).
+static char *edited(const IrText *t, const TextArg *args) {
+  IrTextEdit *ed = malloc(sizeof *ed * (size_t)(t->nedits + 1));
+  if (!ed) COCONET_BUG("out of memory");
+  memcpy(ed, t->edits, sizeof *ed * (size_t)t->nedits);
+  qsort(ed, (size_t)t->nedits, sizeof *ed, by_at);
+  Buf out = {0};
+  size_t at = 0, len = strlen(t->body);
+  for (int i = 0; i < t->nedits; i++) {
+    const char *repl = ed[i].param >= 0 ? (args[ed[i].param].element ? t->params[ed[i].param].name : NULL)
+                                        : ed[i].repl;
+    if (!repl || ed[i].at < at || ed[i].at + ed[i].len > len) continue;
+    buf_printf(&out, "%.*s%s", (int)(ed[i].at - at), t->body + at, repl);
+    at = ed[i].at + ed[i].len;
+  }
+  buf_puts(&out, t->body + at);
+  free(ed);
+  return buf_take(&out);
+}
+
+// Each line of text without the indentation all its lines share, indented by unit.
+static void reindented(Buf *b, const char *text, const char *unit) {
+  size_t common = (size_t)-1;
+  for (const char *l = text; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+    size_t lead = strspn(l, " "), n = strcspn(l, "\n");
+    if (lead < n && lead < common) common = lead;
+  }
+  for (const char *l = text; *l;) {
+    size_t n = strcspn(l, "\n");
+    if (strspn(l, " ") < n) buf_printf(b, "%s%.*s\n", unit, (int)(n - common), l + common);
+    else if (n) buf_puts(b, "\n");
+    l += n + (l[n] == '\n');
+  }
+}
+
+void text_function(Buf *b, const char *name, const IrOp *op, const TextArg *args, const char *unit) {
+  const IrText *t = op->pw.text;
+  buf_printf(b, "// coconet: element i of %s (%s:%u), the kernel's own text (%s:%u)\n", op->pw.kernel,
+             cg_base_name(op->loc.file), op->loc.line, cg_base_name(t->loc.file), t->loc.line);
+  buf_printf(b, "__device__ __forceinline__ void %s(", name);
+  params(b, t, args);
+  buf_puts(b, ")\n{\n");
+  char *body = edited(t, args);
+  reindented(b, body, unit);
+  free(body);
+  buf_puts(b, "}\n\n");
+}
+
+void text_call(Buf *b, const char *name, const IrOp *op, const TextArg *args, const char *unit) {
+  const IrText *t = op->pw.text;
+  buf_printf(b, "%s%s(", unit, name);
+  for (int i = 0; i < t->nparams; i++) {
+    const IrTextParam *tp = &t->params[i];
+    if (i) buf_puts(b, ", ");
+    if (args[i].cast) buf_printf(b, "const_cast<%s *>(%s)", tp->elem, args[i].name);
+    else buf_puts(b, args[i].name);
+  }
+  buf_puts(b, ");\n");
+}
