@@ -452,15 +452,18 @@ static IrText *build(Tx *x, const List *top, const List *elem) {
     body = coordinates(x, body, index, indent, params + TX_PARAMS, &np);
   }
   int ncoord = np;
-  bool wrapped = false;
+  // The element's statements in a block of their own after the locals (they may shadow them).
+  int wrap = -1;
   for (int d = 0; d < x->ndecls && !x->why; d++)
     if (x->need[d]) {
+      unsigned dcol = 1;
+      clang_getFileLocation(clang_getRangeStart(clang_getCursorExtent(x->decls[d])), NULL, NULL, &dcol, NULL);
+      if (wrap < 0) wrap = dcol > 0 ? (int)dcol - 1 : 0;
       body = add_piece(x, body, &x->decls[d], 1);
-      wrapped = true;
     }
-  if (wrapped) body = ir_printf(az->ir, "%s%*s{\n", body, indent > 4 ? indent - 4 : 0, "");
+  if (wrap >= 0) body = ir_printf(az->ir, "%s%*s{\n", body, wrap, "");
   if (elem->n && !x->why) body = add_piece(x, body, elem->v, elem->n);
-  if (wrapped) body = ir_printf(az->ir, "%s%*s}\n", body, indent > 4 ? indent - 4 : 0, "");
+  if (wrap >= 0) body = ir_printf(az->ir, "%s%*s}\n", body, wrap, "");
   // name[index] of a buffer passed as a pointer stays as written: it names the index.
   for (int e = 0; e < x->nedits; e++)
     if (x->edits[e].param >= 0 && x->raw[x->edits[e].param]) x->index_used = true;
