@@ -633,7 +633,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
   Az az = {.fe = instance ? def->inst_fe : fe, .ir = ir, .launch = l, .kernel = instance ? def->inst : def->cursor,
            .index = clang_getNullCursor(), .count = clang_getNullCursor(), .bound = clang_getNullCursor(),
            .philox = clang_getNullCursor(), .stride = clang_getNullCursor(), .index_alias = clang_getNullCursor(),
-           .tree = clang_getNullCursor(), .kbody = clang_getNullCursor(), .region_fe = fe, .lane = lane, .one_d = launch_is_1d(fe, s)};
+           .tree = clang_getNullCursor(), .kbody = clang_getNullCursor(), .opaque = clang_getNullCursor(), .region_fe = fe, .lane = lane, .one_d = launch_is_1d(fe, s)};
   const PragmaClause *pc = hint ? hint->clauses : NULL;
   const PragmaArg *hi = pragma_find_key(pc, "index"), *hc = pragma_find_key(pc, "count");
   az.hint_index = hi ? hi->text : NULL;
@@ -679,6 +679,14 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     }
   }
   if (!az.why) az_text(&az);
+  if (!az.why && !clang_Cursor_isNull(az.opaque) && !az.op->pw.text) {
+    char *name = fe_spelling(az_callee(az.opaque)), *t = az_text_of(&az, az.opaque);
+    az_fail(&az, az.opaque, "kernel '%s' calls '%s' (%s), which coconet's IR does not model: the generated code can "
+                            "run such a call only in the kernel's own text, and has none for '%s' (%s)",
+            l->kernel, name, t, l->kernel, az.op->pw.text_why ? az.op->pw.text_why : "?");
+    free(name);
+    free(t);
+  }
   if (!az.why && l->wrapper) {
     char *note = ir_printf(ir, "the call of '%s' (%s:%u:%u) is the launch of kernel '%s' inside it, seen through "
                            "(its parameters stand for the call's arguments)", l->wrapper,

@@ -236,6 +236,36 @@ static IrExpr *classify_float(Az *az, CXCursor c, char cls) {
   return cast_to(az, az_expr_type(c), ir_expr_binary(az->ir, cls == 'i' ? IR_EQ : IR_LT, mag, inf));
 }
 
+// A function of values the IR does not model (a CUDA intrinsic, a library
+// function: `__hfma`, `__float2bfloat16_rz`, `normcdff`), of at most three
+// arithmetic arguments with an arithmetic result: kept as the call, which the
+// kernel's own text makes in generated code (analyze_text.c); analyze.c refuses
+// the kernel with the reason below when there is no text. Not a call without
+// arguments (clock64(), __activemask(): where and when it runs), nor one through
+// which threads meet or that names where the thread is. NULL: not one.
+static IrExpr *opaque_call(Az *az, CXCursor c, const char *name, int n) {
+  IrType t = az_expr_type(c);
+  if (t == IR_VOID || n < 1 || n > 3 || az->lanes > 1) return NULL;
+  static const char *const prefixes[] = {"__shfl", "__match", "__reduce", "__sync", "__ballot", "__any", "__all",
+                                         "atomic", "__nanosleep", "clock", "__threadfence", NULL};
+  for (const char *const *p = prefixes; *p; p++)
+    if (strncmp(name, *p, strlen(*p)) == 0) return NULL;
+  if (cuda_name_in(name, CUDA_WARP_CALLS) || cuda_name_in(name, CUDA_LEGACY_WARP_CALLS) ||
+      cuda_name_in(name, CUDA_BLOCK_BARRIERS) || cuda_name_in(name, CUDA_GROUP_QUERIES))
+    return NULL;
+  IrExpr *arg[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < n; i++) {
+    CXCursor a = clang_Cursor_getArgument(c, (unsigned)i);
+    if (az_expr_type(a) == IR_VOID) return NULL;
+    if (!(arg[i] = expr(az, a))) return NULL;
+  }
+  if (clang_Cursor_isNull(az->opaque)) az->opaque = c;
+  char *text = az_text_of(az, c);
+  IrExpr *e = ir_expr_opaque(az->ir, t, text, arg[0], arg[1], arg[2]);
+  free(text);
+  return e;
+}
+
 IrExpr *az_call_expr(Az *az, CXCursor c) {
   CXCursor callee = az_callee(c);
   char *name = clang_Cursor_isNull(callee) ? strdup("") : fe_spelling(callee);
@@ -300,7 +330,7 @@ IrExpr *az_call_expr(Az *az, CXCursor c) {
       az_fail(az, c, "kernel '%s' calls through a function pointer in %s; coconet reads the functions a kernel calls "
                      "and cannot tell which one this is: call it by name", az->launch->kernel, t);
       free(t);
-    } else if (!e && !az_failed(az)) {
+    } else if (!e && !az_failed(az) && !(e = opaque_call(az, c, name, n)) && !az_failed(az)) {
       char *t = az_text_of(az, c);
       az_fail(az, c, "kernel '%s' calls '%s', which a pointwise kernel cannot use (%s)", az->launch->kernel, name, t);
       free(t);

@@ -83,6 +83,7 @@ typedef struct Az {
   const char *lane_text[4];  // the index text of each lane's element in other lanes' reads
   bool lane_store;        // the store being made is a vector store's lane
   IrExpr *tail_guard;     // the elements a vector kernel over n / lanes vectors reaches (NULL: all)
+  CXCursor opaque;        // the first call the IR does not model (null: none): the op needs its text
   CXCursor kbody;         // the kernel's body
   int loop_at;            // the element loop's statement in it (its position among kbody's)
   int loop_form;          // how the element loop is written (LOOP_FOR ...; 0: not found)

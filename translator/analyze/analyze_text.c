@@ -252,7 +252,7 @@ static char *add_piece(Tx *x, char *body, const CXCursor *v, int n) {
   unsigned b, e, b2, e2, col;
   CXFile f, fl;
   if (!offsets(v[0], &f, &b, &e) || !offsets(v[n - 1], &fl, &b2, &e2) || !clang_File_isEqual(f, fl) || e2 < b) {
-    x->why = "clang cannot tell where its statements are (a macro)";
+    x->why = "clang cannot tell where its statements are, as in a macro";
     return body;
   }
   CXSourceLocation from = clang_getRangeStart(clang_getCursorExtent(v[0]));
@@ -261,7 +261,7 @@ static char *add_piece(Tx *x, char *body, const CXCursor *v, int n) {
   size_t len = strlen(piece);
   if (len != e2 - b) {
     free(piece);
-    x->why = "clang cannot tell where its statements are (a macro)";
+    x->why = "clang cannot tell where its statements are, as in a macro";
     return body;
   }
   for (const char *l = piece; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
@@ -318,7 +318,7 @@ static bool has_sum(const IrOp *op) {
 // Why the kernel's text cannot be the element's (NULL: it can).
 static const char *unsupported(const Az *az) {
   const KernelDef *def = az->launch->def;
-  if (def->is_template) return "the kernel is a template (its text is in terms of its parameters)";
+  if (def->is_template) return "the kernel is a template, whose text is in terms of its parameters";
   if (az->lanes > 1) return "the kernel's element is a vector";
   if (!clang_Cursor_isNull(az->philox)) return "the kernel draws Philox numbers";
   if (has_sum(az->op) || az->hand_sums || !clang_Cursor_isNull(az->tree)) return "the kernel sums with atomicAdd";

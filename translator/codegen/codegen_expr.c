@@ -323,6 +323,7 @@ static void emit_node(Ex *x, const IrExpr *e, int min) {
   case IR_E_CALL: emit_call(x, e); break;
   case IR_E_PHILOX: buf_puts(x->b, x->nm->draw(x->nm->ctx, e)); break;
   case IR_E_BITCAST: emit_bitcast(x, e); break;
+  case IR_E_OPAQUE: COCONET_BUG("call '%s' is not in the IR: the kernel's own text computes it", e->text);
   case IR_E_CAST: break;
   }
   if (paren) buf_puts(x->b, ")");

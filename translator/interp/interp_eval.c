@@ -323,6 +323,23 @@ static IrVal eval_bitcast(Interp *in, const IrExpr *e) {
   return ival(wrap((int64_t)u, e->type));
 }
 
+// A call the IR does not model: a fixed function of its text and its arguments'
+// values (a hash into [-1, 1]), the same wherever the element is computed, so the
+// schedule's data flow is still checked.
+static IrVal eval_opaque(Interp *in, const IrExpr *e) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char *t = e->text; *t; t++) h = (h ^ (unsigned char)*t) * 1099511628211ull;
+  const IrExpr *args[3] = {e->a, e->b, e->c};
+  for (int k = 0; k < 3 && args[k]; k++) {
+    double v = interp_to_double(interp_eval(in, args[k]), args[k]->type);
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    h = (h ^ bits) * 1099511628211ull;
+  }
+  h ^= h >> 29;
+  return interp_from_double((double)(int)(h % 2001) / 1000.0 - 1.0, e->type);
+}
+
 IrVal interp_eval(Interp *in, const IrExpr *e) {
   if (in->failed) return ival(0);
   switch (e->kind) {
@@ -352,6 +369,7 @@ IrVal interp_eval(Interp *in, const IrExpr *e) {
   }
   case IR_E_PHILOX: return eval_philox(in, e);
   case IR_E_BITCAST: return eval_bitcast(in, e);
+  case IR_E_OPAQUE: return eval_opaque(in, e);
   }
   return ival(0);
 }

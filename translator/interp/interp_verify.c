@@ -205,6 +205,11 @@ int ir_verify(const IrRegion *r, int max_ranks, int trials, FILE *report) {
               op->coll.pipe_tag ? " (what a pipeline sender sends); the host backend runs the exchange itself" : "");
   }
   for (const IrOp *op = r->ops; op && rc == 0; op = op->next)
+    if (ir_pw_opaque(op))
+      fprintf(report, "verify=ir %s: kernel '%s' calls %s, which the IR models as a fixed function of its "
+                      "arguments (the data flow is checked, not its value); --verify runs its code\n", r->name,
+              op->pw.kernel, ir_pw_opaque(op)->text);
+  for (const IrOp *op = r->ops; op && rc == 0; op = op->next)
     if (op->kind == IR_OP_POINTWISE && op->pw.row)
       fprintf(report, "verify=ir %s: row-wise kernel '%s' is modelled (each output row a fixed function of the rows and "
                       "columns it reads); --verify runs its code\n", r->name, op->pw.kernel);

@@ -188,6 +188,9 @@ typedef enum {
   IR_E_CALL,    // math function (fn) of a [, b [, c]]
   IR_E_PHILOX,  // curand Philox4x32-10 uniform draw, see below
   IR_E_BITCAST, // the bits of a as another 32-bit type (__float_as_uint and friends)
+  IR_E_OPAQUE,  // a call the IR does not model (a CUDA or library function of values, `text` as
+                // written) of a [, b [, c]]: the generated code runs the kernel's own text, which
+                // calls it; the interpreter models it as a fixed function of its arguments
 } IrExprKind;
 
 typedef enum { IR_NEG, IR_NOT, IR_BITNOT } IrUnaryOp;
@@ -222,7 +225,7 @@ struct IrExpr {
   IrTensor *tensor;     // IR_E_READ
   IrIndexKind index;    // IR_E_READ
   IrSize *k;            // IR_E_READ: K of MOD/DIV/CONST
-  const char *text;     // IR_E_READ with IR_IDX_OTHER: the index as written
+  const char *text;     // IR_E_READ with IR_IDX_OTHER: the index as written; IR_E_OPAQUE: the call
   IrParam *param;       // IR_E_PARAM
   IrStmt *let;          // IR_E_LOCAL
   int op;               // IR_E_UNARY: IrUnaryOp; IR_E_BINARY: IrBinaryOp
@@ -252,6 +255,10 @@ IrExpr *ir_expr_philox(IrRegion *r, IrExpr *seed, IrExpr *offset, int draw);
 // __float_as_uint(a), __uint_as_float(a), __float_as_int(a), __int_as_float(a):
 // a's bits as type (f32 <-> u32 or i32).
 IrExpr *ir_expr_bitcast(IrRegion *r, IrType type, IrExpr *a);
+// A call the IR does not model, as written (`text`), of up to three values.
+IrExpr *ir_expr_opaque(IrRegion *r, IrType type, const char *text, IrExpr *a, IrExpr *b, IrExpr *c);
+// The first such call in a pointwise op's statements (NULL: none).
+const IrExpr *ir_pw_opaque(const IrOp *op);
 IrExpr *ir_expr_at(IrExpr *e, SrcLoc loc);  // set e->loc, return e
 
 // A scalar parameter of a pointwise kernel, bound to its launch argument.

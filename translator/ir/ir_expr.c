@@ -133,6 +133,31 @@ IrExpr *ir_expr_bitcast(IrRegion *r, IrType type, IrExpr *a) {
   return e;
 }
 
+IrExpr *ir_expr_opaque(IrRegion *r, IrType type, const char *text, IrExpr *a, IrExpr *b, IrExpr *c) {
+  IrExpr *e = new_expr(r, IR_E_OPAQUE, type);
+  e->text = ir_strdup(r, text);
+  e->a = a;
+  e->b = b;
+  e->c = c;
+  return e;
+}
+
+static const IrExpr *opaque_in(const IrExpr *e) {
+  if (!e || e->kind == IR_E_LOCAL) return NULL;
+  if (e->kind == IR_E_OPAQUE) return e;
+  const IrExpr *a = opaque_in(e->a), *b = a ? a : opaque_in(e->b);
+  return b ? b : opaque_in(e->c);
+}
+
+const IrExpr *ir_pw_opaque(const IrOp *op) {
+  if (op->kind != IR_OP_POINTWISE) return NULL;
+  for (const IrStmt *s = op->pw.body; s; s = s->next) {
+    const IrExpr *e = opaque_in(s->value);
+    if (e) return e;
+  }
+  return NULL;
+}
+
 IrExpr *ir_expr_at(IrExpr *e, SrcLoc loc) {
   e->loc = loc;
   return e;

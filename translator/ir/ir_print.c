@@ -180,6 +180,9 @@ static void print_expr_body(FILE *f, const IrExpr *e) {
     ir_print_expr(f, e->b);
     fprintf(f, ", %d)", e->draw);
     return;
+  case IR_E_OPAQUE:
+    fputs(e->text, f);
+    return;
   case IR_E_BITCAST:
     fprintf(f, "bits_as_%s(", ir_type_name(e->type));
     ir_print_expr(f, e->a);
