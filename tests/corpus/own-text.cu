@@ -82,7 +82,8 @@ void step(float *w, float *g, float *v, __half *y, __half *x, size_t n, int m, f
 // CODE-NEXT: {{^[^/]*}}y = a * x + y;
 // CODE-NEXT: }
 // v's element goes to a helper by address: v is a pointer, indexed by the element's index k:
-// CODE: {{^[^/]*}}void coconet_edge_slice_edge_scale(const int k, float *v, const float &g, int n)
+// CODE: {{^[^/]*}}void coconet_edge_slice_edge_scale(const int k, float *v,
+// CODE-NEXT: {{^[^/]*}}const float &g, int n)
 // CODE-NEXT: {
 // CODE-NEXT: {{^[^/]*}}float s = g;
 // CODE-NEXT: {{^[^/]*}}if (k + 1 == n) s *= 2.0f;
