@@ -1,9 +1,9 @@
 // Style: a library that keeps its kernels and the host functions that launch
 // them in one namespace block (as inference engines' kernel libraries do): an
 // elementwise epilogue after an AllReduce, and a residual + RMSNorm fused with
-// its AllReduce (`split reorder fuse`), whose fused kernel copies the kernel's
-// body and so goes beside the function, inside the namespace, after the
-// kernel (the rest of the generated code goes above the namespace). Another
+// its AllReduce (`split reorder fuse`). Both generated kernels run the kernels'
+// own text, so they go beside the region's function, inside the namespace,
+// after the kernels (what names no kernel goes above the namespace). Another
 // function in a nested namespace uses a kernel of an anonymous namespace.
 // --verify runs each region's code at 1..4 ranks (the harness names the
 // function's namespace).
@@ -87,15 +87,20 @@ void scaled(float *x, float *out, int rows, int h, ncclComm_t comm, cudaStream_t
 // EXEC: verify norm_out: ok
 // EXEC: verify scaled: ok
 
-// The runtime's include after the file's; the elementwise slice kernel above the namespace; the
-// fused kernel beside its function, nothing of norm_out's above the namespace.
+// The runtime's include after the file's; the elementwise slice kernel, which runs add_bias's own
+// text, beside its function after that kernel; the fused kernel beside its function too; nothing
+// above the namespace.
 // CODE: #include <nccl.h>
 // CODE-NEXT: #include <coconet_fused.h>  // coconet:
-// CODE: // coconet: begin generated code for region bias_out
-// CODE: __global__ void coconet_bias_out_slice(
-// CODE: // coconet: end generated code for region bias_out
-// CODE-NOT: region norm_out
+// CODE-NOT: region bias_out
 // CODE: namespace kernels {
+// CODE: __global__ void add_bias(
+// CODE: // coconet: begin generated code for region bias_out, beside its function
+// CODE-NOT: namespace kernels
+// CODE: __device__ __forceinline__ void coconet_bias_out_slice_add_bias(
+// CODE: __global__ void coconet_bias_out_slice(
+// CODE: // coconet: end generated code for region bias_out, beside its function
+// CODE-NOT: region norm_out
 // CODE: __global__ void residual_rmsnorm(
 // CODE: // coconet: begin generated code for region norm_out, beside its function
 // CODE-NOT: namespace kernels

@@ -14,10 +14,17 @@
 // `return` (the function is one element). A buffer named otherwise than as
 // p[i] (p[i % h], &p[i], p + i, inside a macro) is passed as a pointer.
 //
-// There is no text (the IR is printed, and text_why says why) for a template
-// instance, a vector kernel, Philox draws, sums (atomicAdd), a kernel in a
-// named namespace or defined after the place generated code goes, by-value
-// struct or vector parameters, a local declared elsewhere than before the loop,
+// A template's text is read in its instance (instantiate.c), under its
+// parameters declared as the launch's arguments (IrText.scope).
+//
+// A kernel in namespaces has its text in them, reopened (IrText.ns_open); one
+// defined in the region's function's namespace block, before the function,
+// has it beside the function (IrText.beside).
+//
+// There is no text (the IR is printed, and text_why says why) for a vector
+// kernel, Philox draws, sums (atomicAdd), helpers that read where the thread
+// is, a kernel defined below the place generated code goes, by-value struct
+// or vector parameters, a local declared elsewhere than before the loop,
 // preprocessor lines among the statements, and text clang's locations cannot
 // cut out exactly.
 #include "analyze_impl.h"
@@ -318,17 +325,18 @@ static bool has_sum(const IrOp *op) {
 // Why the kernel's text cannot be the element's (NULL: it can).
 static const char *unsupported(const Az *az) {
   const KernelDef *def = az->launch->def;
-  if (def->is_template) return "the kernel is a template, whose text is in terms of its parameters";
+  if (def->is_template && (!def->inst_fe || !def->header)) return "the kernel template has no instance";
   if (az->lanes > 1) return "the kernel's element is a vector";
   if (!clang_Cursor_isNull(az->philox)) return "the kernel draws Philox numbers";
   if (has_sum(az->op) || az->hand_sums || !clang_Cursor_isNull(az->tree)) return "the kernel sums with atomicAdd";
   if (!az->loop_form) return "its element loop was not found";
-  for (CXCursor p = clang_getCursorSemanticParent(az->kernel); kind(p) != CXCursor_TranslationUnit;
+  for (CXCursor p = clang_getCursorSemanticParent(def->cursor); kind(p) != CXCursor_TranslationUnit;
        p = clang_getCursorSemanticParent(p))
-    if (kind(p) != CXCursor_Namespace || !clang_Cursor_isAnonymous(p) || clang_Cursor_isNull(p))
-      return "the kernel is in a named namespace or a class";
+    if (kind(p) != CXCursor_Namespace || clang_Cursor_isNull(p)) return "the kernel is in a class";
+  bool ok = true;
   if (!def->in_header && def->range.end.offset > place_decl(az->region_fe, az->ir->range.begin.offset))
-    return "the kernel is defined below where generated code goes";
+    place_copy_beside(az->region_fe, def, az->ir->range.begin.offset, &ok);
+  if (!ok) return "the kernel is defined below where generated code goes";
   return NULL;
 }
 
@@ -415,6 +423,19 @@ static char *coordinates(Tx *x, char *body, const char *index, int indent, IrTex
   return body;
 }
 
+// The kernel's namespaces, innermost last, reopened around the text.
+static void namespaces(Az *az, IrText *t) {
+  t->ns_open = t->ns_close = t->ns_prefix = "";
+  for (CXCursor p = clang_getCursorSemanticParent(az->launch->def->cursor); kind(p) == CXCursor_Namespace;
+       p = clang_getCursorSemanticParent(p)) {
+    char *name = clang_Cursor_isAnonymous(p) ? strdup("") : fe_spelling(p);
+    t->ns_open = ir_printf(az->ir, "namespace %s%s{\n%s", name, *name ? " " : "", t->ns_open);
+    t->ns_close = ir_printf(az->ir, "%s}  // namespace %s\n", t->ns_close, name);
+    if (*name) t->ns_prefix = ir_printf(az->ir, "%s::%s", name, t->ns_prefix);
+    free(name);
+  }
+}
+
 static CXCursor stmt_declaring(const List *l, CXCursor var) {
   for (int i = 0; i < l->n; i++) {
     if (kind(l->v[i]) != CXCursor_DeclStmt) continue;
@@ -481,6 +502,10 @@ static IrText *build(Tx *x, const List *top, const List *elem) {
       if (x->used[p]) text_param(x, clang_Cursor_getArgument(az->kernel, (unsigned)p), x->raw[p], &t->params[t->nparams++]);
     for (int c = 0; c < ncoord; c++) t->params[t->nparams++] = params[TX_PARAMS + c];
     t->body = body;
+    t->scope = az->launch->def->is_template ? ir_strdup(az->ir, az->launch->def->header) : NULL;
+    namespaces(az, t);
+    const KernelDef *def = az->launch->def;
+    t->beside = !def->in_header && def->range.end.offset > place_decl(az->region_fe, az->ir->range.begin.offset);
     t->edits = ir_alloc(az->ir, sizeof *t->edits * (size_t)(x->nedits + 1));
     t->nedits = x->nedits;
     memcpy(t->edits, x->edits, sizeof *t->edits * (size_t)x->nedits);

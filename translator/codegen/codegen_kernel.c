@@ -378,11 +378,16 @@ static TextArg *text_args(Plan *p, int o) {
 
 // "coconet_R_slice_adam_update": the function of op o's text.
 static char *text_name(const Plan *p, int o) {
+  const char *kernel = p->k->ops[o]->pw.kernel;
+  size_t len = strcspn(kernel, "<");  // a template's name without its arguments
   int same = 0;
-  for (int q = 0; q < o; q++) same += strcmp(p->k->ops[q]->pw.kernel, p->k->ops[o]->pw.kernel) == 0;
+  for (int q = 0; q < o; q++) {
+    const char *other = p->k->ops[q]->pw.kernel;
+    same += strcspn(other, "<") == len && strncmp(other, kernel, len) == 0;
+  }
   char *name = NULL;
-  if ((same ? asprintf(&name, "%s_%s_%d", p->k->name, p->k->ops[o]->pw.kernel, same + 1)
-            : asprintf(&name, "%s_%s", p->k->name, p->k->ops[o]->pw.kernel)) < 0)
+  if ((same ? asprintf(&name, "%s_%.*s_%d", p->k->name, (int)len, kernel, same + 1)
+            : asprintf(&name, "%s_%.*s", p->k->name, (int)len, kernel)) < 0)
     COCONET_BUG("out of memory");
   return name;
 }
@@ -394,7 +399,7 @@ void emit_elem(Plan *p, Buf *b) {
     if (!p->k->ops[o]->pw.text) continue;
     char *name = text_name(p, o);
     TextArg *args = text_args(p, o);
-    text_function(b, name, p->k->ops[o], args, p->unit);
+    text_function(b, name, p->k->ops[o], args, p->unit, p->k->late);
     free(args);
     free(name);
     texts++;
@@ -417,7 +422,7 @@ void emit_elem(Plan *p, Buf *b) {
     if (p->k->ops[o]->pw.text) {
       char *name = text_name(p, o);
       TextArg *args = text_args(p, o);
-      text_call(b, name, p->k->ops[o], args, p->unit);
+      text_call(b, name, p->k->ops[o], args, p->unit, p->k->late);
       free(args);
       free(name);
       continue;
@@ -627,7 +632,28 @@ int kernel_block(const IrRegion *r, const char *unit, Kernel *k, const IrTensor 
   return 0;
 }
 
+// Whether k goes beside the region's function (an op's kernel is defined in its
+// namespace block, before it); -1 after reporting an op whose kernel is in
+// other namespaces, which that place cannot reopen.
+static int text_beside(const Kernel *k) {
+  bool beside = false;
+  for (int o = 0; o < k->nops; o++) beside |= k->ops[o]->pw.text && k->ops[o]->pw.text->beside;
+  for (int o = 0; o < k->nops && beside; o++) {
+    const IrText *t = k->ops[o]->pw.text;
+    if (t && !t->beside && *t->ns_open) {
+      diag_error(&k->ops[o]->loc, "codegen: kernel '%s' is in other namespaces than the kernels of its generated "
+                                  "kernel defined beside the region's function; move it next to them",
+                 k->ops[o]->pw.kernel);
+      return -1;
+    }
+  }
+  return beside;
+}
+
 int kernel_generate(const IrRegion *r, const char *unit, Kernel *k) {
+  int beside = text_beside(k);
+  if (beside < 0) return -1;
+  k->late = beside;
   Plan *p = plan_make(r, unit, k);
   if (!p) return -1;
   Buf b = {0};

@@ -100,9 +100,10 @@ typedef struct TextArg {
   bool element;       // a buffer passed as its element (a reference), not a pointer
   bool cast;          // a pointer the element function has const that the kernel declares not const
 } TextArg;
-// The op's text as `__device__ void NAME(...)`, with a comment naming the kernel.
-void text_function(Buf *b, const char *name, const IrOp *op, const TextArg *args, const char *unit);
+// The op's text as `__device__ void NAME(...)`, with a comment naming the kernel;
+// beside: the generated kernel goes beside the region's function, in its namespaces.
+void text_function(Buf *b, const char *name, const IrOp *op, const TextArg *args, const char *unit, bool beside);
 // The call of it, as a statement of the element function.
-void text_call(Buf *b, const char *name, const IrOp *op, const TextArg *args, const char *unit);
+void text_call(Buf *b, const char *name, const IrOp *op, const TextArg *args, const char *unit, bool beside);
 
 #endif

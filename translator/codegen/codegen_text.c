@@ -15,7 +15,11 @@
 // text's `g[i]` becomes `g`), one it holds as a pointer is the kernel's
 // pointer (the text indexes it as written, i being the element's absolute
 // index), scalars and the element index as declared. The text's lines keep
-// their indentation relative to each other.
+// their indentation relative to each other. A template's text goes in a
+// namespace of the function's name that declares the template's parameters as
+// the launch's arguments (`typedef float T;`), as in the instance coconet read;
+// a kernel's namespaces are reopened around its text, so that its names
+// resolve as in the kernel.
 #include "codegen_kernel_impl.h"
 
 #include <stdlib.h>
@@ -76,22 +80,28 @@ static void reindented(Buf *b, const char *text, const char *unit) {
   }
 }
 
-void text_function(Buf *b, const char *name, const IrOp *op, const TextArg *args, const char *unit) {
+void text_function(Buf *b, const char *name, const IrOp *op, const TextArg *args, const char *unit, bool beside) {
   const IrText *t = op->pw.text;
-  buf_printf(b, "// coconet: element i of %s (%s:%u), the kernel's own text (%s:%u)\n", op->pw.kernel,
-             cg_base_name(op->loc.file), op->loc.line, cg_base_name(t->loc.file), t->loc.line);
-  buf_printf(b, "__device__ __forceinline__ void %s(", name);
+  buf_printf(b, "// coconet: element i of %s (%s:%u), the kernel's own text (%s:%u)%s\n", op->pw.kernel,
+             cg_base_name(op->loc.file), op->loc.line, cg_base_name(t->loc.file), t->loc.line,
+             t->scope ? " under its template's arguments" : "");
+  if (!beside) buf_puts(b, t->ns_open);
+  if (t->scope) buf_printf(b, "namespace %s {\n%s", name, t->scope);
+  buf_printf(b, "__device__ __forceinline__ void %s(", t->scope ? "element" : name);
   params(b, t, args);
   buf_puts(b, ")\n{\n");
   char *body = edited(t, args);
   reindented(b, body, unit);
   free(body);
-  buf_puts(b, "}\n\n");
+  buf_puts(b, "}\n");
+  if (t->scope) buf_printf(b, "}  // namespace %s\n", name);
+  if (!beside) buf_puts(b, t->ns_close);
+  buf_puts(b, "\n");
 }
 
-void text_call(Buf *b, const char *name, const IrOp *op, const TextArg *args, const char *unit) {
+void text_call(Buf *b, const char *name, const IrOp *op, const TextArg *args, const char *unit, bool beside) {
   const IrText *t = op->pw.text;
-  buf_printf(b, "%s%s(", unit, name);
+  buf_printf(b, "%s%s%s%s(", unit, beside ? "" : t->ns_prefix, name, t->scope ? "::element" : "");
   for (int i = 0; i < t->nparams; i++) {
     const IrTextParam *tp = &t->params[i];
     if (i) buf_puts(b, ", ");

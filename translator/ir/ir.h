@@ -393,6 +393,13 @@ typedef struct IrText {
   IrTextParam *params;
   int nparams;
   const char *body;       // the statements, each line indented as written
+  const char *scope;      // a template's parameters declared as the launch's arguments ("typedef float T;\n"),
+                          // the declarations the text is read under (NULL: none)
+  const char *ns_open;    // the kernel's namespaces, reopened around the text ("namespace fw {\n"; "": none)
+  const char *ns_close;   // ... and closed ("}  // namespace fw\n")
+  const char *ns_prefix;  // ... and how a call names what is in them ("fw::")
+  bool beside;            // the kernel is defined in the region's function's namespaces, after the place above
+                          // them where generated code goes: the generated kernel goes beside the function
   IrTextEdit *edits;      // in order of `at`
   int nedits;
   SrcLoc loc;             // where the element's statements start
