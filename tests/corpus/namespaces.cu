@@ -95,13 +95,14 @@ void scaled(float *x, float *out, int rows, int h, ncclComm_t comm, cudaStream_t
 // CODE-NOT: region bias_out
 // CODE: namespace kernels {
 // CODE: __global__ void add_bias(
+// CODE: __global__ void residual_rmsnorm(
 // CODE: // coconet: begin generated code for region bias_out, beside its function
 // CODE-NOT: namespace kernels
 // CODE: __device__ __forceinline__ void coconet_bias_out_slice_add_bias(
 // CODE: __global__ void coconet_bias_out_slice(
 // CODE: // coconet: end generated code for region bias_out, beside its function
-// CODE-NOT: region norm_out
-// CODE: __global__ void residual_rmsnorm(
+// CODE-EMPTY:
+// CODE-NEXT: void epilogue(
 // CODE: // coconet: begin generated code for region norm_out, beside its function
 // CODE-NOT: namespace kernels
 // CODE: __device__ __forceinline__ void coconet_norm_out_residual_rmsnorm(
