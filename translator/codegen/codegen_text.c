@@ -86,7 +86,15 @@ void text_function(Buf *b, const char *name, const IrOp *op, const TextArg *args
              cg_base_name(op->loc.file), op->loc.line, cg_base_name(t->loc.file), t->loc.line,
              t->scope ? " under its template's arguments" : "");
   if (!beside) buf_puts(b, t->ns_open);
-  if (t->scope) buf_printf(b, "namespace %s {\n%s", name, t->scope);
+  if (t->scope) {
+    // Integer arguments the text may not use are declared [[maybe_unused]] (nvcc warns of them).
+    buf_printf(b, "namespace %s {\n", name);
+    for (const char *l = t->scope; *l;) {
+      size_t n = strcspn(l, "\n");
+      buf_printf(b, "%s%.*s\n", strncmp(l, "constexpr ", 10) == 0 ? "[[maybe_unused]] " : "", (int)n, l);
+      l += n + (l[n] == '\n');
+    }
+  }
   buf_printf(b, "__device__ __forceinline__ void %s(", t->scope ? "element" : name);
   params(b, t, args);
   buf_puts(b, ")\n{\n");
