@@ -2,7 +2,8 @@
 // when scheduled, as scheduled, side by side. Ops are boxes; values (tensor
 // versions) are ellipses coloured by layout (replicated blue, local yellow,
 // sliced pink); edges go from the values an op reads to the op and from the op
-// to the values it writes; a fused group is a dashed cluster.
+// to the values it writes; a fused group is a dashed cluster. A legend cluster
+// says what the shapes and colours mean.
 #include "ir/ir.h"
 
 static const char *colour(IrLayout l) {
@@ -67,6 +68,23 @@ static void list(FILE *f, char side, const IrOp *ops) {
   if (group) fputs("    }\n", f);
 }
 
+// What the shapes and colours mean, as a cluster of its own.
+static void legend(FILE *f) {
+  fputs("  subgraph cluster_legend {\n    label=\"legend\"; style=dotted;\n"
+        "    legend_op [shape=box, label=\"an op\\n@slice: this rank's slice\\n@tail: the count % nranks left "
+        "over\\n@body: the part nranks divides\"];\n"
+        "    legend_replicated [shape=ellipse, style=filled, fillcolor=lightblue, label=\"a value, replicated:"
+        "\\nthe same on every rank\"];\n"
+        "    legend_local [shape=ellipse, style=filled, fillcolor=lightyellow, label=\"a value, local:\\nthis "
+        "rank's own\"];\n"
+        "    legend_sliced [shape=ellipse, style=filled, fillcolor=pink, label=\"a value, sliced:\\nright on "
+        "this rank's slice\"];\n"
+        "    legend_fused [shape=box, style=dashed, label=\"a dashed box around ops:\\none fused kernel\"];\n"
+        "    legend_op -> legend_replicated [label=\"writes\"];\n"
+        "    legend_local -> legend_op [label=\"reads\"];\n"
+        "  }\n", f);
+}
+
 void ir_emit_dot(FILE *f, const IrRegion *r) {
   fputs("digraph ", f);
   quoted(f, r->name);
@@ -79,5 +97,6 @@ void ir_emit_dot(FILE *f, const IrRegion *r) {
     list(f, 's', r->sched);
     fputs("  }\n", f);
   }
+  legend(f);
   fputs("}\n", f);
 }
