@@ -1,7 +1,12 @@
 # rules.mk: the build rules every example's Makefile includes after setting
 # NAME (the program), SRC (its .cu) and LIBS (beyond MPI). See any example's
-# Makefile for the targets.
+# Makefile for the targets. BUILD=DIR puts the programs and their depfiles in
+# DIR (made if missing) instead of the example's folder, so that trying an
+# example does not write into the checkout.
 HERE := $(patsubst %/,%,$(dir $(abspath $(firstword $(MAKEFILE_LIST)))))
+BUILD ?= .
+OUT := $(patsubst %/,%,$(BUILD))/$(NAME)
+SRC := $(abspath $(SRC))
 COCONET_CC ?= $(or $(wildcard $(abspath $(HERE)/../../build/bin/coconet-cc)),$(shell command -v coconet-cc 2>/dev/null),coconet-cc)
 
 ARCH      ?= sm_90
@@ -21,35 +26,37 @@ MPI_LDFLAGS := $(foreach f,$(shell mpicxx --showme:link 2>/dev/null),$(call nvcc
 
 # A rebuild follows changes of the source (depfiles name the original .cu) and of coconet-cc.
 CC_DEP := $(wildcard $(COCONET_CC))
-BUILD_CMD = $(COCONET_CC) $1 $(NVCCFLAGS) $(MPI_CFLAGS) -MMD -MP -MF $@.d -MT $@ $(SRC) -o $@ $(LIBS) $(MPI_LDFLAGS)
+.PHONY: all baseline host host-baseline run run-host run-host-baseline compare-host clean
+BUILD_CMD = @mkdir -p $(dir $@) && $(COCONET_CC) $1 $(NVCCFLAGS) $(MPI_CFLAGS) -MMD -MP -MF $@.d -MT $@ $(SRC) \
+  -o $@ $(LIBS) $(MPI_LDFLAGS)
 BASELINE := --coconet-flags=--schedule=none
 
-.PHONY: all baseline host host-baseline run run-host run-host-baseline compare-host clean
-all: $(NAME)
-baseline: $(NAME)-baseline
-host: $(NAME)-host
-host-baseline: $(NAME)-host-baseline
+all: $(OUT)
+baseline: $(OUT)-baseline
+host: $(OUT)-host
+host-baseline: $(OUT)-host-baseline
 
-$(NAME): $(SRC) $(CC_DEP)
+$(OUT): $(SRC) $(CC_DEP)
 	$(call BUILD_CMD,-arch=$(ARCH))
-$(NAME)-baseline: $(SRC) $(CC_DEP)
+$(OUT)-baseline: $(SRC) $(CC_DEP)
 	$(call BUILD_CMD,$(BASELINE) -arch=$(ARCH))
-$(NAME)-host: $(SRC) $(CC_DEP)
+$(OUT)-host: $(SRC) $(CC_DEP)
 	$(call BUILD_CMD,--target=host)
-$(NAME)-host-baseline: $(SRC) $(CC_DEP)
+$(OUT)-host-baseline: $(SRC) $(CC_DEP)
 	$(call BUILD_CMD,--target=host $(BASELINE))
 
-run: $(NAME)
-	$(MPIRUN) -np $(NP) ./$(NAME) $(ARGS)
-run-host: $(NAME)-host
-	$(RUN_ENV) $(MPIRUN) -np $(NP) ./$(NAME)-host $(ARGS)
-run-host-baseline: $(NAME)-host-baseline
-	$(RUN_ENV) $(MPIRUN) -np $(NP) ./$(NAME)-host-baseline $(ARGS)
-compare-host: $(NAME)-host $(NAME)-host-baseline
-	@echo "as written: $$($(RUN_ENV) $(MPIRUN) -np $(NP) ./$(NAME)-host-baseline $(ARGS) | grep checksum=)"
-	@echo "scheduled:  $$($(RUN_ENV) $(MPIRUN) -np $(NP) ./$(NAME)-host $(ARGS) | grep checksum=)"
+run: $(OUT)
+	$(MPIRUN) -np $(NP) $(abspath $(OUT)) $(ARGS)
+run-host: $(OUT)-host
+	$(RUN_ENV) $(MPIRUN) -np $(NP) $(abspath $(OUT))-host $(ARGS)
+run-host-baseline: $(OUT)-host-baseline
+	$(RUN_ENV) $(MPIRUN) -np $(NP) $(abspath $(OUT))-host-baseline $(ARGS)
+compare-host: $(OUT)-host $(OUT)-host-baseline
+	@echo "as written: $$($(RUN_ENV) $(MPIRUN) -np $(NP) $(abspath $(OUT))-host-baseline $(ARGS) | grep checksum=)"
+	@echo "scheduled:  $$($(RUN_ENV) $(MPIRUN) -np $(NP) $(abspath $(OUT))-host $(ARGS) | grep checksum=)"
 
 clean:
-	rm -f $(NAME) $(NAME)-baseline $(NAME)-host $(NAME)-host-baseline *.d
+	rm -f $(OUT) $(OUT)-baseline $(OUT)-host $(OUT)-host-baseline $(OUT).d $(OUT)-baseline.d $(OUT)-host.d \
+	  $(OUT)-host-baseline.d
 
--include $(wildcard *.d)
+-include $(wildcard $(OUT)*.d)
