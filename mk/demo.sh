@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # demo.sh BUILD: what `make demo` shows, for each example of bench/examples.conf:
 #   - what coconet will do (--explain, with the cost model set to this run's rank count
-#     and sizes) and how much of the file it rewrites (the size of --diff);
+#     and to the GPU sizes of bench/examples.conf, the bench sizes where there are none:
+#     the sizes a GPU run would use, where the schedule is meant to pay) and whether the
+#     cost model predicts it to pay there, and how much of the file it rewrites (the size
+#     of --diff); the host runs use the demo's smaller sizes, to stay short;
 #   - the example built twice for the CPU host backend with coconet-cc --target=host,
 #     as written (--schedule=none) and scheduled, both run under mpirun -np 4 in
 #     alternating rounds, their checksums compared and their step times (the programs'
@@ -21,7 +24,8 @@
 #   schedule   the pragma's clauses, joined with ',' (split,reorder,shard(m,v),scratch(g));
 #              several regions are separated by ';'
 #   diff       lines added/removed by --diff (+45/-3)
-#   predicted  --explain's predicted speedup for np ranks on GPUs (cost model; 1.35x)
+#   predicted  --explain's predicted speedup for np ranks on GPUs at the GPU sizes (cost model,
+#              summed over the regions; 1.35x)
 #   orig_ms, sched_ms, ratio   median step time as written, scheduled, and their ratio (x)
 #   agree      yes or no (no also when a build or run failed; rel_diff says which)
 #   rel_diff   relative difference of the checksums (0 = equal), or build/run on failure
@@ -46,7 +50,9 @@ printf '\n== coconet demo: %d examples, host backend, mpirun -np %d, %d cores ==
 printf 'building (coconet-cc --target=host, as written and scheduled) and analyzing ...\n'
 for i in "${!EX_NAME[@]}"; do
   name=${EX_NAME[$i]} src=${EX_SRC[$i]}
-  python3 "$root/bench/examples.py" model "${EX_SIZES[$i]}" "${EX_DEMO[$i]}" "$np" >"$out/$name.model"
+  at=${EX_GPU[$i]}
+  [ "$at" = - ] && at=${EX_BENCH[$i]}
+  python3 "$root/bench/examples.py" model "${EX_SIZES[$i]}" "$at" "$np" >"$out/$name.model"
   rm -f "$out/$name".{info,explain,ir,diff,dot,ok_*}
   variants=(orig sched)
   grep -q COCONET_EXAMPLE_FUSE "$root/$src" && variants+=(fused)
@@ -79,6 +85,15 @@ for i in "${!EX_NAME[@]}"; do
          "(coconet --diff $src)"
     read -r _ _ p <<<"$(python3 "$root/bench/examples.py" predicted "$out/$name.explain")"
     predicted=${p}x
+    each=$(sed -n 's/^  predicted: .*(\([0-9.]*\)x)$/\1x/p' "$out/$name.explain" | paste -sd' ' -)
+    at=${EX_GPU[$i]}
+    [ "$at" = - ] && at=${EX_BENCH[$i]}
+    pays=$(sed -n 's/^  predicted: .*(\([0-9.]*\)x)$/\1/p' "$out/$name.explain" |
+           awk '{n++; if ($1 > 1) p++} END {print (n && p == n) ? "pays" : p ? "pays for some regions" : "does not pay"}')
+    echo "predicted on $np GPUs at the GPU sizes ($at; the host runs below use ${EX_DEMO[$i]}):" \
+         "${each:-none}: the schedule $pays there, in the cost model"
+    [ "$pays" = pays ] || echo "  (the cost model predicts no gain for it: --explain says why; schedule(auto)" \
+                               "keeps such a region as written)"
     pictures=$(dot_pictures "$out/$name.dot" "$out" "$name" | paste -sd' ' -)
     echo "dataflow before/after: ${pictures:-none (dot failed)}"
   else
@@ -162,7 +177,8 @@ sed '$d' "$out/summary.txt" | awk '{for (i = 1; i <= NF; i++) {c[NR, i] = $i; if
   for (i = 1; i <= nf; i++) line = line sprintf(i < nf ? "%-" w[i] + 2 "s" : "%s", c[r, i]); print line}}'
 tail -n 1 "$out/summary.txt"
 cat <<EOF
-predicted: coconet --explain's cost model for $np GPUs (H200 NVLink node) at these sizes;
+predicted: coconet --explain's cost model for $np GPUs (H200 NVLink node) at the GPU sizes of
+  bench/examples.conf (where the schedules are meant to pay; the host runs use smaller ones);
 ratio: measured on this machine's CPUs (as written / scheduled), not a GPU figure.
 Files: $out/ (summary.txt, NAME.explain, NAME.diff, NAME.dot, NAME.png, run logs)
 EOF
