@@ -37,6 +37,7 @@
 // RUN: %expect 1 %coconet --check %s -- -DATOMIC 2>&1 | %FileCheck --check-prefix=ATOMIC %s
 // RUN: %expect 1 %coconet --check %s -- -DHALF_GRID 2>&1 | %FileCheck --check-prefix=HALF_GRID %s
 // RUN: %expect 1 %coconet --check %s -- -DCOLUMN_WRITE 2>&1 | %FileCheck --check-prefix=COLUMN_WRITE %s
+// RUN: %expect 1 %coconet --check %s -- -DCOLUMN_BOUND 2>&1 | %FileCheck --check-prefix=COLUMN_BOUND %s
 // RUN: %coconet --verify=4 %s -- -DFUSE | %FileCheck --check-prefix=FUSE %s
 // RUN: %expect 1 %coconet --check %s -- -DSQUARE 2>&1 | %FileCheck --check-prefix=SQUARE %s
 // RUN: %expect 1 %coconet --check %s -- -DMEMBER 2>&1 | %FileCheck --check-prefix=MEMBER %s
@@ -92,7 +93,11 @@ __global__ void add_rmsnorm(float *out, float *residual, const float *x, const f
   }
 #endif
   const float scale = rsqrtf(partial[0] / hidden + eps);
+#if defined(COLUMN_BOUND)
+  for (int j = threadIdx.x; j < hidden - 1; j += blockDim.x)  // the last column left out
+#else
   for (int j = threadIdx.x; j < hidden; j += blockDim.x)
+#endif
     out[row * hidden + j] = residual[row * hidden + j] * scale * gamma[j];
 }
 
@@ -611,6 +616,8 @@ void variant(float *y, float *out, int rows, int h, ncclComm_t comm, cudaStream_
 // STATS_OK: verify ln_stats: ok
 // ATOMIC: error: kernel 'smooth' takes the address of an element of a global buffer (&); coconet cannot follow where it is used
 // HALF_GRID: error: kernel 'smooth' is row-wise (one block per row), but the launch's grid 'rows / 2' is not its row count 'rows'; coconet runs one block per row of a slice
+// The column loop whose bound is not the row length is named, at its bound:
+// COLUMN_BOUND: rowwise.cu:97:33: error: kernel 'add_rmsnorm': the column loop runs to 'hidden - 1', not to the row length 'hidden': a row-wise kernel's column loops run to the row length, a parameter (j < H), so that each row is computed whole
 // COLUMN_WRITE: error: kernel 'smooth' reads out[j], outside its block's row, of a buffer it writes (out[row * h + j]): rows would depend on each other
 // FUSE: verify variant: ok (the region as written and as scheduled agree within 0 ULP)
 // PARTIAL: error: reorder: kernel 'smooth' updates 'out' on this rank's slice and its slices are then gathered, but 'out' at region entry is not known to be identical on every rank

@@ -351,7 +351,16 @@ static bool column_loop(Row *w, CXCursor f) {
     // `for (int k = threadIdx.x; k < 64; k += blockDim.x) tmp[k] = 0.0f;`: not a column loop; k is
     // no longer threadIdx.x once it steps (an index of the row it is not: global accesses by it fail).
     if (w->group == GROUP_BLOCK && az_int_constant(b, &bound) && w->nstrided < ROW_MAX) w->strided[w->nstrided++] = j;
-    return false;
+    if (az_int_constant(b, &bound)) return false;
+    // A loop over the row's columns to another bound (`j < H - 1`): say so here, not
+    // later where its step assigns the column.
+    char *t = az_text_of(&w->az, b), *h = clang_Cursor_isNull(w->h) ? NULL : fe_spelling(w->h);
+    az_fail(&w->az, b, "kernel '%s': the column loop runs to '%s', not to the row length%s%s%s: a row-wise kernel's "
+                       "column loops run to the row length, a parameter (j < H), so that each row is computed whole",
+            w->az.launch->kernel, t, h ? " '" : "", h ? h : "", h ? "'" : "");
+    free(t);
+    free(h);
+    return true;
   }
   CXCursor inc = az_strip(k.v[2]), lhs, rhs;
   char *op = NULL;
