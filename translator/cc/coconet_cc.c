@@ -50,6 +50,8 @@ static const char USAGE[] =
     "                       e.g. --coconet-flags='--schedule=none'\n"
     "  --keep=DIR           write the translated files to DIR and keep them\n"
     "  --coconet-verbose    print each command before running it\n"
+    "  --print-host-libs    print what a --target=host program links (the host runtime, MPI,\n"
+    "                       BLAS) and exit: for a CMake link step coconet-cc does not run\n"
     "  --help, --version    this text; the version\n"
     "\n"
     "Everything else is nvcc's: -I/-D/-U/-isystem/-include also go to coconet for parsing;\n"
@@ -158,6 +160,7 @@ typedef struct Arg {
 typedef struct Command {
   bool host;            // --target=host
   bool verbose;         // --coconet-verbose
+  bool print_libs;      // --print-host-libs
   const char *keep;     // --keep=DIR
   const char *nvcc;     // a first argument naming nvcc (a CMake compiler launcher's call)
   Argv coconet_flags;   // --coconet-flags
@@ -340,6 +343,8 @@ static Command parse_command(int argc, char **argv) {
       c.keep = w + 7;
     } else if (strcmp(w, "--coconet-verbose") == 0) {
       c.verbose = true;
+    } else if (strcmp(w, "--print-host-libs") == 0) {
+      c.print_libs = true;
     } else if (strcmp(w, "--help") == 0) {
       fputs(USAGE, stdout);
       exit(0);
@@ -367,7 +372,7 @@ static Command parse_command(int argc, char **argv) {
       if (!exists) usage_error("-o '%s': its directory does not exist or is not writable", out);
     }
   }
-  if (!any) usage_error("%s", "no input files");
+  if (!any && !c.print_libs) usage_error("%s", "no input files");
   return c;
 }
 
@@ -809,6 +814,21 @@ int main(int argc, char **argv) {
   if (find_paths(&p)) {
     command_free(&c);
     return EXIT_NOT_RUN;
+  }
+  if (c.print_libs) {  // the link flags, without the compiler's `-x none`
+    Argv libs = {0};
+    host_flags(&libs, COCONET_CC_HOST_LDLIBS, &p);
+    const char *sep = "";
+    for (int i = 0; i < libs.n; i++)
+      if (strcmp(libs.v[i], "-x") != 0 && (i == 0 || strcmp(libs.v[i - 1], "-x") != 0)) {
+        printf("%s%s", sep, libs.v[i]);
+        sep = " ";
+      }
+    puts("");
+    av_free(&libs);
+    paths_free(&p);
+    command_free(&c);
+    return 0;
   }
   char *dir = make_work_dir(&c);
   int status = dir ? translate_all(&c, &p, dir) : EXIT_NOT_RUN;
