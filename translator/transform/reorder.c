@@ -207,6 +207,11 @@ static const IrUse *local_source(const IrRegion *r, const IrOp *op, const IrOp *
   return NULL;
 }
 
+// What shard and scratch promise, said with every suggestion of them: a program
+// that reads the rest after the region would compute something else.
+#define ONLY_IF " (shard and scratch only if nothing after the region reads the other ranks' slices: " \
+                "COCONET_CHECK=clauses catches such a read)"
+
 // A value computed on a slice and then all-gathered must be the value every
 // rank would have computed: it may depend only on reduced values, buffers
 // proven or declared replicated, the element index and scalars. The split
@@ -223,7 +228,7 @@ static int check_gathered(TfCtx *c, const IrTensor *t, IrOp **chain, int n) {
     if (!local)
       return tf_fail(c, &chain[i]->loc,
                      "reorder: '%s' differs per rank, so gathering its slices after the region "
-                     "would change it; declare it shard(%s) or scratch(%s)",
+                     "would change it; declare it shard(%s) or scratch(%s)" ONLY_IF,
                      as_written(c, t), as_written(c, t), as_written(c, t));
     const IrTensor *src = local->ref.t;
     const IrOp *opaque = NULL;
@@ -233,7 +238,7 @@ static int check_gathered(TfCtx *c, const IrTensor *t, IrOp **chain, int n) {
       tf_fail(c, &chain[i]->loc,
               "reorder: kernel '%s' computes '%s' from '%s', which is replicated at region entry, but a statement "
               "coconet does not see into comes first in the region and may change it; gathering the slices of "
-              "'%s' would then be wrong: move that statement out of the region, or declare shard(%s) or scratch(%s)",
+              "'%s' would then be wrong: move that statement out of the region, or declare shard(%s) or scratch(%s)" ONLY_IF,
               chain[i]->pw.kernel, as_written(c, t), as_written(c, src), as_written(c, t), as_written(c, t), as_written(c, t));
       tf_note(c, &opaque->loc, "this statement may change '%s'", as_written(c, src));
     } else if (src == t && local->ref.version == 0) {
@@ -241,14 +246,14 @@ static int check_gathered(TfCtx *c, const IrTensor *t, IrOp **chain, int n) {
               "reorder: kernel '%s' updates '%s' on this rank's slice and its slices are then "
               "gathered, but '%s' at region entry is not known to be identical on every rank; "
               "declare replicated(%s) if it is (data-parallel weights are), or shard(%s) or "
-              "scratch(%s)",
+              "scratch(%s)" ONLY_IF,
               chain[i]->pw.kernel, as_written(c, t), as_written(c, t), as_written(c, t), as_written(c, t), as_written(c, t));
       tf_note(c, &local->loc, "'%s' at region entry is read here", as_written(c, t));
     } else if (local->ref.version == 0) {
       tf_fail(c, &chain[i]->loc,
               "reorder: '%s' differs per rank (kernel '%s' computes it from local '%s'), so "
               "gathering its slices after the region would change it; declare it shard(%s) or "
-              "scratch(%s), or '%s' replicated(%s)",
+              "scratch(%s), or '%s' replicated(%s)" ONLY_IF,
               as_written(c, t), chain[i]->pw.kernel, as_written(c, src), as_written(c, t), as_written(c, t), as_written(c, src), as_written(c, src));
       tf_note(c, &src->first_use,
               "'%s' is local (may differ per rank) from here: nothing in the region makes it "
@@ -258,7 +263,7 @@ static int check_gathered(TfCtx *c, const IrTensor *t, IrOp **chain, int n) {
       tf_fail(c, &chain[i]->loc,
               "reorder: '%s' differs per rank (kernel '%s' computes it from local '%s'), so "
               "gathering its slices after the region would change it; declare it shard(%s) or "
-              "scratch(%s)",
+              "scratch(%s)" ONLY_IF,
               as_written(c, t), chain[i]->pw.kernel, as_written(c, src), as_written(c, t), as_written(c, t));
       tf_note(c, &reader->loc, "'%s' is local: %s makes it from data that differs per rank", as_written(c, src),
               ir_op_title(reader));

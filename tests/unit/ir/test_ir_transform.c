@@ -153,7 +153,8 @@ static void test_reorder_errors(void **state) {
   expect_error(ar_kernel("split reorder", K_LOCAL, "n"),
                "k.cu:13:5: error: reorder: 'o' differs per rank (kernel 'k' computes it from local 'x'), so "
                "gathering its slices after the region would change it; declare it shard(o) or scratch(o), or "
-               "'x' replicated(x)\n"
+               "'x' replicated(x) (shard and scratch only if nothing after the region reads the other ranks' "
+               "slices: COCONET_CHECK=clauses catches such a read)\n"
                "k.cu:13:30: note: 'x' is local (may differ per rank) from here: nothing in the region makes it "
                "identical on every rank\n");
 }
