@@ -249,6 +249,25 @@ static enum CXChildVisitResult count_params(CXCursor c, CXCursor parent, CXClien
   return CXChildVisit_Continue;
 }
 
+// The header that holds definition def (its path and bytes; *end: where def
+// ends in it), NULL when libclang does not give its contents.
+static SourceFile *header_of(const Frontend *fe, CXCursor def, unsigned *end) {
+  CXFile file;
+  clang_getFileLocation(clang_getRangeEnd(clang_getCursorExtent(def)), &file, NULL, NULL, end);
+  size_t size = 0;
+  const char *buf = file ? clang_getFileContents(fe->tu, file, &size) : NULL;
+  if (!buf || *end > size) return NULL;
+  SourceFile *src = xcalloc(1, sizeof *src);
+  CXString name = clang_getFileName(file);
+  src->path = strdup(clang_getCString(name));
+  if (!src->path) COCONET_BUG("out of memory");
+  clang_disposeString(name);
+  src->buf = xcalloc(size + 1, 1);
+  memcpy(src->buf, buf, size);
+  src->len = size;
+  return src;
+}
+
 // The kernel's definition (for a template, the pattern: parameters read `T *`).
 static KernelDef *kernel_def(const Frontend *fe, CXCursor call) {
   CXCursor decl = callee_decl(call);
@@ -265,9 +284,9 @@ static KernelDef *kernel_def(const Frontend *fe, CXCursor call) {
   k->in_header = !fe_in_main_file(fe, clang_getCursorLocation(def));
   if (!k->in_header) k->range = fe_range(fe, clang_getCursorExtent(def));
   k->inst = clang_getNullCursor();
-  if (is_template && k->in_header)
-    k->why = xasprintf("kernel template '%s' is defined in an included header; coconet instantiates kernel "
-                       "templates defined in the file it translates", k->name);
+  if (is_template && k->in_header) k->hsrc = header_of(fe, def, &k->hend);
+  if (is_template && k->in_header && !k->hsrc)
+    k->why = xasprintf("kernel template '%s': coconet cannot read the header that defines it", k->name);
   else if (is_template)
     instance_describe(fe, decl, def, k);
   int np = 0;
@@ -429,6 +448,8 @@ void stmt_free(Stmt *s) {
       free(l->def->params);
       free(l->def->name);
       free(l->def->header);
+      if (l->def->hsrc) source_free(l->def->hsrc);
+      free(l->def->hsrc);
       free(l->def->args);
       free(l->def->why);
       free(l->def);

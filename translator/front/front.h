@@ -60,6 +60,7 @@ bool source_has_effects(const char *text);
 // parameters (they map to `from`).
 typedef struct FeCopy {
   unsigned header, at, len, from;
+  const SourceFile *src;  // the file `from` indexes: a header's (NULL: the main file)
 } FeCopy;
 
 typedef struct Frontend {
@@ -170,13 +171,17 @@ typedef struct KernelDef {
   // Defined in an included header: only its cursor is used (range and body are
   // empty; headers are never rewritten, nothing is copied from them).
   bool in_header;
-  // A template: the launch's instance (instantiate.c). header declares the
+  // A template: the launch's instance (instantiate.c), also of a template in a header. header declares the
   // template's parameters as the launch's arguments ("typedef float T;"),
   // the definition's text from offset `from` on follows it; args spells the
   // arguments ("float, 256"). inst is the instance's definition in inst_fe.
   // why says why there is none (malloc'd), else NULL.
   char *header, *args, *why;
   unsigned from;
+  // A template in a header: the header's path and bytes (from and hend index
+  // them; hend is the definition's end), else NULL.
+  SourceFile *hsrc;
+  unsigned hend;
   CXCursor inst;
   const struct Frontend *inst_fe;
 } KernelDef;

@@ -525,8 +525,9 @@ SrcLoc fe_loc(const Frontend *fe, CXSourceLocation loc) {
     const FeCopy *c = &fe->copies[i];
     if (offset >= c->header && offset <= c->at + c->len) {
       unsigned o = offset >= c->at ? c->from + (offset - c->at) : c->from;
-      r = source_loc(&fe->src, o);
-      r.file = fe->src.path;
+      const SourceFile *src = c->src ? c->src : &fe->src;
+      r = source_loc(src, o);
+      r.file = src->path;
       return r;
     }
   }
@@ -548,11 +549,28 @@ char *fe_text(const Frontend *fe, SrcRange r) {
   return s;
 }
 
+// The bytes fe_loc's offsets index at an offset of the parse's main file: a
+// header's for a copy of a template defined in it, else the main file's.
+static const SourceFile *mapped_src(const Frontend *fe, unsigned offset) {
+  for (int i = 0; offset >= fe->src.len && i < fe->ncopies; i++) {
+    const FeCopy *c = &fe->copies[i];
+    if (offset >= c->header && offset <= c->at + c->len && c->src) return c->src;
+  }
+  return &fe->src;
+}
+
 char *fe_between(const Frontend *fe, CXSourceLocation from, CXSourceLocation to) {
   CXFile fa, fb;
   unsigned a, b;
   clang_getFileLocation(from, &fa, NULL, NULL, &a);
   clang_getFileLocation(to, &fb, NULL, NULL, &b);
+  const SourceFile *src = fa && clang_File_isEqual(fa, fe->file) ? mapped_src(fe, a) : &fe->src;
+  if (src != &fe->src) {  // in a copy of a header's template: its bytes there
+    unsigned x = fe_loc(fe, from).offset, y = fe_loc(fe, to).offset;
+    char *s = y >= x && y <= src->len ? strndup(src->buf + x, y - x) : strdup("");
+    if (!s) COCONET_BUG("out of memory");
+    return s;
+  }
   if (!fa || clang_File_isEqual(fa, fe->file)) return fe_text(fe, (SrcRange){fe_loc(fe, from), fe_loc(fe, to)});
   size_t size = 0;
   const char *buf = clang_File_isEqual(fa, fb) ? clang_getFileContents(fe->tu, fa, &size) : NULL;

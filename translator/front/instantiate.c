@@ -64,20 +64,21 @@ static enum CXChildVisitResult add_param(CXCursor c, CXCursor parent, CXClientDa
 }
 
 // The offset just after the template parameter list's closing '>'.
-static unsigned after_parameters(const Frontend *fe, CXCursor last) {
-  unsigned o = fe_range(fe, clang_getCursorExtent(last)).end.offset;
-  const char *b = fe->src.buf;
-  while (o < fe->src.len && b[o] != '>') {
-    if (b[o] == '/' && o + 1 < fe->src.len && b[o + 1] == '*') {
+static unsigned after_parameters(const SourceFile *src, CXCursor last) {
+  unsigned o;
+  clang_getFileLocation(clang_getRangeEnd(clang_getCursorExtent(last)), NULL, NULL, NULL, &o);
+  const char *b = src->buf;
+  while (o < src->len && b[o] != '>') {
+    if (b[o] == '/' && o + 1 < src->len && b[o + 1] == '*') {
       const char *e = strstr(b + o + 2, "*/");
-      o = e ? (unsigned)(e - b) + 2 : (unsigned)fe->src.len;
-    } else if (b[o] == '/' && o + 1 < fe->src.len && b[o + 1] == '/') {
-      while (o < fe->src.len && b[o] != '\n') o++;
+      o = e ? (unsigned)(e - b) + 2 : (unsigned)src->len;
+    } else if (b[o] == '/' && o + 1 < src->len && b[o + 1] == '/') {
+      while (o < src->len && b[o] != '\n') o++;
     } else {
       o++;
     }
   }
-  return o < fe->src.len ? o + 1 : 0;
+  return o < src->len ? o + 1 : 0;
 }
 
 // Template argument i of a specialization as written in code ("float", "256"), or NULL.
@@ -173,7 +174,7 @@ void instance_describe(const Frontend *fe, CXCursor decl, CXCursor tmpl, KernelD
   text_add(&header, "");
   bool ok = true;
   for (int i = 0; i < ps.n && ok; i++) ok = describe_arg(decl, (unsigned)i, ps.v[i], &header);
-  unsigned from = ok ? after_parameters(fe, ps.v[ps.n - 1]) : 0;
+  unsigned from = ok ? after_parameters(k->hsrc ? k->hsrc : &fe->src, ps.v[ps.n - 1]) : 0;
   char *args = from ? template_args_of(decl) : NULL;
   if (!args) {
     set_why(k, "kernel template '%s': a template argument is neither a type nor an integer", k->name);
@@ -293,8 +294,13 @@ void instantiate_program(const Frontend *fe, Program *prog) {
     text_add(&extra, defs[i]->header);
     copies[i].at = (unsigned)(fe->src.len + extra.n);
     copies[i].from = defs[i]->from;
-    copies[i].len = defs[i]->range.end.offset - defs[i]->from;
-    char *body = fe_text(fe, (SrcRange){source_loc(&fe->src, defs[i]->from), defs[i]->range.end});
+    const SourceFile *src = defs[i]->hsrc;
+    unsigned end = src ? defs[i]->hend : defs[i]->range.end.offset;
+    copies[i].src = src;
+    copies[i].len = end - defs[i]->from;
+    char *body = src ? strndup(src->buf + defs[i]->from, end - defs[i]->from)
+                     : fe_text(fe, (SrcRange){source_loc(&fe->src, defs[i]->from), defs[i]->range.end});
+    if (!body) COCONET_BUG("out of memory");
     text_add(&extra, body);
     free(body);
     text_add(&extra, "\n}\n");
@@ -319,9 +325,11 @@ void instantiate_program(const Frontend *fe, Program *prog) {
         COCONET_BUG("out of memory");
       continue;
     }
-    Later later = {prog->instances, defs[i]->range.end.offset, (unsigned)fe->src.len, clang_getNullCursor()};
+    // A template in a header sees nothing of the main file's (taken as all after it).
+    unsigned after = defs[i]->hsrc ? 0 : defs[i]->range.end.offset;
+    Later later = {prog->instances, after, (unsigned)fe->src.len, clang_getNullCursor()};
     clang_visitChildren(f.found, find_later, &later);
-    bool includes = include_after(&fe->src, defs[i]->range.end.offset);
+    bool includes = !defs[i]->hsrc && include_after(&fe->src, defs[i]->range.end.offset);
     if (!clang_Cursor_isNull(later.found) || includes) {
       char *what = clang_Cursor_isNull(later.found) ? strdup("an #include") : fe_spelling(later.found);
       if (asprintf(&defs[i]->why, "kernel template '%s': coconet reads its instance for <%s> where '%s', which comes "
