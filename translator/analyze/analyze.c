@@ -688,10 +688,11 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     free(t);
   }
   if (!az.why && l->wrapper) {
-    char *note = ir_printf(ir, "the call of '%s' (%s:%u:%u) is the launch of kernel '%s' inside it, seen through "
-                           "(its parameters stand for the call's arguments)", l->wrapper,
+    char *note = ir_printf(ir, "the call of '%s' (%s:%u:%u) is the launch of kernel '%s' inside it%s%s%s, seen "
+                           "through (its parameters stand for the call's arguments)", l->wrapper,
                            l->wrapper_loc.file ? l->wrapper_loc.file : "?", l->wrapper_loc.line, l->wrapper_loc.col,
-                           l->kernel);
+                           l->kernel, l->wrapper_path ? " (through '" : "", l->wrapper_path ? l->wrapper_path : "",
+                           l->wrapper_path ? "')" : "");
     ir_region_note(ir, note);
   }
   if (!az.why && instance) {

@@ -296,9 +296,36 @@ static Sym *sym_ref(Cov *cv, CXCursor c) {
   return sym_var(cv, c);
 }
 
+// block.x of a local `dim3 block(E)` never assigned: E (and 1 for .y or .z
+// not written); NULL when c is not such a member.
+static Sym *dim3_member(Cov *cv, CXCursor c, CXCursor d) {
+  CXCursor init = kind_of(d) == CXCursor_VarDecl ? last_kid(d) : clang_getNullCursor();
+  if (clang_Cursor_isNull(init) || kind_of(init) != CXCursor_CallExpr || !never_assigned(fe_of(cv, d), d))
+    return NULL;
+  CXString ts = clang_getTypeSpelling(clang_getCursorType(init));
+  bool dim3 = strstr(clang_getCString(ts), "dim3") != NULL;
+  clang_disposeString(ts);
+  char *whole = squeezed(fe_of(cv, c), c), *dot = strrchr(whole, '.');
+  int lane = dot && dot[1] && !dot[2] ? (dot[1] == 'x' ? 0 : dot[1] == 'y' ? 1 : dot[1] == 'z' ? 2 : -1) : -1;
+  free(whole);
+  if (!dim3 || lane < 0) return NULL;
+  if (lane >= clang_Cursor_getNumArguments(init)) return sym_const(cv, 1);
+  CXCursor a = clang_Cursor_getArgument(init, (unsigned)lane);
+  char *t = fe_text(fe_of(cv, a), fe_range(fe_of(cv, a), clang_getCursorExtent(a)));
+  bool written = *t != '\0';
+  free(t);
+  if (!written) return sym_const(cv, 1);
+  cv->via_init++;
+  Sym *s = sym_of(cv, a);
+  cv->via_init--;
+  return s;
+}
+
 // p.n: for a parameter bound to a variable (a kernel's by-value struct), that variable's member.
 static Sym *sym_member(Cov *cv, CXCursor c) {
   CXCursor d = base_decl(c);
+  Sym *lane = clang_Cursor_isNull(d) ? NULL : dim3_member(cv, c, d);
+  if (lane) return lane;
   for (int i = 0; i < cv->nbound && !clang_Cursor_isNull(d); i++) {
     if (!clang_equalCursors(cv->bound[i].param, d)) continue;
     const Sym *b = cv->bound[i].value;

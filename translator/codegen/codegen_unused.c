@@ -99,6 +99,8 @@ static int add_name(char **names, int n, int max, char *name) {
 // launch was seen through (wrapper.c).
 static char *unused_function(const Frontend *fe, CXCursor fn, const SrcRange *skip, int nskip) {
   if (clang_Cursor_isNull(fn) || clang_getCursorLinkage(fn) != CXLinkage_Internal) return NULL;
+  // A template's instance: the template is not a function a compiler warns about when unused.
+  if (!clang_Cursor_isNull(clang_getSpecializedCursorTemplate(fn))) return NULL;
   Refs refs = {clang_getCanonicalCursor(fn), skip, nskip, fe, 0};
   clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), count_refs_in_main, &refs);
   return refs.count ? NULL : fe_spelling(fn);

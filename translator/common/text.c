@@ -146,3 +146,14 @@ int text_distance(const char *a, const char *b) {
     }
   return d[n][m];
 }
+
+void text_addn(Text *t, const char *s, size_t k) {
+  char *p = realloc(t->s, t->n + k + 1);
+  if (!p) COCONET_BUG("out of memory");
+  memcpy(p + t->n, s, k);
+  p[t->n + k] = '\0';
+  t->s = p;
+  t->n += k;
+}
+
+void text_add(Text *t, const char *s) { text_addn(t, s, strlen(s)); }

@@ -29,4 +29,12 @@ int text_distance(const char *a, const char *b);
 // also for n == 0.
 void *xcalloc(size_t n, size_t size);
 
+// A growing C string: s is NULL until the first add, then always terminated.
+typedef struct Text {
+  char *s;
+  size_t n;
+} Text;
+void text_add(Text *t, const char *s);
+void text_addn(Text *t, const char *s, size_t k);  // k bytes of s
+
 #endif

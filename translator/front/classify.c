@@ -428,36 +428,37 @@ static void pieces_free(Piece *p, int n) {
   free(p);
 }
 
+void launch_free(Launch *l) {
+  free(l->kernel);
+  free(l->wrapper);
+  free(l->wrapper_path);
+  free(l->template_args);
+  free(l->grid.text);
+  free(l->block.text);
+  free(l->shmem.text);
+  free(l->stream.text);
+  pieces_free(l->args, l->nargs);
+  if (l->def) {
+    for (int i = 0; i < l->def->nparams; i++) {
+      free(l->def->params[i].name);
+      free(l->def->params[i].type);
+    }
+    free(l->def->params);
+    free(l->def->name);
+    free(l->def->header);
+    if (l->def->hsrc) source_free(l->def->hsrc);
+    free(l->def->hsrc);
+    free(l->def->args);
+    free(l->def->why);
+    free(l->def);
+  }
+  free(l);
+}
+
 void stmt_free(Stmt *s) {
   if (!s) return;
-  if (s->launch) {
-    Launch *l = s->launch;
-    free(l->kernel);
-    free(l->wrapper);
-    free(l->template_args);
-    free(l->grid.text);
-    free(l->block.text);
-    free(l->shmem.text);
-    free(l->stream.text);
-    pieces_free(l->args, l->nargs);
-    if (l->def) {
-      for (int i = 0; i < l->def->nparams; i++) {
-        free(l->def->params[i].name);
-        free(l->def->params[i].type);
-      }
-      free(l->def->params);
-      free(l->def->name);
-      free(l->def->header);
-      if (l->def->hsrc) source_free(l->def->hsrc);
-      free(l->def->hsrc);
-      free(l->def->args);
-      free(l->def->why);
-      free(l->def);
-    }
-    free(l);
-  } else {
-    pieces_free(s->args, s->nargs);
-  }
+  if (s->launch) launch_free(s->launch);
+  else pieces_free(s->args, s->nargs);
   free(s->callee);
   free(s->wrapper);
   free(s->why_opaque);

@@ -49,6 +49,8 @@ bool source_same_file(const char *a, const char *b);
 // Whether evaluating an expression as written may have side effects (a
 // call, ++/--, an assignment, new/delete); conservative.
 bool source_has_effects(const char *text);
+// The same without counting calls: ++/--, an assignment, new/delete.
+bool source_assigns(const char *text);
 
 //
 // frontend.c
@@ -196,6 +198,7 @@ typedef struct Launch {
   KernelDef *def;        // NULL when the definition is not in the translation unit
   CXCursor call;         // the launch's call (inside the wrapper, for one seen through)
   char *wrapper;         // the host function the launch is seen through (wrapper.c), or NULL
+  char *wrapper_path;    // the functions below it the launch is seen through ("invokeB"), or NULL
   SrcLoc wrapper_loc;
 } Launch;
 
@@ -223,10 +226,12 @@ bool cursor_is_kernel(CXCursor decl);
 // Classify one statement of a region. Never fails: unknown forms are opaque.
 Stmt *classify_stmt(const Frontend *fe, CXCursor stmt);
 void stmt_free(Stmt *s);
+void launch_free(Launch *l);
 
 // wrapper.c: an opaque statement that is exactly a call of a host function of
-// this file whose body is initialized locals and one launch becomes that
-// launch, its texts in the caller's terms (Launch.wrapper names the function).
+// this file (a template's instance too) whose body is initialized locals and
+// one launch, or one call of another such function, becomes that launch, its
+// texts in the caller's terms (Launch.wrapper names the function).
 void wrapper_see_through(const Frontend *fe, Stmt *s);
 
 //
@@ -239,6 +244,8 @@ void instance_describe(const Frontend *fe, CXCursor decl, CXCursor tmpl, KernelD
 // The template arguments of a function template specialization as code spells
 // them ("float, 256"; malloc'd), or NULL when one is neither a type nor an integer.
 char *template_args_of(CXCursor decl);
+// Template argument i of a specialization as written in code ("float", "256"), or NULL.
+char *template_arg_spelling(CXCursor decl, unsigned i);
 
 //
 // places.c: where generated text goes

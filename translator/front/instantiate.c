@@ -19,23 +19,11 @@
 // template (a launch inside a host function template) are not, and say so.
 #include "front/front.h"
 
+#include "common/text.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct Text {
-  char *s;
-  size_t n;
-} Text;
-
-static void text_add(Text *t, const char *s) {
-  size_t k = strlen(s);
-  char *p = realloc(t->s, t->n + k + 1);
-  if (!p) COCONET_BUG("out of memory");
-  memcpy(p + t->n, s, k + 1);
-  t->s = p;
-  t->n += k;
-}
 
 static char *spelled(CXString s) {
   char *r = strdup(clang_getCString(s));
@@ -81,8 +69,7 @@ static unsigned after_parameters(const SourceFile *src, CXCursor last) {
   return o < src->len ? o + 1 : 0;
 }
 
-// Template argument i of a specialization as written in code ("float", "256"), or NULL.
-static char *arg_spelling(CXCursor decl, unsigned i) {
+char *template_arg_spelling(CXCursor decl, unsigned i) {
   char *arg = NULL;
   switch (clang_Cursor_getTemplateArgumentKind(decl, i)) {
   case CXTemplateArgumentKind_Type:
@@ -118,7 +105,7 @@ char *template_args_of(CXCursor decl) {
   Text args = {0};
   text_add(&args, "");
   for (int i = 0; i < n; i++) {
-    char *a = arg_spelling(decl, (unsigned)i);
+    char *a = template_arg_spelling(decl, (unsigned)i);
     if (!a) {
       free(args.s);
       return NULL;
@@ -137,7 +124,7 @@ static bool describe_arg(CXCursor decl, unsigned i, CXCursor param, Text *header
   if (!(pk == CXCursor_TemplateTypeParameter && ak == CXTemplateArgumentKind_Type) &&
       !(pk == CXCursor_NonTypeTemplateParameter && ak == CXTemplateArgumentKind_Integral))
     return false;
-  char *name = spelled(clang_getCursorSpelling(param)), *arg = arg_spelling(decl, i), *line = NULL;
+  char *name = spelled(clang_getCursorSpelling(param)), *arg = template_arg_spelling(decl, i), *line = NULL;
   char *type = pk == CXCursor_TemplateTypeParameter
                    ? NULL
                    : spelled(clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(param))));

@@ -237,10 +237,8 @@ static bool not_a_call(const char *name, size_t n) {
   return false;
 }
 
-// Whether evaluating an expression (as written) may have side effects: a call,
-// ++ or --, an assignment, new or delete. Conservative: a call of a pure
-// function counts too (evaluating it once is always right).
-bool source_has_effects(const char *t) {
+// Whether evaluating an expression may have side effects; calls: a call counts.
+static bool effects(const char *t, bool calls) {
   char quote = 0;
   for (const char *p = t; *p; p++) {
     if (quote) {
@@ -262,13 +260,13 @@ bool source_has_effects(const char *t) {
       if ((n == 3 && strncmp(p, "new", 3) == 0) || (n == 6 && strncmp(p, "delete", 6) == 0)) return true;
       const char *q = e;
       while (*q == ' ' || *q == '\t' || *q == '\n') q++;
-      if (*q == '(' && !(*p >= '0' && *p <= '9') && !not_a_call(p, n)) return true;
+      if (calls && *q == '(' && !(*p >= '0' && *p <= '9') && !not_a_call(p, n)) return true;
       p = e - 1;
     } else if ((*p == ')' || *p == ']') && p[1]) {
       const char *q = p + 1;
       while (*q == ' ' || *q == '\t' || *q == '\n') q++;
-      if (*q == '(' && *p == ']') return true;  // a call through an array of functions
-    } else if (*p == '>' && p[1] == '(') {
+      if (calls && *q == '(' && *p == ']') return true;  // a call through an array of functions
+    } else if (calls && *p == '>' && p[1] == '(') {
       // f<T>(x) calls f; static_cast<T>(x) is a cast.
       const char *lt = p;
       int depth = 0;
@@ -284,3 +282,8 @@ bool source_has_effects(const char *t) {
   }
   return false;
 }
+
+// Conservative: a call of a pure function counts too (evaluating it once is always right).
+bool source_has_effects(const char *t) { return effects(t, true); }
+
+bool source_assigns(const char *t) { return effects(t, false); }

@@ -1,41 +1,61 @@
-// wrapper.c: a launch inside a small host function, seen through.
+// wrapper.c: a launch inside small host functions, seen through.
 //
 // Training code often launches a kernel from a host function that computes the
-// grid and launches, nothing else:
+// grid and launches, nothing else, and inference engines from a template
+// `invoke` function, sometimes called through another:
 //
 //   void adamw_update(float *p, const float *g, ..., int n, cudaStream_t s) {
 //     const int blocks = (n + 255) / 256;
 //     adamw<<<blocks, 256, 0, s>>>(p, g, ..., n);
 //   }
+//   template <typename T> void invokeScale(T *x, float a, int n, cudaStream_t s) {
+//     dim3 grid((n + 255) / 256);
+//     scale<T><<<grid, 256, 0, s>>>(x, a, n);
+//   }
 //
 // A region statement that is exactly a call of such a function defined in this
 // file (`adamw_update(w, grads, ..., count, stream);`) is classified as that
-// launch, its texts in the caller's terms: each parameter of the wrapper stands
-// for the call's argument, each local for its initializer. One level only; the
-// wrapper's body must be declarations of initialized locals, then the one
-// launch, and no text of it may have side effects (a call, ++, an assignment:
+// launch, its texts in the caller's terms: each parameter of the function
+// stands for the call's argument, each local for its initializer, each
+// template parameter for the instance's argument as spelled ("float"). The
+// body must be declarations of initialized locals, then either the one launch
+// or a call of another such function (seen through the same way, to any
+// depth), and no text of it may have side effects (a call, ++, an assignment:
 // with no other statement, nothing else can change a parameter or a local).
-// The launch's arguments and stream are used in the caller's scope, so they may
-// read only the function's parameters and locals (a global the function reads
+// Templates are read as the instance the call uses (libclang gives its body);
+// a launch of a kernel template gets the instance's arguments written out. The
+// launch's arguments and stream are used in the caller's scope, so they may
+// read only the functions' parameters and locals (a global the function reads
 // could be another variable of the same name there).
-// Anything else (a second statement, a wrapper template) leaves the call opaque.
+// Anything else (a second statement, a function in a header) leaves the call
+// opaque.
 #include "front/front.h"
+
+#include "common/text.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+struct Wrapper;
+
+// A name of a function seen through and what it stands for.
 typedef struct Subst {
-  CXCursor decl;  // a ParmDecl or local VarDecl of the wrapper
-  char *text;     // what it stands for in the caller (parenthesized unless a name)
+  CXSourceLocation at;       // where the parameter, local or template parameter is declared
+  SrcRange range;            // the call's argument or the local's initializer
+  const struct Wrapper *in;  // whose names the range reads (NULL: the region's, as written)
+  char *fixed;               // a template argument as spelled, else NULL
+  bool dim3;                 // a dim3 of one value: NAME.x is the value, NAME.y and NAME.z are 1
 } Subst;
 
+// One function of the chain, from the region's call down.
 typedef struct Wrapper {
   const Frontend *fe;
-  CXCursor fn;
+  const struct Wrapper *up;  // the function calling this one, NULL for the region's call
   Subst *v;
   int n;
-  bool foreign;  // the last text substituted names a variable that is not the function's
 } Wrapper;
+
+enum { WRAPPER_DEPTH = 8 };
 
 static bool is_name(const char *t) {
   if (!*t || !(*t == '_' || (*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z'))) return false;
@@ -44,8 +64,16 @@ static bool is_name(const char *t) {
   return true;
 }
 
+// A number: digits, letters and dots ("256", "0.5f", "1e-8f" is not one: no sign).
+static bool is_number(const char *t) {
+  if (!(*t >= '0' && *t <= '9')) return false;
+  for (; *t; t++)
+    if (!(text_ident_char(*t) || *t == '.')) return false;
+  return true;
+}
+
 static char *grouped(char *t) {
-  if (is_name(t)) return t;
+  if (is_name(t) || is_number(t)) return t;
   char *g;
   if (asprintf(&g, "(%s)", t) < 0) COCONET_BUG("out of memory");
   free(t);
@@ -53,169 +81,381 @@ static char *grouped(char *t) {
 }
 
 static const Subst *subst_of(const Wrapper *w, CXCursor decl) {
+  CXSourceLocation at = clang_getCursorLocation(decl);
   for (int i = 0; i < w->n; i++)
-    if (clang_equalCursors(w->v[i].decl, decl)) return &w->v[i];
+    if (clang_equalLocations(w->v[i].at, at)) return &w->v[i];
   return NULL;
 }
 
-// The text of a range of the wrapper with every parameter and local replaced.
-static char *substituted(Wrapper *w, SrcRange r) {
-  const Frontend *fe = w->fe;
+// The text of a range of w's body with every parameter, local and template
+// parameter replaced by what it stands for, down to the region's terms
+// (w NULL: the range is the region's own text). *foreign: a name that is not
+// the functions' own (a global, a macro) was read.
+static char *substituted(const Frontend *fe, const Wrapper *w, SrcRange r, bool *foreign) {
+  if (!w) return fe_text(fe, r);
   CXSourceRange cr = clang_getRange(clang_getLocationForOffset(fe->tu, fe->file, r.begin.offset),
                                     clang_getLocationForOffset(fe->tu, fe->file, r.end.offset));
   CXToken *toks = NULL;
   unsigned n = 0;
   clang_tokenize(fe->tu, cr, &toks, &n);
-  size_t cap = 64, len = 0;
-  w->foreign = false;
-  char *out = malloc(cap);
-  if (!out) COCONET_BUG("out of memory");
-  out[0] = '\0';
+  Text out = {0};
+  text_add(&out, "");
   unsigned at = r.begin.offset;
   for (unsigned i = 0; i <= n; i++) {
     unsigned b = i < n ? fe_loc(fe, clang_getTokenLocation(fe->tu, toks[i])).offset : r.end.offset;
     unsigned e = i < n ? fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(fe->tu, toks[i]))).offset : r.end.offset;
     if (b >= r.end.offset && i < n) break;
-    const char *piece = fe->src.buf + at;
-    size_t plen = b > at ? b - at : 0;
+    if (b > at) text_addn(&out, fe->src.buf + at, b - at);
+    if (i == n) break;
     const Subst *s = NULL;
-    if (i < n && clang_getTokenKind(toks[i]) == CXToken_Identifier) {
+    if (clang_getTokenKind(toks[i]) == CXToken_Identifier) {
       CXCursor c = clang_getCursor(fe->tu, clang_getTokenLocation(fe->tu, toks[i]));
       // A macro may stand for anything, a parameter included: not the caller's to read.
-      if (clang_getCursorKind(c) == CXCursor_MacroExpansion) w->foreign = true;
+      if (clang_getCursorKind(c) == CXCursor_MacroExpansion) *foreign = true;
       CXCursor d = clang_getCursorReferenced(c);
       if (!clang_Cursor_isNull(d)) s = subst_of(w, d);
       enum CXCursorKind dk = clang_getCursorKind(d);
-      if (!s && (dk == CXCursor_VarDecl || dk == CXCursor_ParmDecl)) w->foreign = true;
+      if (!s && (dk == CXCursor_VarDecl || dk == CXCursor_ParmDecl)) *foreign = true;
     }
-    const char *tok = i < n ? fe->src.buf + b : "";
-    size_t tlen = i < n ? e - b : 0;
-    if (s) {
-      tok = s->text;
-      tlen = strlen(s->text);
+    // NAME.y of a dim3 of one value: 1; NAME.x: the value.
+    char *member = s && s->dim3 && i + 2 < n && clang_getTokenKind(toks[i + 1]) == CXToken_Punctuation
+                       ? fe_text(fe, (SrcRange){.begin = fe_loc(fe, clang_getTokenLocation(fe->tu, toks[i + 1])),
+                                                .end = fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(
+                                                                      fe->tu, toks[i + 2])))})
+                       : NULL;
+    bool x = member && strcmp(member, ".x") == 0, yz = member && (!strcmp(member, ".y") || !strcmp(member, ".z"));
+    free(member);
+    if (yz) {
+      text_add(&out, "1");
+    } else if (s) {
+      char *t = grouped(s->fixed ? strdup(s->fixed) : substituted(fe, s->in, s->range, foreign));
+      text_add(&out, t);
+      free(t);
+    } else {
+      text_addn(&out, fe->src.buf + b, e - b);
     }
-    while (len + plen + tlen + 1 > cap) cap *= 2;
-    char *grown = realloc(out, cap);
-    if (!grown) COCONET_BUG("out of memory");
-    out = grown;
-    memcpy(out + len, piece, plen);
-    len += plen;
-    memcpy(out + len, tok, tlen);
-    len += tlen;
-    out[len] = '\0';
+    if (x || yz) {
+      i += 2;
+      e = fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(fe->tu, toks[i]))).offset;
+    }
     at = e;
-    if (i == n) break;
   }
   clang_disposeTokens(fe->tu, toks, n);
-  return out;
+  return out.s;
 }
 
-static void add(Wrapper *w, CXCursor decl, char *text) {
+static void add(Wrapper *w, CXCursor decl, SrcRange range, const Wrapper *in, char *fixed, bool dim3) {
   Subst *grown = realloc(w->v, sizeof *w->v * (size_t)(w->n + 1));
   if (!grown) COCONET_BUG("out of memory");
   w->v = grown;
-  w->v[w->n++] = (Subst){decl, grouped(text)};
+  w->v[w->n++] = (Subst){clang_getCursorLocation(decl), range, in, fixed, dim3};
 }
 
 static void free_wrapper(Wrapper *w) {
-  for (int i = 0; i < w->n; i++) free(w->v[i].text);
+  for (int i = 0; i < w->n; i++) free(w->v[i].fixed);
   free(w->v);
+}
+
+// Does the text of range r (in w's terms) have side effects, or read a name
+// that is not the functions' own (*foreign)? pure: its calls are all pure.
+static bool effects(const Frontend *fe, const Wrapper *w, SrcRange r, bool pure, bool *foreign) {
+  char *t = substituted(fe, w, r, foreign);
+  bool yes = !*t || (pure ? source_assigns(t) : source_has_effects(t));
+  free(t);
+  return yes;
+}
+
+static bool pure(CXCursor e, int depth);
+
+// Does expression e assign or increment (its tokens, wherever it is written)?
+static bool assigns(CXCursor e) {
+  CXTranslationUnit tu = clang_Cursor_getTranslationUnit(e);
+  CXToken *toks = NULL;
+  unsigned n = 0;
+  clang_tokenize(tu, clang_getCursorExtent(e), &toks, &n);
+  static const char *const ops[] = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"};
+  bool yes = false;
+  for (unsigned i = 0; i < n && !yes; i++) {
+    if (clang_getTokenKind(toks[i]) != CXToken_Punctuation) continue;
+    CXString t = clang_getTokenSpelling(tu, toks[i]);
+    for (size_t k = 0; k < sizeof ops / sizeof *ops && !yes; k++) yes = strcmp(clang_getCString(t), ops[k]) == 0;
+    clang_disposeString(t);
+  }
+  clang_disposeTokens(tu, toks, n);
+  return yes;
+}
+
+static enum CXChildVisitResult find_impure_call(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  int *depth = data;
+  if (clang_getCursorKind(c) != CXCursor_CallExpr) return CXChildVisit_Recurse;
+  CXCursor fn = clang_getCursorReferenced(c);
+  enum CXCursorKind k = clang_getCursorKind(fn);
+  char *name = fe_spelling(fn);
+  CXCursor scope = clang_getCursorSemanticParent(fn);
+  char *ns = fe_spelling(scope);
+  bool global = clang_getCursorKind(scope) == CXCursor_TranslationUnit ||
+                (clang_getCursorKind(scope) == CXCursor_Namespace && strcmp(ns, "std") == 0);
+  bool ok = k == CXCursor_Constructor ||
+            (k == CXCursor_FunctionDecl && global && (!strcmp(name, "min") || !strcmp(name, "max")));
+  free(name);
+  free(ns);
+  if (!ok && k == CXCursor_FunctionDecl && *depth < 4) {
+    // A helper whose body is `return e;` with e pure (ceil_div, div_up).
+    CXCursor def = clang_getCursorDefinition(fn);
+    FeKids body = clang_Cursor_isNull(def) ? (FeKids){.n = 0} : fe_kids(def);
+    FeKids stmts = body.n && clang_getCursorKind(body.last) == CXCursor_CompoundStmt ? fe_kids(body.last)
+                                                                                   : (FeKids){.n = 0};
+    FeKids ret = stmts.n == 1 && clang_getCursorKind(stmts.v[0]) == CXCursor_ReturnStmt ? fe_kids(stmts.v[0])
+                                                                                       : (FeKids){.n = 0};
+    ok = ret.n == 1 && !assigns(ret.v[0]) && pure(ret.v[0], *depth + 1);
+  }
+  if (!ok) {
+    *depth = -1;
+    return CXChildVisit_Break;
+  }
+  return CXChildVisit_Recurse;
+}
+
+// Does expression e call only pure functions: min and max (std:: or the host
+// overloads), constructors (dim3), helpers returning a pure expression?
+// (Assignments and ++ are the text's to say: source_assigns.)
+static bool pure(CXCursor e, int depth) {
+  int d = depth;
+  if (clang_getCursorKind(e) == CXCursor_CallExpr) {
+    find_impure_call(e, e, &d);
+    if (d < 0) return false;
+  }
+  clang_visitChildren(e, find_impure_call, &d);
+  return d >= 0;
 }
 
 // in_caller: the text is used in the caller's scope (arguments, stream), where a
 // variable the function reads from its own scope (a global) may name another.
-static void substitute_piece(Wrapper *w, Piece *p, bool in_caller, const char **why) {
+static void substitute_piece(const Wrapper *w, Piece *p, bool in_caller, const char **why) {
   if (!p->text) return;
-  char *t = substituted(w, p->range);
-  if (source_has_effects(t) && !*why) *why = "a text of its launch has side effects (a call, ++, an assignment)";
-  if (in_caller && w->foreign && !*why)
+  bool foreign = false;
+  char *t = substituted(w->fe, w, p->range, &foreign);
+  // What the names stand for was checked where they are declared (arguments, locals' initializers).
+  if (source_has_effects(p->text) && !*why) *why = "a text of its launch has side effects (a call, ++, an assignment)";
+  if (in_caller && foreign && !*why)
     *why = "an argument or the stream of its launch reads a variable that is not the function's parameter or "
            "local, or a macro";
   free(p->text);
   p->text = t;
 }
 
-void wrapper_see_through(const Frontend *fe, Stmt *s) {
-  CXCursor call = s->cursor;
-  if (clang_getCursorKind(call) != CXCursor_CallExpr) return;
+// A local's initializer: `int b = E;` -> E; `dim3 grid(E);` -> E (a dim3 of one
+// value is that value converted; *dim3 set); NULL range (begin.file NULL) for any other.
+static SrcRange initializer(const Frontend *fe, CXCursor var, bool *dim3, CXCursor *expr) {
+  FeKids init = fe_kids(var);
+  SrcRange none = {0};
+  if (clang_getCursorKind(var) != CXCursor_VarDecl || !init.n) return none;
+  CXCursor e = init.last;
+  *expr = e;
+  SrcRange r = fe_range(fe, clang_getCursorExtent(e));
+  // A constructor call written as the declaration (`dim3 grid(E)`) starts at the variable's name.
+  if (r.begin.offset <= fe_loc(fe, clang_getCursorLocation(var)).offset) {
+    while (clang_getCursorKind(e) == CXCursor_UnexposedExpr && fe_kids(e).n == 1) e = fe_kids(e).v[0];
+    if (clang_getCursorKind(e) != CXCursor_CallExpr) return none;
+    // Default arguments (dim3's y and z) have no place in the source.
+    int n = clang_Cursor_getNumArguments(e), written = 0;
+    for (int i = 0; i < n; i++)
+      written += fe_range(fe, clang_getCursorExtent(clang_Cursor_getArgument(e, (unsigned)i))).begin.file != NULL;
+    if (written != 1) return none;
+    *dim3 = true;
+    *expr = clang_Cursor_getArgument(e, 0);
+    return fe_range(fe, clang_getCursorExtent(*expr));
+  }
+  return r;
+}
+
+// The function a call statement calls, when it is a host function of this file
+// with a body (a template's instance: libclang gives the instance's body).
+static CXCursor host_function(const Frontend *fe, CXCursor call) {
+  CXCursor none = clang_getNullCursor();
+  if (clang_getCursorKind(call) != CXCursor_CallExpr) return none;
   CXCursor callee = clang_getCursorReferenced(call);
-  if (clang_getCursorKind(callee) != CXCursor_FunctionDecl || cursor_is_kernel(callee) ||
-      !clang_Cursor_isNull(clang_getSpecializedCursorTemplate(callee)))
-    return;
+  if (clang_getCursorKind(callee) != CXCursor_FunctionDecl || cursor_is_kernel(callee)) return none;
   CXCursor fn = clang_getCursorDefinition(callee);
-  if (clang_Cursor_isNull(fn) || !fe_in_main_file(fe, clang_getCursorLocation(fn))) return;
+  if (clang_Cursor_isNull(fn) || !fe_in_main_file(fe, clang_getCursorLocation(fn))) return none;
+  return fn;
+}
+
+// Its name as the explanation gives it: "invokeScale<float>" for a template's instance.
+static char *function_name(CXCursor fn) {
+  char *name = fe_spelling(fn), *args = NULL;
+  if (!clang_Cursor_isNull(clang_getSpecializedCursorTemplate(fn)) && (args = template_args_of(fn))) {
+    char *full = xasprintf("%s<%s>", name, args);
+    free(name);
+    name = full;
+  }
+  free(args);
+  return name;
+}
+
+typedef struct Reach {
+  const Frontend *fe;
+  int depth;
+  int *budget;  // functions left to read (recursion and fan-out stay bounded)
+  bool yes;
+} Reach;
+
+static bool reaches(const Frontend *fe, CXCursor fn, int depth, int *budget);
+
+static enum CXChildVisitResult find_launching_call(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Reach *r = data;
+  if (clang_getCursorKind(c) == CXCursor_CallExpr) {
+    CXCursor fn = host_function(r->fe, c);
+    if (!clang_Cursor_isNull(fn) && reaches(r->fe, fn, r->depth + 1, r->budget)) r->yes = true;
+  }
+  return r->yes ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+// Does fn launch a kernel, itself or through the functions of this file it calls?
+// (Only then is a word on why a call of it is not seen through worth saying.)
+static bool reaches(const Frontend *fe, CXCursor fn, int depth, int *budget) {
+  if (--*budget < 0) return false;
+  char *text = fe_text(fe, fe_range(fe, clang_getCursorExtent(fn)));
+  Reach r = {fe, depth, budget, strstr(text, "<<<") != NULL};
+  free(text);
+  if (!r.yes && depth < WRAPPER_DEPTH) clang_visitChildren(fn, find_launching_call, &r);
+  return r.yes;
+}
+
+static bool launches(const Frontend *fe, CXCursor fn, int depth) {
+  int budget = 64;
+  return reaches(fe, fn, depth, &budget);
+}
+
+typedef struct Seen {
+  const char *why;   // why not seen through, or NULL
+  bool launches;     // a function of the chain launches a kernel (worth a word when refused)
+  bool is_template;  // a function of the chain is a template's instance
+  char *path;        // the functions below the region's call ("invokeB, invokeC"), or NULL
+} Seen;
+
+// See through the call `call` of fn (its arguments in up's terms) down to one
+// launch, its texts in the region's terms; NULL (and sn->why) otherwise.
+static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCursor fn, int depth, Seen *sn) {
   int nparams = clang_Cursor_getNumArguments(fn), nargs = clang_Cursor_getNumArguments(call);
   FeKids k = fe_kids(fn);
   CXCursor body = k.n ? k.last : clang_getNullCursor();
-  if (nparams < 0 || nparams != nargs || clang_getCursorKind(body) != CXCursor_CompoundStmt) return;
-  // Only a function that launches a kernel is worth a word when it is not seen through.
-  char *text = fe_text(fe, fe_range(fe, clang_getCursorExtent(body)));
-  bool launches = strstr(text, "<<<") != NULL;
-  free(text);
-  if (!launches) return;
-  const char *why = NULL;
-  Wrapper w = {fe, fn, NULL, 0, false};
-  for (int i = 0; i < nparams; i++) {
-    CXCursor a = clang_Cursor_getArgument(call, (unsigned)i);
-    char *t = fe_text(fe, fe_range(fe, clang_getCursorExtent(a)));
-    if ((!*t || source_has_effects(t)) && !why) why = "an argument of the call has side effects (a call, ++, an assignment)";
-    add(&w, clang_Cursor_getArgument(fn, (unsigned)i), t);
+  if (nparams < 0 || nparams != nargs || clang_getCursorKind(body) != CXCursor_CompoundStmt) {
+    sn->why = "it takes other arguments than the call gives (default arguments, variadic)";
+    return NULL;
   }
-  FeKids stmts = fe_kids(body);
-  Stmt *launch = NULL;
-  for (int i = 0; i < stmts.n && i < FE_KIDS && !why; i++) {
-    CXCursor st = stmts.v[i];
-    if (clang_getCursorKind(st) == CXCursor_DeclStmt && !launch) {
-      FeKids vars = fe_kids(st);
-      for (int j = 0; j < vars.n && j < FE_KIDS && !why; j++) {
-        FeKids init = fe_kids(vars.v[j]);
-        if (clang_getCursorKind(vars.v[j]) != CXCursor_VarDecl || !init.n) {
-          why = "its body declares a local without an initializer";
-          break;
-        }
-        char *t = substituted(&w, fe_range(fe, clang_getCursorExtent(init.last)));
-        if (source_has_effects(t)) why = "a local's initializer has side effects (a call, ++, an assignment)";
-        add(&w, vars.v[j], t);
-      }
-    } else if (!launch) {
-      launch = classify_stmt(fe, st);
-      if (launch->kind != STMT_LAUNCH || launch->wrap != WRAP_NONE || launch->launch->wrapper)
-        why = "its body is not initialized locals and then one kernel launch";
-    } else {
-      why = "its body has a statement after the launch";
+  sn->launches |= launches(fe, fn, depth);
+  Wrapper w = {fe, up, NULL, 0};
+  bool foreign = false;
+  for (int i = 0; i < nparams; i++) {
+    SrcRange r = fe_range(fe, clang_getCursorExtent(clang_Cursor_getArgument(call, (unsigned)i)));
+    if (effects(fe, up, r, false, &foreign) && !sn->why) sn->why = "an argument of the call has side effects (a call, ++, an assignment)";
+    add(&w, clang_Cursor_getArgument(fn, (unsigned)i), r, up, NULL, false);
+  }
+  CXCursor tmpl = clang_getSpecializedCursorTemplate(fn);
+  if (!clang_Cursor_isNull(tmpl)) {
+    sn->is_template = true;
+    FeKids tps = fe_kids(tmpl);
+    for (int i = 0, arg = 0; i < tps.n && i < FE_KIDS; i++) {
+      enum CXCursorKind tk = clang_getCursorKind(tps.v[i]);
+      if (tk != CXCursor_TemplateTypeParameter && tk != CXCursor_NonTypeTemplateParameter &&
+          tk != CXCursor_TemplateTemplateParameter)
+        continue;
+      char *spelled = template_arg_spelling(fn, (unsigned)arg++);
+      if (!spelled && !sn->why) sn->why = "a template argument of the call is neither a type nor an integer";
+      if (spelled) add(&w, tps.v[i], (SrcRange){0}, NULL, spelled, false);
     }
   }
-  if (!why && (!launch || stmts.n > FE_KIDS)) why = "its body is not initialized locals and then one kernel launch";
-  if (!why) {
-    Launch *l = launch->launch;
-    Piece *conf[] = {&l->grid, &l->block, &l->shmem, &l->stream};
-    for (int i = 0; i < 4; i++) substitute_piece(&w, conf[i], i == 3, &why);
-    for (int i = 0; i < l->nargs; i++) substitute_piece(&w, &l->args[i], true, &why);
+  FeKids stmts = fe_kids(body);
+  Launch *launch = NULL;
+  bool last = false;
+  for (int i = 0; i < stmts.n && i < FE_KIDS && !sn->why; i++) {
+    CXCursor st = stmts.v[i];
+    CXCursor inner = host_function(fe, st);
+    if (last) {
+      sn->why = "its body has a statement after the launch";
+    } else if (clang_getCursorKind(st) == CXCursor_DeclStmt) {
+      FeKids vars = fe_kids(st);
+      for (int j = 0; j < vars.n && j < FE_KIDS && !sn->why; j++) {
+        bool dim3 = false;
+        CXCursor e = clang_getNullCursor();
+        SrcRange r = initializer(fe, vars.v[j], &dim3, &e);
+        if (!r.begin.file) sn->why = "its body declares a local without an initializer of one value";
+        else if (effects(fe, &w, r, pure(e, 0), &foreign)) sn->why = "a local's initializer has side effects (a call, ++, an assignment)";
+        else add(&w, vars.v[j], r, &w, NULL, dim3);
+      }
+    } else if (!clang_Cursor_isNull(inner) && depth < WRAPPER_DEPTH) {
+      last = true;
+      char *name = function_name(inner), *path = sn->path;
+      sn->path = path ? xasprintf("%s, %s", path, name) : strdup(name);
+      free(path);
+      free(name);
+      launch = see(fe, &w, st, inner, depth + 1, sn);
+      // The call must be the whole statement: the body's last statement is the call itself.
+    } else {
+      last = true;
+      Stmt *s = classify_stmt(fe, st);
+      if (s->kind == STMT_LAUNCH && s->wrap == WRAP_NONE && !s->launch->wrapper) {
+        launch = s->launch;
+        s->launch = NULL;
+        s->args = NULL;
+        s->nargs = 0;
+        Piece *conf[] = {&launch->grid, &launch->block, &launch->shmem, &launch->stream};
+        for (int c = 0; c < 4; c++) substitute_piece(&w, conf[c], c == 3, &sn->why);
+        for (int a = 0; a < launch->nargs; a++) substitute_piece(&w, &launch->args[a], true, &sn->why);
+      } else {
+        sn->why = "its body is not initialized locals and then one kernel launch";
+      }
+      stmt_free(s);
+    }
+  }
+  if (!sn->why && (!launch || stmts.n > FE_KIDS)) sn->why = "its body is not initialized locals and then one kernel launch";
+  free_wrapper(&w);
+  if (sn->why && launch) {
+    launch_free(launch);
+    launch = NULL;
+  }
+  return launch;
+}
+
+void wrapper_see_through(const Frontend *fe, Stmt *s) {
+  CXCursor call = s->cursor;
+  CXCursor fn = host_function(fe, call);
+  if (clang_Cursor_isNull(fn)) return;
+  Seen sn = {0};
+  Launch *l = see(fe, NULL, call, fn, 1, &sn);
+  // A launch of a kernel template inside a template: its arguments written out as the instance's.
+  if (l && sn.is_template && l->def && l->def->is_template && l->def->args) {
+    free(l->template_args);
+    l->template_args = strdup(l->def->args);
   }
   // The statement must be the call and its ';', nothing around it.
   SrcRange cr = fe_range(fe, clang_getCursorExtent(call));
-  if (!why && cr.begin.offset != s->range.begin.offset) why = "the statement is more than the call";
-  char *name = fe_spelling(fn);
+  if (!sn.why && cr.begin.offset != s->range.begin.offset) sn.why = "the statement is more than the call";
+  char *name = function_name(fn);
   SrcLoc at = fe_loc(fe, clang_getCursorLocation(fn));
-  if (why) {
-    if (asprintf(&s->why_opaque, "the call of '%s' (%s:%u:%u) is not seen through as the kernel launch inside it: %s; "
-                                 "coconet sees through a host function whose body is initialized locals and then "
-                                 "one launch", name, at.file ? at.file : "?", at.line, at.col, why) < 0)
-      COCONET_BUG("out of memory");
-    free(name);
-  } else {
-    s->kind = STMT_LAUNCH;
-    s->launch = launch->launch;
-    s->launch->wrapper = name;
-    s->launch->wrapper_loc = at;
-    s->callee = strdup(s->launch->kernel);
-    s->call_range = cr;
-    s->args = s->launch->args;
-    s->nargs = s->launch->nargs;
-    launch->launch = NULL;
-    launch->args = NULL;
-    launch->nargs = 0;
+  if (sn.why && sn.launches) {
+    s->why_opaque = xasprintf("the call of '%s' (%s:%u:%u) is not seen through as the kernel launch inside it: %s%s%s%s; "
+                              "coconet sees through a host function whose body is initialized locals and then one "
+                              "launch, or one call of another such function",
+                              name, at.file ? at.file : "?", at.line, at.col, sn.path ? "(in '" : "",
+                              sn.path ? sn.path : "", sn.path ? "') " : "", sn.why);
   }
-  stmt_free(launch);
-  free_wrapper(&w);
+  if (sn.why || !l) {
+    free(name);
+    free(sn.path);
+    if (l) launch_free(l);
+    return;
+  }
+  s->kind = STMT_LAUNCH;
+  s->launch = l;
+  l->wrapper = name;
+  l->wrapper_path = sn.path;
+  l->wrapper_loc = at;
+  s->callee = strdup(l->kernel);
+  s->call_range = cr;
+  s->args = l->args;
+  s->nargs = l->nargs;
 }
