@@ -474,26 +474,84 @@ static void mark_error_checks(IrRegion *ir) {
   }
 }
 
+// Collectives that may run one after another instead of in a group: all on one
+// communicator and stream (a group of several communicators is what keeps one
+// thread driving several devices from deadlocking), none reading or writing
+// what another writes (NCCL runs a group's calls in no order).
+static bool independent(IrOp *const *c, int n) {
+  for (int i = 0; i < n; i++) {
+    if (strcmp(c[i]->coll.comm, c[0]->coll.comm) != 0 || strcmp(c[i]->coll.stream, c[0]->coll.stream) != 0)
+      return false;
+    for (int j = 0; j < n; j++) {
+      if (i == j || !c[j]->coll.out) continue;
+      if (c[i]->coll.out == c[j]->coll.out || c[i]->coll.in == c[j]->coll.out) return false;
+    }
+  }
+  return true;
+}
+
+static bool touches(const IrOp *op, const IrTensor *t) {
+  if (!t) return false;
+  for (const IrUse *u = op->reads; u; u = u->next)
+    if (u->ref.t == t) return true;
+  for (const IrUse *u = op->writes; u; u = u->next)
+    if (u->ref.t == t) return true;
+  return false;
+}
+
+// Move collective c down past the kernel launches after it, on its stream,
+// that touch none of its buffers (they run the same in either order), to just
+// before the first op that does: each collective of a group then comes right
+// before the kernels that consume it, where split and reorder take it.
+static void sink(IrRegion *ir, IrOp *c) {
+  IrOp **link = &ir->ops;
+  while (*link && *link != c) link = &(*link)->next;
+  if (!*link) return;
+  IrOp *last = NULL;
+  for (IrOp *p = c->next; p && p->kind == IR_OP_POINTWISE && strcmp(p->pw.stream, c->coll.stream) == 0 &&
+                          !touches(p, c->coll.in) && !touches(p, c->coll.out);
+       p = p->next)
+    last = p;
+  if (!last) return;
+  *link = c->next;
+  c->next = last->next;
+  last->next = c;
+}
+
 // ncclGroupStart()/ncclGroupEnd() around one collective and nothing else
 // group nothing: the schedule leaves the two calls out (the collective is
-// split on its own), and --explain says so. Groups of several are kept.
-static void ungroup_single(IrRegion *ir, int ngroups) {
+// split on its own), and --explain says so. Around several independent
+// collectives on one communicator and stream, the same: each is split on its
+// own. Other groups are kept.
+static void ungroup(IrRegion *ir, int ngroups) {
+  enum { MAX = 16 };
   for (int k = 1; k <= ngroups; k++) {
-    IrOp *in[3], **link[3];
+    IrOp *in[MAX + 2], **link[MAX + 2];
     int n = 0;
     for (IrOp **pp = &ir->ops; *pp; pp = &(*pp)->next) {
       if ((*pp)->nccl_group != k) continue;
-      if (n < 3) in[n] = *pp, link[n] = pp;
+      if (n < MAX + 2) in[n] = *pp, link[n] = pp;
       n++;
     }
-    if (n != 3 || in[0]->kind != IR_OP_OPAQUE || in[1]->kind != IR_OP_COLLECTIVE || in[2]->kind != IR_OP_OPAQUE)
-      continue;
-    *link[2] = in[2]->next;  // the end first: its link is the collective's next
+    if (n < 3 || n > MAX + 2 || in[0]->kind != IR_OP_OPAQUE || in[n - 1]->kind != IR_OP_OPAQUE) continue;
+    bool all = true;
+    for (int i = 1; i < n - 1; i++) all &= in[i]->kind == IR_OP_COLLECTIVE;
+    if (!all || !independent(in + 1, n - 2)) continue;
+    *link[n - 1] = in[n - 1]->next;  // the end first: its link is the last collective's next
     *link[0] = in[0]->next;
-    in[1]->nccl_group = 0;
-    ir_region_note(ir, ir_printf(ir, "ncclGroupStart()/ncclGroupEnd() at %s:%u:%u hold one collective, which "
-                                     "they do not group with anything: the schedule leaves them out",
-                                 in[0]->loc.file ? in[0]->loc.file : "?", in[0]->loc.line, in[0]->loc.col));
+    for (int i = 1; i < n - 1; i++) in[i]->nccl_group = 0;
+    for (int i = n - 2; i >= 1 && n > 3; i--) sink(ir, in[i]);
+    if (n == 3)
+      ir_region_note(ir, ir_printf(ir, "ncclGroupStart()/ncclGroupEnd() at %s:%u:%u hold one collective, which "
+                                       "they do not group with anything: the schedule leaves them out",
+                                   in[0]->loc.file ? in[0]->loc.file : "?", in[0]->loc.line, in[0]->loc.col));
+    else
+      ir_region_note(ir, ir_printf(ir, "ncclGroupStart()/ncclGroupEnd() at %s:%u:%u hold %d collectives on one "
+                                       "communicator and stream that do not read each other's results: the "
+                                       "schedule leaves the group out and splits each on its own, each moved down "
+                                       "to the first statement that uses its buffers (they run one after another, "
+                                       "an order NCCL may run them in)",
+                                   in[0]->loc.file ? in[0]->loc.file : "?", in[0]->loc.line, in[0]->loc.col, n - 2));
   }
 }
 
@@ -536,7 +594,7 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
   if (check_overlap(r, ir) || check_assumptions(fe, r, ir)) return -1;
   if (!schedules(r)) return 0;
   if (extract_hoist_effects(r, ir)) return -1;
-  ungroup_single(ir, ngroups);
+  ungroup(ir, ngroups);
   return 0;
 }
 

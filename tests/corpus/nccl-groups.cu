@@ -1,0 +1,71 @@
+// Style: a trainer's gradient AllReduces issued together in one
+// ncclGroupStart()/ncclGroupEnd() (one per parameter group, one communicator,
+// one stream), then each group's update. coconet leaves the group out, splits
+// each AllReduce on its own and moves each down to the update that reads it.
+// RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
+// RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
+// Two communicators (one thread driving two devices needs the group), or one
+// collective reading another's result: the group is kept, and split says why not.
+// RUN: %expect 1 %coconet --check %s -- -DTWO_COMMS 2>&1 | %FileCheck --check-prefix=KEPT %s
+// RUN: %expect 1 %coconet --check %s -- -DDEPENDENT 2>&1 | %FileCheck --check-prefix=KEPT %s
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#define NCCLCHECK(cmd) \
+  do {                 \
+    if ((cmd) != ncclSuccess) return; \
+  } while (0)
+
+__global__ void sgd(float *w, const float *g, float lr, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) w[i] -= lr * g[i];
+}
+
+__global__ void momentum(float *w, float *m, const float *g, float lr, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    m[i] = 0.9f * m[i] + g[i];
+    w[i] -= lr * m[i];
+  }
+}
+
+void step(float *w1, float *g1, int n1, float *w2, float *m2, float *g2, int n2, float *w3, float *g3, int n3,
+          ncclComm_t comm, ncclComm_t other, cudaStream_t s) {
+  (void)other;
+#pragma coconet region name(grouped) split reorder replicated(w1, w2, w3) shard(m2) scratch(g1, g2, g3)
+  {
+    NCCLCHECK(ncclGroupStart());
+    NCCLCHECK(ncclAllReduce(g1, g1, n1, ncclFloat, ncclSum, comm, s));
+#if defined(TWO_COMMS)
+    NCCLCHECK(ncclAllReduce(g2, g2, n2, ncclFloat, ncclSum, other, s));
+#elif defined(DEPENDENT)
+    NCCLCHECK(ncclAllReduce(g1, g2, n2, ncclFloat, ncclSum, comm, s));
+#else
+    NCCLCHECK(ncclAllReduce(g2, g2, n2, ncclFloat, ncclSum, comm, s));
+#endif
+    NCCLCHECK(ncclAllReduce(g3, g3, n3, ncclFloat, ncclAvg, comm, s));
+    NCCLCHECK(ncclGroupEnd());
+    sgd<<<(n1 + 255) / 256, 256, 0, s>>>(w1, g1, 0.1f, n1);
+    momentum<<<120, 256, 0, s>>>(w2, m2, g2, 0.05f, n2);
+    sgd<<<(n3 + 255) / 256, 256, 0, s>>>(w3, g3, 0.01f, n3);
+  }
+}
+
+// IR: verify=ir grouped: ok
+// EXEC: verify grouped: output 'w1' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify grouped: shard 'm2' (f32): max 0 ULP apart
+// EXEC: verify grouped: output 'w2' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify grouped: output 'w3' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify grouped: ok
+// EXPLAIN: explain grouped
+// EXPLAIN-NEXT: - analysis: ncclGroupStart()/ncclGroupEnd() at {{.*}}nccl-groups.cu:38:5 hold 3 collectives on one communicator and stream that do not read each other's results: the schedule leaves the group out and splits each on its own, each moved down to the first statement that uses its buffers
+// EXPLAIN: reorder: kernel 'sgd' ({{.*}}nccl-groups.cu:49:5) runs on this rank's slice of 'g1'
+// EXPLAIN: reorder: kernel 'momentum' ({{.*}}nccl-groups.cu:50:5) runs on this rank's slice of 'g2'
+// EXPLAIN: reorder: kernel 'sgd' ({{.*}}nccl-groups.cu:51:5) runs on this rank's slice of 'g3'
+// The scheduled block issues the collectives in the order it runs them, with the user's check:
+// CODE: {{^[^/]*}}NCCLCHECK(ncclReduceScatter(g1,
+// CODE: {{^[^/]*}}coconet_grouped_slice<<<
+// CODE: {{^[^/]*}}NCCLCHECK(ncclReduceScatter(g2,
+// CODE: {{^[^/]*}}NCCLCHECK(ncclReduceScatter(g3,
+// KEPT: error: split: the AllReduce of 'g1' is inside ncclGroupStart()/ncclGroupEnd(); its ReduceScatter and the AllGather that reads the ReduceScatter's output cannot share a group
