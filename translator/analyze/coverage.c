@@ -287,9 +287,16 @@ static Sym *sym_ref(Cov *cv, CXCursor c) {
   if (kind_of(d) == CXCursor_VarDecl) {
     CXCursor init = last_kid(d);
     if (!clang_Cursor_isNull(init) && clang_isExpression(kind_of(init)) && never_assigned(fe_of(cv, d), d)) {
+      // A variable its initializer reads may be assigned elsewhere (`int c = cols; if (l < 2) c = 1;
+      // size_t n = rows * c;`): then the variable, never assigned itself, is its own value.
+      bool changed = cv->changed;
       cv->via_init++;
       Sym *s = sym_of(cv, init);
       cv->via_init--;
+      if (s && cv->changed && !changed) {
+        cv->changed = false;
+        s = NULL;
+      }
       if (s) return s;
     }
   }

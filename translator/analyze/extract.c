@@ -477,9 +477,12 @@ static void mark_error_checks(IrRegion *ir) {
 // Collectives that may run one after another instead of in a group: all on one
 // communicator and stream (a group of several communicators is what keeps one
 // thread driving several devices from deadlocking), none reading or writing
-// what another writes (NCCL runs a group's calls in no order).
+// what another writes (NCCL runs a group's calls in no order). Not sends and
+// receives: a send and a receive between two ranks need their group not to
+// deadlock.
 static bool independent(IrOp *const *c, int n) {
   for (int i = 0; i < n; i++) {
+    if (n > 1 && (c[i]->coll.kind == IR_SEND || c[i]->coll.kind == IR_RECV)) return false;
     if (strcmp(c[i]->coll.comm, c[0]->coll.comm) != 0 || strcmp(c[i]->coll.stream, c[0]->coll.stream) != 0)
       return false;
     for (int j = 0; j < n; j++) {

@@ -1,5 +1,6 @@
 // NCCL groups and streams: a split AllReduce cannot stay in the user's group
-// (NCCL orders nothing inside a group), a kernel inside a group is refused,
+// (NCCL orders nothing inside a group) when the group is needed (here the second
+// AllReduce reads the first's result), a kernel inside a group is refused,
 // and a region on two streams needs events that order them.
 // RUN: %expect 1 %coconet --check %s -- -DCASE_SPLIT_IN_GROUP 2>&1 | %FileCheck --check-prefix=SPLIT %s
 // RUN: %expect 1 %coconet %s -o %t.cu -- -DCASE_KERNEL_IN_GROUP 2>&1 | %FileCheck --check-prefix=KERNEL %s
@@ -24,7 +25,7 @@ void step(float *w, float *g, float *h, float lr, int n, ncclComm_t comm, cudaSt
   {
     ncclGroupStart();
     ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
-    ncclAllReduce(h, h, n, ncclFloat, ncclSum, comm, s);
+    ncclAllReduce(g, h, n, ncclFloat, ncclSum, comm, s);
     ncclGroupEnd();
   }
 #elif defined(CASE_KERNEL_IN_GROUP)
@@ -68,7 +69,7 @@ void step(float *w, float *g, float *h, float lr, int n, ncclComm_t comm, cudaSt
 #endif
 }
 
-// SPLIT: groups-streams.cu:26:5: error: split: the AllReduce of 'g' is inside ncclGroupStart()/ncclGroupEnd(); its ReduceScatter and the AllGather that reads the ReduceScatter's output cannot share a group (NCCL runs a group's calls in no order); move the AllReduce out of the group
+// SPLIT: groups-streams.cu:27:5: error: split: the AllReduce of 'g' is inside ncclGroupStart()/ncclGroupEnd(); its ReduceScatter and the AllGather that reads the ReduceScatter's output cannot share a group (NCCL runs a group's calls in no order); move the AllReduce out of the group
 // KERNEL: groups-streams.cu:35:5: error: 'sgd' runs inside ncclGroupStart()/ncclGroupEnd(): NCCL starts the group's collectives only at ncclGroupEnd, after this work is queued, so coconet cannot order the schedule around it; move it after ncclGroupEnd()
 // KERNEL: groups-streams.cu:33:5: note: the group starts here
 // STREAMS: groups-streams.cu:43:5: error: 'sgd' runs on stream 's2' but 'AllReduce' before it on stream 's', and the region orders nothing between the two streams; coconet cannot tell which work may overlap: put the region's work on one stream, or order the streams with cudaEventRecord/cudaStreamWaitEvent inside the region
