@@ -70,11 +70,11 @@ void step(float *w, float *g, float *h, float lr, int n, ncclComm_t comm, cudaSt
 }
 
 // SPLIT: groups-streams.cu:27:5: error: split: the AllReduce of 'g' is inside ncclGroupStart()/ncclGroupEnd(); its ReduceScatter and the AllGather that reads the ReduceScatter's output cannot share a group (NCCL runs a group's calls in no order); move the AllReduce out of the group
-// KERNEL: groups-streams.cu:35:5: error: 'sgd' runs inside ncclGroupStart()/ncclGroupEnd(): NCCL starts the group's collectives only at ncclGroupEnd, after this work is queued, so coconet cannot order the schedule around it; move it after ncclGroupEnd()
-// KERNEL: groups-streams.cu:33:5: note: the group starts here
-// STREAMS: groups-streams.cu:43:5: error: 'sgd' runs on stream 's2' but 'AllReduce' before it on stream 's', and the region orders nothing between the two streams; coconet cannot tell which work may overlap: put the region's work on one stream, or order the streams with cudaEventRecord/cudaStreamWaitEvent inside the region
-// STREAMS: groups-streams.cu:42:5: note: 'AllReduce' runs on 's' here
-// OTHER: groups-streams.cu:50:5: error: reorder: kernel 'sgd' runs on stream 's2' but the AllReduce of 'g' on 's'; the schedule puts them in one order on one stream, which the program as written does not have
+// KERNEL: groups-streams.cu:36:5: error: 'sgd' runs inside ncclGroupStart()/ncclGroupEnd(): NCCL starts the group's collectives only at ncclGroupEnd, after this work is queued, so coconet cannot order the schedule around it; move it after ncclGroupEnd()
+// KERNEL: groups-streams.cu:34:5: note: the group starts here
+// STREAMS: groups-streams.cu:44:5: error: 'sgd' runs on stream 's2' but 'AllReduce' before it on stream 's', and the region orders nothing between the two streams; coconet cannot tell which work may overlap: put the region's work on one stream, or order the streams with cudaEventRecord/cudaStreamWaitEvent inside the region
+// STREAMS: groups-streams.cu:43:5: note: 'AllReduce' runs on 's' here
+// OTHER: groups-streams.cu:51:5: error: reorder: kernel 'sgd' runs on stream 's2' but the AllReduce of 'g' on 's'; the schedule puts them in one order on one stream, which the program as written does not have
 // EVENTS: verify events: output 'w' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
 // EVENTS: verify events: ok
 // KEPT: verify group_kept: output 'h' (f32): max 0 ULP apart over 1..2 ranks x 3 inputs
