@@ -73,3 +73,31 @@ void norm(float *out, float *y, const float *gamma, int rows, int hidden, ncclCo
 // The grid only the replaced launch used, a local that is not const: nvcc warns that a
 // variable is set but never used through (void)grid, not through (void)&grid.
 // CODE: {{^ *}}(void)&grid;
+
+// A count whose initializer reads a local assigned on several paths before it
+// (`c`), never assigned itself: the launch's grid covers it; the datatype comes
+// from a trait, as engines that build for several types write it.
+template <typename T> struct NcclTypeOf;
+template <> struct NcclTypeOf<float> {
+  static constexpr ncclDataType_t value = ncclFloat;
+};
+__global__ void halve(float *x, size_t n) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= 0.5f;
+}
+void paths(float *x, int rows, int cols, int layer, ncclComm_t comm, cudaStream_t s) {
+  int c = cols;
+  if (layer < 2) c = 1;
+  size_t n = (size_t)rows * c;
+#pragma coconet region name(paths) split reorder
+  {
+    ncclAllReduce((const void *)x, (void *)x, n, NcclTypeOf<float>::value, ncclSum, comm, s);
+    halve<<<(n + 255) / 256, 256, 0, s>>>(x, n);
+  }
+}
+// IR: verify=ir paths: ok
+// EXEC: verify paths: output 'x' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify paths: ok
+// CODE: {{^ *}}// coconet: split reorder: ReduceScatter(x) -> halve on this rank's slice
+// CODE: {{^ *}}COCONET_NCCL_CHECK(ncclReduceScatter(x, x + coconet_p.slice_lo, coconet_p.s,
+// CODE-NEXT: {{^ *}}NcclTypeOf<float>::value, ncclSum, comm, s));
