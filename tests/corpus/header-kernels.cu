@@ -9,7 +9,7 @@
 // RUN: %coconet --verify=ir:4 %s -- -I%S/Inputs | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=4 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --explain %s -- -I%S/Inputs | %FileCheck --check-prefix=EXPLAIN %s
-// RUN: %coconet %s -o %t.cu -- -I%S/Inputs && grep -c "coconet: begin generated code" %t.cu | grep -qx 3
+// RUN: %coconet %s -o %t.cu -- -I%S/Inputs && grep -c "coconet: begin generated code" %t.cu | grep -qx 4
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DFUSE 2>&1 | %FileCheck --check-prefix=FUSE %s
 // RUN: %coconet --verify=4 %s -- -I%S/Inputs -DTEMPLATE | %FileCheck --check-prefix=TEMPLATE %s
 // RUN: %coconet %s -- -I%S/Inputs -DTEMPLATE | %FileCheck --check-prefix=TEMPLATE_CODE %s
@@ -62,6 +62,14 @@ void half_step(__half *w, __half *g, __half2 neg_lr, int n, ncclComm_t comm, cud
   }
 }
 
+void grid_step(float *x, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(product) split reorder
+  {
+    ncclAllReduce(x, x, rows * cols, ncclFloat, ncclSum, comm, s);
+    scale_grid<<<(rows * cols + 255) / 256, 256, 0, s>>>(x, 0.5f, rows, cols);
+  }
+}
+
 // IR: verify=ir sgd: ok
 // IR: verify=ir norm: ok
 // IR: verify=ir half2: ok
@@ -71,6 +79,7 @@ void half_step(__half *w, __half *g, __half2 neg_lr, int n, ncclComm_t comm, cud
 // EXEC: verify norm: ok
 // EXEC: verify half2: output 'w' (f16): max 0 ULP apart over 1..4 ranks x 3 inputs
 // EXEC: verify half2: ok
+// EXEC: verify product: ok
 // EXPLAIN: explain sgd
 // EXPLAIN: ncclGroupStart()/ncclGroupEnd() at {{.*}}header-kernels.cu:28:5 hold one collective, which they do not group with anything: the schedule leaves them out
 // EXPLAIN: reorder: kernel 'sgd_clip'

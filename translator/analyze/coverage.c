@@ -133,8 +133,13 @@ static bool between(const Frontend *fe, CXCursor lhs, CXCursor rhs, SrcRange *r)
 static SymKind binary_kind(const Frontend *fe, CXCursor lhs, CXCursor rhs, bool *ok) {
   SrcRange r;
   *ok = false;
-  if (!between(fe, lhs, rhs, &r)) return S_ADD;
-  char *t = fe_text(fe, r), *p = t;
+  bool here = fe_in_main_file(fe, clang_getCursorLocation(lhs)) && fe_in_main_file(fe, clang_getCursorLocation(rhs));
+  if (here && !between(fe, lhs, rhs, &r)) return S_ADD;
+  // Written in a header: its bytes there.
+  char *t = here ? fe_text(fe, r)
+                 : fe_between(fe, clang_getRangeEnd(clang_getCursorExtent(lhs)),
+                              clang_getRangeStart(clang_getCursorExtent(rhs))),
+       *p = t;
   while (*p == ' ' || *p == '\t' || *p == '\n' || *p == ')') p++;
   char *e = p + strlen(p);
   while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '(')) e--;
