@@ -11,7 +11,9 @@ sometimes an event between them or a second stream, sometimes an argument
 with side effects (also one that changes a scalar an earlier launch reads),
 C++ float overloads (fma, sqrt, tanh) and values keyed by where the thread is
 (threadIdx.x, blockIdx.x), buffers passed through (const void *) casts, the
-second launch inside an `if`, and a random set of clauses. About one region in four is
+second launch inside an `if`, the first launch through a template host wrapper
+(dim3 locals, sometimes called through a second wrapper), a second, independent
+AllReduce in the group, and a random set of clauses. About one region in four is
 row-wise instead: an AllReduce of rows x h elements and a kernel that reduces
 each row (a sum of squares, a largest magnitude or a sum; over a block with a
 shared-memory tree, over a block in a grid-stride loop over the rows, or over a
@@ -248,10 +250,13 @@ for k in range(nregions):
     casts = rng.random() < 0.1            # the buffers through (const void *) and (void *)
     later_effect = second and not effect and rng.random() < 0.3  # the second launch changes a, the first reads it
     in_if = second and rng.random() < 0.15  # the second launch inside an if: a statement coconet does not see into
+    wrapped = rng.random() < 0.2           # the first launch through a template host wrapper
+    group2 = group and rng.random() < 0.5  # a second AllReduce in the group, on a buffer no kernel reads
     scale = "next_scale(calls)" if effect else rng.choice(["a", "0.5f * a", "a + 1.0f"])
     first = len("\n".join(out).split("\n")) + 1
     body = [f"void region_{k}({ctype} *g, {ctype} *gr, {ctype} *o, {ctype} *o2, {ctype} *w, const {ctype} *l, "
-            f"const {ctype} *r, float a, int n, ncclComm_t comm, cudaStream_t s, cudaStream_t s2, cudaEvent_t ev) {{",
+            f"const {ctype} *r, {ctype} *h, float a, int n, ncclComm_t comm, cudaStream_t s, cudaStream_t s2, "
+            f"cudaEvent_t ev) {{",
             "  int calls = 0;",
             f"#ifndef SKIP_{k}",
             f"#pragma coconet region name(r{k}) {' '.join(clauses)}",
@@ -263,6 +268,8 @@ for k in range(nregions):
         body.append(f"    ncclAllReduce((const void *)g, (void *){red}, n, {nccl_type}, ncclSum, comm, s);")
     else:
         body.append(f"    ncclAllReduce(g, {red}, n, {nccl_type}, ncclSum, comm, s);")
+    if group2:
+        body.append(f"    ncclAllReduce(h, h, n, {nccl_type}, ncclSum, comm, s);")
     if group:
         body.append("    ncclGroupEnd();")
     if event:
@@ -273,15 +280,36 @@ for k in range(nregions):
         call_args = f"{red}, l, r, {scale}, n"
     else:
         call_args = f"{target}, {red}, l, r, {scale}, n"
-    body.append(f"    {kname}<<<{launch_config(guarded)}, 0, {ks}>>>({call_args});")
+    config = launch_config(guarded)
     if later_effect:
-        body[-1] = body[-1].replace(f", {scale}, n);", ", a, n);")
+        call_args = call_args.replace(f", {scale}, n", ", a, n")
+    if wrapped:
+        # template <typename T> void launch_k(T *..., float a, int n, cudaStream_t st): dim3 locals, one launch.
+        grid, blk = config.rsplit(", ", 1)
+        names = call_args.split(", ")
+        kinds = ["T *"] + ["const T *"] * (len(names) - 3) + ["float ", "int "]
+        params = ", ".join(f"{kinds[j]}p{j}" if j < len(names) - 1 else "int n" for j in range(len(names)))
+        kargs = ", ".join(f"p{j}" if j < len(names) - 1 else "n" for j in range(len(names)))
+        wrap = [f"template <typename T> static void launch_{kname}({params}, cudaStream_t st) {{",
+                f"  dim3 block({blk});",
+                f"  dim3 grid({grid.replace(blk, 'block.x') if rng.random() < 0.5 else grid});",
+                f"  {kname}<<<grid, block, 0, st>>>({kargs});", "}"]
+        if rng.random() < 0.4:
+            wrap += [f"template <typename T> static void outer_{kname}({params}, cudaStream_t st) {{",
+                     f"  launch_{kname}<T>({kargs}, st);", "}"]
+            body.append(f"    outer_{kname}({call_args}, {ks});")
+        else:
+            body.append(f"    launch_{kname}({call_args}, {ks});")
+        out.extend(wrap)
+        first = len("\n".join(out).split("\n")) + 1
+    else:
+        body.append(f"    {kname}<<<{config}, 0, {ks}>>>({call_args});")
     if second:
         arg = "a *= 0.5f" if later_effect else "a"
         launch = f"k{k}b<<<{launch_config(True)}, 0, s>>>(o2, {'o' if target == 'o' else red}, l, r, {arg}, n);"
         body.append(f"    if (n > 0) {{ {launch} }}" if in_if else f"    {launch}")
     body.append("  }")
-    body.append("  (void)gr, (void)o, (void)o2, (void)w, (void)l, (void)r, (void)s2, (void)ev, (void)calls;")
+    body.append("  (void)gr, (void)o, (void)o2, (void)w, (void)l, (void)r, (void)h, (void)s2, (void)ev, (void)calls;")
     body.append("}")
     out.extend(body)
     out.append("")
