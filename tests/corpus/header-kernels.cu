@@ -13,11 +13,15 @@
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DFUSE 2>&1 | %FileCheck --check-prefix=FUSE %s
 // RUN: %coconet --verify=4 %s -- -I%S/Inputs -DTEMPLATE | %FileCheck --check-prefix=TEMPLATE %s
 // RUN: %coconet %s -- -I%S/Inputs -DTEMPLATE | %FileCheck --check-prefix=TEMPLATE_CODE %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DHEADER_WRAPPER 2>&1 | %FileCheck --check-prefix=WRAPPER %s
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include "header-kernels.cuh"
+#ifdef HEADER_WRAPPER
+#include "header-launcher.cuh"
+#endif
 
 template <typename T> struct NcclType;
 template <> struct NcclType<float> { static constexpr ncclDataType_t value = ncclFloat; };
@@ -66,7 +70,11 @@ void grid_step(float *x, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
 #pragma coconet region name(product) split reorder
   {
     ncclAllReduce(x, x, rows * cols, ncclFloat, ncclSum, comm, s);
+#if defined(HEADER_WRAPPER)
+    launch_scale_grid(x, 0.5f, rows, cols, s);
+#else
     scale_grid<<<(rows * cols + 255) / 256, 256, 0, s>>>(x, 0.5f, rows, cols);
+#endif
   }
 }
 
@@ -81,7 +89,7 @@ void grid_step(float *x, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
 // EXEC: verify half2: ok
 // EXEC: verify product: ok
 // EXPLAIN: explain sgd
-// EXPLAIN: ncclGroupStart()/ncclGroupEnd() at {{.*}}header-kernels.cu:28:5 hold one collective, which they do not group with anything: the schedule leaves them out
+// EXPLAIN: ncclGroupStart()/ncclGroupEnd() at {{.*}}header-kernels.cu:32:5 hold one collective, which they do not group with anything: the schedule leaves them out
 // EXPLAIN: reorder: kernel 'sgd_clip'
 // EXPLAIN: explain norm
 // EXPLAIN: reorder: kernel 'rmsnorm_rows'{{.*}} is row-wise
@@ -95,3 +103,4 @@ void grid_step(float *x, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
 // TEMPLATE_CODE-NEXT: namespace coconet_half2_slice_scale_t {
 // TEMPLATE_CODE-NEXT: typedef __half T;
 // TEMPLATE_CODE-NEXT: __device__ __forceinline__ void element(T &x, T by)
+// WRAPPER: note: the call of 'launch_scale_grid' ({{.*}}header-launcher.cuh:{{[0-9]+}}:20) is not seen through as the kernel launch inside it: the function is defined in a header; coconet sees through host functions defined in the file it translates

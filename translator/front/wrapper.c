@@ -420,10 +420,37 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   return launch;
 }
 
+// A host function of a header of the user's that launches a kernel: say why a
+// call of it is not seen through.
+static void note_header_function(const Frontend *fe, Stmt *s) {
+  CXCursor call = s->cursor;
+  if (clang_getCursorKind(call) != CXCursor_CallExpr) return;
+  CXCursor callee = clang_getCursorReferenced(call);
+  if (clang_getCursorKind(callee) != CXCursor_FunctionDecl || cursor_is_kernel(callee)) return;
+  CXCursor fn = clang_getCursorDefinition(callee);
+  CXSourceLocation at = clang_getCursorLocation(fn);
+  if (clang_Cursor_isNull(fn) || fe_in_main_file(fe, at) || !fe_in_user_code(fe, at)) return;
+  CXSourceRange r = clang_getCursorExtent(fn);
+  char *text = fe_between(fe, clang_getRangeStart(r), clang_getRangeEnd(r));
+  bool launches = strstr(text, "<<<") != NULL;
+  free(text);
+  if (!launches) return;
+  char *name = function_name(fn);
+  SrcLoc loc = fe_any_loc(fe, at);
+  s->why_opaque = xasprintf("the call of '%s' (%s:%u:%u) is not seen through as the kernel launch inside it: the "
+                            "function is defined in a header; coconet sees through host functions defined in the "
+                            "file it translates (define the function there, or launch the kernel in the region)",
+                            name, loc.file ? loc.file : "?", loc.line, loc.col);
+  free(name);
+}
+
 void wrapper_see_through(const Frontend *fe, Stmt *s) {
   CXCursor call = s->cursor;
   CXCursor fn = host_function(fe, call);
-  if (clang_Cursor_isNull(fn)) return;
+  if (clang_Cursor_isNull(fn)) {
+    note_header_function(fe, s);
+    return;
+  }
   Seen sn = {0};
   Launch *l = see(fe, NULL, call, fn, 1, &sn);
   // A launch of a kernel template inside a template: its arguments written out as the instance's.
