@@ -9,6 +9,9 @@
 // RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
+// RUN: %coconet --verify=ir:4 %s -- -DY_KEY | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s -- -DY_KEY | %FileCheck --check-prefix=EXEC %s
+// RUN: %expect 1 %coconet --check %s -- -DY_KEY -DY_GRID 2>&1 | %FileCheck --check-prefix=Y_GRID %s
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -40,12 +43,30 @@ __global__ void momentum_sr(__nv_bfloat16 *p, float *master, const float *g, flo
   }
 }
 
+// llm.c keys its stochastic rounding by blockIdx.y too: 0 in a one-dimensional launch.
+__global__ void momentum_sr_y(__nv_bfloat16 *p, float *master, const float *g, float *m, float lr, unsigned int seed,
+                              int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    float mi = 0.9f * m[i] + 0.1f * g[i];
+    m[i] = mi;
+    float w = master[i] - lr * mi / (float)(gridDim.x * blockDim.x);
+    master[i] = w;
+    p[i] = round_sr(w, mix(seed, threadIdx.x + threadIdx.y, blockIdx.x * blockDim.y + blockIdx.y * gridDim.x));
+  }
+}
+
 void step(__nv_bfloat16 *p, float *master, float *g, float *m, float lr, unsigned int seed, int n, int blocks,
           ncclComm_t comm, cudaStream_t s) {
 #pragma coconet region name(sr) split reorder scratch(g) shard(m) replicated(master, p)
   {
     ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+#if defined(Y_GRID)
+    momentum_sr_y<<<dim3(blocks, 2), 128, 0, s>>>(p, master, g, m, lr, seed, n);
+#elif defined(Y_KEY)
+    momentum_sr_y<<<blocks, 128, 0, s>>>(p, master, g, m, lr, seed, n);
+#else
     momentum_sr<<<blocks, 128, 0, s>>>(p, master, g, m, lr, seed, n);
+#endif
   }
 }
 
@@ -62,3 +83,4 @@ void step(__nv_bfloat16 *p, float *master, float *g, float *m, float lr, unsigne
 // CODE: {{^[^/]*}}p = round_sr(w, mix(seed, threadIdx.x, blockIdx.x));
 // CODE: {{^[^/]*}}float lr, unsigned int coconet_grid_x, unsigned int seed)
 // CODE: {{^[^/]*}}lr, dim3(blocks).x, seed, coconet_p.slice_lo, coconet_p.slice_hi);
+// Y_GRID: error: kernel 'momentum_sr_y' reads 'gridDim.x' other than in the element index, and its launch's grid or block is not one-dimensional

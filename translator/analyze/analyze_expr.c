@@ -3,8 +3,10 @@
 // (calls are analyze_call.c's). See analyze.c.
 #include "analyze_impl.h"
 #include "common/cuda_names.h"
+#include "common/text.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -481,6 +483,24 @@ static IrExpr *coordinate(Az *az, CXCursor at, Builtin b) {
   return ir_expr_cast(az->ir, IR_U32, ir_expr_binary(az->ir, b == B_THREADIDX_X ? IR_MOD : IR_DIV, t, b64));
 }
 
+// In a one-dimensional launch: threadIdx.y and blockIdx.z are 0, blockDim.y
+// and gridDim.z are 1 (-1 for any other text).
+static int y_or_z(const char *text) {
+  char *t = text_without(text, TEXT_BLANKS);
+  static const char *const zero[] = {"threadIdx", "blockIdx"}, *const one[] = {"blockDim", "gridDim"};
+  int v = -1;
+  for (int i = 0; i < 2 && v < 0; i++)
+    for (const char *lane = "yz"; *lane && v < 0; lane++) {
+      char name[16];
+      snprintf(name, sizeof name, "%s.%c", zero[i], *lane);
+      if (strcmp(t, name) == 0) v = 0;
+      snprintf(name, sizeof name, "%s.%c", one[i], *lane);
+      if (strcmp(t, name) == 0) v = 1;
+    }
+  free(t);
+  return v;
+}
+
 // p.lr with p a by-value struct parameter: a scalar parameter of its own,
 // named p_lr in generated code, bound to the launch argument's member.
 static IrExpr *member_expr(Az *az, CXCursor c) {
@@ -494,6 +514,11 @@ static IrExpr *member_expr(Az *az, CXCursor c) {
     Builtin b = az_builtin(az, c);
     if (b != B_NONE) return coordinate(az, c, b);
     char *text = az_text_of(az, c);
+    int unit = az->one_d ? y_or_z(text) : -1;
+    if (unit >= 0) {
+      free(text);
+      return ir_expr_int(az->ir, unit, IR_U32);
+    }
     if (builtin_name(text)) {
       az_fail(az, c, "kernel '%s' reads '%s' other than in the element index; coconet rebuilds where the thread of "
                   "element i is along x only (threadIdx.x, blockIdx.x, blockDim.x, gridDim.x)",
