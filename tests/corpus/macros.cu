@@ -58,4 +58,4 @@ void step(float *p, float *g, float *v, float lr, int n, ncclComm_t comm, cudaSt
 // EXEC: verify rmsprop: output 'p' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
 // EXEC: verify rmsprop: ok
 // OPERATOR: macros.cu:34:48: error: kernel 'rms_update': 'SQR(g[i])' comes from macro 'SQR', whose body coconet cannot read (libclang 16 reports code from a macro's body where the macro is used); write the expression out, or make the macro a __device__ function
-// GRID: macros.cu:48:5: error: kernel 'rms_update' computes only the elements that have a thread (its 'if (i < n)' guard), and coconet cannot prove that '<<<CEIL_DIV(n, BLOCK_SIZE), BLOCK_SIZE>>>' gives every one of the n elements a thread
+// GRID: macros.cu:48:5: error: kernel 'rms_update' computes only the elements that have a thread (its guard against 'n'), and coconet cannot prove that '<<<CEIL_DIV(n, BLOCK_SIZE), BLOCK_SIZE>>>' gives every one of the n elements a thread; the grid is written with macro 'CEIL_DIV', whose body coconet does not read: write the division out

@@ -567,6 +567,24 @@ bool launch_grid_is_arg(const Frontend *fe, const Stmt *s, int arg) {
   return is;
 }
 
+// The first function-like macro expanded in the launch's configuration, or NULL.
+static char *macro_in(const Frontend *fe, CXCursor config) {
+  CXToken *toks = NULL;
+  unsigned n = 0;
+  clang_tokenize(fe->tu, clang_getCursorExtent(config), &toks, &n);
+  char *name = NULL;
+  for (unsigned i = 0; i + 1 < n && !name; i++) {
+    if (clang_getTokenKind(toks[i]) != CXToken_Identifier) continue;
+    CXCursor c = clang_getCursor(fe->tu, clang_getTokenLocation(fe->tu, toks[i]));
+    CXString next = clang_getTokenSpelling(fe->tu, toks[i + 1]);
+    if (clang_getCursorKind(c) == CXCursor_MacroExpansion && strcmp(clang_getCString(next), "(") == 0)
+      name = fe_spelling(c);
+    clang_disposeString(next);
+  }
+  clang_disposeTokens(fe->tu, toks, n);
+  return name;
+}
+
 bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCursor kernel, CXCursor bound,
                    const char *count, char **why) {
   *why = NULL;
@@ -596,13 +614,19 @@ bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCur
     syms_free(&cv);
   }
   char *n = fe_cursor_text(kfe, bound);
+  char *macro = ok || clang_Cursor_isNull(f.call) ? NULL : macro_in(fe, kids_of(f.call).v[1]);
+  char *hint = macro ? xasprintf("; the grid is written with macro '%s', whose body coconet does not read: write the "
+                                 "division out", macro)
+                     : strdup("");
   if (!ok && asprintf(why,
-                      "kernel '%s' computes only the elements that have a thread (its 'if (i < %s)' guard), and "
-                      "coconet cannot prove that '<<<%s, %s>>>' gives every one of the %s elements a thread; "
+                      "kernel '%s' computes only the elements that have a thread (its guard against '%s'), and "
+                      "coconet cannot prove that '<<<%s, %s>>>' gives every one of the %s elements a thread%s; "
                       "launch (%s + B - 1) / B blocks of B threads, or write the element loop as a grid-stride loop",
-                      l->kernel, n, l->grid.text, l->block.text, count, count) < 0)
+                      l->kernel, n, l->grid.text, l->block.text, count, hint, count) < 0)
     COCONET_BUG("out of memory");
   free(n);
+  free(macro);
+  free(hint);
   return ok;
 }
 

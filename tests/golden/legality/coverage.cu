@@ -78,11 +78,11 @@ void step(float *w, float *g, float lr, int n, ncclComm_t comm, cudaStream_t s) 
   (void)blocks, (void)tiles, (void)grid;
 }
 
-// ONE: coverage.cu:46:5: error: kernel 'sgd' computes only the elements that have a thread (its 'if (i < n)' guard), and coconet cannot prove that '<<<1, 256>>>' gives every one of the n elements a thread; launch (n + B - 1) / B blocks of B threads, or write the element loop as a grid-stride loop
+// ONE: coverage.cu:46:5: error: kernel 'sgd' computes only the elements that have a thread (its guard against 'n'), and coconet cannot prove that '<<<1, 256>>>' gives every one of the n elements a thread; launch (n + B - 1) / B blocks of B threads, or write the element loop as a grid-stride loop
 // ONE-NEXT: {{^}}    sgd<<<1, 256, 0, s>>>(w, g, lr, n);
 // ONE: note: region 'one_block' needs this launch to be pointwise for its schedule
-// HALF: error: kernel 'sgd' computes only the elements that have a thread (its 'if (i < n)' guard), and coconet cannot prove that '<<<(n + 255) / 256, 128>>>' gives every one of the n elements a thread
-// MODIFIED: error: kernel 'sgd' computes only the elements that have a thread (its 'if (i < n)' guard), and coconet cannot prove that '<<<grid, 256>>>' gives every one of the n elements a thread
+// HALF: error: kernel 'sgd' computes only the elements that have a thread (its guard against 'n'), and coconet cannot prove that '<<<(n + 255) / 256, 128>>>' gives every one of the n elements a thread
+// MODIFIED: error: kernel 'sgd' computes only the elements that have a thread (its guard against 'n'), and coconet cannot prove that '<<<grid, 256>>>' gives every one of the n elements a thread
 // FORMS: verify forms: output 'w' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
 // FORMS: verify forms: ok
 // STRIDE: verify grid_stride: ok

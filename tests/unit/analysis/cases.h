@@ -465,7 +465,7 @@ CASE(coverage_one_block, false,
      "  if (i < n) a[i] -= s * b[i];\n"
      "}\n",
      "k_one_block<<<1, 256, 0, st>>>(a, b, s, n);",
-     "kernel 'k_one_block' computes only the elements that have a thread (its 'if (i < n)' guard), and "
+     "kernel 'k_one_block' computes only the elements that have a thread (its guard against 'n'), and "
      "coconet cannot prove that '<<<1, 256>>>' gives every one of the n elements a thread")
 
 CASE(coverage_half_grid, false,
