@@ -14,12 +14,14 @@
 // RUN: %coconet --verify=4 %s -- -I%S/Inputs -DTEMPLATE | %FileCheck --check-prefix=TEMPLATE %s
 // RUN: %coconet %s -- -I%S/Inputs -DTEMPLATE | %FileCheck --check-prefix=TEMPLATE_CODE %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DHEADER_WRAPPER 2>&1 | %FileCheck --check-prefix=WRAPPER %s
+// A launch in a header breaks the host build of --verify's harness, which says so:
+// RUN: %expect 1 %coconet --verify=2 %s -- -I%S/Inputs -DHEADER_LAUNCHER 2>&1 | %FileCheck --check-prefix=HARNESS %s
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include "header-kernels.cuh"
-#ifdef HEADER_WRAPPER
+#if defined(HEADER_WRAPPER) || defined(HEADER_LAUNCHER)
 #include "header-launcher.cuh"
 #endif
 
@@ -89,7 +91,7 @@ void grid_step(float *x, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
 // EXEC: verify half2: ok
 // EXEC: verify product: ok
 // EXPLAIN: explain sgd
-// EXPLAIN: ncclGroupStart()/ncclGroupEnd() at {{.*}}header-kernels.cu:32:5 hold one collective, which they do not group with anything: the schedule leaves them out
+// EXPLAIN: ncclGroupStart()/ncclGroupEnd() at {{.*}}header-kernels.cu:{{[0-9]+}}:5 hold one collective, which they do not group with anything: the schedule leaves them out
 // EXPLAIN: reorder: kernel 'sgd_clip'
 // EXPLAIN: explain norm
 // EXPLAIN: reorder: kernel 'rmsnorm_rows'{{.*}} is row-wise
@@ -104,3 +106,6 @@ void grid_step(float *x, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
 // TEMPLATE_CODE-NEXT: typedef __half T;
 // TEMPLATE_CODE-NEXT: __device__ __forceinline__ void element(T &x, T by)
 // WRAPPER: note: the call of 'launch_scale_grid' ({{.*}}header-launcher.cuh:{{[0-9]+}}:20) is not seen through as the kernel launch inside it: the function is defined in a header; coconet sees through host functions defined in the file it translates
+// HARNESS: coconet: error: --verify: the harness does not build
+// HARNESS-NEXT: header-launcher.cuh:{{[0-9]+}}:{{[0-9]+}}: error: expected primary-expression before
+// HARNESS: coconet: note: a kernel launch (<<<...>>>) in a header is not lowered for the host backend

@@ -89,6 +89,39 @@ static void tail_lines(const char *text, int max) {
   fprintf(stderr, "%s%s", p == text ? "" : "...\n", p == text ? p : p + 1);
 }
 
+// A compiler's output, first errors first: its lines that say "error" (at
+// most max), then how many more lines it said; all of it when no line does.
+// A launch in a header (which the host backend does not lower) gets a word.
+static void compiler_errors(const char *text, int max) {
+  int shown = 0, rest = 0;
+  bool header_launch = false;
+  for (const char *p = text; *p;) {
+    const char *e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    char *line = strndup(p, len);
+    if (!line) COCONET_BUG("out of memory");
+    if (strstr(line, "error")) {
+      if (shown++ < max) fprintf(stderr, "%s\n", line);
+      else rest++;
+      // g++ quotes the token with ' or, in a UTF-8 locale, with U+2018 and U+2019.
+      header_launch |= strstr(line, "primary-expression before") && !strstr(line, "harness.cpp:") &&
+                       (strstr(line, "'<'") || strstr(line, "\xe2\x80\x98<\xe2\x80\x99"));
+    } else {
+      rest++;
+    }
+    free(line);
+    p = e ? e + 1 : p + len;
+  }
+  if (!shown) {
+    tail_lines(text, 25);
+    return;
+  }
+  if (rest) fprintf(stderr, "... (and %d more lines of the compiler's output)\n", rest);
+  if (header_launch)
+    fprintf(stderr, "coconet: note: a kernel launch (<<<...>>>) in a header is not lowered for the host backend: "
+                    "keep launches, or the host functions that launch, in the file coconet translates\n");
+}
+
 // The flags the user gave that the harness's compiler needs: -I, -D, -U,
 // -isystem, -include, and what links (-fopenmp, -L, -l).
 static void user_flags(FILE *f, const Options *o) {
@@ -309,7 +342,7 @@ int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const
     char *cmd = build_command(o, fe, src, exe), *out = NULL;
     if (run(cmd, &out) != 0) {
       fprintf(stderr, "coconet: error: --verify: the harness does not build (%s); the compiler said:\n", src);
-      tail_lines(out, 25);
+      compiler_errors(out, 12);
       status = 1;
     } else if (run_harness(o, exe, vs, nv, reports, &ran, fused)) {
       status = 1;
