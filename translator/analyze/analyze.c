@@ -23,6 +23,7 @@
 // When the proof fails the reason and its location are returned, so that the
 // transformation that needs a pointwise kernel can say exactly why not.
 #include "analyze_impl.h"
+#include "common/text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -335,26 +336,7 @@ static void vector_guard(Az *az) {
 }
 
 // Text without spaces and without parentheses around the whole (malloc'd).
-static char *normalized(const char *t) {
-  char *out = malloc(strlen(t) + 1);
-  if (!out) COCONET_BUG("out of memory");
-  size_t n = 0;
-  for (; *t; t++)
-    if (*t != ' ') out[n++] = *t;
-  out[n] = '\0';
-  while (n >= 2 && out[0] == '(' && out[n - 1] == ')') {
-    int depth = 0;
-    size_t close = 0;
-    for (size_t i = 0; i < n && !close; i++) {
-      depth += out[i] == '(' ? 1 : out[i] == ')' ? -1 : 0;
-      if (depth == 0) close = i;
-    }
-    if (close != n - 1) break;
-    memmove(out, out + 1, n - 2);
-    out[n -= 2] = '\0';
-  }
-  return out;
-}
+static char *normalized(const char *t) { return text_unwrap(text_without(t, " ")); }
 
 // INDEX, or the local that holds it (`idx` of `const int idx = INDEX;`).
 static bool is_index_value(const Az *az, CXCursor c) {

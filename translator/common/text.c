@@ -157,3 +157,19 @@ void text_addn(Text *t, const char *s, size_t k) {
 }
 
 void text_add(Text *t, const char *s) { text_addn(t, s, strlen(s)); }
+
+char *text_unwrap(char *s) {
+  size_t n = strlen(s);
+  while (n >= 2 && s[0] == '(' && s[n - 1] == ')') {
+    int depth = 0;
+    size_t close = 0;
+    for (size_t i = 0; i < n && !close; i++) {
+      depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+      if (depth == 0) close = i;
+    }
+    if (close != n - 1) break;
+    memmove(s, s + 1, n - 2);
+    s[n -= 2] = '\0';
+  }
+  return s;
+}

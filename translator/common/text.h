@@ -29,6 +29,9 @@ int text_distance(const char *a, const char *b);
 // also for n == 0.
 void *xcalloc(size_t n, size_t size);
 
+// s without the parentheses around all of it ("((n*m))" -> "n*m"), in place; returns s.
+char *text_unwrap(char *s);
+
 // A growing C string: s is NULL until the first add, then always terminated.
 typedef struct Text {
   char *s;

@@ -314,24 +314,8 @@ static bool is_product(IrRegion *r, const char *s) {
   }
 }
 
-// s without parentheses around all of it ("((n*m))" -> "n*m"), in place.
-static char *unwrapped(char *s) {
-  for (size_t len = strlen(s); len >= 2 && s[0] == '(' && s[len - 1] == ')'; len -= 2) {
-    int depth = 0;
-    size_t close = 0;
-    for (size_t i = 0; i < len && !close; i++) {
-      depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
-      if (depth == 0) close = i;
-    }
-    if (close != len - 1) break;
-    s[len - 1] = '\0';
-    s++;
-  }
-  return s;
-}
-
 IrSize *ir_size_parse(IrRegion *r, const char *text) {
-  char *s = unwrapped(squeeze(r, text));
+  char *s = text_unwrap(squeeze(r, text));
   if (!is_product(r, s)) return ir_size_var(r, s);
   IrSize *result = NULL;
   for (const char *p = s;;) {
