@@ -79,7 +79,7 @@ void step(float *w, float *g, float *m, float *v, int count, float lr, ncclComm_
 // EXTRA: host-wrapper.cu:60:5: note: the AllReduce is followed by 'adamw_update(w, g, m, v, count, lr * 0.5f, s);', a statement coconet does not see into
 // EXTRA: host-wrapper.cu:60:5: note: the call of 'adamw_update' ({{.*}}host-wrapper.cu:27:13) is not seen through as the kernel launch inside it: its body is not initialized locals and then one kernel launch; coconet sees through a host function whose body is initialized locals and then one launch
 // EFFECT: note: the call of 'adamw_update' ({{.*}}host-wrapper.cu:27:13) is not seen through as the kernel launch inside it: an argument of the call has side effects (a call, ++, an assignment)
-// GLOBAL: note: the call of 'adamw_update_global' ({{.*}}host-wrapper.cu:{{[0-9]+}}:13) is not seen through as the kernel launch inside it: an argument or the stream of its launch reads a variable that is not the function's parameter or local, or a macro
+// GLOBAL: note: the call of 'adamw_update_global' ({{.*}}host-wrapper.cu:{{[0-9]+}}:13) is not seen through as the kernel launch inside it: a text of its launch reads a variable that is not the function's parameter or local, a name of its namespace or class, or a macro
 // The clauses name buffers only the unseen call uses: the first error is the schedule's, not theirs;
 // --schedule=none writes the program as written:
 // RUN: %coconet --schedule=none %s -o %t.cu -- -DEXTRA_STATEMENT && cmp %s %t.cu

@@ -421,6 +421,14 @@ static IrExpr *ref_expr(Az *az, CXCursor c) {
   if (k) return k;
   if (kind(d) == CXCursor_ParmDecl && same(clang_getCursorSemanticParent(d), az->kernel) && !az_is_pointer(d)) {
     char *name = fe_spelling(d);
+    if (az_expr_type(c) == IR_VOID) {
+      CXString ts = clang_getTypeSpelling(clang_getCursorType(d));
+      az_fail(az, c, "kernel '%s': parameter '%s' has type '%s'; coconet handles scalar parameters of arithmetic "
+                     "types (pass an enum as an int)", az->launch->kernel, name, clang_getCString(ts));
+      clang_disposeString(ts);
+      free(name);
+      return NULL;
+    }
     IrExpr *p = az_param(az, name, az_expr_type(c), az_launch_arg(az, d));
     free(name);
     return p;

@@ -28,6 +28,7 @@ typedef struct Sym {
   SymKind kind;
   long long value;   // S_CONST
   char *text;        // S_VAR: the expression as written, blanks removed
+  CXCursor decl;     // S_VAR: the variable a plain name refers to (null: another expression)
   struct Sym *a, *b;
   struct Sym *all;   // every Sym of one proof, for freeing
 } Sym;
@@ -57,6 +58,7 @@ static Sym *sym_new(Cov *cv, SymKind kind) {
   Sym *s = calloc(1, sizeof *s);
   if (!s) COCONET_BUG("out of memory");
   s->kind = kind;
+  s->decl = clang_getNullCursor();
   s->all = cv->all;
   cv->all = s;
   return s;
@@ -212,6 +214,11 @@ static enum CXChildVisitResult find_assignment(CXCursor c, CXCursor parent, CXCl
         (n >= 2 && (strcmp(t + n - 2, "++") == 0 || strcmp(t + n - 2, "--") == 0)))
       a->yes = true;
     free(t);
+  } else if (k == CXCursor_VarDecl && clang_getCursorType(c).kind == CXType_LValueReference &&
+             !clang_isConstQualifiedType(clang_getPointeeType(clang_getCursorType(c))) && ks.n &&
+             refers_to(ks.last, a->decl)) {
+    // `int &count = n;`: n may be assigned through count.
+    a->yes = true;
   } else if (k == CXCursor_CallExpr) {
     // Passed to a non-const reference parameter: it may be assigned there.
     CXType fn = clang_getCursorType(clang_getCursorReferenced(c));
@@ -249,7 +256,20 @@ static Sym *sym_var(Cov *cv, CXCursor c) {
   }
   Sym *s = sym_new(cv, S_VAR);
   s->text = squeezed(fe_of(cv, c), c);
+  CXCursor n = strip(c);
+  s->decl = kind_of(n) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(n) : clang_getNullCursor();
   return s;
+}
+
+// Two names of one spelling are one variable when they refer to one
+// declaration (a parameter `n` and a local `n` of an inner block are not);
+// across parses (a template's instance) the spelling decides.
+static bool same_var(const Sym *a, const Sym *b) {
+  if (strcmp(a->text, b->text) != 0) return false;
+  if (clang_Cursor_isNull(a->decl) || clang_Cursor_isNull(b->decl) ||
+      clang_Cursor_getTranslationUnit(a->decl) != clang_Cursor_getTranslationUnit(b->decl))
+    return true;
+  return clang_equalCursors(a->decl, b->decl);
 }
 
 // The only statement of a helper's body, when it is `return e;`.
@@ -291,14 +311,20 @@ static Sym *sym_ref(Cov *cv, CXCursor c) {
     if (clang_equalCursors(cv->bound[i].param, d)) return cv->bound[i].value;
   if (kind_of(d) == CXCursor_VarDecl) {
     CXCursor init = last_kid(d);
-    if (!clang_Cursor_isNull(init) && clang_isExpression(kind_of(init)) && never_assigned(fe_of(cv, d), d)) {
+    // A static local or a global keeps the value of its first initialization, not this call's.
+    CXCursor scope = clang_getCursorSemanticParent(d);
+    enum CXCursorKind sk = kind_of(scope);
+    bool once = clang_Cursor_getStorageClass(d) == CX_SC_Static ||
+                (sk != CXCursor_FunctionDecl && sk != CXCursor_CXXMethod && sk != CXCursor_FunctionTemplate);
+    if (!clang_Cursor_isNull(init) && clang_isExpression(kind_of(init)) && !once && never_assigned(fe_of(cv, d), d)) {
       // A variable its initializer reads may be assigned elsewhere (`int c = cols; if (l < 2) c = 1;
-      // size_t n = rows * c;`): then the variable, never assigned itself, is its own value.
+      // size_t n = rows * c;`): then the variable, never assigned itself, is its own value (not a
+      // reference: it follows what it refers to).
       bool changed = cv->changed;
       cv->via_init++;
       Sym *s = sym_of(cv, init);
       cv->via_init--;
-      if (s && cv->changed && !changed) {
+      if (s && cv->changed && !changed && clang_getCursorType(d).kind != CXType_LValueReference) {
         cv->changed = false;
         s = NULL;
       }
@@ -382,7 +408,7 @@ static bool sym_eq(const Sym *a, const Sym *b) {
   if (!a || !b || a->kind != b->kind) return false;
   switch (a->kind) {
   case S_CONST: return a->value == b->value;
-  case S_VAR: return strcmp(a->text, b->text) == 0;
+  case S_VAR: return same_var(a, b);
   case S_ADD: case S_MUL:
     return (sym_eq(a->a, b->a) && sym_eq(a->b, b->b)) || (sym_eq(a->a, b->b) && sym_eq(a->b, b->a));
   default: return sym_eq(a->a, b->a) && sym_eq(a->b, b->b);

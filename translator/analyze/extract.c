@@ -502,20 +502,48 @@ static bool touches(const IrOp *op, const IrTensor *t) {
   return false;
 }
 
+// A buffer the run-time test can tell apart from others: a variable of known
+// element type and count (not `&g[0]` or `(float *)g`, which name g another way).
+static bool nameable(const IrTensor *t) {
+  if (!t || !t->count || t->type == IR_VOID || !*t->text || (*t->text >= '0' && *t->text <= '9')) return false;
+  for (const char *p = t->text; *p; p++)
+    if (!text_ident_char(*p)) return false;
+  return true;
+}
+
+static bool uses_nameable(const IrUse *u) {
+  for (; u; u = u->next)
+    if (!nameable(u->ref.t)) return false;
+  return true;
+}
+
+static void mark_apart(IrUse *u) {
+  for (; u; u = u->next) u->ref.t->apart = true;
+}
+
 // Move collective c down past the kernel launches after it, on its stream,
 // that touch none of its buffers (they run the same in either order), to just
 // before the first op that does: each collective of a group then comes right
-// before the kernels that consume it, where split and reorder take it.
+// before the kernels that consume it, where split and reorder take it. A
+// kernel may reach c's buffer by another name (a local `float *view = g;`, the
+// caller passing one buffer twice): their buffers and c's are marked to be
+// tested apart at run time (the region as written runs when they are not).
 static void sink(IrRegion *ir, IrOp *c) {
   IrOp **link = &ir->ops;
   while (*link && *link != c) link = &(*link)->next;
-  if (!*link) return;
+  if (!*link || !nameable(c->coll.in) || !nameable(c->coll.out)) return;
   IrOp *last = NULL;
   for (IrOp *p = c->next; p && p->kind == IR_OP_POINTWISE && strcmp(p->pw.stream, c->coll.stream) == 0 &&
-                          !touches(p, c->coll.in) && !touches(p, c->coll.out);
+                          uses_nameable(p->reads) && uses_nameable(p->writes) && !touches(p, c->coll.in) &&
+                          !touches(p, c->coll.out);
        p = p->next)
     last = p;
   if (!last) return;
+  for (IrOp *p = c->next; p != last->next; p = p->next) {
+    mark_apart(p->reads);
+    mark_apart(p->writes);
+  }
+  c->coll.in->apart = c->coll.out->apart = true;
   *link = c->next;
   c->next = last->next;
   last->next = c;

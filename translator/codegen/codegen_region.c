@@ -249,17 +249,20 @@ static bool read_elsewhere(const IrRegion *r, const IrTensor *t) {
 static bool alias_test(const IrRegion *r, Buf *test, Buf *why) {
   for (const IrClause *c = r->clauses; c; c = c->next)
     if (c->kind == IR_CL_PIPELINE) return false;
-  int elsewhere = 0, pairs = 0;
-  for (const IrTensor *t = r->tensors; t; t = t->next) elsewhere += alias_candidate(t) && read_elsewhere(r, t);
+  int elsewhere = 0, pairs = 0, apart = 0;
+  for (const IrTensor *t = r->tensors; t; t = t->next) {
+    elsewhere += alias_candidate(t) && read_elsewhere(r, t);
+    apart += alias_candidate(t) && t->apart;
+  }
   for (const IrTensor *t = r->tensors; t && elsewhere; t = t->next)
     if (alias_candidate(t) && t->written) pairs += elsewhere - read_elsewhere(r, t);
-  if (!pairs) return false;
+  if (!pairs && apart < 2) return false;
   buf_puts(test, "coconet_disjoint({");
   Buf read = {0}, written = {0};
   int n = 0;
   for (const IrTensor *t = r->tensors; t; t = t->next) {
     bool at_others = read_elsewhere(r, t);
-    if (!alias_candidate(t) || !(t->written || at_others)) continue;
+    if (!alias_candidate(t) || !(t->written || at_others || t->apart)) continue;
     buf_printf(test, "%s{%s, ", n++ ? ", " : "", t->text);
     if (t->count) {
       cg_size(test, t->count);
@@ -270,10 +273,15 @@ static bool alias_test(const IrRegion *r, Buf *test, Buf *why) {
     buf_printf(list, "%s%s", list->len ? ", " : "", t->text);
   }
   buf_puts(test, "})");
-  buf_printf(why, "kernels read %s at other elements than their own; the schedule takes %s to be apart from "
-                  "the buffers the region writes%s%s: it runs when they are, the region as written otherwise",
-             buf_str(&read), strchr(buf_str(&read), ',') ? "them" : "it", written.len ? ", " : "",
-             buf_str(&written));
+  if (read.len)
+    buf_printf(why, "kernels read %s at other elements than their own; the schedule takes %s to be apart from "
+                    "the buffers the region writes%s%s: it runs when they are, the region as written otherwise",
+               buf_str(&read), strchr(buf_str(&read), ',') ? "them" : "it", written.len ? ", " : "",
+               buf_str(&written));
+  else
+    buf_printf(why, "the schedule runs a collective of the group after kernels the program runs after it, taking "
+                    "%s to be apart: it runs when they are, the region as written otherwise",
+               buf_str(&written));
   buf_free(&read);
   buf_free(&written);
   return true;

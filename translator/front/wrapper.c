@@ -44,6 +44,8 @@ typedef struct Subst {
   SrcRange range;            // the call's argument or the local's initializer
   const struct Wrapper *in;  // whose names the range reads (NULL: the region's, as written)
   char *fixed;               // a template argument as spelled, else NULL
+  char *name;                // a template parameter's name (its uses in an instance are found by it)
+  char *cast;                // the declared type, when the value's differs ("float" for an int 1)
   bool dim3;                 // a dim3 of one value: NAME.x is the value, NAME.y and NAME.z are 1
 } Subst;
 
@@ -87,6 +89,36 @@ static const Subst *subst_of(const Wrapper *w, CXCursor decl) {
   return NULL;
 }
 
+// A template parameter by its name: in an instance's body libclang gives a
+// use of one as what it stands for (an integer literal, the type), not a reference.
+static const Subst *template_param_named(const Wrapper *w, const char *name) {
+  for (int i = 0; i < w->n; i++)
+    if (w->v[i].name && strcmp(w->v[i].name, name) == 0) return &w->v[i];
+  return NULL;
+}
+
+// A declaration a name reaches through a namespace or class of the function's
+// (an enumerator, a constant, a helper): the same name may mean another thing
+// or nothing in the caller. Names at file scope (and unscoped enumerators
+// there) mean the same.
+static bool scoped(CXCursor d) {
+  for (CXCursor p = clang_getCursorSemanticParent(d); !clang_Cursor_isNull(p); p = clang_getCursorSemanticParent(p)) {
+    enum CXCursorKind k = clang_getCursorKind(p);
+    if (k == CXCursor_TranslationUnit) return false;
+    if (k == CXCursor_EnumDecl && !clang_EnumDecl_isScoped(p)) continue;
+    if (k == CXCursor_LinkageSpec) continue;
+    return true;
+  }
+  return false;
+}
+
+static bool token_is(const Frontend *fe, const CXToken *t, const char *text) {
+  CXString sp = clang_getTokenSpelling(fe->tu, *t);
+  bool is = strcmp(clang_getCString(sp), text) == 0;
+  clang_disposeString(sp);
+  return is;
+}
+
 // The text of a range of w's body with every parameter, local and template
 // parameter replaced by what it stands for, down to the region's terms
 // (w NULL: the range is the region's own text). *foreign: a name that is not
@@ -108,16 +140,27 @@ static char *substituted(const Frontend *fe, const Wrapper *w, SrcRange r, bool 
     if (b > at) text_addn(&out, fe->src.buf + at, b - at);
     if (i == n) break;
     const Subst *s = NULL;
-    if (clang_getTokenKind(toks[i]) == CXToken_Identifier) {
+    // After `.`, `->` or `::`: a member or a qualified name, not one of the function's.
+    bool qualified = i > 0 && (token_is(fe, &toks[i - 1], ".") || token_is(fe, &toks[i - 1], "->") ||
+                               token_is(fe, &toks[i - 1], "::"));
+    if (clang_getTokenKind(toks[i]) == CXToken_Identifier && !qualified) {
       CXCursor c = clang_getCursor(fe->tu, clang_getTokenLocation(fe->tu, toks[i]));
       // A macro may stand for anything, a parameter included: not the caller's to read.
       if (clang_getCursorKind(c) == CXCursor_MacroExpansion) *foreign = true;
       CXCursor d = clang_getCursorReferenced(c);
       if (!clang_Cursor_isNull(d)) s = subst_of(w, d);
+      if (!s) {
+        CXString sp = clang_getTokenSpelling(fe->tu, toks[i]);
+        s = template_param_named(w, clang_getCString(sp));
+        clang_disposeString(sp);
+      }
       enum CXCursorKind dk = clang_getCursorKind(d);
       if (!s && (dk == CXCursor_VarDecl || dk == CXCursor_ParmDecl)) *foreign = true;
+      if (!s && (dk == CXCursor_EnumConstantDecl || dk == CXCursor_FunctionDecl || dk == CXCursor_FunctionTemplate) &&
+          scoped(d))
+        *foreign = true;
     }
-    // NAME.y of a dim3 of one value: 1; NAME.x: the value.
+    // NAME.y of a dim3 of one value: 1u; NAME.x: the value, unsigned.
     char *member = s && s->dim3 && i + 2 < n && clang_getTokenKind(toks[i + 1]) == CXToken_Punctuation
                        ? fe_text(fe, (SrcRange){.begin = fe_loc(fe, clang_getTokenLocation(fe->tu, toks[i + 1])),
                                                 .end = fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(
@@ -126,9 +169,16 @@ static char *substituted(const Frontend *fe, const Wrapper *w, SrcRange r, bool 
     bool x = member && strcmp(member, ".x") == 0, yz = member && (!strcmp(member, ".y") || !strcmp(member, ".z"));
     free(member);
     if (yz) {
-      text_add(&out, "1");
+      text_add(&out, "1u");
     } else if (s) {
       char *t = grouped(s->fixed ? strdup(s->fixed) : substituted(fe, s->in, s->range, foreign));
+      // A dim3's lane is unsigned (std::min(n, block.x) must stay a min of unsigned values).
+      const char *cast = x ? "unsigned" : s->cast;
+      if (cast) {
+        char *c = xasprintf("((%s)%s)", cast, t);
+        free(t);
+        t = c;
+      }
       text_add(&out, t);
       free(t);
     } else {
@@ -144,15 +194,75 @@ static char *substituted(const Frontend *fe, const Wrapper *w, SrcRange r, bool 
   return out.s;
 }
 
+static char *canonical_spelling(CXType t) {
+  CXString s = clang_getTypeSpelling(clang_getCanonicalType(t));
+  char *r = strdup(clang_getCString(s));
+  clang_disposeString(s);
+  if (!r) COCONET_BUG("out of memory");
+  return r;
+}
+
+static bool is_dim3(CXType t) {
+  char *s = canonical_spelling(t);
+  bool is = strcmp(s, "dim3") == 0 || strcmp(s, "const dim3") == 0;
+  free(s);
+  return is;
+}
+
+// The type a value of type `from` is converted to when it initializes decl,
+// when the two differ and the conversion changes what the text computes
+// (1 for a float parameter: `1 / world` must divide in float); NULL for pointers,
+// references, dim3 and the same type.
+static char *conversion(CXCursor decl, CXType from) {
+  CXType to = clang_getCanonicalType(clang_getCursorType(decl));
+  if (to.kind == CXType_Pointer || to.kind == CXType_LValueReference || to.kind == CXType_RValueReference ||
+      is_dim3(to) || from.kind == CXType_Invalid)
+    return NULL;
+  char *a = canonical_spelling(to), *b = canonical_spelling(from);
+  // const int and int hold the same value.
+  const char *a0 = strncmp(a, "const ", 6) == 0 ? a + 6 : a, *b0 = strncmp(b, "const ", 6) == 0 ? b + 6 : b;
+  bool same = strcmp(a0, b0) == 0;
+  char *cast = same ? NULL : strdup(a0);
+  free(a);
+  free(b);
+  return cast;
+}
+
+// The type of an expression before the implicit conversions around it
+// (libclang shows them as an expression whose one written child spans the
+// same text: an implicit cast, dim3's converting constructor).
+static CXType written_type(CXCursor e) {
+  for (;;) {
+    FeKids k = fe_kids(e);
+    CXSourceRange r = clang_getCursorExtent(e);
+    CXCursor only = clang_getNullCursor();
+    int written = 0;
+    for (int i = 0; i < k.n && i < FE_KIDS; i++) {
+      CXSourceRange kr = clang_getCursorExtent(k.v[i]);
+      if (clang_Range_isNull(kr) || clang_equalLocations(clang_getRangeStart(kr), clang_getRangeEnd(kr))) continue;
+      written++;
+      only = k.v[i];
+    }
+    if (written != 1 || k.n > FE_KIDS || !clang_isExpression(clang_getCursorKind(only)) ||
+        !clang_equalRanges(r, clang_getCursorExtent(only)))
+      return clang_getCursorType(e);
+    e = only;
+  }
+}
+
 static void add(Wrapper *w, CXCursor decl, SrcRange range, const Wrapper *in, char *fixed, bool dim3) {
   Subst *grown = realloc(w->v, sizeof *w->v * (size_t)(w->n + 1));
   if (!grown) COCONET_BUG("out of memory");
   w->v = grown;
-  w->v[w->n++] = (Subst){clang_getCursorLocation(decl), range, in, fixed, dim3};
+  w->v[w->n++] = (Subst){clang_getCursorLocation(decl), range, in, fixed, NULL, NULL, dim3};
 }
 
 static void free_wrapper(Wrapper *w) {
-  for (int i = 0; i < w->n; i++) free(w->v[i].fixed);
+  for (int i = 0; i < w->n; i++) {
+    free(w->v[i].fixed);
+    free(w->v[i].name);
+    free(w->v[i].cast);
+  }
   free(w->v);
 }
 
@@ -230,17 +340,35 @@ static bool pure(CXCursor e, int depth) {
   return d >= 0;
 }
 
-// in_caller: the text is used in the caller's scope (arguments, stream), where a
-// variable the function reads from its own scope (a global) may name another.
-static void substitute_piece(const Wrapper *w, Piece *p, bool in_caller, const char **why) {
+// A text of the launch, in the caller's terms. The generated code uses it in
+// the caller's scope, where a name the function reads from its own scope (a
+// global, an enumerator of its namespace) may name another thing.
+static void substitute_piece(const Wrapper *w, Piece *p, const char **why) {
   if (!p->text) return;
   bool foreign = false;
   char *t = substituted(w->fe, w, p->range, &foreign);
   // What the names stand for was checked where they are declared (arguments, locals' initializers).
   if (source_has_effects(p->text) && !*why) *why = "a text of its launch has side effects (a call, ++, an assignment)";
-  if (in_caller && foreign && !*why)
-    *why = "an argument or the stream of its launch reads a variable that is not the function's parameter or "
-           "local, or a macro";
+  if (foreign && !*why)
+    *why = "a text of its launch reads a variable that is not the function's parameter or local, a name of its "
+           "namespace or class, or a macro";
+  // A whole argument needs no parentheses ("g + n" is read as a buffer plus an
+  // offset, as written in a launch), unless a comma is the outermost operator.
+  char *u = strdup(t);
+  if (!u) COCONET_BUG("out of memory");
+  text_unwrap(u);
+  int depth = 0;
+  bool comma = false;
+  for (const char *c = u; *c; c++) {
+    depth += *c == '(' || *c == '[' || *c == '{' ? 1 : *c == ')' || *c == ']' || *c == '}' ? -1 : 0;
+    comma |= depth == 0 && *c == ',';
+  }
+  if (!comma) {
+    free(t);
+    t = u;
+  } else {
+    free(u);
+  }
   free(p->text);
   p->text = t;
 }
@@ -256,6 +384,7 @@ static SrcRange initializer(const Frontend *fe, CXCursor var, bool *dim3, CXCurs
   SrcRange r = fe_range(fe, clang_getCursorExtent(e));
   // A constructor call written as the declaration (`dim3 grid(E)`) starts at the variable's name.
   if (r.begin.offset <= fe_loc(fe, clang_getCursorLocation(var)).offset) {
+    if (!is_dim3(clang_getCursorType(var))) return none;
     while (clang_getCursorKind(e) == CXCursor_UnexposedExpr && fe_kids(e).n == 1) e = fe_kids(e).v[0];
     if (clang_getCursorKind(e) != CXCursor_CallExpr) return none;
     // Default arguments (dim3's y and z) have no place in the source.
@@ -350,9 +479,13 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   Wrapper w = {fe, up, NULL, 0};
   bool foreign = false;
   for (int i = 0; i < nparams; i++) {
-    SrcRange r = fe_range(fe, clang_getCursorExtent(clang_Cursor_getArgument(call, (unsigned)i)));
+    CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i), param = clang_Cursor_getArgument(fn, (unsigned)i);
+    SrcRange r = fe_range(fe, clang_getCursorExtent(arg));
     if (effects(fe, up, r, false, &foreign) && !sn->why) sn->why = "an argument of the call has side effects (a call, ++, an assignment)";
-    add(&w, clang_Cursor_getArgument(fn, (unsigned)i), r, up, NULL, false);
+    // A dim3 parameter given one value (`256`): param.x is that value.
+    CXType at = written_type(arg);
+    add(&w, param, r, up, NULL, is_dim3(clang_getCursorType(param)) && !is_dim3(at));
+    w.v[w.n - 1].cast = conversion(param, at);
   }
   CXCursor tmpl = clang_getSpecializedCursorTemplate(fn);
   if (!clang_Cursor_isNull(tmpl)) {
@@ -365,7 +498,10 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
         continue;
       char *spelled = template_arg_spelling(fn, (unsigned)arg++);
       if (!spelled && !sn->why) sn->why = "a template argument of the call is neither a type nor an integer";
-      if (spelled) add(&w, tps.v[i], (SrcRange){0}, NULL, spelled, false);
+      if (spelled) {
+        add(&w, tps.v[i], (SrcRange){0}, NULL, spelled, false);
+        w.v[w.n - 1].name = fe_spelling(tps.v[i]);
+      }
     }
   }
   FeKids stmts = fe_kids(body);
@@ -384,9 +520,14 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
         SrcRange r = initializer(fe, vars.v[j], &dim3, &e);
         if (!r.begin.file) sn->why = "its body declares a local without an initializer of one value";
         else if (effects(fe, &w, r, pure(e, 0), &foreign)) sn->why = "a local's initializer has side effects (a call, ++, an assignment)";
-        else add(&w, vars.v[j], r, &w, NULL, dim3);
+        else {
+          add(&w, vars.v[j], r, &w, NULL, dim3);
+          if (!dim3) w.v[w.n - 1].cast = conversion(vars.v[j], written_type(e));
+        }
       }
-    } else if (!clang_Cursor_isNull(inner) && depth < WRAPPER_DEPTH) {
+    } else if (!clang_Cursor_isNull(inner) && depth >= WRAPPER_DEPTH) {
+      sn->why = "it calls host functions more than 8 deep (or itself)";
+    } else if (!clang_Cursor_isNull(inner)) {
       last = true;
       char *name = function_name(inner), *path = sn->path;
       sn->path = path ? xasprintf("%s, %s", path, name) : strdup(name);
@@ -402,9 +543,11 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
         s->launch = NULL;
         s->args = NULL;
         s->nargs = 0;
+        // The generated code uses the grid and block in the caller too (the launch it falls back to, a
+        // thread's coordinates).
         Piece *conf[] = {&launch->grid, &launch->block, &launch->shmem, &launch->stream};
-        for (int c = 0; c < 4; c++) substitute_piece(&w, conf[c], c == 3, &sn->why);
-        for (int a = 0; a < launch->nargs; a++) substitute_piece(&w, &launch->args[a], true, &sn->why);
+        for (int c = 0; c < 4; c++) substitute_piece(&w, conf[c], &sn->why);
+        for (int a = 0; a < launch->nargs; a++) substitute_piece(&w, &launch->args[a], &sn->why);
       } else {
         sn->why = "its body is not initialized locals and then one kernel launch";
       }

@@ -134,6 +134,8 @@ struct IrTensor {
   bool live_after;     // contents matter after the region (default; cleared by shard/scratch)
   bool shard;          // shard(...): valid after the region only on this rank's slice
   bool scratch;        // scratch(...): contents unspecified after the region
+  bool apart;          // tested apart from the region's other buffers at run time (a
+                       // collective of a group moved past the kernels that use it)
   SrcLoc first_use;    // where the region first uses it
 };
 

@@ -1,0 +1,147 @@
+// Style: host wrappers as an adversarial review wrote them. What a wrapper's
+// parameter, local or template parameter stands for keeps its type and its
+// meaning in the caller: an int 1 for a float parameter divides in float, a
+// non-type template argument and a dim3 parameter given one value are
+// written out, a wrapper's `base + offset` is the buffer plus an offset. What
+// the caller could read otherwise (a one-argument constructor that is not a
+// dim3, an enumerator of the wrapper's namespace, recursion) is not seen through.
+// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s -o %t.cu
+// RUN: %expect 1 %coconet --check %s -- -DNOT_DIM3 2>&1 | %FileCheck --check-prefix=NOT_DIM3 %s
+// RUN: %expect 1 %coconet --check %s -- -DNAMESPACE_ENUM 2>&1 | %FileCheck --check-prefix=ENUM %s
+// RUN: %expect 1 %coconet --check %s -- -DRECURSIVE 2>&1 | %FileCheck --check-prefix=RECURSIVE %s
+// RUN: %expect 1 %coconet --check %s -- -DOFFSET 2>&1 | %FileCheck --check-prefix=OFFSET %s
+// RUN: %expect 1 %coconet --check %s -- -DENUM_PARAM 2>&1 | %FileCheck --check-prefix=ENUM_PARAM %s
+#include <algorithm>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+__global__ void scale(float *x, float a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= a;
+}
+// An int argument for a float parameter: num / den divides in float.
+void launchScale(float *x, float num, int den, int n, cudaStream_t s) {
+  scale<<<(n + 255) / 256, 256, 0, s>>>(x, num / den, n);
+}
+
+__global__ void shiftAdd(int *x, int a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = x[i] * 2 + a;
+}
+template <int K> void invokeShift(int *x, int n, cudaStream_t s) {
+  shiftAdd<<<(n + 255) / 256, 256, 0, s>>>(x, K * 3, n);
+}
+
+__global__ void halve(float *x, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) x[i] *= 0.5f;
+}
+// A dim3 parameter given one value; block.x is unsigned, as std::min needs.
+void invokeHalve(float *x, int n, dim3 block, cudaStream_t s) {
+  dim3 grid(std::min((n + block.x - 1) / block.x, 1024u));
+  halve<<<grid, block, 0, s>>>(x, n);
+}
+
+#ifdef NOT_DIM3
+struct Half {
+  int x;
+  explicit Half(int v) : x(v / 2) {}
+};
+void launchFirstHalf(float *x, int n, cudaStream_t s) {
+  Half h(n);
+  halve<<<128, 256, 0, s>>>(x, h.x);
+}
+#endif
+
+#ifdef NAMESPACE_ENUM
+namespace ops {
+enum Act { kIdentity = 0, kRelu = 1 };
+__global__ void act(float *x, int a, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    if (a == kRelu) x[i] = fmaxf(x[i], 0.0f);
+}
+void invokeRelu(float *x, int n, cudaStream_t s) { act<<<64, 256, 0, s>>>(x, kRelu, n); }
+}  // namespace ops
+#endif
+
+#ifdef RECURSIVE
+void rec(float *x, int n, cudaStream_t s) { rec(x, n, s); }
+#endif
+
+#ifdef OFFSET
+__global__ void addTo(float *y, const float *g, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) y[i] += g[i];
+}
+void addFrom(float *y, const float *g, int offset, int count, cudaStream_t s) {
+  const float *src = g + offset;
+  addTo<<<64, 256, 0, s>>>(y, src, count);
+}
+#endif
+
+#ifdef ENUM_PARAM
+enum class Mode { Identity, Relu };
+__global__ void actMode(float *x, Mode m, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    if (m == Mode::Relu) x[i] = fmaxf(x[i], 0.0f);
+}
+#endif
+
+void step(float *x, int *k, float *h, float *w, float *acc, int n, int world, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(average) split reorder
+  {
+    ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm, s);
+    launchScale(x, 1, world, n, s);
+  }
+#pragma coconet region name(negative_k) split reorder
+  {
+    ncclAllReduce(k, k, n, ncclInt32, ncclSum, comm, s);
+    invokeShift<-2>(k, n, s);
+  }
+#pragma coconet region name(dim3_param) split reorder
+  {
+    ncclAllReduce(h, h, n, ncclFloat, ncclSum, comm, s);
+    invokeHalve(h, n, 256, s);
+  }
+#if defined(NOT_DIM3)
+#pragma coconet region name(not_dim3) split reorder
+  {
+    ncclAllReduce(w, w, n, ncclFloat, ncclSum, comm, s);
+    launchFirstHalf(w, n, s);
+  }
+#elif defined(NAMESPACE_ENUM)
+#pragma coconet region name(namespace_enum) split reorder
+  {
+    ncclAllReduce(w, w, n, ncclFloat, ncclSum, comm, s);
+    ops::invokeRelu(w, n, s);
+  }
+#elif defined(RECURSIVE)
+#pragma coconet region name(recursive) split reorder
+  {
+    ncclAllReduce(w, w, n, ncclFloat, ncclSum, comm, s);
+    rec(w, n, s);
+  }
+#elif defined(OFFSET)
+#pragma coconet region name(offset) split reorder replicated(acc) scratch(w)
+  {
+    ncclAllReduce(w, w, 2 * n, ncclFloat, ncclSum, comm, s);
+    halve<<<64, 256, 0, s>>>(w, 2 * n);
+    addFrom(acc, w, n, n, s);
+  }
+#elif defined(ENUM_PARAM)
+#pragma coconet region name(enum_param) split reorder
+  {
+    ncclAllReduce(w, w, n, ncclFloat, ncclSum, comm, s);
+    actMode<<<64, 256, 0, s>>>(w, Mode::Relu, n);
+  }
+#endif
+  (void)w, (void)acc;
+}
+
+// EXEC: verify average: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify negative_k: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify dim3_param: ok (the region as written and as scheduled agree within 0 ULP)
+// NOT_DIM3: note: the call of 'launchFirstHalf' ({{.*}}) is not seen through as the kernel launch inside it: its body declares a local without an initializer of one value
+// ENUM: note: the call of 'invokeRelu' ({{.*}}) is not seen through as the kernel launch inside it: a text of its launch reads a variable that is not the function's parameter or local, a name of its namespace or class, or a macro
+// RECURSIVE: error: reorder: no pointwise kernel consumes the result of a split AllReduce
+// OFFSET: error: 'w' and 'w+n' may overlap (both offset 'w'); coconet cannot schedule work on buffers it cannot tell apart
+// ENUM_PARAM: error: kernel 'actMode': parameter 'm' has type 'Mode'; coconet handles scalar parameters of arithmetic types (pass an enum as an int)
