@@ -12,6 +12,7 @@
 // RUN: %expect 1 %coconet --check %s -- -DDEPENDENT 2>&1 | %FileCheck --check-prefix=KEPT %s
 // A kernel passed over may reach a collective's buffer by another name (here a
 // local alias): the block tests the buffers apart and runs as written if not.
+// (w3 is used with two counts, n2 and n3: the harness allocates the larger.)
 // RUN: %coconet %s -- -DALIAS | %FileCheck --check-prefix=ALIAS %s
 // RUN: %coconet --verify=2 %s -- -DALIAS | %FileCheck --check-prefix=ALIAS_EXEC %s
 #include <cuda_runtime.h>
@@ -54,7 +55,7 @@ void step(float *w1, float *g1, int n1, float *w2, float *m2, float *g2, int n2,
     NCCLCHECK(ncclAllReduce(g3, g3, n3, ncclFloat, ncclAvg, comm, s));
     NCCLCHECK(ncclGroupEnd());
 #ifdef ALIAS
-    sgd<<<(n2 + 255) / 256, 256, 0, s>>>(view, view, 0.5f, n2);
+    sgd<<<(n2 + 255) / 256, 256, 0, s>>>(view, w3, 0.5f, n2);
 #endif
     sgd<<<(n1 + 255) / 256, 256, 0, s>>>(w1, g1, 0.1f, n1);
     momentum<<<120, 256, 0, s>>>(w2, m2, g2, 0.05f, n2);

@@ -647,12 +647,12 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     az.op->pw.count = az.lanes > 1 ? az_vector_elements(&az, count_in_launch(&az), &tail)
                                    : ir_size_parse(ir, count_in_launch(&az));
     for (IrUse *u = az.op->writes; u; u = u->next)
-      if (!u->ref.t->count) u->ref.t->count = az.op->pw.count;
+      if (u->index == IR_IDX_I || !u->ref.t->count) ir_tensor_count(u->ref.t, az.op->pw.count);
     // Reads give counts too: t[i] spans the loop, a broadcast t[i % K] K elements.
     for (IrUse *u = az.op->reads; u; u = u->next) {
+      if (u->index == IR_IDX_I) ir_tensor_count(u->ref.t, az.op->pw.count);
       if (u->ref.t->count) continue;
-      if (u->index == IR_IDX_I) u->ref.t->count = az.op->pw.count;
-      else if (u->index == IR_IDX_MOD && u->expr) u->ref.t->count = u->expr->k;
+      if (u->index == IR_IDX_MOD && u->expr) u->ref.t->count = u->expr->k;
       // t[i / K] over rows * K elements: rows elements (K a factor of the count).
       else if (u->index == IR_IDX_DIV && u->expr && u->expr->k) u->ref.t->count = size_quotient(az.op->pw.count, u->expr->k);
       // A device scalar, t[0] (or t[K] with K constant, the largest read): K + 1 elements.

@@ -385,7 +385,14 @@ static void print_init(Harness *h, FILE *f, int trial) {
     bool same = t->layout_in == IR_LAYOUT_REPLICATED;
     fprintf(f, "      %s = static_cast<decltype(%s)>(coconet_verify_buffer_of(&coconet_verify_cx, %d, \"%s\", %s, (size_t)(",
             t->text, t->text, t->id - 1, t->name, verify_type(t->type));
+    // Used with several counts: the largest.
+    for (int i = 0; i < t->nalso; i++) fputs("std::max((size_t)(", f);
     print_size(h, f, t->count);
+    for (int i = 0; i < t->nalso; i++) {
+      fputs("), (size_t)(", f);
+      print_size(h, f, t->also[i]);
+      fputs("))", f);
+    }
     fprintf(f, ")));\n      coconet_verify_fill(&coconet_verify_cx, %d, %lluull%s);\n", t->id - 1,
             (unsigned long long)mix((uint64_t)trial * 7919u + (uint64_t)t->id),
             same ? "" : " + 0x100000001ull * (uint64_t)(coconet_verify_cx.rank + 1)");

@@ -112,6 +112,20 @@ static bool scoped(CXCursor d) {
   return false;
 }
 
+// An object-like macro whose body names nothing (numbers and operators only).
+static bool constant_macro(const Frontend *fe, CXCursor expansion) {
+  CXCursor def = clang_getCursorReferenced(expansion);
+  if (clang_getCursorKind(def) != CXCursor_MacroDefinition || clang_Cursor_isMacroFunctionLike(def)) return false;
+  CXToken *toks = NULL;
+  unsigned n = 0;
+  clang_tokenize(fe->tu, clang_getCursorExtent(def), &toks, &n);
+  bool constant = n > 1;
+  for (unsigned i = 1; i < n; i++)  // token 0 is the macro's name
+    constant &= clang_getTokenKind(toks[i]) != CXToken_Identifier && clang_getTokenKind(toks[i]) != CXToken_Keyword;
+  clang_disposeTokens(fe->tu, toks, n);
+  return constant;
+}
+
 static bool token_is(const Frontend *fe, const CXToken *t, const char *text) {
   CXString sp = clang_getTokenSpelling(fe->tu, *t);
   bool is = strcmp(clang_getCString(sp), text) == 0;
@@ -145,8 +159,9 @@ static char *substituted(const Frontend *fe, const Wrapper *w, SrcRange r, bool 
                                token_is(fe, &toks[i - 1], "::"));
     if (clang_getTokenKind(toks[i]) == CXToken_Identifier && !qualified) {
       CXCursor c = clang_getCursor(fe->tu, clang_getTokenLocation(fe->tu, toks[i]));
-      // A macro may stand for anything, a parameter included: not the caller's to read.
-      if (clang_getCursorKind(c) == CXCursor_MacroExpansion) *foreign = true;
+      // A macro may stand for anything, a parameter included: not the caller's to read,
+      // unless it is a constant (`#define BLK 128`).
+      if (clang_getCursorKind(c) == CXCursor_MacroExpansion && !constant_macro(fe, c)) *foreign = true;
       CXCursor d = clang_getCursorReferenced(c);
       if (!clang_Cursor_isNull(d)) s = subst_of(w, d);
       if (!s) {

@@ -391,11 +391,22 @@ IrTensor *ir_tensor_find(const IrRegion *r, const char *text) {
   return NULL;
 }
 
+void ir_tensor_count(IrTensor *t, IrSize *count) {
+  if (!t || !count) return;
+  if (!t->count) {
+    t->count = count;
+    return;
+  }
+  bool seen = ir_size_equal(t->count, count);
+  for (int i = 0; i < t->nalso; i++) seen |= ir_size_equal(t->also[i], count);
+  if (!seen && t->nalso < 4) t->also[t->nalso++] = count;
+}
+
 IrTensor *ir_tensor_get_or_add(IrRegion *r, const char *text, IrType type, IrSize *count,
                                SrcLoc loc) {
   IrTensor *t = ir_tensor_find(r, text);
   if (t) {
-    if (!t->count) t->count = count;
+    ir_tensor_count(t, count);
     if (t->type == IR_VOID) t->type = type;
     return t;
   }

@@ -126,6 +126,8 @@ struct IrTensor {
   const char *text;    // the buffer expression as written: "grad", "d_out + off"
   IrType type;         // element type
   IrSize *count;       // number of elements (the count of the first op that uses it)
+  IrSize *also[4];     // other counts later ops use it with (the --verify harness allocates the largest)
+  int nalso;
   IrLayout layout_in;  // layout of its value at region entry (ir_infer)
   IrLayout layout_out; // layout of its value at region exit as written (ir_infer)
   IrLayout layout_sched; // layout at region exit as scheduled (ir_schedule)
@@ -143,6 +145,8 @@ struct IrTensor {
 // count may be NULL when unknown (set by the first op that has one).
 IrTensor *ir_tensor_get_or_add(IrRegion *r, const char *text, IrType type, IrSize *count,
                                SrcLoc loc);
+// An op uses t over count elements: its count when it has none, else one of its others (also).
+void ir_tensor_count(IrTensor *t, IrSize *count);
 IrTensor *ir_tensor_find(const IrRegion *r, const char *text);
 
 // One tensor as an op uses it: the tensor, and after ir_infer the version of its

@@ -450,7 +450,7 @@ bool ir_pw_same_stores(const IrOp *a, const IrOp *b) {
 void ir_pw_store(IrRegion *r, IrOp *op, IrTensor *t, IrExpr *value, SrcLoc loc) {
   IrStmt *s = add_stmt(r, op, IR_S_STORE, value, NULL, loc);
   s->tensor = t;
-  if (!t->count) t->count = op->pw.count;
+  ir_tensor_count(t, op->pw.count);
   use_add(r, &op->writes, t, IR_IDX_I, NULL, loc.file ? loc : op->loc);
 }
 

@@ -17,9 +17,7 @@ static IrOp *new_op(IrRegion *r, IrOpKind kind, SrcRange range) {
   return op;
 }
 
-static void set_count(IrTensor *t, IrSize *count) {
-  if (t && !t->count) t->count = count;
-}
+static void set_count(IrTensor *t, IrSize *count) { ir_tensor_count(t, count); }
 
 IrOp *ir_op_collective(IrRegion *r, SrcRange range, const IrCollective *info) {
   IrOp *op = new_op(r, IR_OP_COLLECTIVE, range);
