@@ -8,6 +8,9 @@
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
+// The same through the wrappers, fused into one kernel on NCCL's device API:
+// RUN: %coconet --verify=4 %s -- -DFUSE | %FileCheck --check-prefix=FUSE %s
+// RUN: %coconet --explain %s -- -DFUSE | %FileCheck --check-prefix=FUSE_EXPLAIN %s
 // RUN: %expect 1 %coconet --check %s -- -DEXTRA_STATEMENT 2>&1 | %FileCheck --check-prefix=EXTRA %s
 // RUN: %expect 1 %coconet --check %s -- -DTWO_DIM_BLOCK 2>&1 | %FileCheck --check-prefix=TWO_DIM %s
 #include <cuda_fp16.h>
@@ -60,7 +63,11 @@ template <> void invokeRelu<float>(float *x, int n, cudaStream_t stream) {
 
 void layer(float *out, const float *bias, const float *res, __half *h, float *act, int tokens, int hidden,
            ncclComm_t comm, cudaStream_t s) {
+#ifdef FUSE
+#pragma coconet region name(bias_residual) split reorder fuse replicated(bias, res)
+#else
 #pragma coconet region name(bias_residual) split reorder replicated(bias, res)
+#endif
   {
     ncclAllReduce(out, out, tokens * hidden, ncclFloat, ncclSum, comm, s);
     invokeAddBiasResidual(out, bias, res, tokens, hidden, s);
@@ -85,7 +92,7 @@ void layer(float *out, const float *bias, const float *res, __half *h, float *ac
 // EXEC: verify two_deep: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify specialized: ok (the region as written and as scheduled agree within 0 ULP)
 // EXPLAIN: explain bias_residual
-// EXPLAIN-NEXT: - analysis: the call of 'invokeAddBiasResidual<float>' ({{.*}}template-wrappers.cu:24:13) is the launch of kernel 'addBiasResidual' inside it, seen through (its parameters stand for the call's arguments)
+// EXPLAIN-NEXT: - analysis: the call of 'invokeAddBiasResidual<float>' ({{.*}}template-wrappers.cu:{{[0-9]+}}:13) is the launch of kernel 'addBiasResidual' inside it, seen through (its parameters stand for the call's arguments)
 // EXPLAIN-NEXT: - analysis: kernel 'addBiasResidual' ({{.*}}) is a template: analyzed as its instance for <float>
 // EXPLAIN: explain two_deep
 // EXPLAIN-NEXT: - analysis: the call of 'invokeHalve<__half>' ({{.*}}) is the launch of kernel 'scaleBy' inside it (through 'invokeScale<__half, 128>'), seen through (its parameters stand for the call's arguments)
@@ -102,3 +109,5 @@ void layer(float *out, const float *bias, const float *res, __half *h, float *ac
 // CODE-NOT: {{^[^/]*}}(void)invoke
 // EXTRA: note: the call of 'invokeHalve<__half>' ({{.*}}template-wrappers.cu:{{[0-9]+}}:28) is not seen through as the kernel launch inside it: its body is not initialized locals and then one kernel launch; coconet sees through a host function whose body is initialized locals and then one launch, or one call of another such function
 // TWO_DIM: note: the call of 'invokeAddBiasResidual<float>' ({{.*}}) is not seen through as the kernel launch inside it: its body declares a local without an initializer of one value
+// FUSE: verify bias_residual: ok (the region as written and as scheduled agree within 0 ULP)
+// FUSE_EXPLAIN: fuse: ReduceScatter of 'out' + 2 slice kernel launch(es) + AllGather(s) become one kernel (group 1)
