@@ -457,6 +457,26 @@ static bool reads_thread(const Az *az, CXCursor s) {
   return found;
 }
 
+static enum CXChildVisitResult first_call(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (kind(c) != CXCursor_CallExpr) return CXChildVisit_Recurse;
+  *(CXCursor *)data = c;
+  return CXChildVisit_Break;
+}
+
+// The __device__ function a statement calls that reads the thread's place
+// itself (an element loop written in a helper: llm.c's adamw_update), or NULL.
+static char *loop_in_helper(const Az *az, CXCursor s) {
+  CXCursor call = kind(s) == CXCursor_CallExpr ? s : clang_getNullCursor();
+  if (clang_Cursor_isNull(call)) clang_visitChildren(s, first_call, &call);
+  CXCursor fn = clang_Cursor_isNull(call) ? call : clang_getCursorDefinition(clang_getCursorReferenced(call));
+  if (clang_Cursor_isNull(fn)) return NULL;
+  char *text = fe_cursor_text(az->fe, fn);
+  bool reads = strstr(text, "threadIdx") || strstr(text, "blockIdx");
+  free(text);
+  return reads ? fe_spelling(fn) : NULL;
+}
+
 // Find the element loop in the kernel body; run `stmt` over the element body.
 static void element_loop(Az *az, CXCursor body) {
   StmtList l = {0};
@@ -525,8 +545,13 @@ static void element_loop(Az *az, CXCursor body) {
       char *t = az_text_of(az, s);
       char *nl = strchr(t, '\n');
       if (nl) strcpy(nl, " ...");
+      char *helper = loop_in_helper(az, s);
       az_fail(az, s, "kernel '%s': cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x "
-                  "with a grid-stride loop or an 'if (i < n)' guard) at '%s'", az->launch->kernel, t);
+                  "with a grid-stride loop or an 'if (i < n)' guard) at '%s'%s%s%s", az->launch->kernel, t,
+              helper ? "; the element index is computed in __device__ function '" : "", helper ? helper : "",
+              helper ? "', which coconet does not read for it: write the index and its guard in the kernel, and "
+                       "call the helper for one element" : "");
+      free(helper);
       free(t);
     }
     break;
