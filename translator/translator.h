@@ -27,7 +27,9 @@
 //                   attached to the statement that follows, validated
 //   classify.c      each statement of a region: NCCL call, kernel launch, cuBLAS
 //                   GEMM, async CUDA call, or opaque; exact source ranges for all
-//   wrapper.c       a launch inside a small host function, seen through
+//   wrapper.c       a launch or an NCCL collective inside small host functions
+//                   (templates too, any depth), seen through (wrapper_impl.h maps
+//                   it and wrapper_text.c, their texts in the caller's terms)
 //   instantiate.c   kernel templates: an instance parse with a copy of each
 //                   launched template as a plain function of its arguments
 //   places.c        where generated text goes: above the declaration that holds

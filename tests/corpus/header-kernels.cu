@@ -105,7 +105,7 @@ void grid_step(float *x, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
 // TEMPLATE_CODE-NEXT: namespace coconet_half2_slice_scale_t {
 // TEMPLATE_CODE-NEXT: typedef __half T;
 // TEMPLATE_CODE-NEXT: __device__ __forceinline__ void element(T &x, T by)
-// WRAPPER: note: the call of 'launch_scale_grid' ({{.*}}header-launcher.cuh:{{[0-9]+}}:20) is not seen through as the kernel launch inside it: the function is defined in a header; coconet sees through host functions defined in the file it translates
+// WRAPPER: note: the call of 'launch_scale_grid' ({{.*}}header-launcher.cuh:{{[0-9]+}}:20) is not seen through as the kernel launch or collective inside it: the function is defined in a header; coconet sees through host functions defined in the file it translates
 // HARNESS: coconet: error: --verify: the harness does not build
 // HARNESS-NEXT: header-launcher.cuh:{{[0-9]+}}:{{[0-9]+}}: error: expected primary-expression before
 // HARNESS: coconet: note: a kernel launch (<<<...>>>) in a header is not lowered for the host backend

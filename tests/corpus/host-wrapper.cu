@@ -77,9 +77,9 @@ void step(float *w, float *g, float *m, float *v, int count, float lr, ncclComm_
 // HOST: coconet_host_launch(COCONET_HOST_SIMPLE, adamw, grid, block, 0, stream, params, grads, m, v, lr, 0.9f, 0.999f, 1e-8f, n);
 // EXTRA: host-wrapper.cu:52:44: error: reorder: no pointwise kernel consumes the result of a split AllReduce
 // EXTRA: host-wrapper.cu:60:5: note: the AllReduce is followed by 'adamw_update(w, g, m, v, count, lr * 0.5f, s);', a statement coconet does not see into
-// EXTRA: host-wrapper.cu:60:5: note: the call of 'adamw_update' ({{.*}}host-wrapper.cu:27:13) is not seen through as the kernel launch inside it: its body is not initialized locals and then one kernel launch; coconet sees through a host function whose body is initialized locals and then one launch
-// EFFECT: note: the call of 'adamw_update' ({{.*}}host-wrapper.cu:27:13) is not seen through as the kernel launch inside it: an argument of the call has side effects (a call, ++, an assignment)
-// GLOBAL: note: the call of 'adamw_update_global' ({{.*}}host-wrapper.cu:{{[0-9]+}}:13) is not seen through as the kernel launch inside it: a text of its launch reads a variable that is not the function's parameter or local, a name of its namespace or class, or a macro
+// EXTRA: host-wrapper.cu:60:5: note: the call of 'adamw_update' ({{.*}}host-wrapper.cu:27:13) is not seen through as the kernel launch or collective inside it: its body is not initialized locals and then one kernel launch; coconet sees through a host function whose body is initialized locals and then one launch, one NCCL collective (in a group of its own or none), or one call of another such function
+// EFFECT: note: the call of 'adamw_update' ({{.*}}host-wrapper.cu:27:13) is not seen through as the kernel launch or collective inside it: an argument of the call has side effects (a call, ++, an assignment)
+// GLOBAL: note: the call of 'adamw_update_global' ({{.*}}host-wrapper.cu:{{[0-9]+}}:13) is not seen through as the kernel launch or collective inside it: a text of its launch reads a variable that is not the function's parameter or local, a name of its namespace or class, a macro, or a local whose initializer has side effects
 // The clauses name buffers only the unseen call uses: the first error is the schedule's, not theirs;
 // --schedule=none writes the program as written:
 // RUN: %coconet --schedule=none %s -o %t.cu -- -DEXTRA_STATEMENT && cmp %s %t.cu

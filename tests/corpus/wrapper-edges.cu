@@ -140,8 +140,8 @@ void step(float *x, int *k, float *h, float *w, float *acc, int n, int world, nc
 // EXEC: verify average: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify negative_k: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify dim3_param: ok (the region as written and as scheduled agree within 0 ULP)
-// NOT_DIM3: note: the call of 'launchFirstHalf' ({{.*}}) is not seen through as the kernel launch inside it: its body declares a local without an initializer of one value
-// ENUM: note: the call of 'invokeRelu' ({{.*}}) is not seen through as the kernel launch inside it: a text of its launch reads a variable that is not the function's parameter or local, a name of its namespace or class, or a macro
+// NOT_DIM3: note: the call of 'launchFirstHalf' ({{.*}}) is not seen through as the kernel launch or collective inside it: its body declares a local without an initializer of one value
+// ENUM: note: the call of 'invokeRelu' ({{.*}}) is not seen through as the kernel launch or collective inside it: a text of its launch reads a variable that is not the function's parameter or local, a name of its namespace or class, a macro, or a local whose initializer has side effects
 // RECURSIVE: error: reorder: no pointwise kernel consumes the result of a split AllReduce
 // OFFSET: error: 'w' and 'w+n' may overlap (both offset 'w'); coconet cannot schedule work on buffers it cannot tell apart
 // ENUM_PARAM: error: kernel 'actMode': parameter 'm' has type 'Mode'; coconet handles scalar parameters of arithmetic types (pass an enum as an int)

@@ -220,6 +220,12 @@ static bool extract_collective(const Frontend *fe, IrRegion *ir, const Stmt *s) 
     if (k == IR_RECV) c.out = tensor(ir, s, buffer_text(fe, ir, s, 0), c.dtype);
     else if (k != IR_SEND) c.out = tensor(ir, s, buffer_text(fe, ir, s, 1), c.dtype);
     ir_op_collective(ir, s->range, &c);
+    if (s->seen_through)
+      ir_region_note(ir, ir_printf(ir, "the call of '%s' (%s:%u:%u) is the %s inside it%s%s%s, seen through (its "
+                                       "parameters stand for the call's arguments)", s->seen_through,
+                                   s->seen_loc.file ? s->seen_loc.file : "?", s->seen_loc.line, s->seen_loc.col,
+                                   s->callee, s->seen_path ? " (through '" : "", s->seen_path ? s->seen_path : "",
+                                   s->seen_path ? "')" : ""));
     return true;
   }
   return false;

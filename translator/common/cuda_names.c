@@ -37,3 +37,16 @@ const char *const CUDA_GROUP_QUERIES[] = {
 const char *const CUDA_SYNC_WORDS[] = {"barrier", "arrive", "wait", "pipeline", "memcpy_async",
                                        "latch", "semaphore", NULL};
 const char *const CUDA_BUILTINS[] = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", NULL};
+
+const char *cuda_nccl_type_of(const char *ctype) {
+  static const struct { const char *c, *nccl; } types[] = {
+      {"float", "ncclFloat"},         {"double", "ncclDouble"},        {"__half", "ncclHalf"},
+      {"__nv_bfloat16", "ncclBfloat16"}, {"int", "ncclInt32"},          {"unsigned int", "ncclUint32"},
+      {"long", "ncclInt64"},          {"long long", "ncclInt64"},      {"unsigned long", "ncclUint64"},
+      {"unsigned long long", "ncclUint64"}, {"signed char", "ncclInt8"}, {"char", "ncclInt8"},
+      {"unsigned char", "ncclUint8"},
+  };
+  for (size_t i = 0; ctype && i < sizeof types / sizeof *types; i++)
+    if (strcmp(types[i].c, ctype) == 0) return types[i].nccl;
+  return NULL;
+}

@@ -32,4 +32,8 @@ extern const char *const CUDA_SYNC_WORDS[];
 // The built-in variables a thread's place in the grid is read from.
 extern const char *const CUDA_BUILTINS[];
 
+// The ncclDataType_t enumerator of a C element type as clang spells it
+// ("float" -> "ncclFloat", "__nv_bfloat16" -> "ncclBfloat16"), or NULL.
+const char *cuda_nccl_type_of(const char *ctype);
+
 #endif

@@ -462,5 +462,7 @@ void stmt_free(Stmt *s) {
   free(s->callee);
   free(s->wrapper);
   free(s->why_opaque);
+  free(s->seen_through);
+  free(s->seen_path);
   free(s);
 }

@@ -214,6 +214,9 @@ typedef struct Stmt {
   int nargs;
   Launch *launch;        // for STMT_LAUNCH
   char *why_opaque;      // an opaque call coconet nearly saw into (a host wrapper): why not, else NULL
+  char *seen_through;    // STMT_NCCL: the host function the collective is seen through (wrapper.c), or NULL
+  char *seen_path;       // ... and the functions below it, or NULL
+  SrcLoc seen_loc;       // ... where the function is
   struct Stmt *next;
 } Stmt;
 

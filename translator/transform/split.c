@@ -57,8 +57,12 @@ int tf_split(TfCtx *c, const IrClause *cl) {
     }
     if (!found) return tf_fail(c, &a->loc, "split: no ncclAllReduce on '%s' in region '%s'", a->text, c->r->name);
   }
-  if (n == 0 && !cl->args)
-    return tf_fail(c, &cl->loc, "split: region '%s' has no ncclAllReduce to split", c->r->name);
+  if (n == 0 && !cl->args) {
+    int status = tf_fail(c, &cl->loc, "split: region '%s' has no ncclAllReduce to split", c->r->name);
+    // An AllReduce may be inside a call coconet did not see through: say why.
+    if (!c->quiet) ir_note_opaque(c->r);
+    return status;
+  }
   c->split = true;
   return 0;
 }

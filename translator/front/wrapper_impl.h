@@ -1,0 +1,52 @@
+// wrapper_impl.h: host functions seen through (front.h's wrapper_see_through),
+// private to its two files.
+//   wrapper.c       the walk down the chain of calls to one launch or one NCCL
+//                   collective, and why a call is not seen through
+//   wrapper_text.c  the texts of the chain in the caller's terms
+#ifndef COCONET_WRAPPER_IMPL_H
+#define COCONET_WRAPPER_IMPL_H
+
+#include "front/front.h"
+
+struct Wrapper;
+
+// A name of a function seen through and what it stands for.
+typedef struct Subst {
+  CXSourceLocation at;       // where the parameter, local or template parameter is declared
+  SrcRange range;            // the call's argument or the local's initializer
+  const struct Wrapper *in;  // whose names the range reads (NULL: the region's, as written)
+  char *fixed;               // a template argument as spelled, else NULL
+  char *name;                // a template parameter's name (its uses in an instance are found by it)
+  char *cast;                // the declared type, when the value's differs ("float" for an int 1)
+  bool dim3;                 // a dim3 of one value: NAME.x is the value, NAME.y and NAME.z are 1
+  bool impure;               // a local whose initializer has side effects: a text reading it cannot move
+} Subst;
+
+// One function of the chain, from the region's call down.
+typedef struct Wrapper {
+  const Frontend *fe;
+  const struct Wrapper *up;  // the function calling this one, NULL for the region's call
+  Subst *v;
+  int n;
+  CXCursor fn;               // the function (its body is where names inside macro arguments are found)
+} Wrapper;
+
+enum { WRAPPER_DEPTH = 8 };
+
+// wrapper_text.c
+
+// The text of range r of w's body in the region's terms (w NULL: the region's
+// own text). *foreign: a name that is not the functions' own was read.
+char *wrapper_substituted(const Frontend *fe, const Wrapper *w, SrcRange r, bool *foreign);
+// A type as clang spells its canonical form (malloc'd).
+char *wrapper_type_spelling(CXType t);
+bool wrapper_is_dim3(CXType t);
+// The type a value of type `from` is converted to when it initializes decl, when that
+// changes what the text computes; NULL otherwise (malloc'd).
+char *wrapper_conversion(CXCursor decl, CXType from);
+// An expression's type before the implicit conversions around it.
+CXType wrapper_written_type(CXCursor e);
+void wrapper_add(Wrapper *w, CXCursor decl, SrcRange range, const Wrapper *in, char *fixed, bool dim3);
+void wrapper_free(Wrapper *w);
+
+#endif

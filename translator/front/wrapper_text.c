@@ -1,0 +1,272 @@
+// wrapper_text.c: the texts of a function seen through in its caller's terms
+// (wrapper_impl.h): each parameter, local and template parameter replaced by
+// what it stands for, down the chain of calls to the region's own text.
+#include "front/wrapper_impl.h"
+
+#include "common/text.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+static bool is_name(const char *t) {
+  if (!*t || !(*t == '_' || (*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z'))) return false;
+  for (; *t; t++)
+    if (!(*t == '_' || (*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9'))) return false;
+  return true;
+}
+
+// A number: digits, letters and dots ("256", "0.5f", "1e-8f" is not one: no sign).
+static bool is_number(const char *t) {
+  if (!(*t >= '0' && *t <= '9')) return false;
+  for (; *t; t++)
+    if (!(text_ident_char(*t) || *t == '.')) return false;
+  return true;
+}
+
+// t in parentheses unless it is a name or a number (takes t).
+static char *grouped(char *t) {
+  if (is_name(t) || is_number(t)) return t;
+  char *g;
+  if (asprintf(&g, "(%s)", t) < 0) COCONET_BUG("out of memory");
+  free(t);
+  return g;
+}
+
+static const Subst *subst_of(const Wrapper *w, CXCursor decl) {
+  CXSourceLocation at = clang_getCursorLocation(decl);
+  for (int i = 0; i < w->n; i++)
+    if (clang_equalLocations(w->v[i].at, at)) return &w->v[i];
+  return NULL;
+}
+
+// A template parameter by its name: in an instance's body libclang gives a
+// use of one as what it stands for (an integer literal, the type), not a reference.
+static const Subst *template_param_named(const Wrapper *w, const char *name) {
+  for (int i = 0; i < w->n; i++)
+    if (w->v[i].name && strcmp(w->v[i].name, name) == 0) return &w->v[i];
+  return NULL;
+}
+
+// A declaration a name reaches through a namespace or class of the function's
+// (an enumerator, a constant, a helper): the same name may mean another thing
+// or nothing in the caller. Names at file scope (and unscoped enumerators
+// there) mean the same.
+static bool scoped(CXCursor d) {
+  for (CXCursor p = clang_getCursorSemanticParent(d); !clang_Cursor_isNull(p); p = clang_getCursorSemanticParent(p)) {
+    enum CXCursorKind k = clang_getCursorKind(p);
+    if (k == CXCursor_TranslationUnit) return false;
+    if (k == CXCursor_EnumDecl && !clang_EnumDecl_isScoped(p)) continue;
+    if (k == CXCursor_LinkageSpec || k == CXCursor_UnexposedDecl) continue;  // extern "C" { ... }
+    return true;
+  }
+  return false;
+}
+
+typedef struct NameAt {
+  unsigned offset;
+  CXFile file;
+  CXCursor found;
+} NameAt;
+
+static enum CXChildVisitResult find_name_at(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  NameAt *n = data;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  if (k == CXCursor_DeclRefExpr || k == CXCursor_TypeRef || k == CXCursor_MemberRefExpr) {
+    CXFile f;
+    unsigned off;
+    clang_getSpellingLocation(clang_getCursorLocation(c), &f, NULL, NULL, &off);
+    if (f && clang_File_isEqual(f, n->file) && off == n->offset) {
+      n->found = c;
+      return CXChildVisit_Break;
+    }
+  }
+  return CXChildVisit_Recurse;
+}
+
+// The name written at tl inside fn, as its AST has it (null when none).
+static CXCursor name_at(CXCursor fn, CXSourceLocation tl) {
+  NameAt n = {0, NULL, clang_getNullCursor()};
+  clang_getSpellingLocation(tl, &n.file, NULL, NULL, &n.offset);
+  if (n.file && !clang_Cursor_isNull(fn)) clang_visitChildren(fn, find_name_at, &n);
+  return n.found;
+}
+
+// An object-like macro whose body names nothing (numbers and operators only).
+static bool constant_macro(const Frontend *fe, CXCursor expansion) {
+  CXCursor def = clang_getCursorReferenced(expansion);
+  if (clang_getCursorKind(def) != CXCursor_MacroDefinition || clang_Cursor_isMacroFunctionLike(def)) return false;
+  CXToken *toks = NULL;
+  unsigned n = 0;
+  clang_tokenize(fe->tu, clang_getCursorExtent(def), &toks, &n);
+  bool constant = n > 1;
+  for (unsigned i = 1; i < n; i++)  // token 0 is the macro's name
+    constant &= clang_getTokenKind(toks[i]) != CXToken_Identifier && clang_getTokenKind(toks[i]) != CXToken_Keyword;
+  clang_disposeTokens(fe->tu, toks, n);
+  return constant;
+}
+
+static bool token_is(const Frontend *fe, const CXToken *t, const char *text) {
+  CXString sp = clang_getTokenSpelling(fe->tu, *t);
+  bool is = strcmp(clang_getCString(sp), text) == 0;
+  clang_disposeString(sp);
+  return is;
+}
+
+// The text of a range of w's body with every parameter, local and template
+// parameter replaced by what it stands for, down to the region's terms
+// (w NULL: the range is the region's own text). *foreign: a name that is not
+// the functions' own (a global, a macro) was read.
+char *wrapper_substituted(const Frontend *fe, const Wrapper *w, SrcRange r, bool *foreign) {
+  if (!w) return fe_text(fe, r);
+  CXSourceRange cr = clang_getRange(clang_getLocationForOffset(fe->tu, fe->file, r.begin.offset),
+                                    clang_getLocationForOffset(fe->tu, fe->file, r.end.offset));
+  CXToken *toks = NULL;
+  unsigned n = 0;
+  clang_tokenize(fe->tu, cr, &toks, &n);
+  Text out = {0};
+  text_add(&out, "");
+  unsigned at = r.begin.offset;
+  for (unsigned i = 0; i <= n; i++) {
+    unsigned b = i < n ? fe_loc(fe, clang_getTokenLocation(fe->tu, toks[i])).offset : r.end.offset;
+    unsigned e = i < n ? fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(fe->tu, toks[i]))).offset : r.end.offset;
+    if (b >= r.end.offset && i < n) break;
+    if (b > at) text_addn(&out, fe->src.buf + at, b - at);
+    if (i == n) break;
+    const Subst *s = NULL;
+    // After `.`, `->` or `::`: a member or a qualified name, not one of the function's.
+    bool qualified = i > 0 && (token_is(fe, &toks[i - 1], ".") || token_is(fe, &toks[i - 1], "->") ||
+                               token_is(fe, &toks[i - 1], "::"));
+    if (clang_getTokenKind(toks[i]) == CXToken_Identifier && !qualified) {
+      CXSourceLocation tl = clang_getTokenLocation(fe->tu, toks[i]);
+      CXCursor c = clang_getCursor(fe->tu, tl);
+      if (clang_getCursorKind(c) == CXCursor_MacroExpansion && !clang_equalLocations(clang_getCursorLocation(c), tl)) {
+        // Inside a macro's arguments (NCCLCHECK(ncclAllReduce(buf, ...))): the name as the body's AST has it.
+        c = name_at(w->fn, tl);
+      } else if (clang_getCursorKind(c) == CXCursor_MacroExpansion && !constant_macro(fe, c)) {
+        // A macro may stand for anything, a parameter included: not the caller's to read,
+        // unless it is a constant (`#define BLK 128`).
+        *foreign = true;
+      }
+      CXCursor d = clang_getCursorReferenced(c);
+      if (!clang_Cursor_isNull(d)) s = subst_of(w, d);
+      if (!s) {
+        CXString sp = clang_getTokenSpelling(fe->tu, toks[i]);
+        s = template_param_named(w, clang_getCString(sp));
+        clang_disposeString(sp);
+      }
+      enum CXCursorKind dk = clang_getCursorKind(d);
+      if (!s && (dk == CXCursor_VarDecl || dk == CXCursor_ParmDecl)) *foreign = true;
+      if (!s && (dk == CXCursor_EnumConstantDecl || dk == CXCursor_FunctionDecl || dk == CXCursor_FunctionTemplate) &&
+          scoped(d))
+        *foreign = true;
+    }
+    // NAME.y of a dim3 of one value: 1u; NAME.x: the value, unsigned.
+    char *member = s && s->dim3 && i + 2 < n && clang_getTokenKind(toks[i + 1]) == CXToken_Punctuation
+                       ? fe_text(fe, (SrcRange){.begin = fe_loc(fe, clang_getTokenLocation(fe->tu, toks[i + 1])),
+                                                .end = fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(
+                                                                      fe->tu, toks[i + 2])))})
+                       : NULL;
+    bool x = member && strcmp(member, ".x") == 0, yz = member && (!strcmp(member, ".y") || !strcmp(member, ".z"));
+    free(member);
+    if (yz) {
+      text_add(&out, "1u");
+    } else if (s) {
+      *foreign |= s->impure;
+      char *t = grouped(s->fixed ? strdup(s->fixed) : wrapper_substituted(fe, s->in, s->range, foreign));
+      // A dim3's lane is unsigned (std::min(n, block.x) must stay a min of unsigned values).
+      const char *cast = x ? "unsigned" : s->cast;
+      if (cast) {
+        char *c = xasprintf("((%s)%s)", cast, t);
+        free(t);
+        t = c;
+      }
+      text_add(&out, t);
+      free(t);
+    } else {
+      text_addn(&out, fe->src.buf + b, e - b);
+    }
+    if (x || yz) {
+      i += 2;
+      e = fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(fe->tu, toks[i]))).offset;
+    }
+    at = e;
+  }
+  clang_disposeTokens(fe->tu, toks, n);
+  return out.s;
+}
+
+char *wrapper_type_spelling(CXType t) {
+  CXString s = clang_getTypeSpelling(clang_getCanonicalType(t));
+  char *r = strdup(clang_getCString(s));
+  clang_disposeString(s);
+  if (!r) COCONET_BUG("out of memory");
+  return r;
+}
+
+bool wrapper_is_dim3(CXType t) {
+  char *s = wrapper_type_spelling(t);
+  bool is = strcmp(s, "dim3") == 0 || strcmp(s, "const dim3") == 0;
+  free(s);
+  return is;
+}
+
+// The type a value of type `from` is converted to when it initializes decl,
+// when the two differ and the conversion changes what the text computes
+// (1 for a float parameter: `1 / world` must divide in float); NULL for pointers,
+// references, dim3 and the same type.
+char *wrapper_conversion(CXCursor decl, CXType from) {
+  CXType to = clang_getCanonicalType(clang_getCursorType(decl));
+  if (to.kind == CXType_Pointer || to.kind == CXType_LValueReference || to.kind == CXType_RValueReference ||
+      wrapper_is_dim3(to) || from.kind == CXType_Invalid)
+    return NULL;
+  char *a = wrapper_type_spelling(to), *b = wrapper_type_spelling(from);
+  // const int and int hold the same value.
+  const char *a0 = strncmp(a, "const ", 6) == 0 ? a + 6 : a, *b0 = strncmp(b, "const ", 6) == 0 ? b + 6 : b;
+  bool same = strcmp(a0, b0) == 0;
+  char *cast = same ? NULL : strdup(a0);
+  free(a);
+  free(b);
+  return cast;
+}
+
+// The type of an expression before the implicit conversions around it
+// (libclang shows them as an expression whose one written child spans the
+// same text: an implicit cast, dim3's converting constructor).
+CXType wrapper_written_type(CXCursor e) {
+  for (;;) {
+    FeKids k = fe_kids(e);
+    CXSourceRange r = clang_getCursorExtent(e);
+    CXCursor only = clang_getNullCursor();
+    int written = 0;
+    for (int i = 0; i < k.n && i < FE_KIDS; i++) {
+      CXSourceRange kr = clang_getCursorExtent(k.v[i]);
+      if (clang_Range_isNull(kr) || clang_equalLocations(clang_getRangeStart(kr), clang_getRangeEnd(kr))) continue;
+      written++;
+      only = k.v[i];
+    }
+    if (written != 1 || k.n > FE_KIDS || !clang_isExpression(clang_getCursorKind(only)) ||
+        !clang_equalRanges(r, clang_getCursorExtent(only)))
+      return clang_getCursorType(e);
+    e = only;
+  }
+}
+
+void wrapper_add(Wrapper *w, CXCursor decl, SrcRange range, const Wrapper *in, char *fixed, bool dim3) {
+  Subst *grown = realloc(w->v, sizeof *w->v * (size_t)(w->n + 1));
+  if (!grown) COCONET_BUG("out of memory");
+  w->v = grown;
+  w->v[w->n++] = (Subst){clang_getCursorLocation(decl), range, in, fixed, NULL, NULL, dim3, false};
+}
+
+void wrapper_free(Wrapper *w) {
+  for (int i = 0; i < w->n; i++) {
+    free(w->v[i].fixed);
+    free(w->v[i].name);
+    free(w->v[i].cast);
+  }
+  free(w->v);
+}
+
