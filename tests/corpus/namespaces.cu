@@ -118,3 +118,15 @@ void scaled(float *x, float *out, int rows, int h, ncclComm_t comm, cudaStream_t
 // CODE: __global__ void coconet_scaled_fused(
 // CODE: coconet_scaled_scale_rows(out + coconet_lo
 // CODE: namespace outer {
+
+// A kernel launched by its qualified name from outside its namespace: the
+// generated op function for its text gets one identifier for a name.
+void qualified(float *y, const float *bias, int rows, int h, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(qualified) split reorder replicated(bias)
+  {
+    ncclAllReduce(y, y, rows * h, ncclFloat, ncclSum, comm, s);
+    kernels::add_bias<<<16, 128, 0, s>>>(y, bias, rows * h, h);
+  }
+}
+// EXEC: verify qualified: ok (the region as written and as scheduled agree within 0 ULP)
+// CODE: {{^[^/]*}}__device__ __forceinline__ void coconet_qualified_slice_kernels__add_bias(

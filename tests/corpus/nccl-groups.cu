@@ -83,3 +83,6 @@ void step(float *w1, float *g1, int n1, float *w2, float *m2, float *g2, int n2,
 // ALIAS: {{^[^/]*}}if (coconet_disjoint(
 // ALIAS: {view, n2 * sizeof(float), true}
 // ALIAS_EXEC: verify grouped: ok
+// Where the buffers are not apart, the region as written runs: its group, its order.
+// ALIAS: {{^ *}}} else {
+// ALIAS-NEXT: {{^ *}}NCCLCHECK(ncclGroupStart());

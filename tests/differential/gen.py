@@ -12,8 +12,9 @@ with side effects (also one that changes a scalar an earlier launch reads),
 C++ float overloads (fma, sqrt, tanh) and values keyed by where the thread is
 (threadIdx.x, blockIdx.x), buffers passed through (const void *) casts, the
 second launch inside an `if`, the first launch through a template host wrapper
-(dim3 locals, sometimes called through a second wrapper), a second, independent
-AllReduce in the group, and a random set of clauses. About one region in four is
+(dim3 locals, sometimes called through a second wrapper), the AllReduce through
+a template wrapper (void casts, the datatype in a local, a group of its own), a
+second, independent AllReduce in the group, and a random set of clauses. About one region in four is
 row-wise instead: an AllReduce of rows x h elements and a kernel that reduces
 each row (a sum of squares, a largest magnitude or a sum; over a block with a
 shared-memory tree, over a block in a grid-stride loop over the rows, or over a
@@ -252,6 +253,7 @@ for k in range(nregions):
     in_if = second and rng.random() < 0.15  # the second launch inside an if: a statement coconet does not see into
     wrapped = rng.random() < 0.2           # the first launch through a template host wrapper
     group2 = group and rng.random() < 0.5  # a second AllReduce in the group, on a buffer no kernel reads
+    nccl_wrapped = not group and rng.random() < 0.15  # the AllReduce through a template wrapper
     scale = "next_scale(calls)" if effect else rng.choice(["a", "0.5f * a", "a + 1.0f"])
     first = len("\n".join(out).split("\n")) + 1
     body = [f"void region_{k}({ctype} *g, {ctype} *gr, {ctype} *o, {ctype} *o2, {ctype} *w, const {ctype} *l, "
@@ -264,7 +266,19 @@ for k in range(nregions):
             "  {"]
     if group:
         body.append("    ncclGroupStart();")
-    if casts:
+    if nccl_wrapped:
+        # template <typename T> void allreduce_k(const T *in, T *out, int count, ncclComm_t c, cudaStream_t st):
+        # void casts, the datatype in a local, sometimes a group of its own.
+        grouped = rng.random() < 0.5
+        out.extend([f"template <typename T> static void allreduce_{kname}(const T *in, T *out, int count, "
+                    f"ncclComm_t c, cudaStream_t st) {{",
+                    f"  const ncclDataType_t type = {nccl_type};"]
+                   + (["  ncclGroupStart();"] if grouped else [])
+                   + ["  ncclAllReduce((const void *)in, (void *)out, count, type, ncclSum, c, st);"]
+                   + (["  ncclGroupEnd();"] if grouped else []) + ["}"])
+        first = len("\n".join(out).split("\n")) + 1
+        body.append(f"    allreduce_{kname}(g, {red}, n, comm, s);")
+    elif casts:
         body.append(f"    ncclAllReduce((const void *)g, (void *){red}, n, {nccl_type}, ncclSum, comm, s);")
     else:
         body.append(f"    ncclAllReduce(g, {red}, n, {nccl_type}, ncclSum, comm, s);")

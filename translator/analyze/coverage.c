@@ -89,10 +89,20 @@ static CXCursor last_kid(CXCursor c) {
   return k.n == 0 ? clang_getNullCursor() : k.last;
 }
 
+// An integer type narrower than int (char, short, bool): a value converted to
+// it may lose its high bits (a grid of `unsigned char` blocks).
+static bool narrow(CXType t) {
+  t = clang_getCanonicalType(t);
+  return t.kind >= CXType_Bool && t.kind <= CXType_Int128 && clang_Type_getSizeOf(t) < 4;
+}
+
+// c without parentheses, implicit conversions and casts that keep its value
+// (a conversion to a narrow integer type does not: it stops there).
 static CXCursor strip(CXCursor c) {
   for (;;) {
     enum CXCursorKind k = kind_of(c);
     Kids ks = kids_of(c);
+    if (narrow(clang_getCursorType(c))) return c;
     if ((k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr) && ks.n == 1) c = ks.v[0];
     else if ((k == CXCursor_CStyleCastExpr || k == CXCursor_CXXStaticCastExpr ||
               k == CXCursor_CXXFunctionalCastExpr) && ks.n >= 1)
@@ -316,7 +326,8 @@ static Sym *sym_ref(Cov *cv, CXCursor c) {
     enum CXCursorKind sk = kind_of(scope);
     bool once = clang_Cursor_getStorageClass(d) == CX_SC_Static ||
                 (sk != CXCursor_FunctionDecl && sk != CXCursor_CXXMethod && sk != CXCursor_FunctionTemplate);
-    if (!clang_Cursor_isNull(init) && clang_isExpression(kind_of(init)) && !once && never_assigned(fe_of(cv, d), d)) {
+    if (!clang_Cursor_isNull(init) && clang_isExpression(kind_of(init)) && !once && !narrow(clang_getCursorType(d)) &&
+        never_assigned(fe_of(cv, d), d)) {
       // A variable its initializer reads may be assigned elsewhere (`int c = cols; if (l < 2) c = 1;
       // size_t n = rows * c;`): then the variable, never assigned itself, is its own value (not a
       // reference: it follows what it refers to).

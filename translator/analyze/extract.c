@@ -574,6 +574,12 @@ static void ungroup(IrRegion *ir, int ngroups) {
     bool all = true;
     for (int i = 1; i < n - 1; i++) all &= in[i]->kind == IR_OP_COLLECTIVE;
     if (!all || !independent(in + 1, n - 2)) continue;
+    if (!ir->written) {  // the statements as written, before the first change
+      for (IrOp *op = ir->ops; op; op = op->next) ir->nwritten++;
+      ir->written = ir_alloc(ir, sizeof *ir->written * (size_t)ir->nwritten);
+      int w = 0;
+      for (IrOp *op = ir->ops; op; op = op->next) ir->written[w++] = op;
+    }
     *link[n - 1] = in[n - 1]->next;  // the end first: its link is the last collective's next
     *link[0] = in[0]->next;
     for (int i = 1; i < n - 1; i++) in[i]->nccl_group = 0;

@@ -389,6 +389,9 @@ static char *text_name(const Plan *p, int o) {
   if ((same ? asprintf(&name, "%s_%.*s_%d", p->k->name, (int)len, kernel, same + 1)
             : asprintf(&name, "%s_%.*s", p->k->name, (int)len, kernel)) < 0)
     COCONET_BUG("out of memory");
+  // A kernel launched by its qualified name (a::step): one identifier.
+  for (char *c = name; *c; c++)
+    if (!text_ident_char(*c)) *c = '_';
   return name;
 }
 

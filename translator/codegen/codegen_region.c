@@ -396,7 +396,11 @@ static int generate(Cg *cg, const Scope *sc) {
     cg->depth--;
     cg_line(cg, "} else {");
     cg->depth++;
-    for (const IrOp *op = cg->r->ops; op && rc == 0; op = op->next) rc = cg_emit_verbatim(cg, op);
+    if (cg->r->written) {
+      for (int i = 0; i < cg->r->nwritten && rc == 0; i++) rc = cg_emit_verbatim(cg, cg->r->written[i]);
+    } else {
+      for (const IrOp *op = cg->r->ops; op && rc == 0; op = op->next) rc = cg_emit_verbatim(cg, op);
+    }
     cg->depth--;
     cg_line(cg, "}");
   }

@@ -628,6 +628,8 @@ struct IrRegion {
   int ntensors;
   IrOp *ops;            // the statements as written, in order
   int nops;
+  IrOp **written;       // when extract dropped a group or moved a collective: ops as written, in
+  int nwritten;         // source order, group calls included (the region as written runs them)
   IrHoist *hoists;      // arguments evaluated once at the top (extract), in source order
   IrStep *notes;        // what the analysis did that --explain says (a template read as its instance)
   IrAssume *assumes;    // run-time preconditions of the schedule (the region as written otherwise)

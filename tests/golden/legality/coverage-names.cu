@@ -1,13 +1,15 @@
 // The coverage proof reads a count or grid through locals only while they keep
 // the value they were declared with at the launch: a const reference to a
 // local assigned later, a reference through which the count is assigned, a
-// static local (its first call's value), a grid of a parameter `n` and a count
+// static local (its first call's value), a grid in an `unsigned char` (it
+// keeps the low 8 bits), a grid of a parameter `n` and a count
 // of an inner `n` that shadows it are not proven (each refused); the count
 // over a local assigned on several paths before it is (PATHS runs equal).
 // RUN: %expect 1 %coconet --check %s -- -DCONST_REF 2>&1 | %FileCheck --check-prefix=REFUSED %s
 // RUN: %expect 1 %coconet --check %s -- -DREF_WRITE 2>&1 | %FileCheck --check-prefix=REFUSED %s
 // RUN: %expect 1 %coconet --check %s -- -DSTATIC_GRID 2>&1 | %FileCheck --check-prefix=REFUSED %s
 // RUN: %expect 1 %coconet --check %s -- -DSHADOWED 2>&1 | %FileCheck --check-prefix=REFUSED %s
+// RUN: %expect 1 %coconet --check %s -- -DNARROW 2>&1 | %FileCheck --check-prefix=REFUSED %s
 // RUN: %coconet --verify=3 %s -- -DPATHS | %FileCheck --check-prefix=PATHS %s
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -31,6 +33,9 @@ void step(float *x, int n0, int rows, int cols, int layer, ncclComm_t comm, cuda
 #elif defined(STATIC_GRID)
   int n = n0;
   static const int grid = (n + 255) / 256;
+#elif defined(NARROW)
+  int n = n0;
+  const unsigned char grid = (n + 255) / 256;
 #elif defined(SHADOWED)
   int n = n0;
   const int grid = (n + 255) / 256;
