@@ -12,6 +12,7 @@
 // RUN: %expect 1 %coconet --check %s -- -DRECURSIVE 2>&1 | %FileCheck --check-prefix=RECURSIVE %s
 // RUN: %expect 1 %coconet --check %s -- -DOFFSET 2>&1 | %FileCheck --check-prefix=OFFSET %s
 // RUN: %expect 1 %coconet --check %s -- -DENUM_PARAM 2>&1 | %FileCheck --check-prefix=ENUM_PARAM %s
+// RUN: %expect 1 %coconet --check %s -- -DDEFAULT_ARG 2>&1 | %FileCheck --check-prefix=DEFAULT_ARG %s
 #include <algorithm>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -78,6 +79,12 @@ void addFrom(float *y, const float *g, int offset, int count, cudaStream_t s) {
 }
 #endif
 
+#ifdef DEFAULT_ARG
+void launchHalf(float *x, int n, cudaStream_t s, float a = 0.5f) {
+  scale<<<(n + 255) / 256, 256, 0, s>>>(x, a, n);
+}
+#endif
+
 #ifdef ENUM_PARAM
 enum class Mode { Identity, Relu };
 __global__ void actMode(float *x, Mode m, int n) {
@@ -127,6 +134,12 @@ void step(float *x, int *k, float *h, float *w, float *acc, int n, int world, nc
     halve<<<64, 256, 0, s>>>(w, 2 * n);
     addFrom(acc, w, n, n, s);
   }
+#elif defined(DEFAULT_ARG)
+#pragma coconet region name(default_arg) split reorder
+  {
+    ncclAllReduce(w, w, n, ncclFloat, ncclSum, comm, s);
+    launchHalf(w, n, s);
+  }
 #elif defined(ENUM_PARAM)
 #pragma coconet region name(enum_param) split reorder
   {
@@ -145,3 +158,4 @@ void step(float *x, int *k, float *h, float *w, float *acc, int n, int world, nc
 // RECURSIVE: error: reorder: no pointwise kernel consumes the result of a split AllReduce
 // OFFSET: error: 'w' and 'w+n' may overlap (both offset 'w'); coconet cannot schedule work on buffers it cannot tell apart
 // ENUM_PARAM: error: kernel 'actMode': parameter 'm' has type 'Mode'; coconet handles scalar parameters of arithmetic types (pass an enum as an int)
+// DEFAULT_ARG: note: the call of 'launchHalf' ({{.*}}) is not seen through as the kernel launch or collective inside it: the call leaves an argument to its default (write it in the call)

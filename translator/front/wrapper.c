@@ -340,7 +340,10 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   for (int i = 0; i < nparams; i++) {
     CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i), param = clang_Cursor_getArgument(fn, (unsigned)i);
     SrcRange r = fe_range(fe, clang_getCursorExtent(arg));
-    if (effects(fe, up, r, false, &foreign) && !sn->why) sn->why = "an argument of the call has side effects (a call, ++, an assignment)";
+    if (r.end.offset <= r.begin.offset && !sn->why)
+      sn->why = "the call leaves an argument to its default (write it in the call)";
+    else if (effects(fe, up, r, false, &foreign) && !sn->why)
+      sn->why = "an argument of the call has side effects (a call, ++, an assignment)";
     // A dim3 parameter given one value (`256`): param.x is that value.
     CXType at = wrapper_written_type(arg);
     wrapper_add(&w, param, r, up, NULL, wrapper_is_dim3(clang_getCursorType(param)) && !wrapper_is_dim3(at));
