@@ -26,6 +26,11 @@ void launchScale(float *x, float num, int den, int n, cudaStream_t s) {
   scale<<<(n + 255) / 256, 256, 0, s>>>(x, num / den, n);
 }
 
+// The same through const references (the call's temporaries): 1 is a float there too.
+void launchScaleRef(float *x, const float &num, const int &den, const int &n, cudaStream_t s) {
+  scale<<<(n + 255) / 256, 256, 0, s>>>(x, num / den, n);
+}
+
 __global__ void shiftAdd(int *x, int a, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] = x[i] * 2 + a;
@@ -99,6 +104,11 @@ void step(float *x, int *k, float *h, float *w, float *acc, int n, int world, nc
     ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm, s);
     launchScale(x, 1, world, n, s);
   }
+#pragma coconet region name(const_ref) split reorder
+  {
+    ncclAllReduce(acc, acc, n, ncclFloat, ncclSum, comm, s);
+    launchScaleRef(acc, 1, world, n, s);
+  }
 #pragma coconet region name(negative_k) split reorder
   {
     ncclAllReduce(k, k, n, ncclInt32, ncclSum, comm, s);
@@ -151,6 +161,7 @@ void step(float *x, int *k, float *h, float *w, float *acc, int n, int world, nc
 }
 
 // EXEC: verify average: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify const_ref: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify negative_k: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify dim3_param: ok (the region as written and as scheduled agree within 0 ULP)
 // NOT_DIM3: note: the call of 'launchFirstHalf' ({{.*}}) is not seen through as the kernel launch or collective inside it: its body declares a local without an initializer of one value

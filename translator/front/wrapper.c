@@ -447,10 +447,17 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   return launch;
 }
 
+// The call a statement is: the statement itself, or inside the cleanups of the
+// temporaries its arguments make (a `const float &` parameter given 0.5f).
+static CXCursor statement_call(CXCursor c) {
+  while (clang_getCursorKind(c) == CXCursor_UnexposedExpr && fe_kids(c).n == 1) c = fe_kids(c).v[0];
+  return c;
+}
+
 // A host function of a header of the user's that launches a kernel: say why a
 // call of it is not seen through.
 static void note_header_function(const Frontend *fe, Stmt *s) {
-  CXCursor call = s->cursor;
+  CXCursor call = statement_call(s->cursor);
   if (clang_getCursorKind(call) != CXCursor_CallExpr) return;
   CXCursor callee = clang_getCursorReferenced(call);
   if (clang_getCursorKind(callee) != CXCursor_FunctionDecl || cursor_is_kernel(callee)) return;
@@ -472,7 +479,7 @@ static void note_header_function(const Frontend *fe, Stmt *s) {
 }
 
 void wrapper_see_through(const Frontend *fe, Stmt *s) {
-  CXCursor call = s->cursor;
+  CXCursor call = statement_call(s->cursor);
   CXCursor fn = host_function(fe, call);
   if (clang_Cursor_isNull(fn)) {
     note_header_function(fe, s);

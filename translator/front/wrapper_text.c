@@ -219,6 +219,9 @@ bool wrapper_is_dim3(CXType t) {
 // references, dim3 and the same type.
 char *wrapper_conversion(CXCursor decl, CXType from) {
   CXType to = clang_getCanonicalType(clang_getCursorType(decl));
+  // A const reference given a value of another type refers to a converted temporary.
+  if (to.kind == CXType_LValueReference && clang_isConstQualifiedType(clang_getPointeeType(to)))
+    to = clang_getCanonicalType(clang_getPointeeType(to));
   if (to.kind == CXType_Pointer || to.kind == CXType_LValueReference || to.kind == CXType_RValueReference ||
       wrapper_is_dim3(to) || from.kind == CXType_Invalid)
     return NULL;
