@@ -13,6 +13,7 @@
 // RUN: %expect 1 %coconet --check %s -- -DOFFSET 2>&1 | %FileCheck --check-prefix=OFFSET %s
 // RUN: %expect 1 %coconet --check %s -- -DENUM_PARAM 2>&1 | %FileCheck --check-prefix=ENUM_PARAM %s
 // RUN: %expect 1 %coconet --check %s -- -DDEFAULT_ARG 2>&1 | %FileCheck --check-prefix=DEFAULT_ARG %s
+// RUN: %expect 1 %coconet --check %s -- -DLATER_EFFECT 2>&1 | %FileCheck --check-prefix=LATER_EFFECT %s
 #include <algorithm>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -150,6 +151,16 @@ void step(float *x, int *k, float *h, float *w, float *acc, int n, int world, nc
     ncclAllReduce(w, w, n, ncclFloat, ncclSum, comm, s);
     launchHalf(w, n, s);
   }
+#elif defined(LATER_EFFECT)
+  // The wrapper reads `a` as the call passes it; a later argument changes it, which the schedule
+  // evaluates at the top: the call kept as written would read the changed value.
+  float a = 1.5f;
+#pragma coconet region name(later_effect) split
+  {
+    ncclAllReduce(w, w, n, ncclFloat, ncclSum, comm, s);
+    launchScale(w, a, world, n, s);
+    scale<<<(n + 255) / 256, 256, 0, s>>>(acc, a *= 0.5f, n);
+  }
 #elif defined(ENUM_PARAM)
 #pragma coconet region name(enum_param) split reorder
   {
@@ -170,3 +181,4 @@ void step(float *x, int *k, float *h, float *w, float *acc, int n, int world, nc
 // OFFSET: error: 'w' and 'w+n' may overlap (both offset 'w'); coconet cannot schedule work on buffers it cannot tell apart
 // ENUM_PARAM: error: kernel 'actMode': parameter 'm' has type 'Mode'; coconet handles scalar parameters of arithmetic types (pass an enum as an int)
 // DEFAULT_ARG: note: the call of 'launchHalf' ({{.*}}) is not seen through as the kernel launch or collective inside it: the call leaves an argument to its default (write it in the call)
+// LATER_EFFECT: error: region 'later_effect': 'a *= 0.5f' changes 'a', and this argument, passed before it to a host function coconet sees through, reads it; the schedule evaluates the change at the top of the generated block: compute 'a *= 0.5f' into a local before the region

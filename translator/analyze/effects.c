@@ -176,6 +176,8 @@ typedef struct Arg {   // a piece of a statement the schedule may rewrite, in th
   int stmt;            // which statement (pieces of one call are evaluated in an unspecified order)
   bool effects, hoist;
   bool launch_arg;     // an argument of a kernel launch (not its grid, block, memory or stream)
+  bool inside;         // written in its statement (not in a host function the statement calls)
+  SrcLoc at;           // where it is written, or its statement when that is in such a function
 } Arg;
 
 enum { ARGS_MAX = 512 };
@@ -207,15 +209,19 @@ static int capture_reads(const Region *r, const IrRegion *ir, Arg *args, int n) 
       if (args[i].op->kind == IR_OP_POINTWISE)
         for (const IrParam *pp = args[i].op->pw.params; pp && !param; pp = pp->next)
           param = same_text(pp->arg_text, args[i].p->text);
-      if (args[i].effects || (other_call && (param || unread_scalar(ir, &args[i])))) {
+      // A text of a host function the statement calls cannot be captured: the call kept as written reads it.
+      if ((args[i].effects || (other_call && (param || unread_scalar(ir, &args[i])))) && args[i].inside) {
         args[i].hoist = true;
         continue;
       }
       const char *when = args[i].stmt == args[j].stmt
                              ? "in the same call, reads it in an order C++ leaves unspecified"
+                         : !args[i].inside
+                             ? "passed before it to a host function coconet sees through, reads it; the schedule "
+                               "evaluates the change at the top of the generated block"
                              : "written before it, reads it; the schedule evaluates the change at the top of "
                                "the generated block";
-      diag_error(&args[i].p->range.begin, "region '%s': '%s' changes '%s', and this argument, %s: compute '%s' "
+      diag_error(&args[i].at, "region '%s': '%s' changes '%s', and this argument, %s: compute '%s' "
                                           "into a local before the region", r->name, args[j].p->text, v, when,
                  args[j].p->text);
       diag_note(&args[j].p->range.begin, "'%s' is changed here", v);
@@ -282,7 +288,9 @@ int extract_hoist_effects(const Region *r, IrRegion *ir) {
         rc = -1;
       }
       bool launch_arg = s->kind == STMT_LAUNCH && p >= s->launch->args && p < s->launch->args + s->launch->nargs;
-      if (rc == 0) args[nargs++] = (Arg){p, op, nstmt, effects, effects, launch_arg};
+      bool inside = p->range.begin.offset >= s->range.begin.offset && p->range.end.offset <= s->range.end.offset;
+      if (rc == 0)
+        args[nargs++] = (Arg){p, op, nstmt, effects, effects, launch_arg, inside, inside ? p->range.begin : s->range.begin};
     }
   }
   if (rc == 0) rc = capture_reads(r, ir, args, nargs);
