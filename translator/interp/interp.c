@@ -45,10 +45,20 @@ static double draw_var(const IrInterpConfig *cfg, const IrVar *v, long max) {
   return 1 + (double)(h % 8);
 }
 
+// A tensor's elements: the largest count the region's ops use it with.
+static long tensor_count(const IrTensor *t, const double *vals) {
+  long c = t->count ? ir_size_eval(t->count, vals) : 0;
+  for (int i = 0; i < t->nalso; i++) {
+    long o = ir_size_eval(t->also[i], vals);
+    if (o > c) c = o;
+  }
+  return c;
+}
+
 static long max_count(const IrRegion *r, const double *vals) {
   long m = 0;
   for (const IrTensor *t = r->tensors; t; t = t->next) {
-    long c = t->count ? ir_size_eval(t->count, vals) : 0;
+    long c = tensor_count(t, vals);
     if (c > m) m = c;
   }
   return m;
@@ -147,7 +157,7 @@ static IrRun *run_new(const IrRegion *r, const IrInterpConfig *cfg) {
   run->ntensors = r->ntensors;
   run->tensors = xcalloc((size_t)r->ntensors, sizeof *run->tensors);
   for (const IrTensor *t = r->tensors; t; t = t->next) {
-    long count = t->count ? ir_size_eval(t->count, run->vars) : 0;
+    long count = tensor_count(t, run->vars);
     run->tensors[t->id - 1].count = count < 0 ? 0 : count;
     alloc_tensor(&run->tensors[t->id - 1], t, cfg->nranks, cfg->seed);
   }
