@@ -469,6 +469,23 @@ int frontend_parse_appended(const Frontend *base, const char *extra, FeCopy *cop
   struct CXUnsavedFile unsaved = {base->src.path, text, (unsigned long)(base->src.len + n)};
   enum CXErrorCode err = clang_parseTranslationUnit2(out->index, base->src.path, (const char *const *)base->args,
                                                      base->nargs, &unsaved, 1, CXTranslationUnit_None, &out->tu);
+  // The precompiled prelude the base parse used may be gone since (another coconet's cache evicted it):
+  // once more with the prelude itself.
+  for (int i = 0; err != CXError_Success && base->tmpdir && i + 1 < base->nargs; i++) {
+    if (strcmp(base->args[i], "-include-pch") != 0) continue;
+    char **args = xcalloc((size_t)base->nargs, sizeof *args);
+    memcpy(args, base->args, sizeof *args * (size_t)base->nargs);
+    char *prelude = xasprintf("%s/coconet_prelude.h", base->tmpdir);
+    args[i] = "-include";
+    args[i + 1] = prelude;
+    if (out->tu) clang_disposeTranslationUnit(out->tu);
+    out->tu = NULL;
+    err = clang_parseTranslationUnit2(out->index, base->src.path, (const char *const *)args, base->nargs, &unsaved, 1,
+                                      CXTranslationUnit_None, &out->tu);
+    free(prelude);
+    free(args);
+    break;
+  }
   free(text);
   if (err != CXError_Success || !out->tu) {
     if (asprintf(error, "libclang could not parse it (error %d)", err) < 0) COCONET_BUG("out of memory");
