@@ -32,22 +32,6 @@
 // The element loop
 //
 
-typedef struct StmtList {
-  CXCursor *v;
-  int n, cap;
-} StmtList;
-
-static enum CXChildVisitResult list_stmt(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  StmtList *l = data;
-  if (l->n == l->cap) {
-    l->cap = l->cap ? 2 * l->cap : 16;
-    l->v = realloc(l->v, (size_t)l->cap * sizeof *l->v);
-    if (!l->v) COCONET_BUG("out of memory");
-  }
-  l->v[l->n++] = c;
-  return CXChildVisit_Continue;
-}
 
 static bool named(CXCursor c, const char *name) {
   if (!name) return false;
@@ -225,8 +209,8 @@ static bool grid_stride(Az *az, CXCursor inc) {
 // A while loop's body that ends with the grid stride (and has it nowhere else).
 static bool while_stride(Az *az, CXCursor body) {
   if (kind(body) != CXCursor_CompoundStmt) return false;
-  StmtList w = {0};
-  clang_visitChildren(body, list_stmt, &w);
+  AzList w = {0};
+  clang_visitChildren(body, az_list_add, &w);
   bool ok = w.n >= 1 && grid_stride(az, w.v[w.n - 1]);
   free(w.v);
   return ok;
@@ -479,8 +463,8 @@ static char *loop_in_helper(const Az *az, CXCursor s) {
 
 // Find the element loop in the kernel body; run `stmt` over the element body.
 static void element_loop(Az *az, CXCursor body) {
-  StmtList l = {0};
-  clang_visitChildren(body, list_stmt, &l);
+  AzList l = {0};
+  clang_visitChildren(body, az_list_add, &l);
   int j = 0;
   for (; j < l.n && !az_failed(az); j++) {
     CXCursor s = l.v[j];
@@ -509,8 +493,8 @@ static void element_loop(Az *az, CXCursor body) {
     } else if (kind(s) == CXCursor_WhileStmt && k.n == 2 && !clang_Cursor_isNull(az->index) && while_stride(az, k.v[1]) &&
                bound(az, k.v[0], "<")) {
       // while (i < n) { ...; i += blockDim.x * gridDim.x; }: the body without its last statement.
-      StmtList w = {0};
-      clang_visitChildren(k.v[1], list_stmt, &w);
+      AzList w = {0};
+      clang_visitChildren(k.v[1], az_list_add, &w);
       vector_guard(az);
       az->loop_at = j;
       az->loop_form = LOOP_WHILE;

@@ -261,3 +261,15 @@ bool az_simple_name(const char *t) {
       return false;
   return true;
 }
+
+enum CXChildVisitResult az_list_add(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  AzList *l = data;
+  if (l->n == l->cap) {
+    l->cap = l->cap ? 2 * l->cap : 16;
+    l->v = realloc(l->v, (size_t)l->cap * sizeof *l->v);
+    if (!l->v) COCONET_BUG("out of memory");
+  }
+  l->v[l->n++] = c;
+  return CXChildVisit_Continue;
+}

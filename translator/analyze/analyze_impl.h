@@ -120,6 +120,12 @@ IrType az_type_of(CXType t);
 IrType az_expr_type(CXCursor c);                          // az_type_of its type
 bool az_is_pointer(CXCursor decl);
 bool az_is_integer_var(CXCursor d);
+// A growing list of cursors; az_list_add is a visitor (and a call) that appends one.
+typedef struct AzList {
+  CXCursor *v;
+  int n, cap;
+} AzList;
+enum CXChildVisitResult az_list_add(CXCursor c, CXCursor parent, CXClientData data);
 Builtin az_builtin(const Az *az, CXCursor c);             // blockIdx.x and friends
 bool az_is_binary(const Az *az, CXCursor c, const char *op, CXCursor *lhs, CXCursor *rhs);
 bool az_is_product(const Az *az, CXCursor c, Builtin x, Builtin y);

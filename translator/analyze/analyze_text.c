@@ -291,28 +291,11 @@ static char *add_piece(Tx *x, char *body, const CXCursor *v, int n) {
   return out;
 }
 
-typedef struct List {
-  CXCursor *v;
-  int n, cap;
-} List;
-
-static enum CXChildVisitResult list_kid(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  List *l = data;
-  if (l->n == l->cap) {
-    l->cap = l->cap ? 2 * l->cap : 16;
-    l->v = realloc(l->v, (size_t)l->cap * sizeof *l->v);
-    if (!l->v) COCONET_BUG("out of memory");
-  }
-  l->v[l->n++] = c;
-  return CXChildVisit_Continue;
-}
-
 // A statement's statements: a block's, or itself.
-static List statements(CXCursor s) {
-  List l = {0};
-  if (kind(s) == CXCursor_CompoundStmt) clang_visitChildren(s, list_kid, &l);
-  else list_kid(s, clang_getNullCursor(), &l);
+static AzList statements(CXCursor s) {
+  AzList l = {0};
+  if (kind(s) == CXCursor_CompoundStmt) clang_visitChildren(s, az_list_add, &l);
+  else az_list_add(s, clang_getNullCursor(), &l);
   return l;
 }
 
@@ -436,7 +419,7 @@ static void namespaces(Az *az, IrText *t) {
   }
 }
 
-static CXCursor stmt_declaring(const List *l, CXCursor var) {
+static CXCursor stmt_declaring(const AzList *l, CXCursor var) {
   for (int i = 0; i < l->n; i++) {
     if (kind(l->v[i]) != CXCursor_DeclStmt) continue;
     Kids vars = kids(l->v[i]);
@@ -446,7 +429,7 @@ static CXCursor stmt_declaring(const List *l, CXCursor var) {
   return clang_getNullCursor();
 }
 
-static IrText *build(Tx *x, const List *top, const List *elem) {
+static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   Az *az = x->az;
   // The declarations before the loop, but the index's and the stride's.
   CXCursor index_stmt = stmt_declaring(top, az->index), stride_stmt = stmt_declaring(top, az->stride);
@@ -530,9 +513,9 @@ void az_text(Az *az) {
   const char *why = unsupported(az);
   Tx x = {.az = az, .nparams = clang_Cursor_getNumArguments(az->kernel)};
   if (!why && (x.nparams < 0 || x.nparams > TX_PARAMS)) why = "the kernel has too many parameters";
-  List top = {0}, elem = {0};
+  AzList top = {0}, elem = {0};
   if (!why) {
-    clang_visitChildren(az->kbody, list_kid, &top);
+    clang_visitChildren(az->kbody, az_list_add, &top);
     CXCursor loop = az->loop_at < top.n ? top.v[az->loop_at] : clang_getNullCursor();
     Kids k = kids(loop);
     if (az->loop_form == LOOP_FOR && k.n == 4) elem = statements(k.v[3]);
@@ -541,7 +524,7 @@ void az_text(Az *az) {
       elem = statements(k.v[1]);
       if (elem.n) elem.n--;  // the stride
     } else if (az->loop_form == LOOP_RETURN)
-      for (int i = az->loop_at + 1; i < top.n; i++) list_kid(top.v[i], clang_getNullCursor(), &elem);
+      for (int i = az->loop_at + 1; i < top.n; i++) az_list_add(top.v[i], clang_getNullCursor(), &elem);
     else why = "its element loop was not found";
   }
   if (!why) {
