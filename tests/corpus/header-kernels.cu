@@ -14,8 +14,8 @@
 // RUN: %coconet --verify=4 %s -- -I%S/Inputs -DTEMPLATE | %FileCheck --check-prefix=TEMPLATE %s
 // RUN: %coconet %s -- -I%S/Inputs -DTEMPLATE | %FileCheck --check-prefix=TEMPLATE_CODE %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DHEADER_WRAPPER 2>&1 | %FileCheck --check-prefix=WRAPPER %s
-// A launch in a header breaks the host build of --verify's harness, which says so:
-// RUN: %expect 1 %coconet --verify=2 %s -- -I%S/Inputs -DHEADER_LAUNCHER 2>&1 | %FileCheck --check-prefix=HARNESS %s
+// A launch in a header: the harness holds the header lowered in place of its #include.
+// RUN: %coconet --verify=4 %s -- -I%S/Inputs -DHEADER_LAUNCHER 2>&1 | %FileCheck --check-prefix=HARNESS %s
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -106,6 +106,7 @@ void grid_step(float *x, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
 // TEMPLATE_CODE-NEXT: typedef __half T;
 // TEMPLATE_CODE-NEXT: __device__ __forceinline__ void element(T &x, T by)
 // WRAPPER: note: the call of 'launch_scale_grid' ({{.*}}header-launcher.cuh:{{[0-9]+}}:20) is not seen through as the kernel launch or collective inside it: the function is defined in a header; coconet sees through host functions defined in the file it translates
-// HARNESS: coconet: error: --verify: the harness does not build
-// HARNESS-NEXT: header-launcher.cuh:{{[0-9]+}}:{{[0-9]+}}: error: expected primary-expression before
-// HARNESS: coconet: note: a kernel launch (<<<...>>>) in a header is not lowered for the host backend
+// HARNESS: verify sgd: ok
+// HARNESS: verify norm: ok
+// HARNESS: verify half2: ok
+// HARNESS: verify product: ok

@@ -56,7 +56,9 @@ void codegen_explain(FILE *f, const IrRegion *r);
 // use no barrier or warp collective, else COCONET_HOST_SYNC; and every
 // `extern __shared__ T name[];` becomes `T *name = (T *)coconet_host_dynamic_shared();`.
 // Launches and declarations inside a range already edited (a region the code
-// generator replaced) are left to that edit. Returns -1 after reporting errors.
+// generator replaced) are left to that edit. A header of the user's that needs
+// the same has its #include replaced by its lowered text between #line
+// directives (host_include.c). Returns -1 after reporting errors.
 int host_lower(const Frontend *fe, Edit **edits);
 // The same inside cursor c only (a kernel body that code generation copies).
 int host_lower_in(const Frontend *fe, CXCursor c, Edit **edits);

@@ -23,6 +23,9 @@
 //   codegen_expr.c    IR expressions as CUDA C++ text, with CUDA's conversions
 //   codegen_unused.c  variables only the replaced launches used
 //   codegen_buf.c     a growing text buffer, names made unique
+//   host.c            --target=host: a file's launches and dynamic shared memory
+//                     lowered; host_include.c the user's headers that need it,
+//                     their lowered text in place of their #include
 #ifndef COCONET_CODEGEN_IMPL_H
 #define COCONET_CODEGEN_IMPL_H
 
@@ -30,6 +33,13 @@
 #include "common/text.h"
 
 #include <stdarg.h>
+
+//
+// host.c
+//
+
+// host_lower's edits of one file, the main file or a header (offsets in it).
+int host_lower_file(const Frontend *fe, CXFile file, Edit **edits);
 
 //
 // codegen_buf.c

@@ -23,7 +23,7 @@
 // block and warp collectives).
 // A callee without a body, a call through a pointer, a dependent call on an
 // unknown type and inline assembly make it COCONET_HOST_SYNC.
-#include "codegen/codegen.h"
+#include "codegen/codegen_impl.h"
 #include "common/cuda_names.h"
 
 #include <stdarg.h>
@@ -231,6 +231,9 @@ static const char *launch_flags(CXCursor call) {
 
 typedef struct Lower {
   const Frontend *fe;
+  CXFile file;      // the file lowered: the main file, or a header (host_include.c)
+  const char *buf;  // its bytes
+  size_t len;
   Edit **edits;
   int errors;
   CXCursor seen[16];  // kernels already asked about (kernel_name_overloaded), and the answers
@@ -331,8 +334,8 @@ static char *kernel_pointer_cast(CXCursor kernel) {
 // Lower one launch, spelled in the main file as the tokens of [b, e).
 static void lower_launch(Lower *l, CXCursor call, SrcRange r) {
   const Frontend *fe = l->fe;
-  CXSourceLocation lb = clang_getLocationForOffset(fe->tu, fe->file, r.begin.offset);
-  CXSourceLocation le = clang_getLocationForOffset(fe->tu, fe->file, r.end.offset);
+  CXSourceLocation lb = clang_getLocationForOffset(fe->tu, l->file, r.begin.offset);
+  CXSourceLocation le = clang_getLocationForOffset(fe->tu, l->file, r.end.offset);
   Toks t = {fe->tu, NULL, 0};
   clang_tokenize(fe->tu, clang_getRange(lb, le), &t.t, &t.n);
   unsigned open = 0;
@@ -352,7 +355,7 @@ static void lower_launch(Lower *l, CXCursor call, SrcRange r) {
   } else {
     bool no_args = tok_is(&t, close + 2, ")");
     unsigned after_paren = tok_end(l, &t, close + 1);
-    const char *sep = no_args ? "" : (after_paren < fe->src.len && is_space(fe->src.buf[after_paren])) ? "," : ", ";
+    const char *sep = no_args ? "" : (after_paren < l->len && is_space(l->buf[after_paren])) ? "," : ", ";
     CXCursor callee = clang_getCursorReferenced(call);
     const bool is_template = !clang_Cursor_isNull(clang_getSpecializedCursorTemplate(callee));
     unsigned lt = 0;
@@ -372,7 +375,7 @@ static void lower_launch(Lower *l, CXCursor call, SrcRange r) {
     for (unsigned i = commas; i < 3; i++) strcat(zeros, ", 0");
     char *tail = xasprintf("%s%s", zeros, sep);
     unsigned conf_begin = tok_end(l, &t, open);
-    bool spaced = conf_begin < fe->src.len && is_space(fe->src.buf[conf_begin]);
+    bool spaced = conf_begin < l->len && is_space(l->buf[conf_begin]);
     edit_add(l->edits, r.begin.offset, r.begin.offset, head);
     // A template's arguments, all of them (some may be deduced at the launch):
     // the host launch takes the kernel as a function pointer.
@@ -497,14 +500,14 @@ static void lower_shared_stmt(Lower *l, CXCursor stmt, SrcRange r) {
 // `extern __shared__ T name[];` at namespace scope: every later use of the
 // name means the block's dynamic shared memory, which a macro says.
 static void lower_shared_global(Lower *l, CXCursor var, SrcRange r) {
-  const char *buf = l->fe->src.buf;
+  const char *buf = l->buf;
   unsigned b = r.begin.offset, e = r.end.offset;
   while (b > 0 && (buf[b - 1] == ' ' || buf[b - 1] == '\t')) b--;
-  while (e < l->fe->src.len && (buf[e] == ' ' || buf[e] == '\t')) e++;
-  bool semicolon = e < l->fe->src.len && buf[e] == ';';
+  while (e < l->len && (buf[e] == ' ' || buf[e] == '\t')) e++;
+  bool semicolon = e < l->len && buf[e] == ';';
   if (semicolon) e++;
-  while (e < l->fe->src.len && (buf[e] == ' ' || buf[e] == '\t')) e++;
-  if (!semicolon || (b > 0 && buf[b - 1] != '\n') || (e < l->fe->src.len && buf[e] != '\n' && buf[e] != '\r')) {
+  while (e < l->len && (buf[e] == ' ' || buf[e] == '\t')) e++;
+  if (!semicolon || (b > 0 && buf[b - 1] != '\n') || (e < l->len && buf[e] != '\n' && buf[e] != '\r')) {
     diag_error(&r.begin, "--target=host: cannot lower this declaration: put a namespace-scope "
                          "'extern __shared__' array on a line of its own");
     l->errors++;
@@ -515,11 +518,26 @@ static void lower_shared_global(Lower *l, CXCursor var, SrcRange r) {
   free(text);
 }
 
+// The range of cursor c when it is written in the file being lowered.
+static bool lowered_range(const Lower *l, CXCursor c, SrcRange *r) {
+  if (clang_File_isEqual(l->file, l->fe->file)) {
+    if (!fe_in_main_file(l->fe, clang_getCursorLocation(c))) return false;
+    *r = fe_range(l->fe, clang_getCursorExtent(c));
+    return r->begin.file && r->end.file;
+  }
+  CXSourceRange x = clang_getCursorExtent(c);
+  CXFile fb = NULL, fe = NULL;
+  clang_getFileLocation(clang_getRangeStart(x), &fb, NULL, NULL, NULL);
+  clang_getFileLocation(clang_getRangeEnd(x), &fe, NULL, NULL, NULL);
+  if (!fb || !fe || !clang_File_isEqual(fb, l->file) || !clang_File_isEqual(fe, l->file)) return false;
+  *r = (SrcRange){fe_any_loc(l->fe, clang_getRangeStart(x)), fe_any_loc(l->fe, clang_getRangeEnd(x))};
+  return true;
+}
+
 static enum CXChildVisitResult lower_visit(CXCursor c, CXCursor parent, CXClientData data) {
   Lower *l = data;
-  if (!fe_in_main_file(l->fe, clang_getCursorLocation(c))) return CXChildVisit_Continue;
-  SrcRange r = fe_range(l->fe, clang_getCursorExtent(c));
-  if (!r.begin.file || !r.end.file) return CXChildVisit_Continue;
+  SrcRange r;
+  if (!lowered_range(l, c, &r)) return CXChildVisit_Continue;
   bool edited = already_edited(*l->edits, r.begin.offset, r.end.offset);
   enum CXCursorKind k = clang_getCursorKind(c);
   if (k == CXCursor_CallExpr && is_launch(c)) {
@@ -534,12 +552,18 @@ static enum CXChildVisitResult lower_visit(CXCursor c, CXCursor parent, CXClient
   return CXChildVisit_Recurse;
 }
 
-int host_lower(const Frontend *fe, Edit **edits) {
-  return host_lower_in(fe, clang_getTranslationUnitCursor(fe->tu), edits);
-}
-
-int host_lower_in(const Frontend *fe, CXCursor c, Edit **edits) {
-  Lower l = {.fe = fe, .edits = edits};
+static int lower_in(const Frontend *fe, CXCursor c, CXFile file, Edit **edits) {
+  size_t len = 0;
+  const char *buf = clang_File_isEqual(file, fe->file) ? fe->src.buf : clang_getFileContents(fe->tu, file, &len);
+  if (clang_File_isEqual(file, fe->file)) len = fe->src.len;
+  if (!buf) return 0;
+  Lower l = {.fe = fe, .file = file, .buf = buf, .len = len, .edits = edits};
   clang_visitChildren(c, lower_visit, &l);
   return l.errors ? -1 : 0;
 }
+
+int host_lower_file(const Frontend *fe, CXFile file, Edit **edits) {
+  return lower_in(fe, clang_getTranslationUnitCursor(fe->tu), file, edits);
+}
+
+int host_lower_in(const Frontend *fe, CXCursor c, Edit **edits) { return lower_in(fe, c, fe->file, edits); }

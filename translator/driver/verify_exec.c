@@ -91,10 +91,8 @@ static void tail_lines(const char *text, int max) {
 
 // A compiler's output, first errors first: its lines that say "error" (at
 // most max), then how many more lines it said; all of it when no line does.
-// A launch in a header (which the host backend does not lower) gets a word.
 static void compiler_errors(const char *text, int max) {
   int shown = 0, rest = 0;
-  bool header_launch = false;
   for (const char *p = text; *p;) {
     const char *e = strchr(p, '\n');
     size_t len = e ? (size_t)(e - p) : strlen(p);
@@ -103,9 +101,6 @@ static void compiler_errors(const char *text, int max) {
     if (strstr(line, "error")) {
       if (shown++ < max) fprintf(stderr, "%s\n", line);
       else rest++;
-      // g++ quotes the token with ' or, in a UTF-8 locale, with U+2018 and U+2019.
-      header_launch |= strstr(line, "primary-expression before") && !strstr(line, "harness.cpp:") &&
-                       (strstr(line, "'<'") || strstr(line, "\xe2\x80\x98<\xe2\x80\x99"));
     } else {
       rest++;
     }
@@ -117,9 +112,6 @@ static void compiler_errors(const char *text, int max) {
     return;
   }
   if (rest) fprintf(stderr, "... (and %d more lines of the compiler's output)\n", rest);
-  if (header_launch)
-    fprintf(stderr, "coconet: note: a kernel launch (<<<...>>>) in a header is not lowered for the host backend: "
-                    "keep launches, or the host functions that launch, in the file coconet translates\n");
 }
 
 // The flags the user gave that the harness's compiler needs: -I, -D, -U,
