@@ -687,7 +687,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     ir_region_note(ir, note);
   }
   if (!az.why && instance) {
-    SrcLoc at = fe_loc(fe, clang_getCursorLocation(def->cursor));
+    SrcLoc at = fe_any_loc(fe, clang_getCursorLocation(def->cursor));
     char *note = ir_printf(ir, "kernel '%s' (%s:%u:%u) is a template: analyzed as its instance for <%s>", def->name,
                            at.file ? at.file : "?", at.line, at.col, def->args);
     ir_region_note(ir, note);

@@ -288,7 +288,9 @@ int extract_hoist_effects(const Region *r, IrRegion *ir) {
         rc = -1;
       }
       bool launch_arg = s->kind == STMT_LAUNCH && p >= s->launch->args && p < s->launch->args + s->launch->nargs;
-      bool inside = p->range.begin.offset >= s->range.begin.offset && p->range.end.offset <= s->range.end.offset;
+      // (A piece of a wrapper's body, in this file or a header, is not inside the statement.)
+      bool inside = p->range.begin.file && s->range.begin.file && !strcmp(p->range.begin.file, s->range.begin.file) &&
+                    p->range.begin.offset >= s->range.begin.offset && p->range.end.offset <= s->range.end.offset;
       if (rc == 0)
         args[nargs++] = (Arg){p, op, nstmt, effects, effects, launch_arg, inside, inside ? p->range.begin : s->range.begin};
     }

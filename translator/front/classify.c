@@ -268,8 +268,10 @@ static SourceFile *header_of(const Frontend *fe, CXCursor def, unsigned *end) {
   return src;
 }
 
-// The kernel's definition (for a template, the pattern: parameters read `T *`).
+// The kernel's definition (for a template, the pattern: parameters read `T *`),
+// as the translated file sees it (a launch in a header's view too).
 static KernelDef *kernel_def(const Frontend *fe, CXCursor call) {
+  if (fe->root) fe = fe->root;
   CXCursor decl = callee_decl(call);
   CXCursor tmpl = clang_getCursorKind(decl) == CXCursor_FunctionTemplate
                       ? decl
@@ -335,7 +337,7 @@ static Launch *launch_of(const Frontend *fe, CXCursor call, const Toks *t, unsig
   if (l->def && !l->def->in_header) {
     CXCursor body = clang_getNullCursor();
     clang_visitChildren(l->def->cursor, find_body, &body);
-    if (!clang_Cursor_isNull(body)) l->def->body = fe_range(fe, clang_getCursorExtent(body));
+    if (!clang_Cursor_isNull(body)) l->def->body = fe_range(fe->root ? fe->root : fe, clang_getCursorExtent(body));
   }
   return l;
 }

@@ -78,6 +78,7 @@ typedef struct Frontend {
   int nargs;
   FeCopy *copies;     // an instance parse: where its copies come from
   int ncopies;
+  const struct Frontend *root;  // a header's view (wrapper.c: file and src are the header's), else NULL
 } Frontend;
 
 // Parse opts->input with the CUDA 13 flag set (see frontend.c) plus flags from

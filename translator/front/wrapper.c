@@ -16,8 +16,8 @@
 //     NCCLCHECK(ncclGroupEnd());
 //   }
 //
-// A region statement that is exactly a call of such a function defined in this
-// file is classified as the launch or the collective, its texts in the
+// A region statement that is exactly a call of such a function of the user's
+// (in this file or a header) is classified as the launch or the collective, its texts in the
 // caller's terms (wrapper_text.c): each parameter of the function stands for
 // the call's argument, each local for its initializer, each template parameter
 // for the instance's argument as spelled ("float"). The body must be
@@ -31,8 +31,9 @@
 // its datatype, when its text cannot move (a trait's call), is spelled from the
 // buffer's type. Templates are read as the instance the call uses (libclang
 // gives its body); a launch of a kernel template gets the instance's arguments
-// written out. Anything else (a second statement, a function in a header)
-// leaves the call opaque, with a note why.
+// written out. Functions in the user's headers are read there (never
+// rewritten). Anything else (a second statement, side effects) leaves the call
+// opaque, with a note why.
 #include "front/wrapper_impl.h"
 
 #include "common/cuda_names.h"
@@ -51,6 +52,9 @@ static bool effects(const Frontend *fe, const Wrapper *w, SrcRange r, bool pure,
 }
 
 static bool pure(CXCursor e, int depth);
+
+// The translated file's front end (fe may be a header's view).
+static const Frontend *root_of(const Frontend *fe) { return fe->root ? fe->root : fe; }
 
 // Does expression e assign or increment (its tokens, wherever it is written)?
 static bool assigns(CXCursor e) {
@@ -121,7 +125,7 @@ static bool pure(CXCursor e, int depth) {
 static void substitute_piece(const Wrapper *w, Piece *p, const char **why) {
   if (!p->text) return;
   bool foreign = false;
-  char *t = wrapper_substituted(w->fe, w, p->range, &foreign);
+  char *t = wrapper_substituted(root_of(w->fe), w, p->range, &foreign);
   // What the names stand for was checked where they are declared (arguments, locals' initializers).
   if (source_has_effects(p->text) && !*why) *why = "a text of its launch has side effects (a call, ++, an assignment)";
   if (foreign && !*why)
@@ -174,15 +178,16 @@ static SrcRange initializer(const Frontend *fe, CXCursor var, bool *dim3, CXCurs
   return r;
 }
 
-// The function a call statement calls, when it is a host function of this file
-// with a body (a template's instance: libclang gives the instance's body).
+// The function a call statement calls, when it is a host function of the
+// user's (this file or a header of theirs) with a body (a template's instance:
+// libclang gives the instance's body).
 static CXCursor host_function(const Frontend *fe, CXCursor call) {
   CXCursor none = clang_getNullCursor();
   if (clang_getCursorKind(call) != CXCursor_CallExpr) return none;
   CXCursor callee = clang_getCursorReferenced(call);
   if (clang_getCursorKind(callee) != CXCursor_FunctionDecl || cursor_is_kernel(callee)) return none;
   CXCursor fn = clang_getCursorDefinition(callee);
-  if (clang_Cursor_isNull(fn) || !fe_in_main_file(fe, clang_getCursorLocation(fn))) return none;
+  if (clang_Cursor_isNull(fn) || !fe_in_user_code(root_of(fe), clang_getCursorLocation(fn))) return none;
   return fn;
 }
 
@@ -229,7 +234,7 @@ static enum CXChildVisitResult find_launching_call(CXCursor c, CXCursor parent, 
 // (Only then is a word on why a call of it is not seen through worth saying.)
 static bool reaches(const Frontend *fe, CXCursor fn, int depth, int *budget) {
   if (--*budget < 0) return false;
-  char *text = fe_text(fe, fe_range(fe, clang_getCursorExtent(fn)));
+  char *text = fe_cursor_text(fe, fn);
   Reach r = {fe, depth, budget, does_work(text)};
   free(text);
   if (!r.yes && depth < WRAPPER_DEPTH) clang_visitChildren(fn, find_launching_call, &r);
@@ -302,7 +307,7 @@ static void see_collective(const Wrapper *w, CXCursor st, Stmt *s, const char **
       s->args[i].range = fe_range(fe, clang_getCursorExtent(a));
     }
     bool foreign = false;
-    char *text = wrapper_substituted(fe, w, s->args[i].range, &foreign);
+    char *text = wrapper_substituted(root_of(fe), w, s->args[i].range, &foreign);
     if (i == dt && (foreign || source_has_effects(text))) {
       const char *spelled = cuda_nccl_type_of(elem);
       free(text);
@@ -324,9 +329,32 @@ static void see_collective(const Wrapper *w, CXCursor st, Stmt *s, const char **
   free(elem);
 }
 
-// See through the call `call` of fn (its arguments in up's terms) down to one
-// launch, its texts in the region's terms; NULL (and sn->why) otherwise.
+// The front end to read fn's body with: the translated file's, or, for a
+// function in a header, a view of the same parse whose file and bytes are the
+// header's (*view holds it).
+static const Frontend *file_of(const Frontend *root, CXCursor fn, Frontend *view) {
+  CXSourceLocation at = clang_getCursorLocation(fn);
+  CXFile file = NULL;
+  clang_getFileLocation(at, &file, NULL, NULL, NULL);
+  size_t len = 0;
+  const char *buf = file && !clang_File_isEqual(file, root->file) ? clang_getFileContents(root->tu, file, &len) : NULL;
+  if (!buf) return root;
+  *view = *root;
+  view->file = file;
+  view->src = (SourceFile){.path = (char *)fe_any_loc(root, at).file, .buf = (char *)buf, .len = len};
+  view->copies = NULL;
+  view->ncopies = 0;
+  view->root = root;
+  return view;
+}
+
+// See through the call `call` of fn (its arguments in up's terms, written in
+// the file fe reads) down to one launch, its texts in the region's terms;
+// NULL (and sn->why) otherwise.
 static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCursor fn, int depth, Seen *sn) {
+  const Frontend *root = root_of(fe);
+  Frontend view;
+  const Frontend *ffe = file_of(root, fn, &view);
   int nparams = clang_Cursor_getNumArguments(fn), nargs = clang_Cursor_getNumArguments(call);
   FeKids k = fe_kids(fn);
   CXCursor body = k.n ? k.last : clang_getNullCursor();
@@ -334,15 +362,15 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
     sn->why = "it takes other arguments than the call gives (default arguments, variadic)";
     return NULL;
   }
-  sn->launches |= launches(fe, fn, depth);
-  Wrapper w = {fe, up, NULL, 0, fn};
+  sn->launches |= launches(root, fn, depth);
+  Wrapper w = {ffe, up, NULL, 0, fn};
   bool foreign = false;
   for (int i = 0; i < nparams; i++) {
     CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i), param = clang_Cursor_getArgument(fn, (unsigned)i);
     SrcRange r = fe_range(fe, clang_getCursorExtent(arg));
     if (r.end.offset <= r.begin.offset && !sn->why)
       sn->why = "the call leaves an argument to its default (write it in the call)";
-    else if (effects(fe, up, r, false, &foreign) && !sn->why)
+    else if (effects(root, up, r, false, &foreign) && !sn->why)
       sn->why = "an argument of the call has side effects (a call, ++, an assignment)";
     // A dim3 parameter given one value (`256`): param.x is that value.
     CXType at = wrapper_written_type(arg);
@@ -372,7 +400,7 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   int starts = 0, ends = 0;
   for (int i = 0; i < stmts.n && i < FE_KIDS && !sn->why; i++) {
     CXCursor st = stmts.v[i];
-    CXCursor inner = host_function(fe, st);
+    CXCursor inner = host_function(root, st);
     if (last && !sn->nccl) {
       sn->why = "its body has a statement after the launch";
     } else if (sn->nccl && clang_getCursorKind(st) == CXCursor_DeclStmt) {
@@ -382,13 +410,13 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
       for (int j = 0; j < vars.n && j < FE_KIDS && !sn->why; j++) {
         bool dim3 = false;
         CXCursor e = clang_getNullCursor();
-        SrcRange r = initializer(fe, vars.v[j], &dim3, &e);
+        SrcRange r = initializer(ffe, vars.v[j], &dim3, &e);
         if (!r.begin.file) {
           sn->why = "its body declares a local without an initializer of one value";
         } else {
           // One with side effects (a trait call: getNcclDataType<T>()) refuses a text that reads it.
           wrapper_add(&w, vars.v[j], r, &w, NULL, dim3);
-          w.v[w.n - 1].impure = effects(fe, &w, r, pure(e, 0), &foreign);
+          w.v[w.n - 1].impure = effects(root, &w, r, pure(e, 0), &foreign);
           if (!dim3) w.v[w.n - 1].cast = wrapper_conversion(vars.v[j], wrapper_written_type(e));
         }
       }
@@ -402,10 +430,10 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
       sn->path = path ? xasprintf("%s, %s", path, name) : strdup(name);
       free(path);
       free(name);
-      launch = see(fe, &w, st, inner, depth + 1, sn);
+      launch = see(ffe, &w, st, inner, depth + 1, sn);
       // The call must be the whole statement: the body's last statement is the call itself.
     } else {
-      Stmt *s = classify_stmt(fe, st);
+      Stmt *s = classify_stmt(ffe, st);
       bool group = s->kind == STMT_NCCL && (!strcmp(s->callee, "ncclGroupStart") || !strcmp(s->callee, "ncclGroupEnd"));
       last = !group;
       if (group) {
@@ -454,37 +482,10 @@ static CXCursor statement_call(CXCursor c) {
   return c;
 }
 
-// A host function of a header of the user's that launches a kernel: say why a
-// call of it is not seen through.
-static void note_header_function(const Frontend *fe, Stmt *s) {
-  CXCursor call = statement_call(s->cursor);
-  if (clang_getCursorKind(call) != CXCursor_CallExpr) return;
-  CXCursor callee = clang_getCursorReferenced(call);
-  if (clang_getCursorKind(callee) != CXCursor_FunctionDecl || cursor_is_kernel(callee)) return;
-  CXCursor fn = clang_getCursorDefinition(callee);
-  CXSourceLocation at = clang_getCursorLocation(fn);
-  if (clang_Cursor_isNull(fn) || fe_in_main_file(fe, at) || !fe_in_user_code(fe, at)) return;
-  CXSourceRange r = clang_getCursorExtent(fn);
-  char *text = fe_between(fe, clang_getRangeStart(r), clang_getRangeEnd(r));
-  bool work = does_work(text);
-  free(text);
-  if (!work) return;
-  char *name = function_name(fn);
-  SrcLoc loc = fe_any_loc(fe, at);
-  s->why_opaque = xasprintf("the call of '%s' (%s:%u:%u) is not seen through as the kernel launch or collective "
-                            "inside it: the function is defined in a header; coconet sees through host functions defined in the "
-                            "file it translates (define the function there, or launch the kernel in the region)",
-                            name, loc.file ? loc.file : "?", loc.line, loc.col);
-  free(name);
-}
-
 void wrapper_see_through(const Frontend *fe, Stmt *s) {
   CXCursor call = statement_call(s->cursor);
   CXCursor fn = host_function(fe, call);
-  if (clang_Cursor_isNull(fn)) {
-    note_header_function(fe, s);
-    return;
-  }
+  if (clang_Cursor_isNull(fn)) return;
   Seen sn = {0};
   Launch *l = see(fe, NULL, call, fn, 1, &sn);
   if (sn.why && sn.nccl) {
@@ -500,7 +501,7 @@ void wrapper_see_through(const Frontend *fe, Stmt *s) {
   SrcRange cr = fe_range(fe, clang_getCursorExtent(call));
   if (!sn.why && cr.begin.offset != s->range.begin.offset) sn.why = "the statement is more than the call";
   char *name = function_name(fn);
-  SrcLoc at = fe_loc(fe, clang_getCursorLocation(fn));
+  SrcLoc at = fe_any_loc(fe, clang_getCursorLocation(fn));
   if (sn.why && sn.launches) {
     s->why_opaque = xasprintf("the call of '%s' (%s:%u:%u) is not seen through as the kernel launch or collective "
                               "inside it: %s%s%s%s; coconet sees through a host function whose body is initialized "

@@ -24,7 +24,8 @@ typedef struct Subst {
 
 // One function of the chain, from the region's call down.
 typedef struct Wrapper {
-  const Frontend *fe;
+  const Frontend *fe;        // the function's file: the translated file's front end, or a view of a header
+                             // (the same parse, its file and bytes the header's; root: the translated file's)
   const struct Wrapper *up;  // the function calling this one, NULL for the region's call
   Subst *v;
   int n;
@@ -36,8 +37,8 @@ enum { WRAPPER_DEPTH = 8 };
 // wrapper_text.c
 
 // The text of range r of w's body in the region's terms (w NULL: the region's
-// own text). *foreign: a name that is not the functions' own was read.
-char *wrapper_substituted(const Frontend *fe, const Wrapper *w, SrcRange r, bool *foreign);
+// own text, in root's file). *foreign: a name that is not the functions' own was read.
+char *wrapper_substituted(const Frontend *root, const Wrapper *w, SrcRange r, bool *foreign);
 // A type as clang spells its canonical form (malloc'd).
 char *wrapper_type_spelling(CXType t);
 bool wrapper_is_dim3(CXType t);

@@ -119,8 +119,9 @@ static bool token_is(const Frontend *fe, const CXToken *t, const char *text) {
 // parameter replaced by what it stands for, down to the region's terms
 // (w NULL: the range is the region's own text). *foreign: a name that is not
 // the functions' own (a global, a macro) was read.
-char *wrapper_substituted(const Frontend *fe, const Wrapper *w, SrcRange r, bool *foreign) {
-  if (!w) return fe_text(fe, r);
+char *wrapper_substituted(const Frontend *root, const Wrapper *w, SrcRange r, bool *foreign) {
+  if (!w) return fe_text(root, r);
+  const Frontend *fe = w->fe;  // w's file (a header's view, or root)
   CXSourceRange cr = clang_getRange(clang_getLocationForOffset(fe->tu, fe->file, r.begin.offset),
                                     clang_getLocationForOffset(fe->tu, fe->file, r.end.offset));
   CXToken *toks = NULL;
@@ -175,7 +176,7 @@ char *wrapper_substituted(const Frontend *fe, const Wrapper *w, SrcRange r, bool
       text_add(&out, "1u");
     } else if (s) {
       *foreign |= s->impure;
-      char *t = grouped(s->fixed ? strdup(s->fixed) : wrapper_substituted(fe, s->in, s->range, foreign));
+      char *t = grouped(s->fixed ? strdup(s->fixed) : wrapper_substituted(root, s->in, s->range, foreign));
       // A dim3's lane is unsigned (std::min(n, block.x) must stay a min of unsigned values).
       const char *cast = x ? "unsigned" : s->cast;
       if (cast) {

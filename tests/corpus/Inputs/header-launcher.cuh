@@ -1,5 +1,6 @@
-// A host wrapper in a header (header-kernels.cu -DHEADER_WRAPPER): not seen
-// through, headers are never rewritten.
+// A host wrapper in a header (header-kernels.cu -DHEADER_WRAPPER): seen
+// through where it is, never rewritten; for the host backend its launch is
+// lowered into the translated file's output.
 #pragma once
 #include "header-kernels.cuh"
 
