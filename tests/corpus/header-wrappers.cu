@@ -7,21 +7,21 @@
 // AllReduce and runs each kernel on the slice, also fused; --target=host
 // lowers the headers' launches into its output. The nearest refusals: a
 // launcher with a statement after its launch, one reading a global.
-// RUN: %coconet --verify=ir:4 %s -- -I%S/Inputs/engine | %FileCheck --check-prefix=IR %s
-// RUN: %coconet --verify=4 %s -- -I%S/Inputs/engine | %FileCheck --check-prefix=EXEC %s
-// RUN: %coconet --verify=4 %s -- -I%S/Inputs/engine -DFUSE | %FileCheck --check-prefix=EXEC %s
-// RUN: %coconet --explain %s -- -I%S/Inputs/engine | %FileCheck --check-prefix=EXPLAIN %s
+// RUN: %coconet --verify=ir:4 %s -- -I%S/Inputs | %FileCheck --check-prefix=IR %s
+// RUN: %coconet --verify=4 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=4 %s -- -I%S/Inputs -DFUSE | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --explain %s -- -I%S/Inputs | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: cksum %S/Inputs/engine/* > %t.before
-// RUN: %coconet %s -o %t.cu -- -I%S/Inputs/engine && %FileCheck --check-prefix=CODE %s < %t.cu
-// RUN: %coconet --target=host %s -o %t.host.cu -- -I%S/Inputs/engine && %FileCheck --check-prefix=HOST %s < %t.host.cu
+// RUN: %coconet %s -o %t.cu -- -I%S/Inputs && %FileCheck --check-prefix=CODE %s < %t.cu
+// RUN: %coconet --target=host %s -o %t.host.cu -- -I%S/Inputs && %FileCheck --check-prefix=HOST %s < %t.host.cu
 // RUN: cksum %S/Inputs/engine/* | cmp - %t.before
-// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs/engine -DSECOND_STATEMENT 2>&1 | %FileCheck --check-prefix=SECOND %s
-// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs/engine -DGLOBAL_BLOCK 2>&1 | %FileCheck --check-prefix=GLOBAL %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DSECOND_STATEMENT 2>&1 | %FileCheck --check-prefix=SECOND %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DGLOBAL_BLOCK 2>&1 | %FileCheck --check-prefix=GLOBAL %s
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include "invoke.h"
-#include "nccl_utils.h"
+#include "engine/invoke.h"
+#include "engine/nccl_utils.h"
 
 #ifdef SECOND_STATEMENT
 int g_launches = 0;

@@ -96,4 +96,4 @@ void step(__nv_bfloat16 *params, float *master, float *grads, float *m, float *v
 // The thread of element idx in the launch as written: idx % block and idx / block (a guard, block = 256):
 // THREAD: {{^[^/]*}}(unsigned int)((int64_t)i % 256LL)
 // THREAD: {{^[^/]*}}(unsigned int)((int64_t)i / 256LL)
-// DIM3: error: kernel 'adamw_sr' reads 'threadIdx.x' other than in the element index, and its launch's grid or block is not one-dimensional
+// DIM3: error: kernel 'adamw_sr' is launched with '<<<grid, block>>>', whose grid or block has more than one dimension: each element would be computed by as many threads as the other dimensions hold

@@ -83,4 +83,4 @@ void step(__nv_bfloat16 *p, float *master, float *g, float *m, float lr, unsigne
 // CODE: {{^[^/]*}}p = round_sr(w, mix(seed, threadIdx.x, blockIdx.x));
 // CODE: {{^[^/]*}}float lr, unsigned int coconet_grid_x, unsigned int seed)
 // CODE: {{^[^/]*}}lr, dim3(blocks).x, seed, coconet_p.slice_lo, coconet_p.slice_hi);
-// Y_GRID: error: kernel 'momentum_sr_y' reads 'gridDim.x' other than in the element index, and its launch's grid or block is not one-dimensional
+// Y_GRID: error: kernel 'momentum_sr_y' writes m[i], and its grid's y selects a slice (2 of them): a launch read as slices writes only at blockIdx.y * n + i

@@ -27,7 +27,7 @@ sed -i '0,/#include "front\/front.h"/s//#include "codegen\/codegen.h"/' "$scratc
 plant later-include 'includes "codegen/codegen.h": codegen/ runs after front/'
 
 copy other-impl
-sed -i 's|#include "codegen/codegen.h"|#include "codegen/codegen.h"\n#include "analyze/analyze_impl.h"|' \
+sed -i 's|#include "codegen/codegen_impl.h"|#include "codegen/codegen_impl.h"\n#include "analyze/analyze_impl.h"|' \
   "$scratch/other-impl/translator/codegen/host.c"
 plant other-impl 'the own header of another folder'
 

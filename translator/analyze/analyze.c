@@ -469,7 +469,7 @@ static void element_loop(Az *az, CXCursor body) {
   for (; j < l.n && !az_failed(az); j++) {
     CXCursor s = l.v[j];
     if (index_decl(az, s) || builtin_alias(az, s) || stride_decl(az, s) || group_sum_decl(az, s) ||
-        az_tree_decl(az, s))
+        az_tree_decl(az, s) || az_slice_decls(az, s))
       continue;
     // Locals before the loop (`const int total = rows * cols;`): values of the parameters;
     // after the index, ones that do not read where the thread is (`const int n4 = n / 4;`).
@@ -624,7 +624,9 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
   Az az = {.fe = instance ? def->inst_fe : fe, .ir = ir, .launch = l, .kernel = instance ? def->inst : def->cursor,
            .index = clang_getNullCursor(), .count = clang_getNullCursor(), .bound = clang_getNullCursor(),
            .philox = clang_getNullCursor(), .stride = clang_getNullCursor(), .index_alias = clang_getNullCursor(),
-           .tree = clang_getNullCursor(), .kbody = clang_getNullCursor(), .opaque = clang_getNullCursor(), .region_fe = fe, .lane = lane, .one_d = launch_is_1d(fe, s)};
+           .tree = clang_getNullCursor(), .kbody = clang_getNullCursor(), .opaque = clang_getNullCursor(), .region_fe = fe, .lane = lane, .one_d = launch_is_1d(fe, s),
+           .slice_off = clang_getNullCursor(), .slice_stride = clang_getNullCursor()};
+  az.slices = az.one_d || !launch_block_is_1d(fe, s) ? NULL : az_slices_of(ir, l);
   const PragmaClause *pc = hint ? hint->clauses : NULL;
   const PragmaArg *hi = pragma_find_key(pc, "index"), *hc = pragma_find_key(pc, "count");
   az.hint_index = hi ? hi->text : NULL;
@@ -632,6 +634,14 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
   az.block_x = launch_block_x(fe, s);
   if (def->is_template && !instance) {
     az_fail(&az, def->cursor, "%s", def->why ? def->why : "kernel template: no instance");
+  } else if (!az.one_d && !az.slices) {
+    az_fail(&az, def->cursor, "kernel '%s' is launched with '<<<%s, %s>>>', whose grid or block has more than one "
+                              "dimension: each element would be computed by as many threads as the other dimensions "
+                              "hold; coconet reads a launch as pointwise when grid and block are one-dimensional, or "
+                              "the grid is dim3(X, Y) with blockIdx.y selecting a slice of n elements "
+                              "(blockIdx.y * n + i) written in the launch and the block one-dimensional", l->kernel,
+            l->grid.text, l->block.text);
+    az.why_loc = s->range.begin;
   } else if (az.hint_count && clang_Cursor_isNull(find_param(az.kernel, az.hint_count))) {
     az_fail(&az, def->cursor, "'pointwise(count=%s)': kernel '%s' has no parameter '%s'", az.hint_count, l->kernel, az.hint_count);
   } else {
@@ -649,11 +659,13 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     az.why_loc = s->range.begin;
   }
   if (!az_failed(&az)) reduction_alone(&az);
+  az_slice_done(&az);
   if (!az_failed(&az)) {
     ir_pw_drop_dead_stores(ir, az.op);
     bool tail;
     if (az.lanes > 1) ir_pw_drop_dead_lets(ir, az.op);  // other lanes' values no store of this lane uses
     az.op->pw.count = az.lanes > 1 ? az_vector_elements(&az, count_in_launch(&az), &tail)
+                      : az.slices  ? ir_size_mul(ir, ir_size_parse(ir, az.slices), az_slice_count(&az))
                                    : ir_size_parse(ir, count_in_launch(&az));
     for (IrUse *u = az.op->writes; u; u = u->next)
       if (u->index == IR_IDX_I || !u->ref.t->count) ir_tensor_count(u->ref.t, az.op->pw.count);

@@ -40,6 +40,8 @@ bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCur
 bool launch_grid_is_arg(const Frontend *fe, const Stmt *s, int arg);
 // The launch's grid and block are one-dimensional (no dim3 with a y or z other than 1).
 bool launch_is_1d(const Frontend *fe, const Stmt *s);
+// ... its block is.
+bool launch_block_is_1d(const Frontend *fe, const Stmt *s);
 // blockDim.x of a launch when it is a constant (`256`, `dim3(kBlock)`), else 0.
 long long launch_block_x(const Frontend *fe, const Stmt *s);
 // A variable or parameter that keeps its value through its function: const,

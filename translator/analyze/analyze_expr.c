@@ -201,11 +201,11 @@ static bool scalar_element_of(Az *az, CXCursor e, CXCursor *decl) {
     free(op);
     Kids sub = kids(az_strip(k.v[0]));
     return address && sub.n == 2 && az_buffer(az, sub.v[0], decl, &element) &&
-           (element ? is_zero(sub.v[1]) : az_is_index(az, sub.v[1]));
+           (element ? is_zero(sub.v[1]) : az_at_element(az, sub.v[0], sub.v[1]));
   }
   if (!az_is_binary(az, e, "+", &a, &b)) return false;
-  if (az_buffer(az, a, decl, &element) && (element ? is_zero(b) : az_is_index(az, b))) return true;
-  return az_buffer(az, b, decl, &element) && (element ? is_zero(a) : az_is_index(az, a));
+  if (az_buffer(az, a, decl, &element) && (element ? is_zero(b) : az_at_element(az, a, b))) return true;
+  return az_buffer(az, b, decl, &element) && (element ? is_zero(a) : az_at_element(az, b, a));
 }
 
 IrTensor *az_element_address(Az *az, CXCursor e) {
@@ -222,7 +222,8 @@ IrTensor *az_element_target(Az *az, CXCursor lhs) {
   bool element;
   IrTensor *t = NULL;
   if (kind(lhs) == CXCursor_ArraySubscriptExpr && k.n == 2 && az_buffer(az, k.v[0], &decl, &element))
-    t = (element ? is_zero(k.v[1]) : az_is_index(az, k.v[1])) ? buffer_tensor(az, decl, lhs, az->op->pw.count) : NULL;
+    t = (element ? is_zero(k.v[1]) : az_at_element(az, k.v[0], k.v[1])) ? buffer_tensor(az, decl, lhs, az->op->pw.count)
+                                                                         : NULL;
   else if (kind(lhs) == CXCursor_UnaryOperator && k.n == 1 && az_element_of(az, k.v[0], &decl))
     t = buffer_tensor(az, decl, lhs, az->op->pw.count);
   if (!t && !az_failed(az)) {
@@ -237,7 +238,12 @@ IrTensor *az_element_target(Az *az, CXCursor lhs) {
                        "array): coconet sees only the buffers a launch passes; pass it as a parameter",
               az->launch->kernel, text, name);
       free(name);
-    } else if (buffer_write)
+    } else if (buffer_write && az->slices)
+      az_fail(az, lhs, "kernel '%s' writes %s, and its grid's y selects a slice (%s of them): a launch read as slices "
+                       "writes only at blockIdx.y * n + i (or p[i] of a pointer p = buf + blockIdx.y * n); written "
+                       "otherwise, an element is written by every slice's threads", az->launch->kernel, text,
+              az->slices);
+    else if (buffer_write)
       az_fail(az, lhs, "kernel '%s' writes %s: a pointwise kernel writes only at [i]", az->launch->kernel, text);
     else
       az_fail(az, lhs, "kernel '%s' assigns to '%s': only t[i] and locals can be assigned", az->launch->kernel, text);
@@ -292,6 +298,25 @@ IrExpr *az_subscript(Az *az, CXCursor c) {
       char *text = az_text_of(az, c);
       az_fail(az, c, "kernel '%s' reads %s in a kernel whose element is a vector of %d lanes (i counts vectors); "
                      "coconet reads scalar buffers there as s[i], s[i / K] and s[K]", az->launch->kernel, text, az->lanes);
+      free(text);
+      return NULL;
+    }
+  } else if (az->slices) {
+    // Element e, a buffer shared by the slices at [i] (e % n), one per slice at [blockIdx.y] (e / n).
+    CXCursor d = az_referenced(az_strip(k.v[0]));
+    Binding *sliced = clang_Cursor_isNull(d) ? NULL : az_find_local(az, d);
+    bool plain = !(sliced && sliced->slice);
+    if (az_at_element(az, k.v[0], idx)) e = ir_expr_read(az->ir, t, IR_IDX_I, NULL);
+    else if (az_failed(az)) return NULL;
+    else if (plain && az_is_index(az, idx)) e = ir_expr_read(az->ir, t, IR_IDX_MOD, az_slice_count(az));
+    else if (plain && az_is_slice_number(az, idx)) e = ir_expr_read(az->ir, t, IR_IDX_DIV, az_slice_count(az));
+    else if (plain && (kk = size_operand(az, idx))) e = ir_expr_read(az->ir, t, IR_IDX_CONST, kk);
+    else {
+      char *text = az_text_of(az, c);
+      az_fail(az, c, "kernel '%s' reads %s, and its grid's y selects a slice (%s of them): coconet reads buffers "
+                     "there at blockIdx.y * n + i (or p[i] of a pointer p = buf + blockIdx.y * n), at [i] and "
+                     "[blockIdx.y] of a buffer without slices, and at constants", az->launch->kernel, text,
+              az->slices);
       free(text);
       return NULL;
     }
@@ -402,6 +427,7 @@ static IrExpr *named_constant(Az *az, CXCursor d) {
 static IrExpr *ref_expr(Az *az, CXCursor c) {
   CXCursor d = clang_getCursorReferenced(c);
   if (!clang_Cursor_isNull(az->index) && same(d, az->index)) {
+    if (az->slices) return cast_to(az, az_expr_type(c), az_slice_index(az, c));
     IrExpr *i = ir_expr_index(az->ir);  // the element's; in a vector kernel i counts vectors
     if (az->lanes > 1) i = ir_expr_binary(az->ir, IR_DIV, i, ir_expr_int(az->ir, az->lanes, IR_I64));
     return cast_to(az, az_expr_type(c), i);
@@ -471,7 +497,7 @@ static IrExpr *launch_dim(Az *az, const char *name, const char *config) {
 // element elsewhere; a value keyed by where the thread is (stochastic
 // rounding, a dropout hash) is still the same bits.
 static IrExpr *coordinate(Az *az, CXCursor at, Builtin b) {
-  if (!az->one_d) {
+  if (!az->one_d && !az->slices) {
     char *text = az_text_of(az, at);
     az_fail(az, at, "kernel '%s' reads '%s' other than in the element index, and its launch's grid or block is not "
                     "one-dimensional: coconet rebuilds where the thread of element i is only for a one-dimensional "
@@ -484,7 +510,8 @@ static IrExpr *coordinate(Az *az, CXCursor at, Builtin b) {
   IrExpr *grid = launch_dim(az, "coconet_grid_x", az->op->pw.grid);
   if (b == B_BLOCKDIM_X) return block;
   if (b == B_GRIDDIM_X) return grid;
-  IrExpr *t = ir_expr_index(az->ir);
+  IrExpr *t = az->slices ? az_slice_index(az, at) : ir_expr_index(az->ir);  // slices: i = e % n
+  if (!t) return NULL;
   if (az->lanes > 1) t = ir_expr_binary(az->ir, IR_DIV, t, ir_expr_int(az->ir, az->lanes, IR_I64));
   IrExpr *b64 = ir_expr_cast(az->ir, IR_I64, block), *g64 = ir_expr_cast(az->ir, IR_I64, grid);
   if (!az->guarded) t = ir_expr_binary(az->ir, IR_MOD, t, ir_expr_binary(az->ir, IR_MUL, g64, b64));
@@ -522,7 +549,14 @@ static IrExpr *member_expr(Az *az, CXCursor c) {
     Builtin b = az_builtin(az, c);
     if (b != B_NONE) return coordinate(az, c, b);
     char *text = az_text_of(az, c);
-    int unit = az->one_d ? y_or_z(text) : -1;
+    if (az->slices && (az_is_slice_number(az, c) || strcmp(text, "gridDim.y") == 0)) {
+      bool number = az_is_slice_number(az, c);
+      free(text);
+      IrExpr *slice = number ? az_slice_number(az, c) : NULL;
+      if (number) return slice ? ir_expr_cast(az->ir, IR_U32, slice) : NULL;
+      return az_param(az, "coconet_grid_y", IR_U32, az->slices);
+    }
+    int unit = az->one_d || az->slices ? y_or_z(text) : -1;
     if (unit >= 0) {
       free(text);
       return ir_expr_int(az->ir, unit, IR_U32);

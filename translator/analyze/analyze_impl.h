@@ -10,7 +10,8 @@
 // analyze_row.c: row-wise kernels, one block (warp, thread) per row, kept as
 // written: their bodies walked; analyze_row_op.c: their accesses checked
 // together and their op; analyze_place.c: a thread's place in the grid for
-// those; analyze_copy.c: whether one can be copied into a fused kernel).
+// those; analyze_copy.c: whether one can be copied into a fused kernel;
+// analyze_slice.c: multi-tensor launches, a grid whose y picks a slice).
 // What the analysis accepts is described in analyze.c.
 #ifndef COCONET_ANALYZE_IMPL_H
 #define COCONET_ANALYZE_IMPL_H
@@ -30,6 +31,8 @@ typedef struct Binding {
   int reduced;       // ... summed over the threads of a warp (32) or of the block (-1) after the
                      // loop: one of them adds it (0: each thread's own)
   bool loop_read;    // declared before the grid-stride loop and read in it
+  bool slice;        // a pointer to slice blockIdx.y of buffer (analyze_slice.c): p[i] is element e
+  CXCursor stride;   // ... the slices' stride as written
 } Binding;
 
 typedef struct Az {
@@ -46,6 +49,10 @@ typedef struct Az {
   char *count_text;       // an expression bound in the launch's terms ("R * C"), else NULL
   bool guarded;           // the element loop is a guard (if (i < n)), not grid-stride
   bool one_d;             // the launch's grid and block are one-dimensional (coordinates can be rebuilt)
+  const char *slices;     // a multi-tensor launch: Y of its grid dim3(X, Y), in the launch's terms
+                          // (analyze_slice.c; NULL: none): the op's element e is i = e % n of slice e / n
+  CXCursor slice_off;     // ... a local `off = blockIdx.y * S` (null: none)
+  CXCursor slice_stride;  // ... its S
   long long block_x;      // the launch's blockDim.x when it is a constant, else 0
   CXCursor stride;        // a local holding blockDim.x * gridDim.x (null if none); never read otherwise
   const char *hint_index; // from #pragma coconet pointwise
@@ -187,6 +194,20 @@ bool az_tree_decl(Az *az, CXCursor s);
 // After the kernel's last statement: a tree array declared but not used as a block sum
 // is refused (reason recorded).
 void az_tree_done(Az *az);
+
+// analyze_slice.c: multi-tensor launches (az->slices)
+const char *az_slices_of(IrRegion *ir, const Launch *l);  // Y of a grid written dim3(X, Y) (NULL: other)
+bool az_is_slice_number(const Az *az, CXCursor c);        // blockIdx.y, in a multi-tensor launch
+// Is base[idx] the op's element e? (One-dimensional: idx is i. Slices: base is a slice
+// pointer and idx is i, or idx is i + blockIdx.y * n; a slice stride not proven to be
+// n records the reason.)
+bool az_at_element(Az *az, CXCursor base, CXCursor idx);
+bool az_slice_decl(Az *az, CXCursor var);                // `off = blockIdx.y * S`, `T *p = buf + off`: bound
+bool az_slice_decls(Az *az, CXCursor s);                 // ... every variable a DeclStmt declares
+IrExpr *az_slice_index(Az *az, CXCursor at);             // the kernel's i: e % n (NULL: reason recorded)
+IrExpr *az_slice_number(Az *az, CXCursor at);            // blockIdx.y: e / n
+IrSize *az_slice_count(Az *az);                          // n, in the launch's terms
+void az_slice_done(Az *az);                               // after the loop: what slices cannot hold refused
 
 // analyze_text.c: the user's own text for one element (op->pw.text), or why
 // there is none (op->pw.text_why), once the kernel is proven pointwise.

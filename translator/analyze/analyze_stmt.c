@@ -236,6 +236,7 @@ void az_decl_stmt(Az *az, CXCursor s) {
       az_vector_decl(az, v);
       continue;
     }
+    if (az_slice_decl(az, v)) continue;
     Kids init = kids(v);
     CXCursor last = init.n ? init.last : clang_getNullCursor();
     IrType t = type_of(v);

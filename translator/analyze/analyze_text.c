@@ -163,7 +163,8 @@ static void subscript(Tx *x, CXCursor c) {
   if (k.n != 2) return;
   CXCursor base = az_strip(k.v[0]);
   int p = kind(base) == CXCursor_DeclRefExpr ? param_index(x, clang_getCursorReferenced(base)) : -1;
-  if (p < 0 || !az_is_pointer(clang_getCursorReferenced(base)) || !az_is_index(x->az, k.v[1])) return;
+  // (A launch read as slices passes every buffer as its pointer: p[i] there is not element e.)
+  if (p < 0 || x->az->slices || !az_is_pointer(clang_getCursorReferenced(base)) || !az_is_index(x->az, k.v[1])) return;
   if (addressed(x, c) || !add_edit(x, c, p, NULL)) x->raw[p] = true;
 }
 
@@ -376,7 +377,8 @@ static bool text_param(Tx *x, CXCursor d, bool raw, IrTextParam *out) {
 
 // threadIdx, blockIdx, blockDim, gridDim as the launch as written gives them to
 // the thread of element `index` (the text's lines, and its parameters).
-static char *coordinates(Tx *x, char *body, const char *index, int indent, IrTextParam *params, int *np) {
+static char *coordinates(Tx *x, char *body, const char *index, const char *slice, int indent, IrTextParam *params,
+                         int *np) {
   Az *az = x->az;
   const char *block = az->block_x > 0 ? ir_printf(az->ir, "%lldu", az->block_x) : "coconet_block_x";
   if (az->block_x <= 0) {
@@ -396,11 +398,20 @@ static char *coordinates(Tx *x, char *body, const char *index, int indent, IrTex
     body = ir_printf(az->ir, "%s%*sconst size_t coconet_t = %s;\n", body, indent, "", t);
   }
   if (x->coords[2]) body = ir_printf(az->ir, "%s%*sconst dim3 blockDim(%s);\n", body, indent, "", block);
-  if (x->coords[3]) body = ir_printf(az->ir, "%s%*sconst dim3 gridDim(coconet_grid_x);\n", body, indent, "");
+  if (x->coords[3] && az->slices) {
+    IrExpr *e = az_param(az, "coconet_grid_y", IR_U32, az->slices);
+    params[(*np)++] = (IrTextParam){.name = "coconet_grid_y", .decl = "unsigned coconet_grid_y", .param = e->param};
+    body = ir_printf(az->ir, "%s%*sconst dim3 gridDim(coconet_grid_x, coconet_grid_y);\n", body, indent, "");
+  } else if (x->coords[3]) {
+    body = ir_printf(az->ir, "%s%*sconst dim3 gridDim(coconet_grid_x);\n", body, indent, "");
+  }
   if (x->coords[0])
     body = ir_printf(az->ir, "%s%*sconst uint3 threadIdx = make_uint3((unsigned)(coconet_t %% %s), 0, 0);\n", body,
                      indent, "", block);
-  if (x->coords[1])
+  if (x->coords[1] && az->slices)
+    body = ir_printf(az->ir, "%s%*sconst uint3 blockIdx = make_uint3((unsigned)(coconet_t / %s), (unsigned)%s, 0);\n",
+                     body, indent, "", block, slice);
+  else if (x->coords[1])
     body = ir_printf(az->ir, "%s%*sconst uint3 blockIdx = make_uint3((unsigned)(coconet_t / %s), 0, 0);\n", body,
                      indent, "", block);
   return body;
@@ -443,7 +454,17 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   for (int d = x->ndecls - 1; d >= 0 && !x->why; d--)
     if (x->need[d]) mark(x, &x->decls[d], 1);
   bool coords = x->coords[0] || x->coords[1] || x->coords[2] || x->coords[3];
-  if (coords && !az->one_d) return x->why = "it reads where the thread is and its launch is not one-dimensional", NULL;
+  if (coords && !az->one_d && !az->slices)
+    return x->why = "it reads where the thread is and its launch is not one-dimensional", NULL;
+  // Slices: the text's i is element e's place in its slice, e % n; blockIdx.y is e / n.
+  char *count = az->slices ? fe_spelling(az->count) : NULL;
+  int count_at = az->slices ? param_index(x, az->count) : -1;
+  if (az->slices && count_at < 0) {
+    free(count);
+    return x->why = "its count is not one of its parameters", NULL;
+  }
+  if (count_at >= 0) x->used[count_at] = true;
+  const char *slice = count ? ir_printf(az->ir, "(coconet_e / (size_t)%s)", count) : NULL;
   unsigned col = 5;
   if (elem->n) clang_getFileLocation(clang_getRangeStart(clang_getCursorExtent(elem->v[0])), NULL, NULL, &col, NULL);
   int indent = col > 0 ? (int)col - 1 : 0;
@@ -451,9 +472,17 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   IrTextParam params[TX_PARAMS + 3];
   int np = 0;
   char *body = ir_strdup(az->ir, "");
+  if (az->slices) {
+    char *type = type_text(clang_getCursorType(az->index));
+    body = ir_printf(az->ir, "%s%*s// coconet: element e of the flat buffer is %s of slice e / %s\n"
+                             "%*sconst %s %s = (%s)(coconet_e %% (size_t)%s);\n",
+                     body, indent, "", index, count, indent, "", type, index, type, count);
+    free(type);
+    x->index_used = true;
+  }
   if (coords) {
     x->index_used = true;
-    body = coordinates(x, body, index, indent, params + TX_PARAMS, &np);
+    body = coordinates(x, body, index, slice, indent, params + TX_PARAMS, &np);
   }
   int ncoord = np;
   // The element's statements in a block of their own after the locals (they may shadow them).
@@ -475,7 +504,9 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   if (!x->why) {
     t = ir_alloc(az->ir, sizeof *t);
     t->params = ir_alloc(az->ir, sizeof *t->params * (size_t)(x->nparams + 1 + ncoord));
-    if (x->index_used) {
+    if (x->index_used && az->slices) {
+      t->params[t->nparams++] = (IrTextParam){.name = "coconet_e", .decl = "size_t coconet_e"};
+    } else if (x->index_used) {
       char *type = type_text(clang_getCursorType(az->index));
       t->params[t->nparams++] = (IrTextParam){.name = ir_strdup(az->ir, index),
                                               .decl = ir_printf(az->ir, "%s %s", type, index)};
@@ -505,6 +536,7 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
     t->loc = fe_any_loc(az->fe, clang_getRangeStart(clang_getCursorExtent(elem->n ? elem->v[0] : az->kbody)));
   }
   free(index);
+  free(count);
   return x->why ? NULL : t;
 }
 

@@ -591,6 +591,13 @@ bool launch_is_1d(const Frontend *fe, const Stmt *s) {
          one_dimensional(fe, clang_Cursor_getArgument(ks.v[1], 1), 0);
 }
 
+bool launch_block_is_1d(const Frontend *fe, const Stmt *s) {
+  CXCursor call = launch_call(s);
+  if (clang_Cursor_isNull(call)) return false;
+  Kids ks = kids_of(call);
+  return ks.n >= 2 && one_dimensional(fe, clang_Cursor_getArgument(ks.v[1], 1), 0);
+}
+
 bool launch_grid_is_arg(const Frontend *fe, const Stmt *s, int arg) {
   CXCursor call = launch_call(s);
   if (clang_Cursor_isNull(call) || arg < 0 || arg >= clang_Cursor_getNumArguments(call)) return false;

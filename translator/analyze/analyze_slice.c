@@ -1,0 +1,193 @@
+// analyze_slice.c: multi-tensor launches, whose grid's y picks a slice.
+//
+// Trainers update many tensors of one flat buffer with one launch: a grid
+// dim3(X, Y) whose blockIdx.y selects a tensor of n elements, the element loop
+// counting i over n along x:
+//
+//   __global__ void sgd_multi(float *w, const float *g, float lr, int n) {
+//     int i = blockIdx.x * blockDim.x + threadIdx.x;
+//     float *wl = w + blockIdx.y * n;             // or w[blockIdx.y * n + i], w[off + i]
+//     if (i < n) wl[i] -= lr * g[(size_t)blockIdx.y * n + i];
+//   }
+//   sgd_multi<<<dim3((n + 255) / 256, layers), 256, 0, s>>>(w, g, lr, n);
+//
+// With a one-dimensional block and every slice n elements apart (the stride is
+// the loop's count: the same parameter, or one the launch passes the same text),
+// the launch computes element e = blockIdx.y * n + i of a flat buffer of Y * n
+// elements once each: the op is pointwise over e. The kernel's i is e % n and
+// blockIdx.y is e / n; a buffer indexed [i] without the slice (a bias shared by
+// the tensors) is a broadcast read [e % n], one indexed [blockIdx.y] (a
+// per-tensor scale) a read [e / n]. Writes must be at e. Other launches whose
+// grid or block has more than one dimension are refused: each element would be
+// computed by as many threads as the other dimensions hold.
+#include "analyze_impl.h"
+#include "common/text.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// The text of c without blanks is `want` (blockIdx.y, gridDim.y).
+static bool text_is(const Az *az, CXCursor c, const char *want) {
+  char *t = az_text_of(az, az_uncast(c)), *u = text_without(t, TEXT_BLANKS);
+  bool is = strcmp(u, want) == 0;
+  free(u);
+  free(t);
+  return is;
+}
+
+bool az_is_slice_number(const Az *az, CXCursor c) { return az->slices && text_is(az, c, "blockIdx.y"); }
+
+const char *az_slices_of(IrRegion *ir, const Launch *l) {
+  char *g = text_without(l->grid.text ? l->grid.text : "", TEXT_BLANKS);
+  size_t n = strlen(g);
+  const char *y = NULL;
+  if (strncmp(g, "dim3(", 5) == 0 && n > 6 && g[n - 1] == ')') {
+    // Its arguments, at top-level commas.
+    const char *arg[4] = {g + 5};
+    int nargs = 1, depth = 0;
+    g[n - 1] = '\0';
+    for (char *p = g + 5; *p && nargs < 4; p++) {
+      depth += *p == '(' || *p == '[' || *p == '{' ? 1 : *p == ')' || *p == ']' || *p == '}' ? -1 : 0;
+      if (depth == 0 && *p == ',') {
+        *p = '\0';
+        arg[nargs++] = p + 1;
+      }
+    }
+    if ((nargs == 2 || (nargs == 3 && strcmp(arg[2], "1") == 0)) && *arg[1] && strcmp(arg[1], "1") != 0)
+      y = ir_strdup(ir, arg[1]);
+  }
+  free(g);
+  return y;
+}
+
+// The loop's count as a size, and as a value (the count parameter's).
+static IrSize *count_size(Az *az) { return ir_size_parse(az->ir, az_launch_arg(az, az->count)); }
+
+static IrExpr *count_value(Az *az) {
+  char *name = fe_spelling(az->count);
+  IrExpr *n = az_param(az, name, az_type_of(clang_getCursorType(az->count)), az_launch_arg(az, az->count));
+  free(name);
+  return ir_expr_cast(az->ir, IR_I64, n);
+}
+
+static bool count_known(Az *az, CXCursor at) {
+  if (!clang_Cursor_isNull(az->count)) return true;
+  az_fail(az, at, "kernel '%s': its launch's grid has a y dimension, read as slices of the element loop's count; "
+                  "coconet needs that count to be a scalar parameter of the kernel (write 'i < n')",
+          az->launch->kernel);
+  return false;
+}
+
+IrExpr *az_slice_index(Az *az, CXCursor at) {
+  if (!count_known(az, at)) return NULL;
+  return ir_expr_binary(az->ir, IR_MOD, ir_expr_cast(az->ir, IR_I64, ir_expr_index(az->ir)), count_value(az));
+}
+
+IrExpr *az_slice_number(Az *az, CXCursor at) {
+  if (!count_known(az, at)) return NULL;
+  return ir_expr_binary(az->ir, IR_DIV, ir_expr_cast(az->ir, IR_I64, ir_expr_index(az->ir)), count_value(az));
+}
+
+IrSize *az_slice_count(Az *az) { return count_size(az); }
+
+// Is S the loop's count: its parameter, or one the launch passes the same text?
+// (Else the reason, at `at`.)
+static bool stride_is_count(Az *az, CXCursor s, CXCursor at) {
+  if (!count_known(az, at)) return false;
+  CXCursor d = az_referenced(az_uncast(s));
+  if (same(d, az->count)) return true;
+  const char *mine = kind(d) == CXCursor_ParmDecl && !az_is_pointer(d) ? az_launch_arg(az, d) : NULL;
+  const char *count = az_launch_arg(az, az->count);
+  char *a = mine ? text_without(mine, TEXT_BLANKS) : NULL, *b = count ? text_without(count, TEXT_BLANKS) : NULL;
+  bool eq = a && b && strcmp(a, b) == 0;
+  free(a);
+  free(b);
+  if (eq) return true;
+  char *st = az_text_of(az, s), *n = fe_spelling(az->count);
+  az_fail(az, at, "kernel '%s' steps from slice to slice by '%s'%s%s%s, and coconet reads its grid's y as slices "
+                  "of one flat buffer only when that step is the element loop's count '%s' (%s): the same "
+                  "parameter, or one the launch passes the same value",
+          az->launch->kernel, st, mine ? " (the launch passes '" : "", mine ? mine : "", mine ? "')" : "", n,
+          count ? count : "?");
+  free(st);
+  free(n);
+  return false;
+}
+
+// blockIdx.y * S or S * blockIdx.y (through casts): S.
+static bool slice_offset(const Az *az, CXCursor c, CXCursor *stride) {
+  CXCursor a, b;
+  if (!az_is_binary(az, az_uncast(c), "*", &a, &b)) return false;
+  if (az_is_slice_number(az, a)) *stride = b;
+  else if (az_is_slice_number(az, b)) *stride = a;
+  else return false;
+  return true;
+}
+
+// An offset to slice blockIdx.y: blockIdx.y * S, or the local holding it; its S.
+static bool offset_of(const Az *az, CXCursor c, CXCursor *stride) {
+  if (slice_offset(az, c, stride)) return true;
+  CXCursor d = az_referenced(az_uncast(c));
+  if (clang_Cursor_isNull(az->slice_off) || !same(d, az->slice_off)) return false;
+  *stride = az->slice_stride;
+  return true;
+}
+
+bool az_at_element(Az *az, CXCursor base, CXCursor idx) {
+  if (!az->slices) return az_is_index(az, idx);
+  CXCursor d = az_referenced(az_strip(base));
+  Binding *b = clang_Cursor_isNull(d) ? NULL : az_find_local(az, d);
+  if (b && b->slice) return az_is_index(az, idx) && stride_is_count(az, b->stride, idx);
+  CXCursor x, y, stride;
+  if (!az_is_binary(az, az_uncast(idx), "+", &x, &y)) return false;
+  if (az_is_index(az, x) && offset_of(az, y, &stride)) return stride_is_count(az, stride, idx);
+  if (az_is_index(az, y) && offset_of(az, x, &stride)) return stride_is_count(az, stride, idx);
+  return false;
+}
+
+bool az_slice_decl(Az *az, CXCursor v) {
+  Kids init = kids(v);
+  if (!az->slices || kind(v) != CXCursor_VarDecl || !init.n || az_writes(az, az->kbody, v)) return false;
+  CXCursor e = init.last, stride, a, b, buffer;
+  bool element;
+  if (!az_is_pointer(v)) {
+    if (!clang_Cursor_isNull(az->slice_off) || !az_is_integer_var(v) || !slice_offset(az, e, &stride)) return false;
+    az->slice_off = v;
+    az->slice_stride = stride;
+    return true;
+  }
+  // T *p = buf + OFFSET (either order).
+  if (!az_is_binary(az, az_uncast(e), "+", &a, &b)) return false;
+  if (!(az_buffer(az, a, &buffer, &element) && !element && offset_of(az, b, &stride)) &&
+      !(az_buffer(az, b, &buffer, &element) && !element && offset_of(az, a, &stride)))
+    return false;
+  CXCursor base = az_referenced(az_strip(az_buffer(az, a, &buffer, &element) ? a : b));
+  Binding *from = az_find_local(az, base);
+  if (from && from->slice) return false;  // a slice of a slice
+  az_bind_pointer(az, v, buffer, false);
+  Binding *bound = az_find_local(az, v);
+  bound->slice = true;
+  bound->stride = stride;
+  return true;
+}
+
+bool az_slice_decls(Az *az, CXCursor s) {
+  if (!az->slices || kind(s) != CXCursor_DeclStmt) return false;
+  Kids vars = kids(s);
+  for (int i = 0; i < vars.n; i++)
+    if (!az_slice_decl(az, vars.v[i])) return false;
+  return vars.n > 0;
+}
+
+void az_slice_done(Az *az) {
+  if (!az->slices || az_failed(az)) return;
+  const char *what = az->lanes > 1                  ? "its element is a vector"
+                     : !clang_Cursor_isNull(az->philox) ? "it draws Philox random numbers keyed by i"
+                                                        : NULL;
+  for (const IrStmt *s = az->op->pw.body; s && !what; s = s->next)
+    if (s->kind == IR_S_REDUCE) what = "it sums with atomicAdd";
+  if (what)
+    az_fail(az, az->kernel, "kernel '%s' is launched with a grid whose y selects a slice (%s of them), and %s: "
+                            "coconet reads such a launch only for scalar elements computed and stored at "
+                            "blockIdx.y * n + i", az->launch->kernel, az->slices, what);
+}
