@@ -18,6 +18,10 @@
 //     conversions and operators, bit casts, inlined __device__ helpers,
 //     curand Philox draws keyed by the element index (analyze_expr.c).
 //
+// The launch's grid and block are one-dimensional, or its grid is dim3(X, Y)
+// with blockIdx.y selecting a slice of n elements of one flat buffer
+// (analyze_slice.c): the op is then over the Y * n elements.
+//
 // `#pragma coconet pointwise(index=i, count=n)` names the index variable and
 // the count parameter when the search cannot find them; the checks stay.
 // When the proof fails the reason and its location are returned, so that the
@@ -624,9 +628,11 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
   Az az = {.fe = instance ? def->inst_fe : fe, .ir = ir, .launch = l, .kernel = instance ? def->inst : def->cursor,
            .index = clang_getNullCursor(), .count = clang_getNullCursor(), .bound = clang_getNullCursor(),
            .philox = clang_getNullCursor(), .stride = clang_getNullCursor(), .index_alias = clang_getNullCursor(),
-           .tree = clang_getNullCursor(), .kbody = clang_getNullCursor(), .opaque = clang_getNullCursor(), .region_fe = fe, .lane = lane, .one_d = launch_is_1d(fe, s),
+           .tree = clang_getNullCursor(), .kbody = clang_getNullCursor(), .opaque = clang_getNullCursor(), .region_fe = fe, .lane = lane,
            .slice_off = clang_getNullCursor(), .slice_stride = clang_getNullCursor()};
-  az.slices = az.one_d || !launch_block_is_1d(fe, s) ? NULL : az_slices_of(ir, l);
+  // One-dimensional, or a multi-tensor launch (analyze_slice.c); anything else is refused below.
+  const bool one_d = launch_is_1d(fe, s);
+  az.slices = one_d || !launch_block_is_1d(fe, s) ? NULL : az_slices_of(ir, l);
   const PragmaClause *pc = hint ? hint->clauses : NULL;
   const PragmaArg *hi = pragma_find_key(pc, "index"), *hc = pragma_find_key(pc, "count");
   az.hint_index = hi ? hi->text : NULL;
@@ -634,7 +640,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
   az.block_x = launch_block_x(fe, s);
   if (def->is_template && !instance) {
     az_fail(&az, def->cursor, "%s", def->why ? def->why : "kernel template: no instance");
-  } else if (!az.one_d && !az.slices) {
+  } else if (!one_d && !az.slices) {
     az_fail(&az, def->cursor, "kernel '%s' is launched with '<<<%s, %s>>>', whose grid or block has more than one "
                               "dimension: each element would be computed by as many threads as the other dimensions "
                               "hold; coconet reads a launch as pointwise when grid and block are one-dimensional, or "

@@ -497,14 +497,6 @@ static IrExpr *launch_dim(Az *az, const char *name, const char *config) {
 // element elsewhere; a value keyed by where the thread is (stochastic
 // rounding, a dropout hash) is still the same bits.
 static IrExpr *coordinate(Az *az, CXCursor at, Builtin b) {
-  if (!az->one_d && !az->slices) {
-    char *text = az_text_of(az, at);
-    az_fail(az, at, "kernel '%s' reads '%s' other than in the element index, and its launch's grid or block is not "
-                    "one-dimensional: coconet rebuilds where the thread of element i is only for a one-dimensional "
-                    "launch", az->launch->kernel, text);
-    free(text);
-    return NULL;
-  }
   IrExpr *block = az->block_x > 0 ? ir_expr_int(az->ir, az->block_x, IR_U32)
                                   : launch_dim(az, "coconet_block_x", az->op->pw.block);
   IrExpr *grid = launch_dim(az, "coconet_grid_x", az->op->pw.grid);
@@ -518,8 +510,9 @@ static IrExpr *coordinate(Az *az, CXCursor at, Builtin b) {
   return ir_expr_cast(az->ir, IR_U32, ir_expr_binary(az->ir, b == B_THREADIDX_X ? IR_MOD : IR_DIV, t, b64));
 }
 
-// In a one-dimensional launch: threadIdx.y and blockIdx.z are 0, blockDim.y
-// and gridDim.z are 1 (-1 for any other text).
+// threadIdx.y and blockIdx.z are 0, blockDim.y and gridDim.z are 1 (-1 for
+// any other text): the launch is one-dimensional, or its grid's y picks a
+// slice (blockIdx.y and gridDim.y are read before).
 static int y_or_z(const char *text) {
   char *t = text_without(text, TEXT_BLANKS);
   static const char *const zero[] = {"threadIdx", "blockIdx"}, *const one[] = {"blockDim", "gridDim"};
@@ -556,7 +549,7 @@ static IrExpr *member_expr(Az *az, CXCursor c) {
       if (number) return slice ? ir_expr_cast(az->ir, IR_U32, slice) : NULL;
       return az_param(az, "coconet_grid_y", IR_U32, az->slices);
     }
-    int unit = az->one_d || az->slices ? y_or_z(text) : -1;
+    int unit = y_or_z(text);
     if (unit >= 0) {
       free(text);
       return ir_expr_int(az->ir, unit, IR_U32);

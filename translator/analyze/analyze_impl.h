@@ -48,7 +48,6 @@ typedef struct Az {
   CXCursor bound;         // the element loop's bound as written (`n`, `rows * cols`, `p.n`)
   char *count_text;       // an expression bound in the launch's terms ("R * C"), else NULL
   bool guarded;           // the element loop is a guard (if (i < n)), not grid-stride
-  bool one_d;             // the launch's grid and block are one-dimensional (coordinates can be rebuilt)
   const char *slices;     // a multi-tensor launch: Y of its grid dim3(X, Y), in the launch's terms
                           // (analyze_slice.c; NULL: none): the op's element e is i = e % n of slice e / n
   CXCursor slice_off;     // ... a local `off = blockIdx.y * S` (null: none)

@@ -454,8 +454,6 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   for (int d = x->ndecls - 1; d >= 0 && !x->why; d--)
     if (x->need[d]) mark(x, &x->decls[d], 1);
   bool coords = x->coords[0] || x->coords[1] || x->coords[2] || x->coords[3];
-  if (coords && !az->one_d && !az->slices)
-    return x->why = "it reads where the thread is and its launch is not one-dimensional", NULL;
   // Slices: the text's i is element e's place in its slice, e % n; blockIdx.y is e / n.
   char *count = az->slices ? fe_spelling(az->count) : NULL;
   int count_at = az->slices ? param_index(x, az->count) : -1;
