@@ -31,6 +31,8 @@ extern const char *const CUDA_GROUP_QUERIES[];
 extern const char *const CUDA_SYNC_WORDS[];
 // The built-in variables a thread's place in the grid is read from.
 extern const char *const CUDA_BUILTINS[];
+// The C library's math functions a host computes without side effects (powf, sqrt, ceil, ...).
+extern const char *const HOST_PURE_MATH[];
 
 // The ncclDataType_t enumerator of a C element type as clang spells it
 // ("float" -> "ncclFloat", "__nv_bfloat16" -> "ncclBfloat16"), or NULL.

@@ -28,8 +28,9 @@
 // or a local) or read a name that is not the functions' own (a global, a name
 // of their namespace, a macro that is not a constant: the caller may have
 // another of that name). A collective's buffers lose their casts to `void *`;
-// its datatype, when its text cannot move (a trait's call), is spelled from the
-// buffer's type. Templates are read as the instance the call uses (libclang
+// its datatype, a constant there (a trait's member for the instance's T), is
+// its enumerator, and when its text cannot move (a trait's call) is spelled
+// from the buffer's type. Templates are read as the instance the call uses (libclang
 // gives its body); a launch of a kernel template gets the instance's arguments
 // written out. Functions in the user's headers are read there (never
 // rewritten). Anything else (a second statement, side effects) leaves the call
@@ -39,6 +40,7 @@
 #include "common/cuda_names.h"
 #include "common/text.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,11 +84,14 @@ static enum CXChildVisitResult find_impure_call(CXCursor c, CXCursor parent, CXC
   enum CXCursorKind k = clang_getCursorKind(fn);
   char *name = fe_spelling(fn);
   CXCursor scope = clang_getCursorSemanticParent(fn);
+  while (clang_getCursorKind(scope) == CXCursor_LinkageSpec || clang_getCursorKind(scope) == CXCursor_UnexposedDecl)
+    scope = clang_getCursorSemanticParent(scope);  // extern "C" { ... } (math.h's powf)
   char *ns = fe_spelling(scope);
   bool global = clang_getCursorKind(scope) == CXCursor_TranslationUnit ||
                 (clang_getCursorKind(scope) == CXCursor_Namespace && strcmp(ns, "std") == 0);
   bool ok = k == CXCursor_Constructor ||
-            (k == CXCursor_FunctionDecl && global && (!strcmp(name, "min") || !strcmp(name, "max")));
+            (k == CXCursor_FunctionDecl && global &&
+             (!strcmp(name, "min") || !strcmp(name, "max") || cuda_name_in(name, HOST_PURE_MATH)));
   free(name);
   free(ns);
   if (!ok && k == CXCursor_FunctionDecl && *depth < 4) {
@@ -107,7 +112,8 @@ static enum CXChildVisitResult find_impure_call(CXCursor c, CXCursor parent, CXC
 }
 
 // Does expression e call only pure functions: min and max (std:: or the host
-// overloads), constructors (dim3), helpers returning a pure expression?
+// overloads), the C library's math (powf: a bias correction), constructors
+// (dim3), helpers returning a pure expression?
 // (Assignments and ++ are the text's to say: source_assigns.)
 static bool pure(CXCursor e, int depth) {
   int d = depth;
@@ -281,6 +287,45 @@ static enum CXChildVisitResult find_nccl_call(CXCursor c, CXCursor parent, CXCli
   return CXChildVisit_Break;
 }
 
+typedef struct EnumName {
+  long long value;
+  char *name;  // the first enumerator of that value (malloc'd), NULL while none
+} EnumName;
+
+static enum CXChildVisitResult find_enumerator(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  EnumName *e = data;
+  if (clang_getCursorKind(c) == CXCursor_EnumConstantDecl && clang_getEnumConstantDeclValue(c) == e->value) {
+    e->name = fe_spelling(c);
+    return CXChildVisit_Break;
+  }
+  return CXChildVisit_Continue;
+}
+
+// An argument of an enumeration type that is a constant where the function is
+// read (`NcclType<T>::value` in an instance): the enumerator of its value
+// (malloc'd), else NULL.
+static char *enumerator_of(CXCursor a) {
+  CXType t = clang_getCanonicalType(clang_getCursorType(a));
+  CXCursor decl = t.kind == CXType_Enum ? clang_getTypeDeclaration(t) : clang_getNullCursor();
+  CXEvalResult r = clang_Cursor_isNull(decl) ? NULL : clang_Cursor_Evaluate(a);
+  EnumName e = {0, NULL};
+  if (r && clang_EvalResult_getKind(r) == CXEval_Int) {
+    e.value = clang_EvalResult_getAsLongLong(r);
+    clang_visitChildren(decl, find_enumerator, &e);
+  }
+  if (r) clang_EvalResult_dispose(r);
+  return e.name;
+}
+
+// A name NCCL declares (`ncclFloat`): the generated code can spell it as it is.
+static bool nccl_name(const char *t) {
+  if (strncmp(t, "nccl", 4) != 0 || !t[4]) return false;
+  for (const char *p = t + 4; *p; p++)
+    if (!isalnum((unsigned char)*p)) return false;
+  return true;
+}
+
 // The NCCL statement st of w's body (classified as s) in the region's terms:
 // its buffers without their casts to `void *`, its datatype spelled from the
 // buffer's type when the text names something the caller does not have (a
@@ -308,7 +353,13 @@ static void see_collective(const Wrapper *w, CXCursor st, Stmt *s, const char **
     }
     bool foreign = false;
     char *text = wrapper_substituted(root_of(fe), w, s->args[i].range, &foreign);
-    if (i == dt && (foreign || source_has_effects(text))) {
+    // A datatype that is a constant there (a trait's member for the instance's T): its enumerator.
+    char *constant = i == dt && !nccl_name(text) ? enumerator_of(a) : NULL;
+    if (constant) {
+      free(text);
+      text = constant;
+      foreign = false;
+    } else if (i == dt && (foreign || source_has_effects(text))) {
       const char *spelled = cuda_nccl_type_of(elem);
       free(text);
       text = spelled ? strdup(spelled) : NULL;

@@ -280,13 +280,23 @@ static IrSize *parse_factor(IrRegion *r, const char *p, size_t *len) {
 }
 
 // Skip leading casts "(size_t)", "(long)" and similar.
+// An integer type's name as squeeze leaves it (a count cast to it keeps its value).
+static bool integer_type_name(const char *t) {
+  static const char *const names[] = {"int", "long", "longlong", "longint", "unsigned", "unsignedint",
+                                      "unsignedlong", "unsignedlonglong", "size_t", "std::size_t", "int32_t",
+                                      "int64_t", "uint32_t", "uint64_t", "ptrdiff_t", NULL};
+  for (const char *const *n = names; *n; n++)
+    if (strcmp(t, *n) == 0) return true;
+  return false;
+}
+
 static const char *skip_casts(IrRegion *r, const char *p) {
   while (*p == '(') {
     const char *close = strchr(p, ')');
     if (!close) return p;
     char *tname = ir_strdup(r, p + 1);
     tname[close - p - 1] = 0;
-    if (ir_type_from_name(tname) == IR_VOID) return p;
+    if (ir_type_from_name(tname) == IR_VOID && !integer_type_name(tname)) return p;
     p = close + 1;
   }
   return p;
