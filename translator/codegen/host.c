@@ -537,9 +537,13 @@ static bool lowered_range(const Lower *l, CXCursor c, SrcRange *r) {
 static enum CXChildVisitResult lower_visit(CXCursor c, CXCursor parent, CXClientData data) {
   Lower *l = data;
   SrcRange r;
-  if (!lowered_range(l, c, &r)) return CXChildVisit_Continue;
+  enum CXCursorKind ck = clang_getCursorKind(c);
+  // A header #included inside `namespace ops { ... }` or `extern "C++" { ... }`: its declarations are the block's.
+  bool block = (ck == CXCursor_Namespace || ck == CXCursor_LinkageSpec || ck == CXCursor_UnexposedDecl) &&
+               !clang_Location_isInSystemHeader(clang_getCursorLocation(c));
+  if (!lowered_range(l, c, &r)) return block ? CXChildVisit_Recurse : CXChildVisit_Continue;
   bool edited = already_edited(*l->edits, r.begin.offset, r.end.offset);
-  enum CXCursorKind k = clang_getCursorKind(c);
+  enum CXCursorKind k = ck;
   if (k == CXCursor_CallExpr && is_launch(c)) {
     if (!edited) lower_launch(l, c, r);
     return CXChildVisit_Continue;

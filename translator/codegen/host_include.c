@@ -15,7 +15,9 @@
 // (include guards stay and work as written); a quoted #include of any other
 // header of the user's names it by its absolute path, since the text no longer
 // sits in the header's directory. Headers that launch nothing stay #included
-// as written. Compiler messages keep naming the header's own lines.
+// as written. Compiler messages keep naming the header's own lines. The
+// #include lines are read in each file's text and asked of the parse (an
+// #include inside `namespace ops { ... }` is one; one a skipped #if holds is not).
 #include "codegen/codegen_impl.h"
 
 #include <limits.h>
@@ -48,6 +50,8 @@ typedef struct Headers {
   const Frontend *fe;
   Include *inc;
   int ninc, cap;
+  CXFile scanned[MAX_HEADERS];  // the files whose #include lines are read
+  int nscanned;
   Header h[MAX_HEADERS];
   int n;
 } Headers;
@@ -90,32 +94,59 @@ static bool pragma_once(const char *buf, size_t len, unsigned *b, unsigned *e) {
   return false;
 }
 
-static enum CXChildVisitResult find_include(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  Headers *hs = data;
-  if (clang_getCursorKind(c) != CXCursor_InclusionDirective) return CXChildVisit_Continue;
-  CXSourceLocation loc = clang_getCursorLocation(c);
-  CXFile from = NULL, to = clang_getIncludedFile(c);
-  unsigned line = 0, offset = 0;
-  clang_getFileLocation(loc, &from, &line, NULL, &offset);
-  if (!from || !to || clang_Location_isInSystemHeader(loc)) return CXChildVisit_Continue;
-  size_t len = 0;
-  const char *buf = clang_File_isEqual(from, hs->fe->file) ? hs->fe->src.buf : clang_getFileContents(hs->fe->tu, from, &len);
-  if (clang_File_isEqual(from, hs->fe->file)) len = hs->fe->src.len;
-  if (!buf || offset > len) return CXChildVisit_Continue;
-  unsigned b = offset, e = offset;
-  while (b > 0 && buf[b - 1] != '\n') b--;
-  while (e < len && buf[e] != '\n' && buf[e] != '\r') e++;
-  const char *word = strstr(buf + b, "include");
-  const char *q = word && word < buf + e ? word + strlen("include") : buf + e;
-  while (q < buf + e && (*q == ' ' || *q == '\t')) q++;
+// The contents of a file of the parse (the main file's as read).
+static const char *contents(const Headers *hs, CXFile f, size_t *len) {
+  if (clang_File_isEqual(f, hs->fe->file)) {
+    *len = hs->fe->src.len;
+    return hs->fe->src.buf;
+  }
+  return clang_getFileContents(hs->fe->tu, f, len);
+}
+
+static void add_include(Headers *hs, Include in) {
   if (hs->ninc == hs->cap) {
     hs->cap = hs->cap ? 2 * hs->cap : 16;
     hs->inc = realloc(hs->inc, sizeof *hs->inc * (size_t)hs->cap);
     if (!hs->inc) COCONET_BUG("out of memory");
   }
-  hs->inc[hs->ninc++] = (Include){from, to, b, e, line, q < buf + e && *q == '"'};
-  return CXChildVisit_Continue;
+  hs->inc[hs->ninc++] = in;
+}
+
+// The #include lines of file f, as the preprocessor saw them (in a namespace
+// block too; a line a skipped #if holds is none), then those of the user's
+// headers they name.
+static void scan(Headers *hs, CXFile f) {
+  for (int i = 0; i < hs->nscanned; i++)
+    if (clang_File_isEqual(hs->scanned[i], f)) return;
+  if (hs->nscanned == MAX_HEADERS) return;
+  hs->scanned[hs->nscanned++] = f;
+  size_t len = 0;
+  const char *buf = contents(hs, f, &len);
+  for (size_t at = 0; buf && at < len;) {
+    size_t end = at;
+    while (end < len && buf[end] != '\n') end++;
+    size_t p = at;
+    while (p < end && (buf[p] == ' ' || buf[p] == '\t')) p++;
+    size_t hash = p;
+    if (p < end && buf[p] == '#') {
+      p++;
+      while (p < end && (buf[p] == ' ' || buf[p] == '\t')) p++;
+    }
+    bool directive = hash < end && buf[hash] == '#' && end - p >= 7 && strncmp(buf + p, "include", 7) == 0;
+    CXCursor c = directive ? clang_getCursor(hs->fe->tu, clang_getLocationForOffset(hs->fe->tu, f, (unsigned)p))
+                           : clang_getNullCursor();
+    CXFile to = clang_getCursorKind(c) == CXCursor_InclusionDirective ? clang_getIncludedFile(c) : NULL;
+    if (to) {
+      size_t q = p + 7, e = end;
+      while (q < end && (buf[q] == ' ' || buf[q] == '\t')) q++;
+      while (e > at && buf[e - 1] == '\r') e--;
+      unsigned line = 0;
+      clang_getFileLocation(clang_getLocationForOffset(hs->fe->tu, f, (unsigned)p), NULL, &line, NULL, NULL);
+      add_include(hs, (Include){f, to, (unsigned)at, (unsigned)e, line, q < end && buf[q] == '"'});
+      if (user_file(hs->fe, to)) scan(hs, to);
+    }
+    at = end + 1;
+  }
 }
 
 static char *quoted(const char *path) {
@@ -219,7 +250,7 @@ int host_lower(const Frontend *fe, Edit **edits) {
   int status = host_lower_in(fe, clang_getTranslationUnitCursor(fe->tu), edits);
   Headers *hs = xcalloc(1, sizeof *hs);
   hs->fe = fe;
-  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_include, hs);
+  scan(hs, fe->file);
   if (collect(hs)) status = -1;
   if (status == 0) include_edits(hs, fe->file, fe->src.path, edits);
   for (int i = 0; i < hs->n; i++) {

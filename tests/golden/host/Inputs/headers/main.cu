@@ -1,8 +1,9 @@
 // A CUDA + NCCL + MPI program whose kernels and launches live in headers
 // (headers.test): ops.cuh -> launch.cuh (#pragma once, launches) ->
-// kernels.cuh (kernels only) -> sizes.cuh. Each rank fills a vector with
-// rank + 1, the region all-reduces it and doubles it, a block reduction adds
-// it up; rank 0 prints COUNT * N * (N + 1).
+// kernels.cuh (kernels only) -> sizes.cuh, and add_one.cuh inside a namespace
+// block. Each rank fills a vector with rank + 1, the region all-reduces it and
+// doubles it, one is added, a block reduction adds it up; rank 0 prints
+// COUNT * N * (N + 1) + COUNT.
 #include <cuda_runtime.h>
 #include <mpi.h>
 #include <nccl.h>
@@ -13,6 +14,10 @@
 #include "ops.cuh"
 #include "launch.cuh"
 #include "sizes.cuh"
+
+namespace extra {
+#include "add_one.cuh"
+}
 
 #define CHECK(call, ok, what)                                              \
   do {                                                                     \
@@ -47,6 +52,7 @@ int main(int argc, char **argv) {
   CHECK(cudaMalloc(&sum, sizeof(float)), cudaSuccess, "cudaMalloc");
   fill_and_check(x, rank + 1.0f, COUNT, stream);
   step(x, COUNT, comm, stream);
+  extra::launch_add_one(x, COUNT, stream);
   launch_sum(x, sum, COUNT, stream);
   float host = 0;
   CHECK(cudaMemcpyAsync(&host, sum, sizeof host, cudaMemcpyDeviceToHost, stream), cudaSuccess, "cudaMemcpyAsync");
