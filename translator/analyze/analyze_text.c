@@ -25,9 +25,10 @@
 // kernel, Philox draws, sums (atomicAdd), helpers that read where the thread
 // is, a kernel defined below the place generated code goes, by-value struct
 // or vector parameters, a local declared elsewhere than before the loop,
-// preprocessor lines among the statements, and text clang's locations cannot
-// cut out exactly.
+// preprocessor lines among the statements, a macro #undef'd before the
+// generated code, and text clang's locations cannot cut out exactly.
 #include "analyze_impl.h"
+#include "common/text.h"
 
 #include "front/front.h"
 
@@ -538,6 +539,59 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   return x->why ? NULL : t;
 }
 
+// Does a line of buf[from, to) say `#undef NAME` or `#define NAME` (again)?
+static bool redefines(const char *buf, size_t from, size_t to, const char *name) {
+  size_t n = strlen(name);
+  for (size_t at = from; buf && at < to;) {
+    size_t p = at;
+    while (p < to && (buf[p] == ' ' || buf[p] == '\t')) p++;
+    if (p < to && buf[p] == '#') {
+      p++;
+      while (p < to && (buf[p] == ' ' || buf[p] == '\t')) p++;
+      size_t w = strncmp(buf + p, "undef", 5) == 0 ? 5 : strncmp(buf + p, "define", 6) == 0 ? 6 : 0;
+      p += w;
+      while (w && p < to && (buf[p] == ' ' || buf[p] == '\t')) p++;
+      if (w && p + n <= to && strncmp(buf + p, name, n) == 0 && (p + n == to || !text_ident_char(buf[p + n])))
+        return true;
+    }
+    while (at < to && buf[at] != '\n') at++;
+    at++;
+  }
+  return false;
+}
+
+// A macro the kernel's body uses that is #undef'd or defined again after that
+// use, or in the translated file before the place generated code goes (a
+// header's X-macro pattern): its name (malloc'd), else NULL. The copied text
+// would not see it.
+static char *macro_gone(const Az *az) {
+  CXTranslationUnit tu = az->fe->tu;
+  CXToken *toks = NULL;
+  unsigned n = 0;
+  clang_tokenize(tu, clang_getCursorExtent(az->kbody), &toks, &n);
+  unsigned place = place_decl(az->region_fe, az->ir->range.begin.offset);
+  char *gone = NULL;
+  for (unsigned i = 0; i < n && !gone; i++) {
+    if (clang_getTokenKind(toks[i]) != CXToken_Identifier) continue;
+    CXSourceLocation loc = clang_getTokenLocation(tu, toks[i]);
+    CXCursor c = clang_getCursor(tu, loc);
+    if (kind(c) != CXCursor_MacroExpansion) continue;
+    char *name = fe_spelling(c);
+    CXFile file = NULL;
+    unsigned off = 0;
+    clang_getFileLocation(loc, &file, NULL, NULL, &off);
+    size_t len = 0;
+    const char *buf = file ? clang_getFileContents(tu, file, &len) : NULL;
+    if (redefines(buf, off, len, name) ||
+        redefines(az->region_fe->src.buf, 0, place < az->region_fe->src.len ? place : az->region_fe->src.len, name))
+      gone = name;
+    else
+      free(name);
+  }
+  clang_disposeTokens(tu, toks, n);
+  return gone;
+}
+
 void az_text(Az *az) {
   IrPointwise *pw = &az->op->pw;
   const char *why = unsupported(az);
@@ -557,6 +611,9 @@ void az_text(Az *az) {
       for (int i = az->loop_at + 1; i < top.n; i++) az_list_add(top.v[i], clang_getNullCursor(), &elem);
     else why = "its element loop was not found";
   }
+  char *gone = why ? NULL : macro_gone(az);
+  if (gone) why = ir_printf(az->ir, "it uses macro '%s', which is #undef'd or defined again before the generated code", gone);
+  free(gone);
   if (!why) {
     pw->text = build(&x, &top, &elem);
     why = x.why;

@@ -360,7 +360,7 @@ static Sym *dim3_member(Cov *cv, CXCursor c, CXCursor d) {
   if (!dim3 || lane < 0) return NULL;
   if (lane >= clang_Cursor_getNumArguments(init)) return sym_const(cv, 1);
   CXCursor a = clang_Cursor_getArgument(init, (unsigned)lane);
-  char *t = fe_text(fe_of(cv, a), fe_range(fe_of(cv, a), clang_getCursorExtent(a)));
+  char *t = fe_cursor_text(fe_of(cv, a), a);  // (a header's bytes too)
   bool written = *t != '\0';
   free(t);
   if (!written) return sym_const(cv, 1);
@@ -574,7 +574,7 @@ static bool one_dimensional(const Frontend *fe, CXCursor c, int depth) {
   if (dim3 && n == 1) return one_dimensional(fe, clang_Cursor_getArgument(c, 0), depth + 1);  // a copy
   for (int i = 1; dim3 && i < n; i++) {
     CXCursor a = clang_Cursor_getArgument(c, (unsigned)i);
-    char *t = fe_text(fe, fe_range(fe, clang_getCursorExtent(a)));
+    char *t = fe_cursor_text(fe, a);  // (a header's bytes too)
     long long v = 0;
     bool written = *t != '\0';
     free(t);

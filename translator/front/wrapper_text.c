@@ -108,6 +108,25 @@ static bool constant_macro(const Frontend *fe, CXCursor expansion) {
   return constant;
 }
 
+// A constant macro's body, parenthesized: the text moves to the caller, where
+// the macro may be undefined (a header's `#undef` at its end).
+static char *macro_body(const Frontend *fe, CXCursor expansion) {
+  CXToken *toks = NULL;
+  unsigned n = 0;
+  clang_tokenize(fe->tu, clang_getCursorExtent(clang_getCursorReferenced(expansion)), &toks, &n);
+  Text out = {0};
+  text_add(&out, "(");
+  for (unsigned i = 1; i < n; i++) {  // token 0 is the macro's name
+    CXString sp = clang_getTokenSpelling(fe->tu, toks[i]);
+    text_add(&out, i > 1 ? " " : "");
+    text_add(&out, clang_getCString(sp));
+    clang_disposeString(sp);
+  }
+  text_add(&out, ")");
+  clang_disposeTokens(fe->tu, toks, n);
+  return out.s;
+}
+
 static bool token_is(const Frontend *fe, const CXToken *t, const char *text) {
   CXString sp = clang_getTokenSpelling(fe->tu, *t);
   bool is = strcmp(clang_getCString(sp), text) == 0;
@@ -137,6 +156,7 @@ char *wrapper_substituted(const Frontend *root, const Wrapper *w, SrcRange r, bo
     if (b > at) text_addn(&out, fe->src.buf + at, b - at);
     if (i == n) break;
     const Subst *s = NULL;
+    char *constant = NULL;  // a constant macro's body
     // After `.`, `->` or `::`: a member or a qualified name, not one of the function's.
     bool qualified = i > 0 && (token_is(fe, &toks[i - 1], ".") || token_is(fe, &toks[i - 1], "->") ||
                                token_is(fe, &toks[i - 1], "::"));
@@ -148,8 +168,10 @@ char *wrapper_substituted(const Frontend *root, const Wrapper *w, SrcRange r, bo
         c = name_at(w->fn, tl);
       } else if (clang_getCursorKind(c) == CXCursor_MacroExpansion && !constant_macro(fe, c)) {
         // A macro may stand for anything, a parameter included: not the caller's to read,
-        // unless it is a constant (`#define BLK 128`).
+        // unless it is a constant (`#define BLK 128`), whose value moves.
         *foreign = true;
+      } else if (clang_getCursorKind(c) == CXCursor_MacroExpansion) {
+        constant = macro_body(fe, c);
       }
       CXCursor d = clang_getCursorReferenced(c);
       if (!clang_Cursor_isNull(d)) s = subst_of(w, d);
@@ -172,7 +194,10 @@ char *wrapper_substituted(const Frontend *root, const Wrapper *w, SrcRange r, bo
                        : NULL;
     bool x = member && strcmp(member, ".x") == 0, yz = member && (!strcmp(member, ".y") || !strcmp(member, ".z"));
     free(member);
-    if (yz) {
+    if (constant) {
+      text_add(&out, constant);
+      free(constant);
+    } else if (yz) {
       text_add(&out, "1u");
     } else if (s) {
       *foreign |= s->impure;
