@@ -529,6 +529,15 @@ static void element_loop(Az *az, CXCursor body) {
                      "it, or a tree through a __shared__ array in the kernel after its grid-stride loop",
             az->launch->kernel, t);
       free(t);
+    } else if (!az_failed(az) && kind(s) == CXCursor_DeclStmt) {
+      char *t = az_text_of(az, s);
+      char *nl = strchr(t, '\n');
+      if (nl) strcpy(nl, " ...");
+      az_fail(az, s, "kernel '%s' declares '%s' before its element loop: coconet reads locals there that are "
+                     "scalars of the parameters (never assigned where they reach the loop)%s", az->launch->kernel, t,
+              az->slices ? ", and, in a launch whose grid's y selects a slice, 'size_t off = blockIdx.y * n;' or "
+                           "'T *p = buf + blockIdx.y * n;' never assigned afterwards" : "");
+      free(t);
     } else if (!az_failed(az)) {
       char *t = az_text_of(az, s);
       char *nl = strchr(t, '\n');
