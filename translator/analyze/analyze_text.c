@@ -32,6 +32,7 @@
 
 #include "front/front.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -539,8 +540,8 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   return x->why ? NULL : t;
 }
 
-// Does a line of buf[from, to) say `#undef NAME` or `#define NAME` (again)?
-static bool redefines(const char *buf, size_t from, size_t to, const char *name) {
+// Does a line of buf[from, to) say `#undef NAME` (or, defines: `#define NAME`)?
+static bool redefines(const char *buf, size_t from, size_t to, const char *name, bool defines) {
   size_t n = strlen(name);
   for (size_t at = from; buf && at < to;) {
     size_t p = at;
@@ -548,7 +549,7 @@ static bool redefines(const char *buf, size_t from, size_t to, const char *name)
     if (p < to && buf[p] == '#') {
       p++;
       while (p < to && (buf[p] == ' ' || buf[p] == '\t')) p++;
-      size_t w = strncmp(buf + p, "undef", 5) == 0 ? 5 : strncmp(buf + p, "define", 6) == 0 ? 6 : 0;
+      size_t w = strncmp(buf + p, "undef", 5) == 0 ? 5 : defines && strncmp(buf + p, "define", 6) == 0 ? 6 : 0;
       p += w;
       while (w && p < to && (buf[p] == ' ' || buf[p] == '\t')) p++;
       if (w && p + n <= to && strncmp(buf + p, name, n) == 0 && (p + n == to || !text_ident_char(buf[p + n])))
@@ -560,10 +561,20 @@ static bool redefines(const char *buf, size_t from, size_t to, const char *name)
   return false;
 }
 
-// A macro the kernel's body uses that is #undef'd or defined again after that
-// use, or in the translated file before the place generated code goes (a
-// header's X-macro pattern): its name (malloc'd), else NULL. The copied text
-// would not see it.
+// Is f the file at path (the same file, whichever parse)?
+static bool same_file(CXFile f, const char *path) {
+  CXString name = clang_getFileName(f);
+  char a[PATH_MAX], b[PATH_MAX];
+  bool same = realpath(clang_getCString(name), a) && realpath(path, b) && strcmp(a, b) == 0;
+  clang_disposeString(name);
+  return same;
+}
+
+// A macro the kernel's body uses that is #undef'd or defined again between
+// that use and the place generated code goes (a header's X-macro pattern): its
+// name (malloc'd), else NULL. The copied text would not see it. In a header:
+// after the use in the header, or an #undef in the translated file before
+// the place.
 static char *macro_gone(const Az *az) {
   CXTranslationUnit tu = az->fe->tu;
   CXToken *toks = NULL;
@@ -582,8 +593,11 @@ static char *macro_gone(const Az *az) {
     clang_getFileLocation(loc, &file, NULL, NULL, &off);
     size_t len = 0;
     const char *buf = file ? clang_getFileContents(tu, file, &len) : NULL;
-    if (redefines(buf, off, len, name) ||
-        redefines(az->region_fe->src.buf, 0, place < az->region_fe->src.len ? place : az->region_fe->src.len, name))
+    const SourceFile *main = &az->region_fe->src;
+    size_t end = place < main->len ? place : main->len;
+    bool here = file && same_file(file, main->path);
+    if (here ? redefines(main->buf, off, end, name, true)
+             : redefines(buf, off, len, name, true) || redefines(main->buf, 0, end, name, false))
       gone = name;
     else
       free(name);

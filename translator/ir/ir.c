@@ -245,9 +245,35 @@ IrSize *ir_size_mul(IrRegion *r, IrSize *a, IrSize *b) {
 
 // One factor of a product: identifier, integer literal or sizeof(T); *len is
 // its length (0 when the text there is not a factor).
+static bool is_product(IrRegion *r, const char *s);
+
+// The ')' closing the '(' at p, or NULL.
+static const char *closing_paren(const char *p) {
+  int depth = 0;
+  for (; *p; p++) {
+    depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+    if (depth == 0) return p;
+  }
+  return NULL;
+}
+
+// "(2*n)": the product inside, when it is one (else NULL).
+static char *parenthesized_product(IrRegion *r, const char *p) {
+  const char *close = *p == '(' ? closing_paren(p) : NULL;
+  if (!close) return NULL;
+  char *inner = ir_strdup(r, p + 1);
+  inner[close - p - 1] = 0;
+  return is_product(r, inner) ? inner : NULL;
+}
+
 static IrSize *parse_factor(IrRegion *r, const char *p, size_t *len) {
   const char *q = p;
   *len = 0;
+  char *inner = parenthesized_product(r, p);
+  if (inner) {
+    *len = strlen(inner) + 2;
+    return ir_size_parse(r, inner);
+  }
   if (strncmp(q, "sizeof(", 7) == 0) {
     const char *close = strchr(q, ')');
     if (!close) return NULL;
@@ -302,11 +328,15 @@ static const char *skip_casts(IrRegion *r, const char *p) {
   return p;
 }
 
-// Whether s is a product of factors, checked without creating variables.
+// Whether s is a product of factors (a parenthesized product is one), checked
+// without creating variables.
 static bool is_product(IrRegion *r, const char *s) {
   for (const char *p = skip_casts(r, s);; p = skip_casts(r, p)) {
     const char *q = p;
-    if (strncmp(q, "sizeof(", 7) == 0) {
+    const char *inner = parenthesized_product(r, q);
+    if (inner) {
+      q += strlen(inner) + 2;
+    } else if (strncmp(q, "sizeof(", 7) == 0) {
       q = strchr(q, ')');
       if (!q) return false;
       q++;

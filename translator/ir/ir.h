@@ -108,8 +108,9 @@ IrSize *ir_size_const(IrRegion *r, long value);
 IrSize *ir_size_var(IrRegion *r, const char *text);  // marks the variable is_size
 IrSize *ir_size_mul(IrRegion *r, IrSize *a, IrSize *b);
 // Parse a host count expression: products of identifiers, integer literals and
-// sizeof(T) for T a known type ("n", "tokens * hidden", "4 * n", "n * sizeof(float)").
-// Casts like (size_t) are skipped. Anything else becomes one variable bound to
+// sizeof(T) for T a known type ("n", "tokens * hidden", "4 * n", "n * sizeof(float)"),
+// parenthesized products among them ("layers * (2 * n)"). Casts to integer types
+// like (size_t) are skipped. Anything else becomes one variable bound to
 // the whole text.
 IrSize *ir_size_parse(IrRegion *r, const char *text);
 // Structural equality up to the order of factors (n*m == m*n; 2*3 == 6).
