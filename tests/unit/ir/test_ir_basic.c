@@ -23,6 +23,12 @@ static void test_sizes(void **state) {
   IrSize *bytes = ir_size_parse(r, "n * sizeof(float)");
   assert_true(ir_size_equal(bytes, ir_size_mul(r, ir_size_const(r, 4), ir_size_var(r, "n"))));
   assert_true(ir_size_equal(ir_size_parse(r, "(size_t)n"), ir_size_var(r, "n")));
+  // Casts to integer types as clang spells them, parenthesized products.
+  assert_true(ir_size_equal(ir_size_parse(r, "(unsigned long)n"), ir_size_var(r, "n")));
+  assert_true(ir_size_equal(ir_size_parse(r, "(long long)(n)"), ir_size_var(r, "n")));
+  assert_true(ir_size_equal(ir_size_parse(r, "layers * (2 * n)"), ir_size_parse(r, "layers * 2 * n")));
+  assert_true(ir_size_equal(ir_size_parse(r, "(layers * n) * 4"), ir_size_parse(r, "4 * n * layers")));
+  assert_false(ir_size_equal(ir_size_parse(r, "layers * (n + 1)"), ir_size_parse(r, "layers * n")));
   IrSize *opaque = ir_size_parse(r, "n + 1");
   assert_int_equal(opaque->kind, IR_SIZE_VAR);
   assert_string_equal(opaque->var->text, "n+1");
