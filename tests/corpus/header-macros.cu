@@ -25,4 +25,4 @@ void keyed_step(float *x, int n, ncclComm_t comm, cudaStream_t s) {
 // CHECK: verify keyed: ok
 // The grid macro's value moves to the region; the factor's kernel is printed from the IR:
 // CODE: dim3(3).x
-// CODE: generated from the IR (it uses macro 'OPS_FACTOR', which is #undef'd or defined again before the generated code)
+// CODE: generated from the IR (its text uses 'OPS_FACTOR', which a file of yours #undefs or #defines again:

@@ -4,7 +4,8 @@
 // non-type template argument and a dim3 parameter given one value are
 // written out, a wrapper's `base + offset` is the buffer plus an offset. What
 // the caller could read otherwise (a one-argument constructor that is not a
-// dim3, an enumerator of the wrapper's namespace, recursion) is not seen through.
+// dim3, an enumerator of the wrapper's namespace, a constant of a launcher
+// class, recursion) is not seen through. A static member function is a wrapper.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -o %t.cu
 // RUN: %expect 1 %coconet --check %s -- -DNOT_DIM3 2>&1 | %FileCheck --check-prefix=NOT_DIM3 %s
@@ -14,6 +15,7 @@
 // RUN: %expect 1 %coconet --check %s -- -DENUM_PARAM 2>&1 | %FileCheck --check-prefix=ENUM_PARAM %s
 // RUN: %expect 1 %coconet --check %s -- -DDEFAULT_ARG 2>&1 | %FileCheck --check-prefix=DEFAULT_ARG %s
 // RUN: %expect 1 %coconet --check %s -- -DLATER_EFFECT 2>&1 | %FileCheck --check-prefix=LATER_EFFECT %s
+// RUN: %expect 1 %coconet --check %s -- -DCLASS_CONSTANT 2>&1 | %FileCheck --check-prefix=CLASS %s
 #include <algorithm>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -99,6 +101,19 @@ __global__ void actMode(float *x, Mode m, int n) {
 }
 #endif
 
+// A static member function launches as a free function does; a name of its class
+// (CLASS_CONSTANT) is the class's, not the caller's.
+struct Launcher {
+  static constexpr int kBlock = 128;
+  static void scaleAll(float *x, float a, int n, cudaStream_t s) {
+#ifdef CLASS_CONSTANT
+    scale<<<(n + kBlock - 1) / kBlock, kBlock, 0, s>>>(x, a, n);
+#else
+    scale<<<(n + 127) / 128, 128, 0, s>>>(x, a, n);
+#endif
+  }
+};
+
 void step(float *x, int *k, float *h, float *w, float *acc, int n, int world, ncclComm_t comm, cudaStream_t s) {
 #pragma coconet region name(average) split reorder
   {
@@ -119,6 +134,11 @@ void step(float *x, int *k, float *h, float *w, float *acc, int n, int world, nc
   {
     ncclAllReduce(h, h, n, ncclFloat, ncclSum, comm, s);
     invokeHalve(h, n, 256, s);
+  }
+#pragma coconet region name(static_member) split reorder
+  {
+    ncclAllReduce(w, w, n, ncclFloat, ncclSum, comm, s);
+    Launcher::scaleAll(w, 0.25f, n, s);
   }
 #if defined(NOT_DIM3)
 #pragma coconet region name(not_dim3) split reorder
@@ -175,6 +195,8 @@ void step(float *x, int *k, float *h, float *w, float *acc, int n, int world, nc
 // EXEC: verify const_ref: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify negative_k: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify dim3_param: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify static_member: ok (the region as written and as scheduled agree within 0 ULP)
+// CLASS: note: the call of 'Launcher::scaleAll' ({{.*}}wrapper-edges.cu:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: a text of its launch reads a variable that is not the function's parameter or local, a name of its namespace or class
 // NOT_DIM3: note: the call of 'launchFirstHalf' ({{.*}}) is not seen through as the kernel launch or collective inside it: its body declares a local without an initializer of one value
 // ENUM: note: the call of 'invokeRelu' ({{.*}}) is not seen through as the kernel launch or collective inside it: a text of its launch reads a variable that is not the function's parameter or local, a name of its namespace or class, a macro, or a local whose initializer has side effects
 // RECURSIVE: error: reorder: no pointwise kernel consumes the result of a split AllReduce

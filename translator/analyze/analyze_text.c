@@ -32,7 +32,6 @@
 
 #include "front/front.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -540,69 +539,135 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   return x->why ? NULL : t;
 }
 
-// Does a line of buf[from, to) say `#undef NAME` (or, defines: `#define NAME`)?
-static bool redefines(const char *buf, size_t from, size_t to, const char *name, bool defines) {
-  size_t n = strlen(name);
-  for (size_t at = from; buf && at < to;) {
+// The names whose macro definitions decide what the kernel's text means where
+// generated code copies it: its identifiers, and those of the bodies of the
+// macros it expands (to a depth), each once.
+typedef struct Names {
+  char *v[512];
+  bool macro[512];  // a macro where the kernel uses it
+  int n;
+} Names;
+
+static void add_name(Names *ns, const char *name, bool macro) {
+  for (int i = 0; i < ns->n; i++)
+    if (strcmp(ns->v[i], name) == 0) {
+      ns->macro[i] |= macro;
+      return;
+    }
+  if (ns->n == 512) return;
+  ns->macro[ns->n] = macro;
+  ns->v[ns->n++] = strdup(name);
+}
+
+static void add_tokens(Names *ns, CXTranslationUnit tu, CXSourceRange r, int depth, bool body) {
+  CXToken *toks = NULL;
+  unsigned n = 0;
+  clang_tokenize(tu, r, &toks, &n);
+  for (unsigned i = body ? 1 : 0; i < n; i++) {  // a macro definition's token 0 is its name
+    if (clang_getTokenKind(toks[i]) != CXToken_Identifier) continue;
+    CXString sp = clang_getTokenSpelling(tu, toks[i]);
+    CXCursor c = body ? clang_getNullCursor() : clang_getCursor(tu, clang_getTokenLocation(tu, toks[i]));
+    bool macro = kind(c) == CXCursor_MacroExpansion;
+    add_name(ns, clang_getCString(sp), macro);
+    clang_disposeString(sp);
+    CXCursor def = macro ? clang_getCursorReferenced(c) : clang_getNullCursor();
+    if (macro && depth < 4 && kind(def) == CXCursor_MacroDefinition)
+      add_tokens(ns, tu, clang_getCursorExtent(def), depth + 1, true);
+  }
+  clang_disposeTokens(tu, toks, n);
+}
+
+// The #define and #undef lines of the user's files (the translated file's up
+// to where generated code goes).
+typedef struct Directive {
+  char *name;
+  bool undef;
+} Directive;
+
+typedef struct Directives {
+  Directive *v;
+  int n, cap;
+} Directives;
+
+static void scan_directives(Directives *ds, const char *buf, size_t to) {
+  for (size_t at = 0; buf && at < to;) {
     size_t p = at;
     while (p < to && (buf[p] == ' ' || buf[p] == '\t')) p++;
     if (p < to && buf[p] == '#') {
       p++;
       while (p < to && (buf[p] == ' ' || buf[p] == '\t')) p++;
-      size_t w = strncmp(buf + p, "undef", 5) == 0 ? 5 : defines && strncmp(buf + p, "define", 6) == 0 ? 6 : 0;
-      p += w;
-      while (w && p < to && (buf[p] == ' ' || buf[p] == '\t')) p++;
-      if (w && p + n <= to && strncmp(buf + p, name, n) == 0 && (p + n == to || !text_ident_char(buf[p + n])))
-        return true;
+      int which = to - p >= 5 && strncmp(buf + p, "undef", 5) == 0 ? 5 : to - p >= 6 && strncmp(buf + p, "define", 6) == 0 ? 6 : 0;
+      size_t q = p + (size_t)which;
+      while (which && q < to && (buf[q] == ' ' || buf[q] == '\t')) q++;
+      size_t e = q;
+      while (which && e < to && text_ident_char(buf[e])) e++;
+      if (which && e > q && q > p + (size_t)which) {
+        if (ds->n == ds->cap) {
+          ds->cap = ds->cap ? 2 * ds->cap : 64;
+          ds->v = realloc(ds->v, sizeof *ds->v * (size_t)ds->cap);
+          if (!ds->v) COCONET_BUG("out of memory");
+        }
+        ds->v[ds->n++] = (Directive){strndup(buf + q, e - q), which == 5};
+      }
     }
     while (at < to && buf[at] != '\n') at++;
     at++;
   }
-  return false;
 }
 
-// Is f the file at path (the same file, whichever parse)?
-static bool same_file(CXFile f, const char *path) {
-  CXString name = clang_getFileName(f);
-  char a[PATH_MAX], b[PATH_MAX];
-  bool same = realpath(clang_getCString(name), a) && realpath(path, b) && strcmp(a, b) == 0;
-  clang_disposeString(name);
-  return same;
+typedef struct Scan {
+  const Frontend *fe;
+  unsigned place;
+  Directives ds;
+  CXFile files[256];  // the files scanned
+  int nfiles;
+} Scan;
+
+static void scan_file(Scan *sc, CXFile f);
+
+static void scan_include(const FeInclude *in, void *data) {
+  Scan *sc = data;
+  if (!clang_Location_isInSystemHeader(clang_getLocationForOffset(sc->fe->tu, in->to, 0))) scan_file(sc, in->to);
 }
 
-// A macro the kernel's body uses that is #undef'd or defined again between
-// that use and the place generated code goes (a header's X-macro pattern): its
-// name (malloc'd), else NULL. The copied text would not see it. In a header:
-// after the use in the header, or an #undef in the translated file before
-// the place.
+// The user's file f's directives (the translated file's up to the place), then its headers'.
+static void scan_file(Scan *sc, CXFile f) {
+  for (int i = 0; i < sc->nfiles; i++)
+    if (clang_File_isEqual(sc->files[i], f)) return;
+  if (sc->nfiles == 256) return;
+  sc->files[sc->nfiles++] = f;
+  const Frontend *fe = sc->fe;
+  size_t size = 0;
+  const char *buf = fe_file_bytes(fe, f, &size);
+  bool main = clang_File_isEqual(f, fe->file);
+  scan_directives(&sc->ds, buf, main && sc->place < size ? sc->place : size);
+  fe_includes(fe, f, scan_include, sc);
+}
+
+// A name the kernel's text depends on whose macro definition may differ where
+// generated code goes: #undef'd, or #defined in a file of the user's once more
+// than the definition the kernel sees (an X-macro header, a later
+// redefinition). Its name (malloc'd), else NULL: the copied text would not
+// mean what the kernel means. (Conservative: a header's directive after the
+// generated code counts too.)
 static char *macro_gone(const Az *az) {
-  CXTranslationUnit tu = az->fe->tu;
-  CXToken *toks = NULL;
-  unsigned n = 0;
-  clang_tokenize(tu, clang_getCursorExtent(az->kbody), &toks, &n);
-  unsigned place = place_decl(az->region_fe, az->ir->range.begin.offset);
+  const Frontend *fe = az->region_fe;
+  Names ns = {.n = 0};
+  add_tokens(&ns, az->fe->tu, clang_getCursorExtent(az->kbody), 0, false);
+  // A template is read in a copy at the end of the file (instantiate.c): the whole file counts.
+  bool copy = az->launch->def->is_template;
+  Scan sc = {.fe = fe, .place = copy ? (unsigned)fe->src.len : place_decl(fe, az->ir->range.begin.offset)};
+  scan_file(&sc, fe->file);
   char *gone = NULL;
-  for (unsigned i = 0; i < n && !gone; i++) {
-    if (clang_getTokenKind(toks[i]) != CXToken_Identifier) continue;
-    CXSourceLocation loc = clang_getTokenLocation(tu, toks[i]);
-    CXCursor c = clang_getCursor(tu, loc);
-    if (kind(c) != CXCursor_MacroExpansion) continue;
-    char *name = fe_spelling(c);
-    CXFile file = NULL;
-    unsigned off = 0;
-    clang_getFileLocation(loc, &file, NULL, NULL, &off);
-    size_t len = 0;
-    const char *buf = file ? clang_getFileContents(tu, file, &len) : NULL;
-    const SourceFile *main = &az->region_fe->src;
-    size_t end = place < main->len ? place : main->len;
-    bool here = file && same_file(file, main->path);
-    if (here ? redefines(main->buf, off, end, name, true)
-             : redefines(buf, off, len, name, true) || redefines(main->buf, 0, end, name, false))
-      gone = name;
-    else
-      free(name);
+  for (int i = 0; i < ns.n && !gone; i++) {
+    int defines = 0, undefs = 0;
+    for (int d = 0; d < sc.ds.n; d++)
+      if (strcmp(sc.ds.v[d].name, ns.v[i]) == 0) ++*(sc.ds.v[d].undef ? &undefs : &defines);
+    if (undefs > 0 || defines > (ns.macro[i] ? 1 : 0)) gone = strdup(ns.v[i]);
   }
-  clang_disposeTokens(tu, toks, n);
+  for (int i = 0; i < ns.n; i++) free(ns.v[i]);
+  for (int d = 0; d < sc.ds.n; d++) free(sc.ds.v[d].name);
+  free(sc.ds.v);
   return gone;
 }
 
@@ -626,8 +691,15 @@ void az_text(Az *az) {
     else why = "its element loop was not found";
   }
   char *gone = why ? NULL : macro_gone(az);
-  if (gone) why = ir_printf(az->ir, "it uses macro '%s', which is #undef'd or defined again before the generated code", gone);
+  if (gone && az->launch->def->is_template)
+    az_fail(az, az->kbody, "kernel template '%s' uses '%s', which a file of yours #undefs or #defines again: coconet "
+                           "reads a template's instance in a copy of its text at the end of the file, where '%s' "
+                           "could mean something else; keep the macro defined once", az->launch->kernel, gone, gone);
+  else if (gone)
+    why = ir_printf(az->ir, "its text uses '%s', which a file of yours #undefs or #defines again: the copy could "
+                            "mean something else", gone);
   free(gone);
+  if (az_failed(az)) why = az->why;
   if (!why) {
     pw->text = build(&x, &top, &elem);
     why = x.why;

@@ -80,11 +80,22 @@ static void rename_text(IrRegion *ir, const char *from, const char *to) {
 
 // A text the generated code would still evaluate (part of a larger size or
 // buffer expression that was not hoisted whole), or NULL.
-static const char *left_with_effects(const IrRegion *ir) {
+// (A text that is a pure piece's, a wrapper's launch text whose calls were proven pure, is not one.)
+static bool pure_piece(const Region *r, const char *text) {
+  for (const Stmt *s = r->stmts; s; s = s->next) {
+    const Piece *pieces[64];
+    int n = stmt_pieces(s, pieces, 64);
+    for (int i = 0; i < n; i++)
+      if (pieces[i]->pure && same_text(pieces[i]->text, text)) return true;
+  }
+  return false;
+}
+
+static const char *left_with_effects(const Region *r, const IrRegion *ir) {
   for (const IrVar *v = ir->vars; v; v = v->next)
-    if (source_has_effects(v->text)) return v->text;
+    if (source_has_effects(v->text) && !pure_piece(r, v->text)) return v->text;
   for (const IrTensor *t = ir->tensors; t; t = t->next)
-    if (source_has_effects(t->text)) return t->text;
+    if (source_has_effects(t->text) && !pure_piece(r, t->text)) return t->text;
   return NULL;
 }
 
@@ -265,7 +276,7 @@ int extract_hoist_effects(const Region *r, IrRegion *ir) {
     int n = stmt_pieces(s, pieces, 64);
     for (int i = 0; i < n && rc == 0; i++) {
       const Piece *p = pieces[i];
-      bool effects = source_has_effects(p->text);
+      bool effects = !p->pure && source_has_effects(p->text);
       if (effects) {
         for (int k = 0; k < nargs && rc == 0; k++) {
           if (!args[k].effects || !same_text(args[k].p->text, p->text)) continue;
@@ -313,7 +324,7 @@ int extract_hoist_effects(const Region *r, IrRegion *ir) {
   }
   free(args);
   if (rc) return rc;
-  const char *left = left_with_effects(ir);
+  const char *left = left_with_effects(r, ir);
   if (left) {
     diag_error(&r->pragma_range.begin, "'%s' in region '%s' has side effects inside a larger argument; the "
                                        "schedule would evaluate it more than once: compute it into a local before "

@@ -94,59 +94,26 @@ static bool pragma_once(const char *buf, size_t len, unsigned *b, unsigned *e) {
   return false;
 }
 
-// The contents of a file of the parse (the main file's as read).
-static const char *contents(const Headers *hs, CXFile f, size_t *len) {
-  if (clang_File_isEqual(f, hs->fe->file)) {
-    *len = hs->fe->src.len;
-    return hs->fe->src.buf;
-  }
-  return clang_getFileContents(hs->fe->tu, f, len);
-}
-
-static void add_include(Headers *hs, Include in) {
+static void add_include(const FeInclude *in, void *data) {
+  Headers *hs = data;
   if (hs->ninc == hs->cap) {
     hs->cap = hs->cap ? 2 * hs->cap : 16;
     hs->inc = realloc(hs->inc, sizeof *hs->inc * (size_t)hs->cap);
     if (!hs->inc) COCONET_BUG("out of memory");
   }
-  hs->inc[hs->ninc++] = in;
+  hs->inc[hs->ninc++] = (Include){in->from, in->to, in->begin, in->end, in->line, in->quoted};
 }
 
-// The #include lines of file f, as the preprocessor saw them (in a namespace
-// block too; a line a skipped #if holds is none), then those of the user's
-// headers they name.
+// The #include lines of file f and of the user's headers they name, once each.
 static void scan(Headers *hs, CXFile f) {
   for (int i = 0; i < hs->nscanned; i++)
     if (clang_File_isEqual(hs->scanned[i], f)) return;
   if (hs->nscanned == MAX_HEADERS) return;
   hs->scanned[hs->nscanned++] = f;
-  size_t len = 0;
-  const char *buf = contents(hs, f, &len);
-  for (size_t at = 0; buf && at < len;) {
-    size_t end = at;
-    while (end < len && buf[end] != '\n') end++;
-    size_t p = at;
-    while (p < end && (buf[p] == ' ' || buf[p] == '\t')) p++;
-    size_t hash = p;
-    if (p < end && buf[p] == '#') {
-      p++;
-      while (p < end && (buf[p] == ' ' || buf[p] == '\t')) p++;
-    }
-    bool directive = hash < end && buf[hash] == '#' && end - p >= 7 && strncmp(buf + p, "include", 7) == 0;
-    CXCursor c = directive ? clang_getCursor(hs->fe->tu, clang_getLocationForOffset(hs->fe->tu, f, (unsigned)p))
-                           : clang_getNullCursor();
-    CXFile to = clang_getCursorKind(c) == CXCursor_InclusionDirective ? clang_getIncludedFile(c) : NULL;
-    if (to) {
-      size_t q = p + 7, e = end;
-      while (q < end && (buf[q] == ' ' || buf[q] == '\t')) q++;
-      while (e > at && buf[e - 1] == '\r') e--;
-      unsigned line = 0;
-      clang_getFileLocation(clang_getLocationForOffset(hs->fe->tu, f, (unsigned)p), NULL, &line, NULL, NULL);
-      add_include(hs, (Include){f, to, (unsigned)at, (unsigned)e, line, q < end && buf[q] == '"'});
-      if (user_file(hs->fe, to)) scan(hs, to);
-    }
-    at = end + 1;
-  }
+  int first = hs->ninc;
+  fe_includes(hs->fe, f, add_include, hs);
+  for (int i = first, n = hs->ninc; i < n; i++)
+    if (user_file(hs->fe, hs->inc[i].to)) scan(hs, hs->inc[i].to);
 }
 
 static char *quoted(const char *path) {
@@ -221,7 +188,7 @@ static int collect(Headers *hs) {
     if (hs->n == MAX_HEADERS) break;
     Header *h = &hs->h[hs->n++];
     *h = (Header){.file = f};
-    h->buf = clang_getFileContents(hs->fe->tu, f, &h->len);
+    h->buf = fe_file_bytes(hs->fe, f, &h->len);
     if (!h->buf) {
       hs->n--;
       continue;

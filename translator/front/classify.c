@@ -184,7 +184,7 @@ static SrcRange with_semicolon(const Frontend *fe, SrcRange r) {
 }
 
 static Piece piece(const Frontend *fe, unsigned b, unsigned e) {
-  Piece p;
+  Piece p = {0};
   p.range.begin = source_loc(&fe->src, b);
   p.range.end = source_loc(&fe->src, e);
   p.text = fe_text(fe, p.range);

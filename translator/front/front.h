@@ -115,6 +115,20 @@ bool fe_in_user_code(const Frontend *fe, CXSourceLocation loc);
 // fe_loc, and for a location in an included header (a kernel defined there)
 // that header's path, line and column, its bytes registered for diagnostics.
 SrcLoc fe_any_loc(const Frontend *fe, CXSourceLocation loc);
+
+// The #include lines of file f the preprocessor saw (inside a namespace block
+// too; one a skipped #if holds is not), in order: for each, the line [begin,
+// end) in f's bytes (without its newline), its number, the file it includes
+// and whether its name is quoted. fe_file_bytes: the bytes of a file of the
+// parse (the main file's as read).
+typedef struct FeInclude {
+  CXFile from, to;
+  unsigned begin, end, line;
+  bool quoted;
+} FeInclude;
+typedef void (*FeIncludeFn)(const FeInclude *in, void *data);
+void fe_includes(const Frontend *fe, CXFile f, FeIncludeFn fn, void *data);
+const char *fe_file_bytes(const Frontend *fe, CXFile f, size_t *len);
 char *fe_spelling(CXCursor c);                    // malloc'd cursor spelling
 // The first macro expanded in a range of the main file (malloc'd), or NULL.
 // libclang 16 places code from a macro's body where the macro is used (its
@@ -155,6 +169,8 @@ typedef enum { WRAP_NONE, WRAP_MACRO, WRAP_FUNCTION } WrapKind;
 typedef struct Piece {
   char *text;      // the bytes as written
   SrcRange range;
+  bool pure;       // its calls change nothing (a launch's text seen through a wrapper: each call
+                   // is one its locals' initializers were proven pure by, on the AST)
 } Piece;
 
 typedef struct Param {

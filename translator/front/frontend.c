@@ -704,3 +704,42 @@ int fe_kids_of_kind(CXCursor fn, enum CXCursorKind a, enum CXCursorKind b, enum 
   clang_visitChildren(fn, collect_kind, &x);
   return x.n;
 }
+
+const char *fe_file_bytes(const Frontend *fe, CXFile f, size_t *len) {
+  if (clang_File_isEqual(f, fe->file)) {
+    *len = fe->src.len;
+    return fe->src.buf;
+  }
+  *len = 0;
+  return clang_getFileContents(fe->tu, f, len);
+}
+
+void fe_includes(const Frontend *fe, CXFile f, FeIncludeFn fn, void *data) {
+  size_t len = 0;
+  const char *buf = fe_file_bytes(fe, f, &len);
+  for (size_t at = 0; buf && at < len;) {
+    size_t end = at;
+    while (end < len && buf[end] != '\n') end++;
+    size_t p = at;
+    while (p < end && (buf[p] == ' ' || buf[p] == '\t')) p++;
+    size_t hash = p;
+    if (p < end && buf[p] == '#') {
+      p++;
+      while (p < end && (buf[p] == ' ' || buf[p] == '\t')) p++;
+    }
+    bool directive = hash < end && buf[hash] == '#' && end - p >= 7 && strncmp(buf + p, "include", 7) == 0;
+    // The parse's own record of the line: its InclusionDirective, and the file it found.
+    CXSourceLocation loc = clang_getLocationForOffset(fe->tu, f, (unsigned)p);
+    CXCursor c = directive ? clang_getCursor(fe->tu, loc) : clang_getNullCursor();
+    CXFile to = clang_getCursorKind(c) == CXCursor_InclusionDirective ? clang_getIncludedFile(c) : NULL;
+    if (to) {
+      size_t q = p + 7, e = end;
+      while (q < end && (buf[q] == ' ' || buf[q] == '\t')) q++;
+      while (e > at && buf[e - 1] == '\r') e--;
+      FeInclude in = {f, to, (unsigned)at, (unsigned)e, 0, q < end && buf[q] == '"'};
+      clang_getFileLocation(loc, NULL, &in.line, NULL, NULL);
+      fn(&in, data);
+    }
+    at = end + 1;
+  }
+}

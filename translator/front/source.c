@@ -1,7 +1,6 @@
 // source.c: files in and out, and the lexical scan that decides whether a
 // file needs libclang at all.
 #include "front/front.h"
-#include "common/cuda_names.h"
 #include "common/text.h"
 
 #include <ctype.h>
@@ -238,15 +237,7 @@ static bool not_a_call(const char *name, size_t n) {
   return false;
 }
 
-// The C library's math (powf(beta1, t): a bias correction) changes nothing.
-static bool pure_math(const char *name, size_t n) {
-  for (const char *const *w = HOST_PURE_MATH; *w; w++)
-    if (strlen(*w) == n && strncmp(*w, name, n) == 0) return true;
-  return false;
-}
-
-// Whether evaluating an expression may have side effects; calls: a call counts
-// (but the C library's math).
+// Whether evaluating an expression may have side effects; calls: a call counts.
 static bool effects(const char *t, bool calls) {
   char quote = 0;
   for (const char *p = t; *p; p++) {
@@ -269,7 +260,7 @@ static bool effects(const char *t, bool calls) {
       if ((n == 3 && strncmp(p, "new", 3) == 0) || (n == 6 && strncmp(p, "delete", 6) == 0)) return true;
       const char *q = e;
       while (*q == ' ' || *q == '\t' || *q == '\n') q++;
-      if (calls && *q == '(' && !(*p >= '0' && *p <= '9') && !not_a_call(p, n) && !pure_math(p, n)) return true;
+      if (calls && *q == '(' && !(*p >= '0' && *p <= '9') && !not_a_call(p, n)) return true;
       p = e - 1;
     } else if ((*p == ')' || *p == ']') && p[1]) {
       const char *q = p + 1;

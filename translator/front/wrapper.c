@@ -89,9 +89,10 @@ static enum CXChildVisitResult find_impure_call(CXCursor c, CXCursor parent, CXC
   char *ns = fe_spelling(scope);
   bool global = clang_getCursorKind(scope) == CXCursor_TranslationUnit ||
                 (clang_getCursorKind(scope) == CXCursor_Namespace && strcmp(ns, "std") == 0);
+  // The C library's math as its headers declare it (not a function of the user's of that name).
+  bool library = clang_Location_isInSystemHeader(clang_getCursorLocation(fn)) && cuda_name_in(name, HOST_PURE_MATH);
   bool ok = k == CXCursor_Constructor ||
-            (k == CXCursor_FunctionDecl && global &&
-             (!strcmp(name, "min") || !strcmp(name, "max") || cuda_name_in(name, HOST_PURE_MATH)));
+            (k == CXCursor_FunctionDecl && global && (!strcmp(name, "min") || !strcmp(name, "max") || library));
   free(name);
   free(ns);
   if (!ok && k == CXCursor_FunctionDecl && *depth < 4) {
@@ -132,8 +133,10 @@ static void substitute_piece(const Wrapper *w, Piece *p, const char **why) {
   if (!p->text) return;
   bool foreign = false;
   char *t = wrapper_substituted(root_of(w->fe), w, p->range, &foreign);
-  // What the names stand for was checked where they are declared (arguments, locals' initializers).
+  // What the names stand for was checked where they are declared (arguments, locals' initializers):
+  // a call in the text now is a pure local's (the caller's arguments have none).
   if (source_has_effects(p->text) && !*why) *why = "a text of its launch has side effects (a call, ++, an assignment)";
+  p->pure = !foreign;
   if (foreign && !*why)
     *why = "a text of its launch reads a variable that is not the function's parameter or local, a name of its "
            "namespace or class, a macro, or a local whose initializer has side effects";
@@ -185,13 +188,19 @@ static SrcRange initializer(const Frontend *fe, CXCursor var, bool *dim3, CXCurs
 }
 
 // The function a call statement calls, when it is a host function of the
-// user's (this file or a header of theirs) with a body (a template's instance:
-// libclang gives the instance's body).
+// user's (this file or a header of theirs; a static member function of a
+// class too) with a body (a template's instance: libclang gives the
+// instance's body).
 static CXCursor host_function(const Frontend *fe, CXCursor call) {
   CXCursor none = clang_getNullCursor();
   if (clang_getCursorKind(call) != CXCursor_CallExpr) return none;
   CXCursor callee = clang_getCursorReferenced(call);
-  if (clang_getCursorKind(callee) != CXCursor_FunctionDecl || cursor_is_kernel(callee)) return none;
+  // A static member function of a class that is not a template (`Launcher::go(...)`) is one too.
+  CXCursor owner = clang_getCursorSemanticParent(callee);
+  bool member = clang_getCursorKind(callee) == CXCursor_CXXMethod && clang_CXXMethod_isStatic(callee) &&
+                (clang_getCursorKind(owner) == CXCursor_ClassDecl || clang_getCursorKind(owner) == CXCursor_StructDecl) &&
+                clang_Cursor_isNull(clang_getSpecializedCursorTemplate(owner));
+  if ((clang_getCursorKind(callee) != CXCursor_FunctionDecl && !member) || cursor_is_kernel(callee)) return none;
   CXCursor fn = clang_getCursorDefinition(callee);
   if (clang_Cursor_isNull(fn) || !fe_in_user_code(root_of(fe), clang_getCursorLocation(fn))) return none;
   return fn;
@@ -200,6 +209,12 @@ static CXCursor host_function(const Frontend *fe, CXCursor call) {
 // Its name as the explanation gives it: "invokeScale<float>" for a template's instance.
 static char *function_name(CXCursor fn) {
   char *name = fe_spelling(fn), *args = NULL;
+  if (clang_getCursorKind(fn) == CXCursor_CXXMethod) {  // Launcher::go
+    char *owner = fe_spelling(clang_getCursorSemanticParent(fn)), *full = xasprintf("%s::%s", owner, name);
+    free(owner);
+    free(name);
+    name = full;
+  }
   if (!clang_Cursor_isNull(clang_getSpecializedCursorTemplate(fn)) && (args = template_args_of(fn))) {
     char *full = xasprintf("%s<%s>", name, args);
     free(name);

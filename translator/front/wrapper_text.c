@@ -108,23 +108,54 @@ static bool constant_macro(const Frontend *fe, CXCursor expansion) {
   return constant;
 }
 
-// A constant macro's body, parenthesized: the text moves to the caller, where
-// the macro may be undefined (a header's `#undef` at its end).
+// A constant macro's value as the text to move to the caller, where the macro
+// may be undefined (a header's `#undef` at its end): a body of one token as it
+// is, a signed literal (`-2.0f`) or a parenthesized body in parentheses; NULL
+// for any other body (`1.0f + 1.0f` means something else once parenthesized,
+// and something else again in the caller's text unparenthesized).
 static char *macro_body(const Frontend *fe, CXCursor expansion) {
   CXToken *toks = NULL;
   unsigned n = 0;
   clang_tokenize(fe->tu, clang_getCursorExtent(clang_getCursorReferenced(expansion)), &toks, &n);
-  Text out = {0};
-  text_add(&out, "(");
-  for (unsigned i = 1; i < n; i++) {  // token 0 is the macro's name
+  char *spelled[3] = {NULL, NULL, NULL};
+  for (unsigned i = 1; i < n && i < 4; i++) {  // token 0 is the macro's name
     CXString sp = clang_getTokenSpelling(fe->tu, toks[i]);
-    text_add(&out, i > 1 ? " " : "");
-    text_add(&out, clang_getCString(sp));
+    spelled[i - 1] = strdup(clang_getCString(sp));
     clang_disposeString(sp);
   }
-  text_add(&out, ")");
+  char *out = NULL;
+  if (n == 2) {
+    out = strdup(spelled[0]);
+  } else if (n == 3 && (!strcmp(spelled[0], "-") || !strcmp(spelled[0], "+")) &&
+             clang_getTokenKind(toks[2]) == CXToken_Literal) {
+    out = xasprintf("(%s%s)", spelled[0], spelled[1]);
+  } else if (n > 3 && !strcmp(spelled[0], "(")) {
+    // ( ... ) as a whole: the extent's text, when its first parenthesis closes at its end.
+    CXString last = clang_getTokenSpelling(fe->tu, toks[n - 1]);
+    int depth = 0;
+    unsigned close = 0;
+    for (unsigned i = 1; i < n && !close; i++) {
+      CXString sp = clang_getTokenSpelling(fe->tu, toks[i]);
+      depth += !strcmp(clang_getCString(sp), "(") ? 1 : !strcmp(clang_getCString(sp), ")") ? -1 : 0;
+      if (depth == 0) close = i;
+      clang_disposeString(sp);
+    }
+    if (close == n - 1 && !strcmp(clang_getCString(last), ")")) {
+      Text t = {0};
+      text_add(&t, "");
+      for (unsigned i = 1; i < n; i++) {
+        CXString sp = clang_getTokenSpelling(fe->tu, toks[i]);
+        text_add(&t, i > 1 ? " " : "");
+        text_add(&t, clang_getCString(sp));
+        clang_disposeString(sp);
+      }
+      out = t.s;
+    }
+    clang_disposeString(last);
+  }
+  for (int i = 0; i < 3; i++) free(spelled[i]);
   clang_disposeTokens(fe->tu, toks, n);
-  return out.s;
+  return out;
 }
 
 static bool token_is(const Frontend *fe, const CXToken *t, const char *text) {
@@ -172,6 +203,7 @@ char *wrapper_substituted(const Frontend *root, const Wrapper *w, SrcRange r, bo
         *foreign = true;
       } else if (clang_getCursorKind(c) == CXCursor_MacroExpansion) {
         constant = macro_body(fe, c);
+        if (!constant) *foreign = true;
       }
       CXCursor d = clang_getCursorReferenced(c);
       if (!clang_Cursor_isNull(d)) s = subst_of(w, d);
