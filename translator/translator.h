@@ -21,14 +21,15 @@
 //                   pragma-free files pass through byte for byte without libclang;
 //                   whether an expression's text has side effects
 //   frontend.c      the CUDA 13 flag set, user flags (-p DIR, after `--`), clang's
-//                   errors, the cursor helpers (frontend_impl.h maps it and
+//                   errors, the cursor helpers, a file's #include lines as the
+//                   parse saw them (frontend_impl.h maps it and
 //                   frontend_pch.c, the cache of precompiled include lines and prelude)
 //   directives.c    every `#pragma coconet` found by tokens, parsed (pragmas/),
 //                   attached to the statement that follows, validated
 //   classify.c      each statement of a region: NCCL call, kernel launch, cuBLAS
 //                   GEMM, async CUDA call, or opaque; exact source ranges for all
 //   wrapper.c       a launch or an NCCL collective inside small host functions
-//                   (templates too, any depth), seen through (wrapper_impl.h maps
+//                   (templates too, any depth, in headers too), seen through (wrapper_impl.h maps
 //                   it and wrapper_text.c, their texts in the caller's terms)
 //   instantiate.c   kernel templates: an instance parse with a copy of each
 //                   launched template as a plain function of its arguments
@@ -46,7 +47,8 @@
 //   effects.c       arguments with side effects, evaluated once in the order
 //                   written
 //   coverage.c      whether a launch gives every element of its count a thread
-//   analyze*.c      a launch's kernel as a pointwise op or as a row-wise one
+//   analyze*.c      a launch's kernel as a pointwise op (a multi-tensor launch's
+//                   slices: analyze_slice.c) or as a row-wise one
 //                   (analyze_row.c, analyze_row_op.c, analyze_place.c); whether
 //                   a row-wise kernel can be copied (analyze_copy.c, for fuse);
 //                   analyze_impl.h maps them
@@ -69,7 +71,8 @@
 //             codegen_kernel_impl.h maps codegen_kernel.c, codegen_kernel_fused.c
 //             and codegen_text.c, the kernels' own text for an element);
 //             host.c lowers the file's launches and dynamic shared memory for
-//             the host backend (--target=host)
+//             the host backend (--target=host), host_include.c the user's
+//             headers that need it, in place of their #include
 //
 // output/     what is written (output.h)
 //   rewrite.c       the commented pragma and the marker comments around the edits
