@@ -16,6 +16,7 @@
 // RUN: %coconet --verify=4 %s -- -DFP32 | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --verify=ir:4 %s -- -DGRID_STRIDE | %FileCheck --check-prefix=IR_SGD %s
 // RUN: %coconet --verify=4 %s -- -DGRID_STRIDE | %FileCheck --check-prefix=EXEC_SGD %s
+// RUN: %coconet --verify=4 %s -- -DGRID_STRIDE -DTEMPLATE_SGD | %FileCheck --check-prefix=EXEC_SGD %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %expect 1 %coconet --check %s -- -DSTRIDE 2>&1 | %FileCheck --check-prefix=STRIDE %s
@@ -86,6 +87,16 @@ void adamw_step(param_t *params, float *master, float *grads, float *m, float *v
 }
 
 #ifdef GRID_STRIDE
+#ifdef TEMPLATE_SGD
+// A template whose read-only buffer is not const (g): the element function takes it as
+// its template parameter's type, named through the generated namespace.
+template <typename T>
+__global__ void sgd_multi(T *w, T *g, const T *scale, const T *bias, float lr, int n) {
+  T *wl = w + blockIdx.y * n;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    wl[i] -= lr * scale[blockIdx.y] * (g[(size_t)blockIdx.y * n + i] + bias[i]);
+}
+#else
 __global__ void sgd_multi(float *w, const float *g, const float *scale, const float *bias, float lr, int n) {
   float *wl = w + blockIdx.y * n;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
@@ -95,6 +106,7 @@ __global__ void sgd_multi(float *w, const float *g, const float *scale, const fl
     wl[i] -= lr * scale[blockIdx.y] * (g[(size_t)blockIdx.y * n + i] + bias[i]);
 #endif
 }
+#endif
 
 void sgd_step(float *w, float *g, const float *scale, const float *bias, float lr, int n, int layers,
               ncclComm_t comm, cudaStream_t s) {

@@ -107,14 +107,37 @@ void text_function(Buf *b, const char *name, const IrOp *op, const TextArg *args
   buf_puts(b, "\n");
 }
 
+// Is type `elem` ("Tg", "const Tg") a template parameter the scope declares
+// (`typedef float Tg;`)? Outside the namespace that declares it, it is named
+// through that namespace.
+static bool scope_type(const IrText *t, const char *elem) {
+  if (!t->scope) return false;
+  if (strncmp(elem, "const ", 6) == 0) elem += 6;
+  size_t n = strlen(elem);
+  for (const char *l = t->scope; *l;) {
+    size_t len = strcspn(l, "\n");
+    if (strncmp(l, "typedef ", 8) == 0 && len > n + 1 && l[len - 1] == ';' && strncmp(l + len - 1 - n, elem, n) == 0 &&
+        l[len - 2 - n] == ' ')
+      return true;
+    l += len + (l[len] == '\n');
+  }
+  return false;
+}
+
 void text_call(Buf *b, const char *name, const IrOp *op, const TextArg *args, const char *unit, bool beside) {
   const IrText *t = op->pw.text;
   buf_printf(b, "%s%s%s%s(", unit, beside ? "" : t->ns_prefix, name, t->scope ? "::element" : "");
   for (int i = 0; i < t->nparams; i++) {
     const IrTextParam *tp = &t->params[i];
     if (i) buf_puts(b, ", ");
-    if (args[i].cast) buf_printf(b, "const_cast<%s *>(%s)", tp->elem, args[i].name);
-    else buf_puts(b, args[i].name);
+    if (args[i].cast && scope_type(t, tp->elem)) {
+      const char *e = strncmp(tp->elem, "const ", 6) == 0 ? tp->elem + 6 : tp->elem;
+      buf_printf(b, "const_cast<%s%s::%s *>(%s)", beside ? "" : t->ns_prefix, name, e, args[i].name);
+    } else if (args[i].cast) {
+      buf_printf(b, "const_cast<%s *>(%s)", tp->elem, args[i].name);
+    } else {
+      buf_puts(b, args[i].name);
+    }
   }
   buf_puts(b, ");\n");
 }
