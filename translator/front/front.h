@@ -249,10 +249,15 @@ void stmt_free(Stmt *s);
 void launch_free(Launch *l);
 
 // wrapper.c: an opaque statement that is exactly a call of a host function of
-// this file (a template's instance too) whose body is initialized locals and
-// one launch, or one call of another such function, becomes that launch, its
-// texts in the caller's terms (Launch.wrapper names the function).
+// the user's (in this file or a header; a template's instance too) whose body
+// is initialized locals and one launch or collective, or one call of another
+// such function, becomes that launch, its texts in the caller's terms
+// (Launch.wrapper names the function).
 void wrapper_see_through(const Frontend *fe, Stmt *s);
+// Does expression e change nothing when evaluated: no assignment, and calls
+// only of min/max, the C library's math as its headers declare it (powf),
+// constructors and helpers returning such an expression? (wrapper.c)
+bool wrapper_pure(CXCursor e);
 
 //
 // instantiate.c

@@ -116,6 +116,8 @@ static enum CXChildVisitResult find_impure_call(CXCursor c, CXCursor parent, CXC
 // overloads), the C library's math (powf: a bias correction), constructors
 // (dim3), helpers returning a pure expression?
 // (Assignments and ++ are the text's to say: source_assigns.)
+bool wrapper_pure(CXCursor e) { return !assigns(e) && pure(e, 0); }
+
 static bool pure(CXCursor e, int depth) {
   int d = depth;
   if (clang_getCursorKind(e) == CXCursor_CallExpr) {

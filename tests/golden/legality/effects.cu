@@ -118,3 +118,32 @@ void step_unread(float *w, float *g, float lr, int n, ncclComm_t comm, cudaStrea
 }
 #endif
 // UNREAD: verify unread: ok
+
+// A call of the C library's math as its headers declare it (a bias correction,
+// `1.0f - powf(beta1, t)`) changes nothing: it is not a side effect beside
+// `beta1`. A function of the user's named like one is (USER_POW).
+// RUN: %coconet --verify=3 %s -- -DCASE_POWF | %FileCheck --check-prefix=POWF %s
+// RUN: %expect 1 %coconet --check %s -- -DCASE_POWF -DUSER_POW 2>&1 | %FileCheck --check-prefix=USER_POW %s
+#if defined(CASE_POWF)
+#include <cmath>
+#if defined(USER_POW)
+namespace u {
+inline float powf(float &b, int e) { return b *= (float)e; }
+}
+using u::powf;
+#endif
+__global__ void adam_bias(float *w, const float *g, float lr, float b1c, float beta1, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) w[i] -= lr * g[i] / b1c * beta1;
+}
+
+void step_powf(float *w, float *g, float lr, float beta1, int t, int n, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(powf) split reorder replicated(w)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    adam_bias<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr, 1.0f - powf(beta1, t), beta1, n);
+  }
+}
+#endif
+// POWF: verify powf: ok
+// USER_POW: error: region 'powf': '1.0f - powf(beta1, t)' changes 'beta1', and this argument, in the same call, reads it in an order C++ leaves unspecified
