@@ -1,8 +1,8 @@
 // Style: a GPT trainer as files (Inputs/trainer/): its multi-tensor AdamW in
 // optim/adamw.cuh (kernel template and launcher: the grid dim3(blocks, layers),
 // a pointer to each buffer's layer, lerp with fmaf, bf16 stochastic rounding keyed
-// by threadIdx.x, blockIdx.x and blockIdx.y, bias corrections with powf in the
-// launcher), its gradient AllReduce in comm/allreduce.cuh (a trait datatype, a
+// by threadIdx.x, blockIdx.x and blockIdx.y, bias corrections with powf and an
+// error check after the launch in the launcher), its gradient AllReduce in comm/allreduce.cuh (a trait datatype, a
 // check macro), cudaCheck(cudaGetLastError()) after the update. The call site
 // has pragma lines only: the flat gradient is split, the update runs on this
 // rank's slice and the optimizer state is sharded (ZeRO-1); fp32 too (FP32).

@@ -397,6 +397,30 @@ static void see_collective(const Wrapper *w, CXCursor st, Stmt *s, const char **
   free(elem);
 }
 
+// `cudaCheck(cudaGetLastError());` (any one checking function or macro around
+// the query, or none; cudaPeekAtLastError too) after a launch: it reads no
+// buffer and names nothing of the function's.
+static bool error_check(const Frontend *fe, CXCursor st) {
+  char *t = fe_cursor_text(fe, st), *u = text_without(t, TEXT_BLANKS);
+  free(t);
+  size_t n = strlen(u);
+  while (n && u[n - 1] == ';') u[--n] = '\0';
+  static const char *const queries[] = {"cudaGetLastError()", "cudaPeekAtLastError()"};
+  bool yes = false;
+  for (int q = 0; q < 2 && !yes; q++) {
+    const char *at = strstr(u, queries[q]);
+    size_t k = strlen(queries[q]);
+    if (!at) continue;
+    size_t pre = (size_t)(at - u), post = n - pre - k;
+    // QUERY, or NAME(QUERY) with NAME an identifier (or a member chain of one: ns::check).
+    bool name = pre > 1 && u[pre - 1] == '(' && post == 1 && u[n - 1] == ')';
+    for (size_t i = 0; name && i + 1 < pre; i++) name = text_ident_char(u[i]) || u[i] == ':';
+    yes = (pre == 0 && post == 0) || name;
+  }
+  free(u);
+  return yes;
+}
+
 // The front end to read fn's body with: the translated file's, or, for a
 // function in a header, a view of the same parse whose file and bytes are the
 // header's (*view holds it).
@@ -469,7 +493,9 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   for (int i = 0; i < stmts.n && i < FE_KIDS && !sn->why; i++) {
     CXCursor st = stmts.v[i];
     CXCursor inner = host_function(root, st);
-    if (last && !sn->nccl) {
+    if (last && !sn->nccl && error_check(ffe, st)) {
+      continue;  // the generated code checks what it launches
+    } else if (last && !sn->nccl) {
       sn->why = "its body has a statement after the launch";
     } else if (sn->nccl && clang_getCursorKind(st) == CXCursor_DeclStmt) {
       sn->why = "its body has a statement after the collective";

@@ -55,4 +55,5 @@ void adamw_update(Tp *params, float *master, const float *grads, float *m, float
   const float b2c = 1.0f - powf(beta2, t);
   adamw_kernel<Tp><<<dim3(num_blocks, num_slices), block_size, 0, stream>>>(params, master, grads, m, v, n, lr,
                                                                           beta1, beta2, b1c, b2c, eps, wd, seed);
+  cudaCheck(cudaGetLastError());
 }
