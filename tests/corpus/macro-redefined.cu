@@ -11,6 +11,8 @@
 // RUN: %expect 1 %coconet --check %s -- -DTEMPLATE 2>&1 | %FileCheck --check-prefix=TEMPLATE %s
 // RUN: %expect 1 %coconet --check %s -- -DEXPR 2>&1 | %FileCheck --check-prefix=EXPR %s
 // RUN: %expect 1 %coconet --check %s -- -DUSER_FABSF 2>&1 | %FileCheck --check-prefix=USER_FABSF %s
+// The launcher does not pass `st` to its launch: only its call named it.
+// RUN: %coconet %s | %FileCheck --check-prefix=UNUSED %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -64,3 +66,4 @@ void step(float *x, int *st, int n, ncclComm_t comm, cudaStream_t s) {
 // TEMPLATE: error: kernel template 'k' uses 'INNER', which a file of yours #undefs or #defines again: coconet reads a template's instance in a copy of its text at the end of the file
 // EXPR: note: the call of 'launch_k' ({{.*}}macro-redefined.cu:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: a text of its launch reads a variable that is not the function's parameter or local, a name of its namespace or class, a macro
 // USER_FABSF: note: the call of 'launch_k' ({{.*}}macro-redefined.cu:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: a text of its launch reads a variable that is not the function's parameter or local, a name of its namespace or class, a macro, or a local whose initializer has side effects
+// UNUSED: (void)st;

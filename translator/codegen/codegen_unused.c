@@ -9,7 +9,8 @@
 // (void)&NAME for a local that is not const (nvcc warns that a variable is
 // "set but never used" through a (void) cast of its value). So does a kernel
 // of internal linkage only the replaced launches called, and a static host
-// function a replaced launch was seen through (wrapper.c).
+// function a replaced launch was seen through (wrapper.c), and a variable only
+// such a function's call named.
 #include "codegen_impl.h"
 
 #include <stdlib.h>
@@ -113,6 +114,16 @@ int unused_config(const Frontend *fe, const Region *fr, const SrcRange *replaced
     // A launch seen through a wrapper: its configuration is the wrapper's, not the region's.
     if (s->launch->wrapper) {
       n = add_name(names, n, max, unused_function(fe, clang_getCursorReferenced(s->cursor), replaced, nreplaced));
+      // The call's own arguments: the function may not pass one to the launch (`int *st` unnamed).
+      CXCursor call = s->cursor;
+      while (clang_getCursorKind(call) == CXCursor_UnexposedExpr && fe_kids(call).n == 1) call = fe_kids(call).v[0];
+      for (int i = 0; clang_getCursorKind(call) == CXCursor_CallExpr && i < clang_Cursor_getNumArguments(call); i++) {
+        SrcRange r = fe_range(fe, clang_getCursorExtent(clang_Cursor_getArgument(call, (unsigned)i)));
+        if (!r.begin.file || r.end.offset <= r.begin.offset) continue;
+        Piece arg = {fe_text(fe, r), r, false};
+        n = add_name(names, n, max, unused_after(fe, &arg, replaced, nreplaced));
+        free(arg.text);
+      }
       continue;
     }
     const KernelDef *def = s->launch->def;
