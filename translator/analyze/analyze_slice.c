@@ -60,8 +60,7 @@ const char *az_slices_of(IrRegion *ir, const Launch *l) {
   return y;
 }
 
-// The loop's count as a size, and as a value (the count parameter's).
-static IrSize *count_size(Az *az) { return ir_size_parse(az->ir, az_launch_arg(az, az->count)); }
+// The loop's count as a value (the count parameter's).
 
 static IrExpr *count_value(Az *az) {
   char *name = fe_spelling(az->count);
@@ -88,7 +87,7 @@ IrExpr *az_slice_number(Az *az, CXCursor at) {
   return ir_expr_binary(az->ir, IR_DIV, ir_expr_cast(az->ir, IR_I64, ir_expr_index(az->ir)), count_value(az));
 }
 
-IrSize *az_slice_count(Az *az) { return count_size(az); }
+IrSize *az_slice_count(Az *az) { return ir_size_parse(az->ir, az_launch_arg(az, az->count)); }
 
 // Is S the loop's count: its parameter, or one the launch passes the same text?
 // (Else the reason, at `at`.)
@@ -158,11 +157,13 @@ bool az_slice_decl(Az *az, CXCursor v) {
   }
   // T *p = buf + OFFSET (either order).
   if (!az_is_binary(az, az_uncast(e), "+", &a, &b)) return false;
-  if (!(az_buffer(az, a, &buffer, &element) && !element && offset_of(az, b, &stride)) &&
-      !(az_buffer(az, b, &buffer, &element) && !element && offset_of(az, a, &stride)))
-    return false;
-  CXCursor base = az_referenced(az_strip(az_buffer(az, a, &buffer, &element) ? a : b));
-  Binding *from = az_find_local(az, base);
+  CXCursor base = a, off = b;
+  if (!offset_of(az, off, &stride)) {
+    base = b;
+    off = a;
+  }
+  if (!offset_of(az, off, &stride) || !az_buffer(az, base, &buffer, &element) || element) return false;
+  Binding *from = az_find_local(az, az_referenced(az_strip(base)));
   if (from && from->slice) return false;  // a slice of a slice
   az_bind_pointer(az, v, buffer, false);
   Binding *bound = az_find_local(az, v);
