@@ -88,11 +88,14 @@ TEST_BUDGET_S ?= 1800
 SANITIZE_RUNS := $(SANITIZE_TARGETS:%=sanitize-%)
 test_by_cost   = $(shell printf '%s\n' $(filter $(addprefix %:,$1),$(TEST_COST)) | sort -t: -k1,1rn | cut -d: -f2) \
                  $(filter-out $(foreach c,$(TEST_COST),$(lastword $(subst :, ,$c))),$1)
-# $(call run_levels,TARGETS,START): build, run TARGETS, summarize since START.
+# $(call run_levels,TARGETS,START): build, run TARGETS, summarize since START. The
+# levels share one memo of --verify's harness runs (COCONET_VERIFY_CACHE, emptied
+# here): the golden suite's plain and sanitizer runs write the same harnesses.
+VERIFY_CACHE := $(abspath $(PLAIN_BUILD))/verify-cache
 define run_levels
 @$(MAKE) --no-print-directory -j$(TEST_JOBS) -Otarget all $(if $(filter sanitize-%,$1),sanitize-build)
-@mkdir -p $(BUILD) $(ASAN_BUILD); rm -f $(RESULTS) $(ASAN_BUILD)/test-results.txt
-@tests/run-levels.py "$(MAKE)" $(TEST_JOBS) $(call test_by_cost,$1); \
+@mkdir -p $(BUILD) $(ASAN_BUILD); rm -rf $(RESULTS) $(ASAN_BUILD)/test-results.txt $(VERIFY_CACHE)
+@COCONET_VERIFY_CACHE=$(VERIFY_CACHE) tests/run-levels.py "$(MAKE)" $(TEST_JOBS) $(call test_by_cost,$1); \
   tests/summary.sh --started $2 --budget $(TEST_BUDGET_S) $(RESULTS) $(ASAN_BUILD)/test-results.txt
 endef
 

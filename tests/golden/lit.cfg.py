@@ -24,10 +24,11 @@ config.substitutions.append(("%root", root))
 
 # COCONET_VERIFY_MPIRUN carries LeakSanitizer's options for MPI programs to the
 # harnesses --verify runs (runtime/host/host.mk, TRANSLATOR_RUN_ENV);
-# COCONET_VERIFY_CC, the builder of those harnesses (golden.mk).
+# COCONET_VERIFY_CC, the builder of those harnesses (golden.mk); COCONET_VERIFY_CACHE,
+# the test run's memo of their runs (the Makefile's run_levels).
 for var in ("PATH", "CUDA_HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "ASAN_SYMBOLIZER_PATH",
             "OMPI_MCA_mpi_yield_when_idle", "HOME", "COCONET_VERIFY_MPIRUN",
-            "COCONET_VERIFY_CC"):
+            "COCONET_VERIFY_CC", "COCONET_VERIFY_CACHE"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 config.environment["PATH"] = llvm_bin + os.pathsep + os.environ.get("PATH", "")

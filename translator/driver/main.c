@@ -65,7 +65,8 @@ static const char USAGE[] =
     "TMPDIR, COCONET_COLOR=0|1; for --verify: COCONET_VERIFY_MPIRUN (default\n"
     "'mpirun --oversubscribe', with --allow-run-as-root as root), COCONET_VERIFY_CC\n"
     "(default: the coconet-cc next to coconet), COCONET_VERIFY_TIMEOUT (seconds a\n"
-    "run may take, default 300), COCONET_VERIFY_KEEP=1 (keep the harness in TMPDIR).\n"
+    "run may take, default 300), COCONET_VERIFY_KEEP=1 (keep the harness in TMPDIR),\n"
+    "COCONET_VERIFY_CACHE=DIR (a test run's memo: identical harnesses run once).\n"
     "Translated programs read COCONET_CHECK=clauses (check replicated, shard and\n"
     "scratch at run time).\n";
 

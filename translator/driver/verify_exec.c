@@ -229,14 +229,63 @@ static char *build_command(const Options *o, const Frontend *fe, const char *src
   return cmd;
 }
 
+static char *mpirun_command(void) {
+  const char *mpirun = getenv("COCONET_VERIFY_MPIRUN");
+  return mpirun ? strdup(mpirun) : xasprintf("mpirun --oversubscribe%s", geteuid() == 0 ? " --allow-run-as-root" : "");
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+// What the commands building and running the harness depend on besides its
+// bytes: the build command less the temporary directory, how mpirun is run, and
+// the COCONET_ variables of the environment (the host runtime reads some) but
+// those naming the test run's own files.
+static char *commands_key(const Options *o, const char *build, const char *dir, bool fused) {
+  static const char *const own[] = {"COCONET_VERIFY_CACHE=", "COCONET_CACHE=", "COCONET_TEST_RESULTS=",
+                                    "COCONET_COLOR="};
+  extern char **environ;
+  char *key = NULL;
+  size_t len = 0;
+  FILE *k = open_memstream(&key, &len);
+  if (!k) COCONET_BUG("out of memory");
+  size_t dl = strlen(dir);
+  for (const char *p = build; *p;) {
+    if (!strncmp(p, dir, dl)) {
+      fputs("<tmp>", k);
+      p += dl;
+    } else {
+      fputc(*p++, k);
+    }
+  }
+  char *mpirun = mpirun_command();
+  const char *timeout = getenv("COCONET_VERIFY_TIMEOUT");
+  fprintf(k, "\n%s\n%s\n%d %d\n", mpirun, timeout ? timeout : "", o->verify_exec, fused);
+  free(mpirun);
+  int n = 0;
+  for (char **e = environ; *e; e++) n++;
+  char **vars = calloc((size_t)n + 1, sizeof *vars);
+  if (!vars) COCONET_BUG("out of memory");
+  int m = 0;
+  for (char **e = environ; *e; e++) {
+    bool skip = strncmp(*e, "COCONET_", 8) != 0;
+    for (size_t i = 0; i < sizeof own / sizeof *own && !skip; i++) skip = !strncmp(*e, own[i], strlen(own[i]));
+    if (!skip) vars[m++] = *e;
+  }
+  qsort(vars, (size_t)m, sizeof *vars, by_name);
+  for (int i = 0; i < m; i++) fprintf(k, "%s\n", vars[i]);
+  free(vars);
+  fclose(k);
+  return key;
+}
+
 // Run the harness for 1..N ranks; *ran gets the largest count that ran. With
 // fused kernels (which the harness's symmetric buffers let run), N ranks run
 // once more in LSA domains of one rank, on the NCCL path; their mismatches
 // count, their ULP figures are not reported. 0, or 1 after a failure (reported).
-static int run_harness(const Options *o, const char *exe, Verified *vs, int nv, char **reports, int *ran, bool fused) {
-  const char *mpirun = getenv("COCONET_VERIFY_MPIRUN");
+static int run_harness(const Options *o, const char *exe, Verified *vs, int nv, char **reports, int *ran, bool fused,
+                       VerifyCache *vc) {
   const char *timeout = getenv("COCONET_VERIFY_TIMEOUT") ? getenv("COCONET_VERIFY_TIMEOUT") : "300";
-  char *def = xasprintf("mpirun --oversubscribe%s", geteuid() == 0 ? " --allow-run-as-root" : "");
+  char *mpirun = mpirun_command();
   int status = 0;
   *ran = 0;
   int last = o->verify_exec + (fused && o->verify_exec > 1);
@@ -244,9 +293,9 @@ static int run_harness(const Options *o, const char *exe, Verified *vs, int nv, 
     bool nccl_path = pass > o->verify_exec;
     int np = nccl_path ? o->verify_exec : pass;
     char *cmd = xasprintf("%stimeout %s %s -np %d '%s'", nccl_path ? "COCONET_HOST_LSA_SIZE=1 " : "", timeout,
-                          mpirun ? mpirun : def, np, exe);
+                          mpirun, np, exe);
     char *out = NULL;
-    int rc = run(cmd, &out);
+    int rc = vcache_run(vc, cmd, &out, run);
     free(cmd);
     if (nccl_path) {
       free(reports[0]);
@@ -280,7 +329,7 @@ static int run_harness(const Options *o, const char *exe, Verified *vs, int nv, 
     }
     if (any) status = 1;
   }
-  free(def);
+  free(mpirun);
   return status;
 }
 
@@ -331,15 +380,18 @@ int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const
   char *reports[65] = {0};
   int ran = 0;
   if (n > 0) {
-    char *cmd = build_command(o, fe, src, exe), *out = NULL;
-    if (run(cmd, &out) != 0) {
+    char *cmd = build_command(o, fe, src, exe), *out = NULL, *key = commands_key(o, cmd, dir, fused);
+    VerifyCache *vc = vcache_open(src, key);
+    if (vcache_run(vc, cmd, &out, run) != 0) {
       fprintf(stderr, "coconet: error: --verify: the harness does not build (%s); the compiler said:\n", src);
       compiler_errors(out, 12);
       status = 1;
-    } else if (run_harness(o, exe, vs, nv, reports, &ran, fused)) {
+    } else if (run_harness(o, exe, vs, nv, reports, &ran, fused, vc)) {
       status = 1;
     }
+    vcache_close(vc);
     free(out);
+    free(key);
     free(cmd);
   }
   for (int k = 0; k < nv; k++)

@@ -3,6 +3,7 @@
 //                     --target=host, run under mpirun for 1..N ranks, its report
 //                     read back and summed up
 //   verify_harness.c  one region's harness function
+//   verify_cache.c    COCONET_VERIFY_CACHE: a test run's memo of harness builds and runs
 #ifndef COCONET_VERIFY_IMPL_H
 #define COCONET_VERIFY_IMPL_H
 
@@ -29,5 +30,14 @@ typedef struct Verified {   // one region of the harness
 // (reported) when the region cannot be run.
 int harness_write_region(FILE *f, const Frontend *fe, const Region *fr, const IrRegion *r, const Edit *lowered,
                          const char *scheduled, const Verified *v);
+
+// COCONET_VERIFY_CACHE=DIR: the commands that build and run the harness file
+// HARNESS are answered from DIR when another process ran them (waiting while it
+// runs), else run and recorded. COMMANDS: their text, less temporary paths.
+// NULL where the variable is not set or DIR cannot be used: vcache_run runs.
+typedef struct VerifyCache VerifyCache;
+VerifyCache *vcache_open(const char *harness, const char *commands);
+int vcache_run(VerifyCache *c, const char *cmd, char **out, int (*run)(const char *cmd, char **out));
+void vcache_close(VerifyCache *c);
 
 #endif
