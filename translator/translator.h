@@ -31,6 +31,8 @@
 //   wrapper.c       a launch or an NCCL collective inside small host functions
 //                   (templates too, any depth, in headers too), seen through (wrapper_impl.h maps
 //                   it and wrapper_text.c, their texts in the caller's terms)
+//   macro.c         a macro's definition read from its tokens: pure function-like
+//                   macros (CEIL_DIV), the ceiling-division form of a grid macro
 //   instantiate.c   kernel templates: an instance parse with a copy of each
 //                   launched template as a plain function of its arguments
 //   places.c        where generated text goes: above the declaration that holds
@@ -84,7 +86,8 @@
 //   main.c          options, exit codes, the stages run in order
 //   verify_exec.c   --verify: the region as written and as scheduled, run on
 //                   the host backend by a generated harness, compared (driver.h;
-//                   verify_impl.h maps it and verify_harness.c, the harness's text)
+//                   verify_impl.h maps it, verify_harness.c, the harness's text, and
+//                   verify_cache.c, COCONET_VERIFY_CACHE: a test run's memo of harness runs)
 //
 // cc/         coconet-cc, the nvcc drop-in: runs coconet, then nvcc or the host
 //             compiler (a program of its own, without libclang)

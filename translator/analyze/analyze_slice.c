@@ -89,16 +89,34 @@ IrExpr *az_slice_number(Az *az, CXCursor at) {
 
 IrSize *az_slice_count(Az *az) { return ir_size_parse(az->ir, az_launch_arg(az, az->count)); }
 
-// Is S the loop's count: its parameter, or one the launch passes the same text?
-// (Else the reason, at `at`.)
+// A launch argument's text without blanks, and without a conversion to a 64-bit
+// integer type around all of it (a seen-through launcher's `ptrdiff_t stride` given
+// a `size_t n` reads `(long)n`: the same count). Malloc'd.
+static char *value_text(const char *t) {
+  static const char *const wide[] = {"(long)", "(unsignedlong)", "(longlong)", "(unsignedlonglong)"};
+  char *v = text_unwrap(text_without(t, TEXT_BLANKS));
+  for (size_t i = 0; i < sizeof wide / sizeof *wide; i++) {
+    size_t k = strlen(wide[i]);
+    if (strncmp(v, wide[i], k) == 0 && v[k]) {
+      memmove(v, v + k, strlen(v + k) + 1);
+      text_unwrap(v);
+      break;
+    }
+  }
+  return v;
+}
+
+// Is S the loop's count: its parameter, or one the launch passes the same text,
+// of a type that holds every count's value? (Else the reason, at `at`.)
 static bool stride_is_count(Az *az, CXCursor s, CXCursor at) {
   if (!count_known(az, at)) return false;
   CXCursor d = az_referenced(az_uncast(s));
   if (same(d, az->count)) return true;
   const char *mine = kind(d) == CXCursor_ParmDecl && !az_is_pointer(d) ? az_launch_arg(az, d) : NULL;
   const char *count = az_launch_arg(az, az->count);
-  char *a = mine ? text_without(mine, TEXT_BLANKS) : NULL, *b = count ? text_without(count, TEXT_BLANKS) : NULL;
-  bool eq = a && b && strcmp(a, b) == 0;
+  char *a = mine ? value_text(mine) : NULL, *b = count ? value_text(count) : NULL;
+  bool eq = a && b && strcmp(a, b) == 0 &&
+            clang_Type_getSizeOf(clang_getCursorType(d)) >= clang_Type_getSizeOf(clang_getCursorType(az->count));
   free(a);
   free(b);
   if (eq) return true;

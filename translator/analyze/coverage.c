@@ -141,17 +141,37 @@ static bool between(const Frontend *fe, CXCursor lhs, CXCursor rhs, SrcRange *r)
   return true;
 }
 
+// The bytes between two operands spelled in one macro's body, in whatever file
+// defines it (CEIL_DIV's `(M) + (N)` in a common header), or NULL.
+static char *spelled_between(const Frontend *fe, CXCursor lhs, CXCursor rhs) {
+  CXSourceLocation from = clang_getRangeEnd(clang_getCursorExtent(lhs)),
+                   to = clang_getRangeStart(clang_getCursorExtent(rhs));
+  CXFile fa, fb, ea;
+  unsigned a, b, x;
+  clang_getSpellingLocation(from, &fa, NULL, NULL, &a);
+  clang_getSpellingLocation(to, &fb, NULL, NULL, &b);
+  clang_getFileLocation(from, &ea, NULL, NULL, &x);
+  if (!fa || !fb || !ea || !clang_File_isEqual(fa, fb) || b <= a || (clang_File_isEqual(fa, ea) && a == x))
+    return NULL;
+  size_t len = 0;
+  const char *bytes = fe_file_bytes(fe, fa, &len);
+  char *t = bytes && b <= len ? strndup(bytes + a, b - a) : NULL;
+  return t;
+}
+
 // The operator of a binary expression: the text between its operands.
 static SymKind binary_kind(const Frontend *fe, CXCursor lhs, CXCursor rhs, bool *ok) {
   SrcRange r;
   *ok = false;
+  char *t = spelled_between(fe, lhs, rhs);
   bool here = fe_in_main_file(fe, clang_getCursorLocation(lhs)) && fe_in_main_file(fe, clang_getCursorLocation(rhs));
-  if (here && !between(fe, lhs, rhs, &r)) return S_ADD;
+  if (!t && here && !between(fe, lhs, rhs, &r)) return S_ADD;
   // Written in a header: its bytes there.
-  char *t = here ? fe_text(fe, r)
-                 : fe_between(fe, clang_getRangeEnd(clang_getCursorExtent(lhs)),
-                              clang_getRangeStart(clang_getCursorExtent(rhs))),
-       *p = t;
+  if (!t)
+    t = here ? fe_text(fe, r)
+             : fe_between(fe, clang_getRangeEnd(clang_getCursorExtent(lhs)),
+                          clang_getRangeStart(clang_getCursorExtent(rhs)));
+  char *p = t;
   while (*p == ' ' || *p == '\t' || *p == '\n' || *p == ')') p++;
   char *e = p + strlen(p);
   while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '(')) e--;
@@ -209,9 +229,9 @@ static enum CXChildVisitResult find_assignment(CXCursor c, CXCursor parent, CXCl
       refers_to(ks.v[0], a->decl)) {
     char *op = fe_between(a->fe, clang_getRangeEnd(clang_getCursorExtent(ks.v[0])),
                           clang_getRangeStart(clang_getCursorExtent(ks.v[1])));
-    if (!*op) {
+    if (!*op) {  // written in a macro's body: an assignment, unless the macro is pure
       free(op);
-      op = strdup("=");
+      op = strdup(fe_in_pure_macro(c) ? "" : "=");
     }
     char *eq = strchr(op, '=');
     if (eq && !(eq[1] == '=' || (eq > op && (eq[-1] == '=' || eq[-1] == '!' || eq[-1] == '<' || eq[-1] == '>'))))
@@ -388,6 +408,31 @@ static Sym *sym_member(Cov *cv, CXCursor c) {
   return sym_var(cv, c);
 }
 
+// A ceiling division written with a macro (CEIL_DIV(n, B)): the body's operators
+// cannot be read where libclang places them, so the definition says which they
+// are (front: fe_macro_ceil_div) and c must be the whole expansion, shaped so.
+static Sym *macro_ceil_div(Cov *cv, CXCursor c) {
+  const Frontend *fe = fe_of(cv, c);
+  CXSourceRange r = fe_file_extent(c);
+  if (clang_Range_isNull(r)) return NULL;
+  CXCursor m = clang_getCursor(fe->tu, clang_getRangeStart(r));
+  if (kind_of(m) != CXCursor_MacroExpansion || !fe_macro_ceil_div(fe->tu, clang_getCursorReferenced(m)) ||
+      !clang_equalRanges(r, fe_file_extent(m)))
+    return NULL;
+  Kids div = kids_of(c);
+  if (kind_of(c) != CXCursor_BinaryOperator || div.n != 2) return NULL;
+  CXCursor sub = strip(div.v[0]);
+  Kids ks = kids_of(sub);
+  long long one = 0;
+  if (kind_of(sub) != CXCursor_BinaryOperator || ks.n != 2 || !eval_int(ks.v[1], &one) || one != 1) return NULL;
+  CXCursor add = strip(ks.v[0]);
+  Kids ka = kids_of(add);
+  if (kind_of(add) != CXCursor_BinaryOperator || ka.n != 2) return NULL;
+  return sym_bin(cv, S_DIV,
+                 sym_bin(cv, S_SUB, sym_bin(cv, S_ADD, sym_of(cv, ka.v[0]), sym_of(cv, ka.v[1])), sym_const(cv, 1)),
+                 sym_of(cv, div.v[1]));
+}
+
 static Sym *sym_of(Cov *cv, CXCursor c) {
   if (clang_Cursor_isNull(c) || cv->depth > 16) return NULL;
   cv->depth++;
@@ -405,6 +450,7 @@ static Sym *sym_of(Cov *cv, CXCursor c) {
       bool ok = false;
       SymKind k = ks.n == 2 ? binary_kind(fe_of(cv, ks.v[0]), ks.v[0], ks.v[1], &ok) : S_ADD;
       if (ok) s = sym_bin(cv, k, sym_of(cv, ks.v[0]), sym_of(cv, ks.v[1]));
+      else s = macro_ceil_div(cv, c);
       break;
     }
     case CXCursor_MemberRefExpr: s = sym_member(cv, c); break;
@@ -659,8 +705,8 @@ bool launch_covers(const Frontend *fe, const Stmt *s, const Frontend *kfe, CXCur
   }
   char *n = fe_cursor_text(kfe, bound);
   char *macro = ok || clang_Cursor_isNull(f.call) ? NULL : macro_in(fe, kids_of(f.call).v[1]);
-  char *hint = macro ? xasprintf("; the grid is written with macro '%s', whose body coconet does not read: write the "
-                                 "division out", macro)
+  char *hint = macro ? xasprintf("; the grid is written with macro '%s', and coconet reads a grid macro's body only "
+                                 "in the form ((M) + (N) - 1) / (N): write the division out, or define it so", macro)
                      : strdup("");
   if (!ok && asprintf(why,
                       "kernel '%s' computes only the elements that have a thread (its guard against '%s'), and "

@@ -158,6 +158,13 @@ void text_addn(Text *t, const char *s, size_t k) {
 
 void text_add(Text *t, const char *s) { text_addn(t, s, strlen(s)); }
 
+char *text_trim(char *s) {
+  size_t lead = strspn(s, TEXT_BLANKS), n = strlen(s + lead);
+  memmove(s, s + lead, n + 1);
+  while (n > 0 && strchr(TEXT_BLANKS, s[n - 1])) s[--n] = '\0';
+  return s;
+}
+
 char *text_unwrap(char *s) {
   size_t n = strlen(s);
   while (n >= 2 && s[0] == '(' && s[n - 1] == ')') {

@@ -29,6 +29,8 @@ int text_distance(const char *a, const char *b);
 // also for n == 0.
 void *xcalloc(size_t n, size_t size);
 
+// s without blanks (TEXT_BLANKS) at either end, in place; returns s.
+char *text_trim(char *s);
 // s without the parentheses around all of it ("((n*m))" -> "n*m"), in place; returns s.
 char *text_unwrap(char *s);
 

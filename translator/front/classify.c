@@ -332,9 +332,14 @@ static Launch *launch_of(const Frontend *fe, CXCursor call, const Toks *t, unsig
   for (int i = 0; i < nconf && i < 4; i++) *slots[i] = conf[i];
   free(conf);
   l->args = split_pieces(fe, t, close + 2, args_end, &l->nargs);
-  // An argument whose calls change nothing (1.0f - powf(beta1, t)) is pure for the order of evaluation.
+  // An argument whose calls change nothing (1.0f - powf(beta1, t)), and a grid whose macro is
+  // an expression of its arguments (CEIL_DIV(n, 256)), are pure for the order of evaluation.
   for (int i = 0; i < l->nargs && i < clang_Cursor_getNumArguments(call); i++)
     l->args[i].pure = wrapper_pure(clang_Cursor_getArgument(call, (unsigned)i));
+  FeKids kids = fe_kids(call);
+  CXCursor config = kids.n > 1 ? kids.v[1] : clang_getNullCursor();
+  for (int i = 0; i < nconf && i < 4 && !clang_Cursor_isNull(config) && i < clang_Cursor_getNumArguments(config); i++)
+    slots[i]->pure = wrapper_pure(clang_Cursor_getArgument(config, (unsigned)i));
   l->call = call;
   l->def = kernel_def(fe, call);
   if (l->def && !l->def->in_header) {

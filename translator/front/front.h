@@ -108,6 +108,10 @@ char *fe_text(const Frontend *fe, SrcRange r);  // malloc'd copy of the bytes
 char *fe_between(const Frontend *fe, CXSourceLocation from, CXSourceLocation to);
 // The text of a cursor, wherever it is (fe_between of its extent; malloc'd).
 char *fe_cursor_text(const Frontend *fe, CXCursor c);
+// A cursor's extent as file locations, for clang_tokenize: an expression that
+// starts in a macro's body has an extent whose start clang_tokenize reads where
+// the body is spelled (CEIL_DIV(n, 256) in the main file: from its #define on).
+CXSourceRange fe_file_extent(CXCursor c);
 // In the user's code: the main file or a header that is not a system header
 // (CUDA's, the C++ library's): where kernels and the helpers coconet reads
 // may be defined.
@@ -135,6 +139,33 @@ char *fe_spelling(CXCursor c);                    // malloc'd cursor spelling
 // spelling locations are expansion locations), so the operators written in
 // the body cannot be read; this names the macro for the message.
 char *fe_macro_in(const Frontend *fe, SrcRange r);
+
+// macro.c: a macro's definition, read from its tokens (the translation unit's).
+// fe_function_macro: a function-like macro whose body is an expression of its
+// parameters alone (`#define CEIL_DIV(M, N) (((M) + (N)-1) / (N))`: numbers,
+// operators, parameters, casts to builtin types, sizeof; no other name, no
+// assignment, ++ or --, no # or ##, not variadic), its tokens in m (fe_macro_free
+// them). fe_macro_param: the parameter a token of the body names, or -1.
+// fe_macro_pure: such a function-like macro, or an object-like one of the same
+// tokens but parameters (`#define BLK (2 * 64)`). fe_macro_ceil_div: a
+// function-like one of two parameters whose body is `((A) + (B) - 1) / (B)`, each
+// use of a parameter parenthesized.
+typedef struct FeMacro {
+  CXToken *toks;
+  unsigned n;
+  unsigned body;    // the index of the body's first token
+  unsigned params;  // parameter p is toks[2 + 2 * p]
+} FeMacro;
+bool fe_function_macro(CXTranslationUnit tu, CXCursor def, FeMacro *m);
+int fe_macro_param(CXTranslationUnit tu, const FeMacro *m, CXToken t);
+void fe_macro_free(CXTranslationUnit tu, FeMacro *m);
+bool fe_macro_pure(CXTranslationUnit tu, CXCursor def);
+bool fe_macro_ceil_div(CXTranslationUnit tu, CXCursor def);
+// Is expression c written inside the expansion of a pure macro (its operators
+// then are the body's, none an assignment)?
+bool fe_in_pure_macro(CXCursor c);
+bool fe_token_is(CXTranslationUnit tu, CXToken t, const char *text);
+char *fe_token_text(CXTranslationUnit tu, CXToken t);  // malloc'd
 
 // The children of a cursor: the first FE_KIDS of them in v, the last, and how many.
 enum { FE_KIDS = 8 };

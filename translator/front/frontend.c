@@ -604,6 +604,17 @@ char *fe_cursor_text(const Frontend *fe, CXCursor c) {
   return fe_between(fe, clang_getRangeStart(r), clang_getRangeEnd(r));
 }
 
+CXSourceRange fe_file_extent(CXCursor c) {
+  CXTranslationUnit tu = clang_Cursor_getTranslationUnit(c);
+  CXSourceRange r = clang_getCursorExtent(c);
+  CXFile fa, fb;
+  unsigned a, b;
+  clang_getFileLocation(clang_getRangeStart(r), &fa, NULL, NULL, &a);
+  clang_getFileLocation(clang_getRangeEnd(r), &fb, NULL, NULL, &b);
+  if (!fa || !fb || !clang_File_isEqual(fa, fb) || b < a) return clang_getNullRange();
+  return clang_getRange(clang_getLocationForOffset(tu, fa, a), clang_getLocationForOffset(tu, fa, b));
+}
+
 bool fe_in_user_code(const Frontend *fe, CXSourceLocation loc) {
   return fe_in_main_file(fe, loc) || !clang_Location_isInSystemHeader(loc);
 }

@@ -59,14 +59,23 @@ static bool pure(CXCursor e, int depth);
 static const Frontend *root_of(const Frontend *fe) { return fe->root ? fe->root : fe; }
 
 // Does expression e assign or increment (its tokens, wherever it is written)?
+// A macro it expands may, unless its body is pure (front: fe_macro_pure).
 static bool assigns(CXCursor e) {
   CXTranslationUnit tu = clang_Cursor_getTranslationUnit(e);
   CXToken *toks = NULL;
   unsigned n = 0;
-  clang_tokenize(tu, clang_getCursorExtent(e), &toks, &n);
+  CXSourceRange r = fe_file_extent(e);
+  if (clang_Range_isNull(r)) return true;  // not one file's text: it may
+  clang_tokenize(tu, r, &toks, &n);
   static const char *const ops[] = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"};
   bool yes = false;
   for (unsigned i = 0; i < n && !yes; i++) {
+    if (clang_getTokenKind(toks[i]) == CXToken_Identifier) {
+      CXCursor c = clang_getCursor(tu, clang_getTokenLocation(tu, toks[i]));
+      yes = clang_getCursorKind(c) == CXCursor_MacroExpansion &&
+            clang_equalLocations(clang_getCursorLocation(c), clang_getTokenLocation(tu, toks[i])) &&
+            !fe_macro_pure(tu, clang_getCursorReferenced(c));
+    }
     if (clang_getTokenKind(toks[i]) != CXToken_Punctuation) continue;
     CXString t = clang_getTokenSpelling(tu, toks[i]);
     for (size_t k = 0; k < sizeof ops / sizeof *ops && !yes; k++) yes = strcmp(clang_getCString(t), ops[k]) == 0;
@@ -135,9 +144,10 @@ static void substitute_piece(const Wrapper *w, Piece *p, const char **why) {
   if (!p->text) return;
   bool foreign = false;
   char *t = wrapper_substituted(root_of(w->fe), w, p->range, &foreign);
-  // What the names stand for was checked where they are declared (arguments, locals' initializers):
-  // a call in the text now is a pure local's (the caller's arguments have none).
-  if (source_has_effects(p->text) && !*why) *why = "a text of its launch has side effects (a call, ++, an assignment)";
+  // What the names stand for was checked where they are declared (arguments, locals' initializers);
+  // the text's own calls and macros must change nothing (classify: CEIL_DIV(n, block), powf(b, t)).
+  if (source_has_effects(p->text) && !p->pure && !*why)
+    *why = "a text of its launch has side effects (a call, ++, an assignment)";
   p->pure = !foreign;
   if (foreign && !*why)
     *why = "a text of its launch reads a variable that is not the function's parameter or local, a name of its "

@@ -97,15 +97,7 @@ static CXCursor name_at(CXCursor fn, CXSourceLocation tl) {
 // An object-like macro whose body names nothing (numbers and operators only).
 static bool constant_macro(const Frontend *fe, CXCursor expansion) {
   CXCursor def = clang_getCursorReferenced(expansion);
-  if (clang_getCursorKind(def) != CXCursor_MacroDefinition || clang_Cursor_isMacroFunctionLike(def)) return false;
-  CXToken *toks = NULL;
-  unsigned n = 0;
-  clang_tokenize(fe->tu, clang_getCursorExtent(def), &toks, &n);
-  bool constant = n > 1;
-  for (unsigned i = 1; i < n; i++)  // token 0 is the macro's name
-    constant &= clang_getTokenKind(toks[i]) != CXToken_Identifier && clang_getTokenKind(toks[i]) != CXToken_Keyword;
-  clang_disposeTokens(fe->tu, toks, n);
-  return constant;
+  return !clang_Cursor_isMacroFunctionLike(def) && fe_macro_pure(fe->tu, def);
 }
 
 // A constant macro's value as the text to move to the caller, where the macro
@@ -158,11 +150,50 @@ static char *macro_body(const Frontend *fe, CXCursor expansion) {
   return out;
 }
 
-static bool token_is(const Frontend *fe, const CXToken *t, const char *text) {
-  CXString sp = clang_getTokenSpelling(fe->tu, *t);
-  bool is = strcmp(clang_getCString(sp), text) == 0;
-  clang_disposeString(sp);
-  return is;
+// The expansion of the function-like macro invoked at toks[i] whose body is an
+// expression of its parameters (front: fe_function_macro), each parameter
+// replaced by its argument in the caller's terms, as the preprocessor does it;
+// *last gets the index of the invocation's closing parenthesis. NULL (nothing
+// read) when the macro is another kind or its call is not whole in toks[0..n).
+static char *function_macro(const Frontend *root, const Wrapper *w, const CXToken *toks, unsigned n, unsigned i,
+                            bool *foreign, unsigned *last) {
+  const Frontend *fe = w->fe;
+  FeMacro m;
+  CXCursor d = clang_getCursorReferenced(clang_getCursor(fe->tu, clang_getTokenLocation(fe->tu, toks[i])));
+  if (!fe_function_macro(fe->tu, d, &m)) return NULL;
+  bool ok = i + 1 < n && fe_token_is(fe->tu, toks[i + 1], "(");
+  // The arguments: the ranges between the call's parenthesis and commas at depth 1.
+  enum { MAX_ARGS = 8 };
+  SrcRange args[MAX_ARGS];
+  int nargs = 0, depth = 0;
+  unsigned j = i + 1;
+  for (; ok && j < n; j++) {
+    // As the preprocessor splits them: at commas outside parentheses (brackets do not count).
+    bool open = fe_token_is(fe->tu, toks[j], "("), shut = fe_token_is(fe->tu, toks[j], ")");
+    if ((shut && depth == 1) || (depth == 1 && fe_token_is(fe->tu, toks[j], ","))) {
+      if (nargs == MAX_ARGS) ok = false;
+      else args[nargs++].end = fe_loc(fe, clang_getTokenLocation(fe->tu, toks[j]));
+    }
+    if (shut && depth == 1) break;
+    if ((depth == 0 && open) || (depth == 1 && fe_token_is(fe->tu, toks[j], ",")))
+      args[nargs].begin = fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(fe->tu, toks[j])));
+    depth += open ? 1 : shut ? -1 : 0;
+  }
+  ok = ok && j < n && (unsigned)nargs == m.params;
+  Text out = {0};
+  for (unsigned k = m.body; k < m.n && ok; k++) {
+    int param = fe_macro_param(fe->tu, &m, m.toks[k]);
+    unsigned at, prev;
+    clang_getSpellingLocation(clang_getTokenLocation(fe->tu, m.toks[k]), NULL, NULL, NULL, &at);
+    clang_getSpellingLocation(clang_getRangeEnd(clang_getTokenExtent(fe->tu, m.toks[k - 1])), NULL, NULL, NULL, &prev);
+    text_add(&out, k > m.body && at > prev ? " " : "");  // spaced as the definition is
+    char *t = param >= 0 ? wrapper_substituted(root, w, args[param], foreign) : fe_token_text(fe->tu, m.toks[k]);
+    text_add(&out, text_trim(t));
+    free(t);
+  }
+  if (ok) *last = j;
+  fe_macro_free(fe->tu, &m);
+  return out.s;
 }
 
 // The text of a range of w's body with every parameter, local and template
@@ -187,10 +218,11 @@ char *wrapper_substituted(const Frontend *root, const Wrapper *w, SrcRange r, bo
     if (b > at) text_addn(&out, fe->src.buf + at, b - at);
     if (i == n) break;
     const Subst *s = NULL;
-    char *constant = NULL;  // a constant macro's body
+    char *constant = NULL;  // a constant macro's body, or a pure function-like macro's expansion
+    unsigned last = i;      // the expansion's last token
     // After `.`, `->` or `::`: a member or a qualified name, not one of the function's.
-    bool qualified = i > 0 && (token_is(fe, &toks[i - 1], ".") || token_is(fe, &toks[i - 1], "->") ||
-                               token_is(fe, &toks[i - 1], "::"));
+    bool qualified = i > 0 && (fe_token_is(fe->tu, toks[i - 1], ".") || fe_token_is(fe->tu, toks[i - 1], "->") ||
+                               fe_token_is(fe->tu, toks[i - 1], "::"));
     if (clang_getTokenKind(toks[i]) == CXToken_Identifier && !qualified) {
       CXSourceLocation tl = clang_getTokenLocation(fe->tu, toks[i]);
       CXCursor c = clang_getCursor(fe->tu, tl);
@@ -199,8 +231,10 @@ char *wrapper_substituted(const Frontend *root, const Wrapper *w, SrcRange r, bo
         c = name_at(w->fn, tl);
       } else if (clang_getCursorKind(c) == CXCursor_MacroExpansion && !constant_macro(fe, c)) {
         // A macro may stand for anything, a parameter included: not the caller's to read,
-        // unless it is a constant (`#define BLK 128`), whose value moves.
-        *foreign = true;
+        // unless it is a constant (`#define BLK 128`), whose value moves, or an expression
+        // of its parameters (CEIL_DIV(n, block)), which moves expanded.
+        constant = function_macro(root, w, toks, n, i, foreign, &last);
+        if (!constant) *foreign = true;
       } else if (clang_getCursorKind(c) == CXCursor_MacroExpansion) {
         constant = macro_body(fe, c);
         if (!constant) *foreign = true;
@@ -229,6 +263,8 @@ char *wrapper_substituted(const Frontend *root, const Wrapper *w, SrcRange r, bo
     if (constant) {
       text_add(&out, constant);
       free(constant);
+      i = last;
+      e = fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(fe->tu, toks[i]))).offset;
     } else if (yz) {
       text_add(&out, "1u");
     } else if (s) {

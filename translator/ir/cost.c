@@ -30,6 +30,7 @@
 //   flops: 70% of datasheet dense peaks: BF16/FP16 989 -> 700 TFLOP/s,
 //     TF32 494 -> 350 TFLOP/s (f32 GEMMs with tensor-op math), FP64 67 -> 47.
 //   size variables: 16 Mi elements for a count, 4096 for a factor (m, n, k).
+#include "common/text.h"
 #include "ir/ir.h"
 
 #include <errno.h>
@@ -250,13 +251,6 @@ static const struct {
     {"default_dim", 1, offsetof(IrCostModel, default_dim)},
 };
 
-static char *trim(char *s) {
-  while (*s == ' ' || *s == '\t') s++;
-  char *e = s + strlen(s);
-  while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) *--e = 0;
-  return s;
-}
-
 static int set_key(IrCostModel *m, const SrcLoc *loc, const char *key, double v) {
   if (strcmp(key, "nranks") == 0) {
     if (v < 1 || v != (int)v) {
@@ -287,7 +281,7 @@ static int set_key(IrCostModel *m, const SrcLoc *loc, const char *key, double v)
 static int parse_line(IrCostModel *m, const SrcLoc *loc, char *line) {
   char *hash = strchr(line, '#');
   if (hash) *hash = 0;
-  char *s = trim(line);
+  char *s = text_trim(line);
   if (!*s) return 0;
   char *eq = strchr(s, '=');
   if (!eq) {
@@ -295,7 +289,7 @@ static int parse_line(IrCostModel *m, const SrcLoc *loc, char *line) {
     return -1;
   }
   *eq = 0;
-  char *key = trim(s), *val = trim(eq + 1), *end;
+  char *key = text_trim(s), *val = text_trim(eq + 1), *end;
   errno = 0;
   double v = strtod(val, &end);
   if (!*val || *end || errno || !(v > 0)) {

@@ -146,4 +146,31 @@ void step_powf(float *w, float *g, float lr, float beta1, int t, int n, ncclComm
 }
 #endif
 // POWF: verify powf: ok
+
+// A macro in a launch argument (here from a header) is pure when its body is an
+// expression of its arguments; one that assigns an argument is a side effect
+// beside another argument reading it (IMPURE_MACRO).
+// RUN: %coconet --verify=3 %s -- -I%S/Inputs -DCASE_MACRO | %FileCheck --check-prefix=MACRO %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DCASE_MACRO -DIMPURE_MACRO 2>&1 | %FileCheck --check-prefix=IMPURE %s
+#if defined(CASE_MACRO)
+#include "effect-macros.h"
+__global__ void macro_bias(float *w, const float *g, float b1c, float beta1, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) w[i] -= g[i] / b1c * beta1;
+}
+
+void step_macro(float *w, float *g, float beta1, int t, int n, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(macro) split reorder replicated(w)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+#if defined(IMPURE_MACRO)
+    macro_bias<<<(n + 255) / 256, 256, 0, s>>>(w, g, DECAYED(beta1), beta1, n);
+#else
+    macro_bias<<<(n + 255) / 256, 256, 0, s>>>(w, g, CORRECTED(beta1, t), beta1, n);
+#endif
+  }
+}
+#endif
+// MACRO: verify macro: ok
+// IMPURE: error: region 'macro': 'DECAYED(beta1)' changes 'beta1', and this argument, in the same call, reads it in an order C++ leaves unspecified
 // USER_POW: error: region 'powf': '1.0f - powf(beta1, t)' changes 'beta1', and this argument, in the same call, reads it in an order C++ leaves unspecified

@@ -1,0 +1,46 @@
+// Style: a GPT-2 trainer as files (Inputs/gpt2/, after a public C/CUDA trainer):
+// cuda_common.h defines CEIL_DIV, the precision (floatX: bf16, or fp32 with
+// -DENABLE_FP32) and the check macros; adamw.cuh holds the multi-tensor AdamW
+// (strides as parameters of their own, lerp with fma) and its launcher, which
+// sizes the grid with CEIL_DIV and computes the bias corrections with powf;
+// scale.cuh a gradient scale launched with CEIL_DIV. The call site has pragma
+// lines only. The nearest refusal: a CEIL_DIV that is not ((M) + (N) - 1) / (N)
+// (ROUNDED_UP: it covers the elements too, but coconet reads only that form).
+// RUN: %coconet --verify=4 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=4 %s -- -I%S/Inputs -DENABLE_FP32 | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DROUNDED_UP 2>&1 | %FileCheck --check-prefix=ROUNDED %s
+#include "gpt2/adamw.cuh"
+#include "gpt2/scale.cuh"
+
+void gpt2_update(floatX *params, float *master, floatX *grads, float *m, float *v, size_t n, int layers,
+                 float lr, int step, float grad_scale, ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(zero1) split reorder scratch(grads) shard(m, v, master) replicated(params)
+  {
+    ncclCheck(ncclAllReduce(grads, grads, layers * n, ncclFloatX, ncclAvg, comm, stream));
+    adamw_update(params, master, grads, m, v, n, n, n, n, layers, lr, 0.9f, 0.95f, step, 1e-8f, 0.1f,
+                 grad_scale, stream);
+  }
+}
+
+void reduce_scaled(floatX *grads, size_t n, float factor, ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(scaled) split reorder
+  {
+    ncclCheck(ncclAllReduce(grads, grads, n, ncclFloatX, ncclSum, comm, stream));
+    scale_grads(grads, factor, n, stream);
+  }
+}
+
+void reduce_scaled_here(floatX *grads, size_t n, float factor, ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(here) split reorder
+  {
+    ncclCheck(ncclAllReduce(grads, grads, n, ncclFloatX, ncclSum, comm, stream));
+    scale_kernel<<<CEIL_DIV(n, 128), 128, 0, stream>>>(grads, factor, n);
+  }
+}
+
+// EXEC: verify zero1: ok
+// EXEC: verify scaled: ok
+// EXEC: verify here: ok
+// CODE: adamw_kernel3
+// ROUNDED: error: kernel 'adamw_kernel3' computes only the elements that have a thread
