@@ -1,7 +1,9 @@
 // Style: a GPT-2 trainer as files (Inputs/gpt2/, after a public C/CUDA trainer):
 // cuda_common.h defines CEIL_DIV, the precision (floatX: bf16, or fp32 with
 // -DENABLE_FP32) and the check macros; adamw.cuh holds the multi-tensor AdamW
-// (strides as parameters of their own, lerp with fma) and its launcher, which
+// (strides as parameters of their own, lerp with fma, optional fp32 master
+// weights tested against NULL: the schedule runs when the caller's pointer is not
+// null, the region as written when it is) and its launcher, which
 // sizes the grid with CEIL_DIV and computes the bias corrections with powf;
 // scale.cuh a gradient scale launched with CEIL_DIV. The call site has pragma
 // lines only. The nearest refusal: a CEIL_DIV that is not ((M) + (N) - 1) / (N)
@@ -39,8 +41,10 @@ void reduce_scaled_here(floatX *grads, size_t n, float factor, ncclComm_t comm, 
   }
 }
 
+// EXEC: verify zero1: run with master != nullptr
 // EXEC: verify zero1: ok
 // EXEC: verify scaled: ok
 // EXEC: verify here: ok
 // CODE: adamw_kernel3
+// CODE: if (master != nullptr) {
 // ROUNDED: error: kernel 'adamw_kernel3' computes only the elements that have a thread

@@ -395,16 +395,17 @@ static IrExpr *null_test_value(Az *az, CXCursor c, CXCursor buffer, int sign) {
   IrExpr *e = NULL;
   if (arg && null_text(arg)) {
     e = ir_expr_int(az->ir, sign < 0, IR_I32);
-  } else if (arg && az_simple_name(arg) && !az->launch->wrapper) {
-    // A variable: the schedule is for a non-null pointer; the region runs as
-    // written when it is null (ir_region_assume, codegen.c).
+  } else if (arg && az_simple_name(arg)) {
+    // A variable (the caller's, through a launcher seen through: its parameters are
+    // never assigned there): the schedule is for a non-null pointer; the region runs
+    // as written when it is null (ir_region_assume, codegen.c).
     e = ir_expr_int(az->ir, sign > 0, IR_I32);
     ir_region_assume(az->ir, arg, az->launch->kernel, fe_loc(az->fe, clang_getCursorLocation(c)));
   } else
     az_fail(az, c, "kernel '%s' tests '%s' against NULL, and the launch passes '%s', which coconet cannot tell is "
                 "NULL or not; it handles a pointer the launch passes as NULL or nullptr (the test is then false and "
-                "what it guards is left out), or as a variable in a launch written in the region (the schedule then "
-                "runs when it is not null, the region as written when it is)",
+                "what it guards is left out), or as a variable (the schedule then runs when it is not null, the region "
+                "as written when it is)",
             az->launch->kernel, name, arg ? arg : "?");
   free(name);
   return e;

@@ -1,5 +1,6 @@
 // adamw.cuh: the multi-tensor AdamW, kernel and launcher (tests/corpus/ceil-div-launchers.cu).
-// Strides are parameters of their own, as the count is; the launcher sizes the grid
+// Strides are parameters of their own, as the count is; fp32 master weights are
+// optional (NULL: the parameters are their own master); the launcher sizes the grid
 // with CEIL_DIV and computes the bias corrections.
 #pragma once
 #include "cuda_common.h"
@@ -28,9 +29,9 @@ __global__ void adamw_kernel3(Tp *params_memory, float *master_params_memory, Tg
   v[idx] = vi;
   mi /= beta1_correction;
   vi /= beta2_correction;
-  float old_param = master[idx];
+  float old_param = master_params_memory != NULL ? master[idx] : (float)params[idx];
   float param = old_param - (learning_rate * (mi / (sqrtf(vi) + eps) + weight_decay * old_param));
-  master[idx] = param;
+  if (master_params_memory != NULL) master[idx] = param;
   params[idx] = (Tp)param;
 }
 
