@@ -23,6 +23,8 @@ typedef struct HVar {
   IrType extra;      // a pointer the IR does not know (a statement coconet does not see
                      // into uses it): the harness gives it a buffer of this type; IR_VOID if none
   int extra_id;      // that buffer's number
+  bool object;       // a pointer to a struct or class read only through `->` (`config->comm`):
+                     // it points at a value-initialized object whose members the harness sets
 } HVar;
 
 typedef struct Harness {
@@ -179,6 +181,7 @@ static void add_var(Harness *h, CXCursor d) {
   v->offset = fe_range(h->fe, clang_getCursorExtent(d)).begin.offset;
   v->init = NULL;
   v->extra = IR_VOID;
+  v->object = false;
 }
 
 // Sizes, scalars, buffers and handles are given values by the harness; other
@@ -363,6 +366,8 @@ static void print_init(Harness *h, FILE *f, int trial) {
     CXType type = clang_getCursorType(v->decl);
     if (v->init) {
       fprintf(f, "      %s = (%s);\n", v->name, v->init);
+    } else if (v->object) {
+      fprintf(f, "      %s = coconet_verify_object(%s);\n", v->name, v->name);
     } else if (is_arith(type) && !set_by_ir(h, v)) {
       // A number nothing else sets (a grid size passed in): small and positive, the same on every rank.
       uint64_t z = mix((uint64_t)trial * 31u + (uint64_t)i + 17u);
@@ -425,8 +430,42 @@ static bool is_handle_type(const char *type) {
   return false;
 }
 
+// Is every use of name in text followed by `->` (a member read through it)?
+static bool members_only(const char *text, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = strstr(text, name); p; p = strstr(p + 1, name)) {
+    if ((p > text && text_ident_char(p[-1])) || text_ident_char(p[n])) continue;
+    const char *q = p + n;
+    while (*q == ' ' || *q == '\n' || *q == '\t') q++;
+    if (q[0] != '-' || q[1] != '>') return false;
+  }
+  return true;
+}
+
+// A pointer to a struct or class that the region, and the initial values the
+// harness computes, read only through `->`.
+static bool object_pointer(const Harness *h, const HVar *v, CXType pointee) {
+  if (pointee.kind != CXType_Record) return false;
+  bool only = true;
+  char *t;
+  for (const Stmt *st = h->fr->stmts; st && only; st = st->next) {  // the statements compiled, not #if'd out
+    t = fe_text(h->fe, st->range);
+    only = members_only(t, v->name);
+    free(t);
+  }
+  for (int i = 0; i < h->n && only; i++) {
+    CXCursor init = initializer(h->v[i].decl);
+    if (clang_Cursor_isNull(init)) continue;
+    t = fe_text(h->fe, fe_range(h->fe, clang_getCursorExtent(init)));
+    only = members_only(t, v->name);
+    free(t);
+  }
+  return only;
+}
+
 // Pointers the IR has no buffer for get one of the largest count of the
-// region's buffers; their element type comes from the pointer's type.
+// region's buffers; their element type comes from the pointer's type. A
+// pointer to an object read through `->` gets an object.
 static const char *find_extras(Harness *h) {
   static char why[512];
   int next = h->r->ntensors;
@@ -435,6 +474,7 @@ static const char *find_extras(Harness *h) {
     CXType t = clang_getCanonicalType(clang_getCursorType(v->decl));
     if (t.kind == CXType_LValueReference) t = clang_getCanonicalType(clang_getPointeeType(t));
     if (t.kind != CXType_Pointer || set_by_ir(h, v) || is_handle_type(v->type)) continue;
+    if ((v->object = object_pointer(h, v, clang_getCanonicalType(clang_getPointeeType(t))))) continue;
     CXString ps = clang_getTypeSpelling(clang_getUnqualifiedType(clang_getCanonicalType(clang_getPointeeType(t))));
     const char *name = clang_getCString(ps);
     IrType et = ir_type_from_name(strncmp(name, "const ", 6) == 0 ? name + 6 : name);

@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 /* Element types, numbered as the translator's IrType. */
@@ -148,6 +149,14 @@ static inline void *coconet_verify_buffer_of(coconet_verify_ctx *cx, int id, con
   b->type = type;
   b->count = count;
   return b->dev;
+}
+
+/* The object a region reaches through a pointer for its members (`config->comm`),
+   value-initialized for each input; the harness sets the members the region reads. */
+template <typename T> static inline T *coconet_verify_object(T *) {
+  static std::remove_const_t<T> object{};
+  object = std::remove_const_t<T>{};
+  return &object;
 }
 
 static inline uint64_t coconet_verify_next(uint64_t *s) {

@@ -68,3 +68,32 @@ void step(float *w, float *g, float *o, int n, int off, ncclComm_t comm, cudaStr
 // RUN: env COCONET_VERIFY_MPIRUN=true %expect 1 %coconet --verify=1 %s -- -DCASE_EFFECTS | %FileCheck --check-prefix=STOPPED %s
 // STOPPED: verify {{.*}}: NOT CHECKED: the harness stopped before the region finished with 1 ranks (a crash, a hang or the time limit)
 // STOPPED-NOT: MISMATCH
+
+// A pointer to the trainer's configuration read only through `->` (llm.c's
+// `multi_gpu_config->nccl_comm`, in the region or in a local before it) points at
+// a value-initialized object whose members the harness sets (CONFIG); passed
+// whole to a call coconet does not see into, it is not run (CONFIG_PASSED).
+// RUN: %coconet --verify=2 %s -- -DCASE_CONFIG | %FileCheck --check-prefix=CONFIG %s
+// RUN: %expect 1 %coconet --verify=2 %s -- -DCASE_CONFIG -DCONFIG_PASSED 2>&1 | %FileCheck --check-prefix=CONFIG-PASSED %s
+#if defined(CASE_CONFIG)
+typedef struct {
+  int num_processes;
+  ncclComm_t nccl_comm;
+} MultiGpuConfig;
+
+void log_config(const MultiGpuConfig *c);
+
+void config_step(float *w, float *g, int n, const MultiGpuConfig *multi_gpu_config, cudaStream_t s) {
+  ncclComm_t nccl_comm = multi_gpu_config->nccl_comm;
+#pragma coconet region name(config) split reorder scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, nccl_comm, s);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, 0.1f / multi_gpu_config->num_processes, n);
+#if defined(CONFIG_PASSED)
+    log_config(multi_gpu_config);
+#endif
+  }
+}
+#endif
+// CONFIG: verify config: ok
+// CONFIG-PASSED: error: --verify: region 'config' cannot be run by the harness: 'multi_gpu_config' (const MultiGpuConfig *) is used where coconet does not see how much memory it needs
