@@ -22,6 +22,11 @@
 // RUN: %expect 1 %coconet --check %s -- -DSTRIDE 2>&1 | %FileCheck --check-prefix=STRIDE %s
 // RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE -DUNSLICED 2>&1 | %FileCheck --check-prefix=UNSLICED %s
 // RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE -DBLOCK2D 2>&1 | %FileCheck --check-prefix=BLOCK2D %s
+// The grid as a local `dim3 grid(64, layers)` (or braced) is read where it is declared;
+// a variable it reads that changes after is refused (GRID_CHANGED).
+// RUN: %coconet --verify=3 %s -- -DGRID_STRIDE -DLOCAL_GRID | %FileCheck --check-prefix=SGD_OK %s
+// RUN: %coconet --verify=3 %s -- -DGRID_STRIDE -DBRACED_GRID | %FileCheck --check-prefix=SGD_OK %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE -DLOCAL_GRID -DGRID_CHANGED 2>&1 | %FileCheck --check-prefix=GRID_CHANGED %s
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -110,11 +115,21 @@ __global__ void sgd_multi(float *w, const float *g, const float *scale, const fl
 
 void sgd_step(float *w, float *g, const float *scale, const float *bias, float lr, int n, int layers,
               ncclComm_t comm, cudaStream_t s) {
+#if defined(LOCAL_GRID)
+  dim3 grid(64, layers);
+#elif defined(BRACED_GRID)
+  dim3 grid{64u, (unsigned)layers};
+#endif
+#if defined(GRID_CHANGED)
+  layers += 1;
+#endif
 #pragma coconet region name(sgd) split reorder replicated(w, scale, bias)
   {
     ncclAllReduce(g, g, layers * n, ncclFloat, ncclSum, comm, s);
-#ifdef BLOCK2D
+#if defined(BLOCK2D)
     sgd_multi<<<dim3(64, layers), dim3(128, 2), 0, s>>>(w, g, scale, bias, lr, n);
+#elif defined(LOCAL_GRID) || defined(BRACED_GRID)
+    sgd_multi<<<grid, 128, 0, s>>>(w, g, scale, bias, lr, n);
 #else
     sgd_multi<<<dim3(64, layers), 128, 0, s>>>(w, g, scale, bias, lr, n);
 #endif
@@ -137,4 +152,6 @@ void sgd_step(float *w, float *g, const float *scale, const float *bias, float l
 // EXPLAIN: reorder: kernel 'adamw_multi<__nv_bfloat16>' {{.*}} runs on this rank's slice of 'grads'
 // STRIDE: error: kernel 'adamw_multi' steps from slice to slice by 'stride' (the launch passes 'n + 1'), and coconet reads its grid's y as slices of one flat buffer only when that step is the element loop's count 'n' (n)
 // UNSLICED: error: kernel 'sgd_multi' writes w[i], and its grid's y selects a slice (layers of them): a launch read as slices writes only at blockIdx.y * n + i
+// SGD_OK: verify sgd: ok
+// GRID_CHANGED: error: kernel 'sgd_multi' is launched with '<<<grid, 128>>>', whose grid or block has more than one dimension
 // BLOCK2D: error: kernel 'sgd_multi' is launched with '<<<dim3(64, layers), dim3(128, 2)>>>', whose grid or block has more than one dimension

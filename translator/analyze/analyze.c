@@ -641,7 +641,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
            .slice_off = clang_getNullCursor(), .slice_stride = clang_getNullCursor()};
   // One-dimensional, or a multi-tensor launch (analyze_slice.c); anything else is refused below.
   const bool one_d = launch_is_1d(fe, s);
-  az.slices = one_d || !launch_block_is_1d(fe, s) ? NULL : az_slices_of(ir, l);
+  az.slices = one_d || !launch_block_is_1d(fe, s) ? NULL : az_slices_of(fe, ir, l);
   const PragmaClause *pc = hint ? hint->clauses : NULL;
   const PragmaArg *hi = pragma_find_key(pc, "index"), *hc = pragma_find_key(pc, "count");
   az.hint_index = hi ? hi->text : NULL;
@@ -654,7 +654,8 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
                               "dimension: each element would be computed by as many threads as the other dimensions "
                               "hold; coconet reads a launch as pointwise when grid and block are one-dimensional, or "
                               "the grid is dim3(X, Y) with blockIdx.y selecting a slice of n elements "
-                              "(blockIdx.y * n + i) written in the launch and the block one-dimensional", l->kernel,
+                              "(blockIdx.y * n + i), written in the launch or as a local `dim3 grid(X, Y)` that "
+                              "nothing it reads is assigned after, and the block one-dimensional", l->kernel,
             l->grid.text, l->block.text);
     az.why_loc = s->range.begin;
   } else if (az.hint_count && clang_Cursor_isNull(find_param(az.kernel, az.hint_count))) {

@@ -195,7 +195,8 @@ bool az_tree_decl(Az *az, CXCursor s);
 void az_tree_done(Az *az);
 
 // analyze_slice.c: multi-tensor launches (az->slices)
-const char *az_slices_of(IrRegion *ir, const Launch *l);  // Y of a grid written dim3(X, Y) (NULL: other)
+// Y of a grid written dim3(X, Y) or dim3{X, Y}, or a local `dim3 grid(X, Y)` kept (NULL: other)
+const char *az_slices_of(const Frontend *fe, IrRegion *ir, const Launch *l);
 bool az_is_slice_number(const Az *az, CXCursor c);        // blockIdx.y, in a multi-tensor launch
 // Is base[idx] the op's element e? (One-dimensional: idx is i. Slices: base is a slice
 // pointer and idx is i, or idx is i + blockIdx.y * n; a slice stride not proven to be

@@ -37,11 +37,65 @@ static bool text_is(const Az *az, CXCursor c, const char *want) {
 
 bool az_is_slice_number(const Az *az, CXCursor c) { return az->slices && text_is(az, c, "blockIdx.y"); }
 
-const char *az_slices_of(IrRegion *ir, const Launch *l) {
+// Every variable e names keeps its value (never assigned in its function).
+static bool values_kept(const Frontend *fe, CXCursor e);
+
+static enum CXChildVisitResult find_changed(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  const Frontend *fe = ((const void **)data)[0];
+  bool *kept = ((void **)data)[1];
+  CXCursor d = clang_getCursorReferenced(c);
+  if (kind(c) == CXCursor_DeclRefExpr && (kind(d) == CXCursor_VarDecl || kind(d) == CXCursor_ParmDecl) &&
+      !never_assigned(fe, d))
+    *kept = false;
+  return *kept ? CXChildVisit_Recurse : CXChildVisit_Break;
+}
+
+static bool values_kept(const Frontend *fe, CXCursor e) {
+  bool kept = true;
+  const void *data[2] = {fe, &kept};
+  if (kind(e) == CXCursor_DeclRefExpr) find_changed(e, e, data);
+  if (kept) clang_visitChildren(e, find_changed, data);
+  return kept;
+}
+
+// A grid that is a local `dim3 grid(X, Y)` (or `dim3 grid{X, Y}`) of the region's
+// function, which neither the local nor anything X and Y read is assigned after:
+// Y's text, where the launch's is read (NULL: not one).
+static const char *local_grid_y(const Frontend *fe, IrRegion *ir, const Launch *l) {
+  FeKids k = fe_kids(l->call);
+  CXCursor config = k.n > 1 ? k.v[1] : clang_getNullCursor();
+  CXCursor g = clang_Cursor_isNull(config) ? config : az_uncast(clang_Cursor_getArgument(config, 0));
+  if (kind(g) == CXCursor_CallExpr && clang_Cursor_getNumArguments(g) == 1)  // the copy the launch takes
+    g = az_uncast(clang_Cursor_getArgument(g, 0));
+  CXCursor d = kind(g) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(g) : clang_getNullCursor();
+  CXString ts = clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(d)));
+  bool dim3 = strcmp(clang_getCString(ts), "dim3") == 0 || strcmp(clang_getCString(ts), "const dim3") == 0;
+  clang_disposeString(ts);
+  if (kind(d) != CXCursor_VarDecl || !dim3 || !never_assigned(fe, d)) return NULL;
+  CXCursor init = fe_kids(d).last;
+  while (kind(init) == CXCursor_UnexposedExpr && fe_kids(init).n == 1) init = fe_kids(init).last;
+  int n = kind(init) == CXCursor_CallExpr ? clang_Cursor_getNumArguments(init) : 0;
+  if (n < 2 || n > 3 || !values_kept(fe, init)) return NULL;
+  if (n == 3) {
+    char *z = fe_cursor_text(fe, clang_Cursor_getArgument(init, 2));
+    bool one = !*z || strcmp(z, "1") == 0;  // not written: the default, 1
+    free(z);
+    if (!one) return NULL;
+  }
+  char *y = fe_cursor_text(fe, clang_Cursor_getArgument(init, 1));
+  const char *kept = strcmp(y, "1") != 0 && *y ? ir_strdup(ir, y) : NULL;
+  free(y);
+  return kept;
+}
+
+const char *az_slices_of(const Frontend *fe, IrRegion *ir, const Launch *l) {
+  if (!l->wrapper && l->grid.text && az_simple_name(l->grid.text)) return local_grid_y(fe, ir, l);
   char *g = text_without(l->grid.text ? l->grid.text : "", TEXT_BLANKS);
   size_t n = strlen(g);
   const char *y = NULL;
-  if (strncmp(g, "dim3(", 5) == 0 && n > 6 && g[n - 1] == ')') {
+  // dim3(X, Y) or dim3{X, Y}
+  if ((strncmp(g, "dim3(", 5) == 0 || strncmp(g, "dim3{", 5) == 0) && n > 6 && g[n - 1] == (g[4] == '(' ? ')' : '}')) {
     // Its arguments, at top-level commas.
     const char *arg[4] = {g + 5};
     int nargs = 1, depth = 0;
