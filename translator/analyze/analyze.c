@@ -627,6 +627,15 @@ static void reduction_alone(Az *az) {
   }
 }
 
+void az_wrapper_note(IrRegion *ir, const Launch *l) {
+  char *note = ir_printf(ir, "the call of '%s' (%s:%u:%u) is the launch of kernel '%s' inside it%s%s%s, seen "
+                         "through (its parameters stand for the call's arguments)", l->wrapper,
+                         l->wrapper_loc.file ? l->wrapper_loc.file : "?", l->wrapper_loc.line, l->wrapper_loc.col,
+                         l->kernel, l->wrapper_path ? " (through '" : "", l->wrapper_path ? l->wrapper_path : "",
+                         l->wrapper_path ? "')" : "");
+  ir_region_note(ir, note);
+}
+
 // One pass of the analysis, building into `ir`.
 static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const Pragma *hint, int lane,
                           int *lanes, char **why, SrcLoc *why_loc) {
@@ -706,14 +715,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     free(name);
     free(t);
   }
-  if (!az.why && l->wrapper) {
-    char *note = ir_printf(ir, "the call of '%s' (%s:%u:%u) is the launch of kernel '%s' inside it%s%s%s, seen "
-                           "through (its parameters stand for the call's arguments)", l->wrapper,
-                           l->wrapper_loc.file ? l->wrapper_loc.file : "?", l->wrapper_loc.line, l->wrapper_loc.col,
-                           l->kernel, l->wrapper_path ? " (through '" : "", l->wrapper_path ? l->wrapper_path : "",
-                           l->wrapper_path ? "')" : "");
-    ir_region_note(ir, note);
-  }
+  if (!az.why && l->wrapper) az_wrapper_note(ir, l);
   if (!az.why && instance) {
     SrcLoc at = fe_any_loc(fe, clang_getCursorLocation(def->cursor));
     char *note = ir_printf(ir, "kernel '%s' (%s:%u:%u) is a template: analyzed as its instance for <%s>", def->name,

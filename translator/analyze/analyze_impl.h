@@ -194,6 +194,9 @@ bool az_tree_decl(Az *az, CXCursor s);
 // is refused (reason recorded).
 void az_tree_done(Az *az);
 
+// analyze.c: --explain's note that a launch is seen through the host function l->wrapper
+void az_wrapper_note(IrRegion *ir, const Launch *l);
+
 // analyze_slice.c: multi-tensor launches (az->slices)
 // Y of a grid written dim3(X, Y) or dim3{X, Y}, or a local `dim3 grid(X, Y)` kept (NULL: other)
 const char *az_slices_of(const Frontend *fe, IrRegion *ir, const Launch *l);

@@ -196,9 +196,6 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
                            "slice's row count, which would change the row length too", l->kernel, name);
     free(name);
   }
-  if (!row_failed(&w) && l->wrapper)
-    az_fail(&w.az, w.az.kernel, "kernel '%s' is row-wise, but launched through host function '%s'; coconet rewrites a "
-                                "row-wise launch only where it is written", l->kernel, l->wrapper);
   IrOp *op = NULL;
   if (!row_failed(&w) && w.group != GROUP_BLOCK) {
     check_group_launch(&w);
@@ -238,6 +235,7 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
     *why_loc = w.az.why_loc;
     return NULL;
   }
+  if (op && l->wrapper) az_wrapper_note(ir, l);
   return op;
 }
 

@@ -307,6 +307,8 @@ static enum CXChildVisitResult find_body(CXCursor c, CXCursor parent, CXClientDa
   return CXChildVisit_Continue;
 }
 
+const char CLASSIFY_MACRO_ARGS[] = "a macro in its launch stands for more than one argument or launch setting";
+
 static Launch *launch_of(const Frontend *fe, CXCursor call, const Toks *t, unsigned first) {
   unsigned open = first;
   while (open < t->n && !tok_is(t, open, "<<<")) open++;
@@ -414,6 +416,12 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
     s->call_range = cr;
     if (s->kind == STMT_LAUNCH) {
       s->launch = launch_of(fe, f.call, &t, tok_at(fe, &t, cr.begin.offset));
+      if (s->launch && (s->launch->nargs != clang_Cursor_getNumArguments(f.call) || !s->launch->block.text)) {
+        // A macro in the launch stands for several arguments (`PAIR(a, b)`): its texts are not the call's.
+        launch_free(s->launch);
+        s->launch = NULL;
+        s->why_opaque = strdup(CLASSIFY_MACRO_ARGS);
+      }
       if (!s->launch) s->kind = STMT_OPAQUE;
       else {
         free(s->callee);

@@ -276,6 +276,8 @@ bool cursor_is_kernel(CXCursor decl);
 
 // Classify one statement of a region. Never fails: unknown forms are opaque.
 Stmt *classify_stmt(const Frontend *fe, CXCursor stmt);
+// A launch classify_stmt leaves opaque, its why_opaque: a macro in it stands for several arguments.
+extern const char CLASSIFY_MACRO_ARGS[];
 void stmt_free(Stmt *s);
 void launch_free(Launch *l);
 

@@ -43,7 +43,8 @@ static bool value_keyword(CXTranslationUnit tu, CXToken t) {
 }
 
 int fe_macro_param(CXTranslationUnit tu, const FeMacro *m, CXToken t) {
-  if (clang_getTokenKind(t) != CXToken_Identifier) return -1;
+  // By spelling: a parameter may be named like a keyword (`#define CAST(a, float) ((float)(a))`).
+  if (clang_getTokenKind(t) != CXToken_Identifier && clang_getTokenKind(t) != CXToken_Keyword) return -1;
   char *name = fe_token_text(tu, t);
   int param = -1;
   for (unsigned p = 0; p < m->params && param < 0; p++)
@@ -62,11 +63,14 @@ bool fe_function_macro(CXTranslationUnit tu, CXCursor def, FeMacro *m) {
   m->params = close > 2 ? (close - 1) / 2 : 0;  // NAME ( p , q ): tokens 2, 4, ...
   bool ok = m->body < m->n;
   for (unsigned i = 2; i < close && ok; i++) ok = !fe_token_is(tu, m->toks[i], "...");
+  int depth = 0;
   for (unsigned i = m->body; i < m->n && ok; i++) {
     CXTokenKind k = clang_getTokenKind(m->toks[i]);
-    ok = (k != CXToken_Keyword || value_keyword(tu, m->toks[i])) &&
-         (k != CXToken_Identifier || fe_macro_param(tu, m, m->toks[i]) >= 0) &&
+    bool param = fe_macro_param(tu, m, m->toks[i]) >= 0;
+    ok = (k != CXToken_Keyword || param || value_keyword(tu, m->toks[i])) && (k != CXToken_Identifier || param) &&
          !bad_token(tu, m->toks[i]);
+    depth += fe_token_is(tu, m->toks[i], "(") ? 1 : fe_token_is(tu, m->toks[i], ")") ? -1 : 0;
+    ok = ok && !(depth == 0 && fe_token_is(tu, m->toks[i], ","));  // `a, b`: more than one expression
   }
   if (!ok) fe_macro_free(tu, m);
   return ok;

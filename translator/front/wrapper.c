@@ -561,6 +561,8 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
         Piece *conf[] = {&launch->grid, &launch->block, &launch->shmem, &launch->stream};
         for (int c = 0; c < 4; c++) substitute_piece(&w, conf[c], &sn->why);
         for (int a = 0; a < launch->nargs; a++) substitute_piece(&w, &launch->args[a], &sn->why);
+      } else if (s->why_opaque && strcmp(s->why_opaque, CLASSIFY_MACRO_ARGS) == 0) {
+        sn->why = CLASSIFY_MACRO_ARGS;
       } else {
         sn->why = "its body is not initialized locals and then one kernel launch";
       }

@@ -150,6 +150,20 @@ static char *macro_body(const Frontend *fe, CXCursor expansion) {
   return out;
 }
 
+// Could characters a and b, side by side, be read as one token where the
+// preprocessor keeps two (`-` `-` as `--`, `/` `*` as a comment, `a` `1` as `a1`)?
+static bool would_merge(char a, char b) {
+  const char *ops = "+-*/%&|^<>=!:.#";
+  bool wa = text_ident_char(a) || a == '.', wb = text_ident_char(b) || b == '.';
+  return (wa && wb) || (strchr(ops, a) && strchr(ops, b) && a && b);
+}
+
+// Add s to t as the preprocessor's next token(s): a blank between them where they would merge.
+static void text_join(Text *t, const char *s) {
+  if (t->s && t->n > 0 && *s && would_merge(t->s[t->n - 1], *s)) text_add(t, " ");
+  text_add(t, s);
+}
+
 // The expansion of the function-like macro invoked at toks[i] whose body is an
 // expression of its parameters (front: fe_function_macro), each parameter
 // replaced by its argument in the caller's terms, as the preprocessor does it;
@@ -186,9 +200,10 @@ static char *function_macro(const Frontend *root, const Wrapper *w, const CXToke
     unsigned at, prev;
     clang_getSpellingLocation(clang_getTokenLocation(fe->tu, m.toks[k]), NULL, NULL, NULL, &at);
     clang_getSpellingLocation(clang_getRangeEnd(clang_getTokenExtent(fe->tu, m.toks[k - 1])), NULL, NULL, NULL, &prev);
-    text_add(&out, k > m.body && at > prev ? " " : "");  // spaced as the definition is
+    if (!out.s) text_add(&out, "");
+    else if (at > prev) text_add(&out, " ");  // spaced as the definition is
     char *t = param >= 0 ? wrapper_substituted(root, w, args[param], foreign) : fe_token_text(fe->tu, m.toks[k]);
-    text_add(&out, text_trim(t));
+    text_join(&out, text_trim(t));
     free(t);
   }
   if (ok) *last = j;
@@ -211,10 +226,18 @@ char *wrapper_substituted(const Frontend *root, const Wrapper *w, SrcRange r, bo
   Text out = {0};
   text_add(&out, "");
   unsigned at = r.begin.offset;
+  bool joined = false;  // the last text added was a macro's expansion
   for (unsigned i = 0; i <= n; i++) {
     unsigned b = i < n ? fe_loc(fe, clang_getTokenLocation(fe->tu, toks[i])).offset : r.end.offset;
     unsigned e = i < n ? fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(fe->tu, toks[i]))).offset : r.end.offset;
     if (b >= r.end.offset && i < n) break;
+    if (joined && b == at && i < n) {
+      char *next = strndup(fe->src.buf + b, e - b);
+      if (!next) COCONET_BUG("out of memory");
+      if (out.n > 0 && *next && would_merge(out.s[out.n - 1], *next)) text_add(&out, " ");
+      free(next);
+    }
+    joined = false;
     if (b > at) text_addn(&out, fe->src.buf + at, b - at);
     if (i == n) break;
     const Subst *s = NULL;
@@ -261,8 +284,9 @@ char *wrapper_substituted(const Frontend *root, const Wrapper *w, SrcRange r, bo
     bool x = member && strcmp(member, ".x") == 0, yz = member && (!strcmp(member, ".y") || !strcmp(member, ".z"));
     free(member);
     if (constant) {
-      text_add(&out, constant);
+      text_join(&out, constant);
       free(constant);
+      joined = true;  // what follows the expansion must not merge with it either
       i = last;
       e = fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(fe->tu, toks[i]))).offset;
     } else if (yz) {

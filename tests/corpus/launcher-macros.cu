@@ -1,0 +1,57 @@
+// Style: host launchers that use the project's function-like macros in their
+// locals and launches (CEIL_DIV for the grid, small expression macros for the
+// arguments). A macro whose body is an expression of its parameters moves into
+// the generated code expanded as the preprocessor expands it: tokens that would
+// run together get a blank (`-NEG(f)` is `- -(f)`, not `--(f)`), a parameter
+// named like a keyword is still a parameter (`CAST(a, float)`). Refused: a macro
+// standing for two arguments (PAIR), in a launcher or in the region's own launch
+// (REGION_PAIR); a macro that assigns its argument (DECAY).
+// RUN: %coconet --verify=3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
+// RUN: %expect 1 %coconet --check %s -- -DPAIR_ARGS 2>&1 | %FileCheck --check-prefix=PAIR %s
+// RUN: %expect 1 %coconet --check %s -- -DREGION_PAIR 2>&1 | %FileCheck --check-prefix=PAIR %s
+// RUN: %expect 1 %coconet --check %s -- -DDECAY 2>&1 | %FileCheck --check-prefix=DECAY %s
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#define CEIL_DIV(M, N) (((M) + (N)-1) / (N))
+#define NEG(a) -(a)
+#define SUB(a, b) (a-b)
+#define CAST(a, float) ((float)(a))
+#define PAIR(a, b) a, b
+#define DECAYED(b) ((b) *= 0.5f)
+
+__global__ void axpb(float *x, float a, float b, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = a * x[i] + b;
+}
+
+void launch_axpb(float *x, float f, int n, cudaStream_t s) {
+  const int block_size = 128;
+  const int num_blocks = CEIL_DIV(n, block_size);
+#if defined(PAIR_ARGS)
+  axpb<<<num_blocks, block_size, 0, s>>>(x, PAIR(f, f), n);
+#elif defined(DECAY)
+  axpb<<<num_blocks, block_size, 0, s>>>(x, DECAYED(f), f, n);
+#else
+  // -NEG(f) is f; SUB(f, -1.0f) is f + 1; CAST(n, int) is (int)(n), the parameter named float.
+  axpb<<<num_blocks, block_size, 0, s>>>(x, -NEG(f), SUB(f, -1.0f) / CAST(n, int), n);
+#endif
+}
+
+void step(float *x, float f, int n, ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(macros) split reorder
+  {
+    ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm, stream);
+#if defined(REGION_PAIR)
+    axpb<<<CEIL_DIV(n, 256), 256, 0, stream>>>(x, PAIR(f, f), n);
+#else
+    launch_axpb(x, f, n, stream);
+#endif
+  }
+}
+
+// EXEC: verify macros: ok
+// CODE: - -(f), (f- -1.0f) / ((int)(n)), coconet_p.slice_lo
+// PAIR: note: {{.*}}a macro in its launch stands for more than one argument or launch setting
+// DECAY: note: the call of 'launch_axpb' {{.*}} is not seen through {{.*}}: a text of its launch has side effects
