@@ -127,20 +127,6 @@ static char *squeezed(const Frontend *fe, CXCursor c) {
   return t;
 }
 
-// Where the text between two cursors is in the main file: as expanded, or,
-// for operands both spelled in one macro body, as spelled there.
-static bool between(const Frontend *fe, CXCursor lhs, CXCursor rhs, SrcRange *r) {
-  *r = (SrcRange){fe_range(fe, clang_getCursorExtent(lhs)).end, fe_range(fe, clang_getCursorExtent(rhs)).begin};
-  if (r->end.offset > r->begin.offset) return true;
-  CXFile fa, fb;
-  unsigned a, b;
-  clang_getSpellingLocation(clang_getRangeEnd(clang_getCursorExtent(lhs)), &fa, NULL, NULL, &a);
-  clang_getSpellingLocation(clang_getRangeStart(clang_getCursorExtent(rhs)), &fb, NULL, NULL, &b);
-  if (!fa || !fb || !clang_File_isEqual(fa, fe->file) || !clang_File_isEqual(fb, fe->file) || b <= a) return false;
-  *r = (SrcRange){source_loc(&fe->src, a), source_loc(&fe->src, b)};
-  return true;
-}
-
 // The bytes between two operands spelled in one macro's body, in whatever file
 // defines it (CEIL_DIV's `(M) + (N)` in a common header), or NULL.
 static char *spelled_between(const Frontend *fe, CXCursor lhs, CXCursor rhs) {
@@ -159,18 +145,14 @@ static char *spelled_between(const Frontend *fe, CXCursor lhs, CXCursor rhs) {
   return t;
 }
 
-// The operator of a binary expression: the text between its operands.
+// The operator of a binary expression: the text between its operands (in the
+// file they are written in, a kernel template's copy mapped to its header's
+// bytes; or in the macro body they are spelled in).
 static SymKind binary_kind(const Frontend *fe, CXCursor lhs, CXCursor rhs, bool *ok) {
-  SrcRange r;
   *ok = false;
   char *t = spelled_between(fe, lhs, rhs);
-  bool here = fe_in_main_file(fe, clang_getCursorLocation(lhs)) && fe_in_main_file(fe, clang_getCursorLocation(rhs));
-  if (!t && here && !between(fe, lhs, rhs, &r)) return S_ADD;
-  // Written in a header: its bytes there.
   if (!t)
-    t = here ? fe_text(fe, r)
-             : fe_between(fe, clang_getRangeEnd(clang_getCursorExtent(lhs)),
-                          clang_getRangeStart(clang_getCursorExtent(rhs)));
+    t = fe_between(fe, clang_getRangeEnd(clang_getCursorExtent(lhs)), clang_getRangeStart(clang_getCursorExtent(rhs)));
   char *p = t;
   while (*p == ' ' || *p == '\t' || *p == '\n' || *p == ')') p++;
   char *e = p + strlen(p);

@@ -352,7 +352,20 @@ static Launch *launch_of(const Frontend *fe, CXCursor call, const Toks *t, unsig
   return l;
 }
 
-// Is the statement exactly `CALL;` or `NAME(CALL);`? Sets wrap and wrapper.
+// After the call in `NAME(CALL, ...)`, tokens [from, to): only constants a checking
+// function is told where it is by (`, "all-reduce"`, `, __FILE__, __LINE__`).
+static bool only_check_context(const Toks *t, unsigned from, unsigned to) {
+  if (from >= to || !tok_is(t, from, ",")) return false;
+  for (unsigned i = from; i < to; i++) {
+    CXTokenKind k = clang_getTokenKind(t->t[i]);
+    bool ok = k == CXToken_Literal || tok_is(t, i, ",") || tok_is(t, i, "__FILE__") || tok_is(t, i, "__LINE__") ||
+              tok_is(t, i, "__func__");
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Is the statement exactly `CALL;`, `NAME(CALL);` or `NAME(CALL, "what");`? Sets wrap and wrapper.
 static bool call_is_whole_statement(const Frontend *fe, Stmt *s, const Toks *t, unsigned call_begin,
                                     unsigned call_end) {
   unsigned first = 0, last = t->n;
@@ -363,7 +376,12 @@ static bool call_is_whole_statement(const Frontend *fe, Stmt *s, const Toks *t, 
   // NAME ( CALL )
   if (last < 4 || !tok_is(t, 1, "(") || !tok_is(t, last - 1, ")")) return false;
   if (clang_getTokenKind(t->t[0]) != CXToken_Identifier) return false;
-  if (tok_offset(fe, t, 2) != call_begin || tok_end(fe, t, last - 2) != call_end) return false;
+  if (tok_offset(fe, t, 2) != call_begin) return false;
+  if (tok_end(fe, t, last - 2) != call_end) {
+    unsigned after = 2;
+    while (after < last && tok_offset(fe, t, after) < call_end) after++;
+    if (!only_check_context(t, after, last - 1)) return false;
+  }
   s->wrapper = tok_text(t, 0);
   // A function wrapper is the statement's own call; otherwise a macro.
   bool function = clang_getCursorKind(s->cursor) == CXCursor_CallExpr;

@@ -215,6 +215,15 @@ static CXCursor host_function(const Frontend *fe, CXCursor call) {
   if ((clang_getCursorKind(callee) != CXCursor_FunctionDecl && !member) || cursor_is_kernel(callee)) return none;
   CXCursor fn = clang_getCursorDefinition(callee);
   if (clang_Cursor_isNull(fn) || !fe_in_user_code(root_of(fe), clang_getCursorLocation(fn))) return none;
+  // A checking function around a collective (`check_nccl(ncclAllReduce(...), "what")`): the collective.
+  for (int i = 0; i < clang_Cursor_getNumArguments(call); i++) {
+    CXCursor a = clang_Cursor_getArgument(call, (unsigned)i);
+    while (clang_getCursorKind(a) == CXCursor_UnexposedExpr && fe_kids(a).n == 1) a = fe_kids(a).v[0];
+    char *name = clang_getCursorKind(a) == CXCursor_CallExpr ? fe_spelling(clang_getCursorReferenced(a)) : NULL;
+    bool nccl = name && cuda_name_in(name, NCCL_CALLS);
+    free(name);
+    if (nccl) return none;
+  }
   return fn;
 }
 
