@@ -7,6 +7,12 @@
 // RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --verify=4 %s -- -DSHARD | %FileCheck --check-prefix=SHARD %s
+// A checking function also told where (`nccl_check(ncclAllReduce(...), "grads", __FILE__,
+// __LINE__)`) is read as a bare call; the generated calls get coconet's check (NCCL_CONTEXT);
+// so is `if (ncclAllReduce(...) != ncclSuccess) exit(1);` (NCCL_IF).
+// RUN: %coconet --verify=2 %s -- -DNCCL_CONTEXT | %FileCheck --check-prefix=CONTEXT %s
+// RUN: %coconet %s -- -DNCCL_CONTEXT | %FileCheck --check-prefix=CONTEXT-CODE %s
+// RUN: %coconet --verify=2 %s -- -DNCCL_IF | %FileCheck --check-prefix=CONTEXT %s
 // RUN: %expect 1 %coconet --check %s -- -DSHARD -DREADER 2>&1 | %FileCheck --check-prefix=READER %s
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -33,6 +39,13 @@
 static void cuda_check(cudaError_t e, const char *what) {
   if (e != cudaSuccess) {
     fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    exit(1);
+  }
+}
+
+static void nccl_check(ncclResult_t r, const char *what, const char *file, int line) {
+  if (r != ncclSuccess) {
+    fprintf(stderr, "%s at %s:%d: %s\n", what, file, line, ncclGetErrorString(r));
     exit(1);
   }
 }
@@ -69,7 +82,13 @@ void step(float *x, float *tmp, int n, ncclComm_t comm, cudaStream_t s) {
 #pragma coconet region name(checked) split reorder
   {
     CUDACHECK(cudaMemsetAsync(tmp, 0, n * sizeof(float), s));
+#if defined(NCCL_CONTEXT)
+    nccl_check(ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm, s), "grads", __FILE__, __LINE__);
+#elif defined(NCCL_IF)
+    if (ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm, s) != ncclSuccess) exit(1);
+#else
     NCCLCHECK(ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm, s));
+#endif
     scale_shift<<<(n + 255) / 256, 256, 0, s>>>(x, 0.5f, 1.0f, n);
     CUDACHECK(cudaGetLastError());
     cuda_check(cudaMemcpyAsync(tmp, x, n * sizeof(float), cudaMemcpyDeviceToDevice, s), "copy");
@@ -77,6 +96,8 @@ void step(float *x, float *tmp, int n, ncclComm_t comm, cudaStream_t s) {
 }
 #endif
 
+// CONTEXT: verify checked: ok
+// CONTEXT-CODE: COCONET_NCCL_CHECK(ncclReduceScatter(x, x + coconet_p.slice_lo
 // IR: verify=ir checked: ok
 // EXEC: verify checked: ok (the region as written and as scheduled agree within 0 ULP)
 // SHARD: verify checked: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs

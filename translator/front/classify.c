@@ -365,7 +365,8 @@ static bool only_check_context(const Toks *t, unsigned from, unsigned to) {
   return true;
 }
 
-// Is the statement exactly `CALL;`, `NAME(CALL);` or `NAME(CALL, "what");`? Sets wrap and wrapper.
+// Is the statement exactly `CALL;`, `NAME(CALL);`, `NAME(CALL, "what");` or `if (CALL !=
+// ncclSuccess) throw ...;`? Sets wrap and wrapper.
 static bool call_is_whole_statement(const Frontend *fe, Stmt *s, const Toks *t, unsigned call_begin,
                                     unsigned call_end) {
   unsigned first = 0, last = t->n;
@@ -373,14 +374,27 @@ static bool call_is_whole_statement(const Frontend *fe, Stmt *s, const Toks *t, 
   if (last > 0 && tok_is(t, last - 1, ";")) last--;
   if (last == 0) return false;
   if (tok_offset(fe, t, first) == call_begin && tok_end(fe, t, last - 1) == call_end) return true;
+  // if (CALL != ncclSuccess) throw ... / abort() / exit(...): a check; the generated calls get coconet's own.
+  if (last > 6 && tok_is(t, 0, "if") && tok_is(t, 1, "(") && tok_offset(fe, t, 2) == call_begin) {
+    unsigned after = 2;
+    while (after < last && tok_offset(fe, t, after) < call_end) after++;
+    unsigned act = after + 3;
+    bool std = act + 2 < last && tok_is(t, act, "std") && tok_is(t, act + 1, "::");
+    unsigned verb = std ? act + 2 : act;
+    return act < last && tok_is(t, after, "!=") &&
+           (tok_is(t, after + 1, "ncclSuccess") || tok_is(t, after + 1, "cudaSuccess")) && tok_is(t, after + 2, ")") &&
+           ((!std && tok_is(t, act, "throw")) || tok_is(t, verb, "abort") || tok_is(t, verb, "exit") ||
+            tok_is(t, verb, "terminate"));
+  }
   // NAME ( CALL )
   if (last < 4 || !tok_is(t, 1, "(") || !tok_is(t, last - 1, ")")) return false;
   if (clang_getTokenKind(t->t[0]) != CXToken_Identifier) return false;
   if (tok_offset(fe, t, 2) != call_begin) return false;
   if (tok_end(fe, t, last - 2) != call_end) {
+    // NAME(CALL, "what"): the calls generated in its place get coconet's own check.
     unsigned after = 2;
     while (after < last && tok_offset(fe, t, after) < call_end) after++;
-    if (!only_check_context(t, after, last - 1)) return false;
+    return only_check_context(t, after, last - 1);
   }
   s->wrapper = tok_text(t, 0);
   // A function wrapper is the statement's own call; otherwise a macro.
