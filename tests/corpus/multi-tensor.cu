@@ -23,10 +23,12 @@
 // RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE -DUNSLICED 2>&1 | %FileCheck --check-prefix=UNSLICED %s
 // RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE -DBLOCK2D 2>&1 | %FileCheck --check-prefix=BLOCK2D %s
 // The grid as a local `dim3 grid(64, layers)` (or braced) is read where it is declared;
-// a variable it reads that changes after is refused (GRID_CHANGED).
+// a variable it reads that changes after is refused (GRID_CHANGED), and so is a member, which
+// a member function may change (GRID_MEMBER).
 // RUN: %coconet --verify=3 %s -- -DGRID_STRIDE -DLOCAL_GRID | %FileCheck --check-prefix=SGD_OK %s
 // RUN: %coconet --verify=3 %s -- -DGRID_STRIDE -DBRACED_GRID | %FileCheck --check-prefix=SGD_OK %s
 // RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE -DLOCAL_GRID -DGRID_CHANGED 2>&1 | %FileCheck --check-prefix=GRID_CHANGED %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE -DGRID_MEMBER 2>&1 | %FileCheck --check-prefix=GRID_CHANGED %s
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -123,12 +125,21 @@ void sgd_step(float *w, float *g, const float *scale, const float *bias, float l
 #if defined(GRID_CHANGED)
   layers += 1;
 #endif
+#if defined(GRID_MEMBER)
+  struct Shape {
+    int layers;
+    void grow() { layers += 1; }
+  } shape{layers};
+  dim3 grid(64, shape.layers);
+  shape.grow();  // a member function changes what the grid read
+  layers = shape.layers;
+#endif
 #pragma coconet region name(sgd) split reorder replicated(w, scale, bias)
   {
     ncclAllReduce(g, g, layers * n, ncclFloat, ncclSum, comm, s);
 #if defined(BLOCK2D)
     sgd_multi<<<dim3(64, layers), dim3(128, 2), 0, s>>>(w, g, scale, bias, lr, n);
-#elif defined(LOCAL_GRID) || defined(BRACED_GRID)
+#elif defined(LOCAL_GRID) || defined(BRACED_GRID) || defined(GRID_MEMBER)
     sgd_multi<<<grid, 128, 0, s>>>(w, g, scale, bias, lr, n);
 #else
     sgd_multi<<<dim3(64, layers), 128, 0, s>>>(w, g, scale, bias, lr, n);

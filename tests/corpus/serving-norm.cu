@@ -13,6 +13,10 @@
 // RUN: %coconet --explain %s -- -I%S/Inputs | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DHALF_TOKENS 2>&1 | %FileCheck --check-prefix=HALF %s
+// The entry point inside the kernel's namespace naming it as that namespace sees it: the
+// generated launch names it whole (LAUNCHER_IN_NAMESPACE).
+// RUN: %coconet --verify=2 %s -- -I%S/Inputs -DLAUNCHER_IN_NAMESPACE | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s -- -I%S/Inputs -DLAUNCHER_IN_NAMESPACE | %FileCheck --check-prefix=CODE %s
 #include "serving/layernorm.h"
 #include "serving/parallel_state.h"
 

@@ -663,8 +663,9 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
                               "dimension: each element would be computed by as many threads as the other dimensions "
                               "hold; coconet reads a launch as pointwise when grid and block are one-dimensional, or "
                               "the grid is dim3(X, Y) with blockIdx.y selecting a slice of n elements "
-                              "(blockIdx.y * n + i), written in the launch or as a local `dim3 grid(X, Y)` that "
-                              "nothing it reads is assigned after, and the block one-dimensional", l->kernel,
+                              "(blockIdx.y * n + i), written in the launch or as a local `dim3 grid(X, Y)` whose X "
+                              "and Y are arithmetic on locals and parameters never assigned (no members, elements or "
+                              "calls), and the block one-dimensional", l->kernel,
             l->grid.text, l->block.text);
     az.why_loc = s->range.begin;
   } else if (az.hint_count && clang_Cursor_isNull(find_param(az.kernel, az.hint_count))) {

@@ -37,31 +37,40 @@ static bool text_is(const Az *az, CXCursor c, const char *want) {
 
 bool az_is_slice_number(const Az *az, CXCursor c) { return az->slices && text_is(az, c, "blockIdx.y"); }
 
-// Every variable e names keeps its value (never assigned in its function).
-static bool values_kept(const Frontend *fe, CXCursor e);
-
-static enum CXChildVisitResult find_changed(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  const Frontend *fe = ((const void **)data)[0];
-  bool *kept = ((void **)data)[1];
-  CXCursor d = clang_getCursorReferenced(c);
-  if (kind(c) == CXCursor_DeclRefExpr && (kind(d) == CXCursor_VarDecl || kind(d) == CXCursor_ParmDecl) &&
-      !never_assigned(fe, d))
-    *kept = false;
-  return *kept ? CXChildVisit_Recurse : CXChildVisit_Break;
-}
-
-static bool values_kept(const Frontend *fe, CXCursor e) {
-  bool kept = true;
-  const void *data[2] = {fe, &kept};
-  if (kind(e) == CXCursor_DeclRefExpr) find_changed(e, e, data);
-  if (kept) clang_visitChildren(e, find_changed, data);
-  return kept;
+// Is expression e arithmetic on numbers and variables that keep their values:
+// locals and parameters of arithmetic type (not references), never assigned in
+// their function? Members, elements, dereferences and calls are not read (a
+// member function or a pointer may change what they read).
+static bool kept_arithmetic(const Frontend *fe, CXCursor e, int depth) {
+  if (depth > 16) return false;
+  CXType t = clang_getCanonicalType(clang_getCursorType(e));
+  bool arith = t.kind >= CXType_Bool && t.kind <= CXType_LongDouble;
+  switch (kind(e)) {
+  case CXCursor_IntegerLiteral:
+    return true;
+  case CXCursor_DeclRefExpr: {
+    CXCursor d = clang_getCursorReferenced(e);
+    CXType dt = clang_getCanonicalType(clang_getCursorType(d));
+    return (kind(d) == CXCursor_VarDecl || kind(d) == CXCursor_ParmDecl) && dt.kind >= CXType_Bool &&
+           dt.kind <= CXType_LongDouble && never_assigned(fe, d);
+  }
+  case CXCursor_ParenExpr: case CXCursor_UnexposedExpr: case CXCursor_BinaryOperator: case CXCursor_UnaryOperator:
+  case CXCursor_CStyleCastExpr: case CXCursor_CXXStaticCastExpr: case CXCursor_CXXFunctionalCastExpr: {
+    if (!arith) return false;
+    FeKids k = fe_kids(e);
+    if (k.n > FE_KIDS || k.n == 0) return false;
+    for (int i = 0; i < k.n; i++)
+      if (clang_isExpression(kind(k.v[i])) && !kept_arithmetic(fe, k.v[i], depth + 1)) return false;
+    return true;
+  }
+  default:
+    return false;
+  }
 }
 
 // A grid that is a local `dim3 grid(X, Y)` (or `dim3 grid{X, Y}`) of the region's
-// function, which neither the local nor anything X and Y read is assigned after:
-// Y's text, where the launch's is read (NULL: not one).
+// function, never assigned, X and Y arithmetic on variables that keep their values
+// (kept_arithmetic): Y's text, where the launch's is read (NULL: not one).
 static const char *local_grid_y(const Frontend *fe, IrRegion *ir, const Launch *l) {
   FeKids k = fe_kids(l->call);
   CXCursor config = k.n > 1 ? k.v[1] : clang_getNullCursor();
@@ -76,7 +85,14 @@ static const char *local_grid_y(const Frontend *fe, IrRegion *ir, const Launch *
   CXCursor init = fe_kids(d).last;
   while (kind(init) == CXCursor_UnexposedExpr && fe_kids(init).n == 1) init = fe_kids(init).last;
   int n = kind(init) == CXCursor_CallExpr ? clang_Cursor_getNumArguments(init) : 0;
-  if (n < 2 || n > 3 || !values_kept(fe, init)) return NULL;
+  if (n < 2 || n > 3) return NULL;
+  for (int i = 0; i < n; i++) {
+    CXCursor a = clang_Cursor_getArgument(init, (unsigned)i);
+    char *t = fe_cursor_text(fe, a);
+    bool written = *t != '\0';  // (not written: the default, 1)
+    free(t);
+    if (written && !kept_arithmetic(fe, a, 0)) return NULL;
+  }
   if (n == 3) {
     char *z = fe_cursor_text(fe, clang_Cursor_getArgument(init, 2));
     bool one = !*z || strcmp(z, "1") == 0;  // not written: the default, 1

@@ -284,21 +284,29 @@ static bool alone(const IrRegion *r, const IrVar *v) {
   return false;
 }
 
-// A name the region launches a kernel with as its block size: given a whole
-// number of warps, as a kernel whose warps own rows or reduce with shuffles
-// needs (any other small number would stop it on the host backend).
-static bool block_size_name(const IrRegion *r, const char *name) {
-  for (const IrOp *op = r->ops; op; op = op->next)
+// A name the region launches a kernel with as its block size, or that a launch's
+// block is computed from (`dim3 block(std::min(hidden, 1024))`, through a launcher
+// too): given a whole number of warps, as a kernel whose warps own rows or reduce
+// with shuffles needs (any other small number would stop it on the host backend).
+static bool block_size_name(const Harness *h, const char *name) {
+  for (const IrOp *op = h->r->ops; op; op = op->next)
     if (op->kind == IR_OP_POINTWISE && op->pw.block && strcmp(op->pw.block, name) == 0) return true;
+  size_t n = strlen(name);
+  for (const Stmt *s = h->fr->stmts; s; s = s->next) {
+    const char *b = s->kind == STMT_LAUNCH && s->launch ? s->launch->block.text : NULL;
+    for (const char *p = b ? strstr(b, name) : NULL; p; p = strstr(p + 1, name))
+      if ((p == b || !text_ident_char(p[-1])) && !text_ident_char(p[n])) return true;
+  }
   return false;
 }
 
 static int warps_value(uint64_t z) { return 32 * (1 + (int)(z % 4)); }
 
 // The value of an IR variable for one input (the same on every rank).
-static void print_value(FILE *f, const IrRegion *r, const IrVar *v, int trial) {
+static void print_value(FILE *f, const Harness *h, const IrVar *v, int trial) {
+  const IrRegion *r = h->r;
   uint64_t z = mix((uint64_t)trial * 1000003u + (uint64_t)v->id);
-  if (!ir_type_is_float(v->type) && block_size_name(r, v->text)) {
+  if (!ir_type_is_float(v->type) && block_size_name(h, v->text)) {
     fprintf(f, "%d", warps_value(z));
   } else if (v->is_size) {
     static const long len[TRIALS][2] = {{1, 9}, {10, 300}, {300, 3000}};
@@ -373,13 +381,13 @@ static void print_init(Harness *h, FILE *f, int trial) {
       uint64_t z = mix((uint64_t)trial * 31u + (uint64_t)i + 17u);
       bool fp = clang_getCanonicalType(type).kind == CXType_Float || clang_getCanonicalType(type).kind == CXType_Double;
       if (fp) fprintf(f, "      %s = %.6f;\n", v->name, 0.05 + 0.9 * (double)(z >> 11) / 9007199254740992.0);
-      else fprintf(f, "      %s = %d;\n", v->name, block_size_name(h->r, v->name) ? warps_value(z) : 1 + (int)(z % 8));
+      else fprintf(f, "      %s = %d;\n", v->name, block_size_name(h, v->name) ? warps_value(z) : 1 + (int)(z % 8));
     }
     for (const IrVar *x = h->r->vars; x; x = x->next) {
       const char *t = as_written(h, x->text);
       if (assign_base(h, t) != v || (v->init && strcmp(t, v->name) == 0)) continue;
       fprintf(f, "      %s = ", t);
-      print_value(f, h->r, x, trial);
+      print_value(f, h, x, trial);
       fputs(";\n", f);
     }
     assign_handles(h, f, v);
@@ -473,8 +481,9 @@ static const char *find_extras(Harness *h) {
     HVar *v = &h->v[i];
     CXType t = clang_getCanonicalType(clang_getCursorType(v->decl));
     if (t.kind == CXType_LValueReference) t = clang_getCanonicalType(clang_getPointeeType(t));
-    if (t.kind != CXType_Pointer || set_by_ir(h, v) || is_handle_type(v->type)) continue;
-    if ((v->object = object_pointer(h, v, clang_getCanonicalType(clang_getPointeeType(t))))) continue;
+    if (t.kind != CXType_Pointer || is_handle_type(v->type)) continue;
+    // (before set_by_ir: the region's `cfg->comm` is an IR variable through it)
+    if ((v->object = object_pointer(h, v, clang_getCanonicalType(clang_getPointeeType(t)))) || set_by_ir(h, v)) continue;
     CXString ps = clang_getTypeSpelling(clang_getUnqualifiedType(clang_getCanonicalType(clang_getPointeeType(t))));
     const char *name = clang_getCString(ps);
     IrType et = ir_type_from_name(strncmp(name, "const ", 6) == 0 ? name + 6 : name);
@@ -582,8 +591,13 @@ static void print_region(Harness *h, FILE *f, int index, const char *written, co
   fprintf(f, "static long coconet_verify_region_%d(coconet_verify_ctx &coconet_verify_cx) {\n", index);
   using_namespaces(h, f);
   fprintf(f, "  coconet_verify_region_begin(&coconet_verify_cx, %ld, %s);\n", ulp, reassociated ? "true" : "false");
-  for (int i = 0; i < h->n; i++)
-    fprintf(f, "  std::remove_cv_t<std::remove_reference_t<%s>> %s{};\n", h->v[i].type, h->v[i].name);
+  for (int i = 0; i < h->n; i++) {
+    if (h->v[i].object)  // a pointer to a const object too: the harness sets its members
+      fprintf(f, "  std::remove_cv_t<std::remove_pointer_t<std::remove_cv_t<std::remove_reference_t<%s>>>> *%s{};\n",
+              h->v[i].type, h->v[i].name);
+    else
+      fprintf(f, "  std::remove_cv_t<std::remove_reference_t<%s>> %s{};\n", h->v[i].type, h->v[i].name);
+  }
   fprintf(f, "  auto coconet_verify_init = [&](int coconet_verify_trial) {\n    switch (coconet_verify_trial) {\n");
   for (int t = 0; t < TRIALS; t++) print_init(h, f, t);
   fprintf(f, "    }\n  };\n");

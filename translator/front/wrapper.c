@@ -227,6 +227,36 @@ static CXCursor host_function(const Frontend *fe, CXCursor call) {
   return fn;
 }
 
+// A launch in a function of a namespace may name its kernel by a name that means it
+// only there (`detail::rowk` inside `eng`): the generated code launches it where
+// the region is, so the name becomes the whole one (`eng::detail::rowk`).
+static void qualify_kernel(Launch *l) {
+  CXCursor k = clang_getCursorReferenced(l->call);
+  if (!clang_Cursor_isNull(clang_getSpecializedCursorTemplate(k))) k = clang_getSpecializedCursorTemplate(k);
+  Text full = {0};
+  text_add(&full, "");
+  for (CXCursor p = clang_getCursorSemanticParent(k); clang_getCursorKind(p) == CXCursor_Namespace;
+       p = clang_getCursorSemanticParent(p)) {
+    char *ns = fe_spelling(p);
+    if (*ns) {  // (an anonymous namespace's names are seen from the one around it)
+      char *t = xasprintf("%s::%s", ns, full.s);
+      free(full.s);
+      full = (Text){t, strlen(t)};
+    }
+    free(ns);
+  }
+  char *name = fe_spelling(k), *whole = xasprintf("%s%s", full.s, name);
+  const char *written = strncmp(l->kernel, "::", 2) == 0 ? l->kernel + 2 : l->kernel;
+  if (*full.s && strcmp(written, whole) != 0) {
+    free(l->kernel);
+    l->kernel = whole;
+    whole = NULL;
+  }
+  free(whole);
+  free(name);
+  free(full.s);
+}
+
 // Its name as the explanation gives it: "invokeScale<float>" for a template's instance.
 static char *function_name(CXCursor fn) {
   char *name = fe_spelling(fn), *args = NULL;
@@ -562,6 +592,7 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
         last = false;
       } else if (s->kind == STMT_LAUNCH && s->wrap == WRAP_NONE && !s->launch->wrapper && !sn->nccl) {
         launch = s->launch;
+        qualify_kernel(launch);
         s->launch = NULL;
         s->args = NULL;
         s->nargs = 0;

@@ -1,0 +1,40 @@
+// nccl_utils.h: the library's NCCL parameters and AllReduce (tests/corpus/ft-layernorm.cu).
+#pragma once
+#include <cuda_fp16.h>
+#include <nccl.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#define NCCLCHECK(cmd)                                                                      \
+  do {                                                                                      \
+    ncclResult_t r = cmd;                                                                   \
+    if (r != ncclSuccess) {                                                                 \
+      printf("Failed, NCCL error %s:%d '%s'\n", __FILE__, __LINE__, ncclGetErrorString(r)); \
+      exit(EXIT_FAILURE);                                                                   \
+    }                                                                                       \
+  } while (0)
+
+namespace fastertransformer {
+
+struct NcclParam {
+  int rank_{0};
+  int world_size_{1};
+  ncclComm_t nccl_comm_ = nullptr;
+};
+
+template <typename T> ncclDataType_t getNcclDataType();
+template <> inline ncclDataType_t getNcclDataType<float>() { return ncclFloat; }
+template <> inline ncclDataType_t getNcclDataType<half>() { return ncclHalf; }
+
+template <typename T>
+void ftNcclAllReduceSum(const T *send_buf, T *recv_buf, const int data_size, NcclParam nccl_param,
+                        cudaStream_t stream) {
+  ncclDataType_t nccl_data_type = getNcclDataType<T>();
+  NCCLCHECK(ncclGroupStart());
+  NCCLCHECK(ncclAllReduce((const void *)send_buf, (void *)recv_buf, data_size, nccl_data_type, ncclSum,
+                          nccl_param.nccl_comm_, stream));
+  NCCLCHECK(ncclGroupEnd());
+}
+
+}  // namespace fastertransformer
