@@ -29,4 +29,4 @@ void amp_step(float *params, float *master_grads, __half *grads, const float *in
 
 // EXEC: verify amp: ok
 // CODE: COCONET_NCCL_CHECK(ncclAllReduce(found_inf, found_inf, 1, ncclFloat, ncclSum, comm, stream));
-// MEMSET: error: reorder: kernel 'unscale_grads_kernel<__half>' sums into 'found_inf' (atomicAdd), which the region does not zero before it
+// MEMSET: error: reorder: kernel 'amp::unscale_grads_kernel<__half>' sums into 'found_inf' (atomicAdd), which the region does not zero before it

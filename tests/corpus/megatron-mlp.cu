@@ -34,5 +34,5 @@ void mlp_output(float *out, float *partial, const float *weight, const float *ac
 
 // EXEC: verify mlp_out: ok
 // EXPLAIN: is the ncclAllReduce inside it, seen through
-// EXPLAIN: is the launch of kernel 'bias_dropout_add_kernel' inside it
-// REPL: error: reorder: 'out' differs per rank (kernel 'bias_dropout_add_kernel<float>' computes it from local 'residual')
+// EXPLAIN: is the launch of kernel 'megatron::bias_dropout_add_kernel' inside it
+// REPL: error: reorder: 'out' differs per rank (kernel 'megatron::bias_dropout_add_kernel<float>' computes it from local 'residual')
