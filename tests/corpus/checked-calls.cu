@@ -43,12 +43,14 @@ static void cuda_check(cudaError_t e, const char *what) {
   }
 }
 
+#if defined(NCCL_CONTEXT)
 static void nccl_check(ncclResult_t r, const char *what, const char *file, int line) {
   if (r != ncclSuccess) {
     fprintf(stderr, "%s at %s:%d: %s\n", what, file, line, ncclGetErrorString(r));
     exit(1);
   }
 }
+#endif
 
 __global__ void scale_shift(float *x, float a, float b, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
