@@ -8,7 +8,7 @@
 // gathers the parameters; shard(exp_avg) keeps each rank's slice of the moment.
 // The nearest refusal: the moment read again after the step (READ_AFTER).
 // RUN: %coconet --verify=4 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
-// RUN: %coconet --verify=4 %s -- -I%S/Inputs -DFP32 | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=2 %s -- -I%S/Inputs -DFP32 | %FileCheck --check-prefix=EXEC %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DREAD_AFTER 2>&1 | %FileCheck --check-prefix=READ %s
 #include "ddp/reducer.h"
 #include "optim/lion.cuh"

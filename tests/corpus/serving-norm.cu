@@ -9,7 +9,7 @@
 // function), fp16 and bf16 (-DBF16). The nearest refusal: the norm over fewer
 // tokens than the AllReduce holds (HALF_TOKENS).
 // RUN: %coconet --verify=4 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
-// RUN: %coconet --verify=4 %s -- -I%S/Inputs -DBF16 | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=2 %s -- -I%S/Inputs -DBF16 | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --explain %s -- -I%S/Inputs | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DHALF_TOKENS 2>&1 | %FileCheck --check-prefix=HALF %s

@@ -11,7 +11,7 @@
 TEST_TARGETS += test-golden
 SANITIZE_TARGETS += test-golden
 CHECK_TARGETS += test-golden
-TEST_COST += 370:test-golden 450:sanitize-test-golden
+TEST_COST += 860:test-golden 980:sanitize-test-golden
 GOLDEN_VERIFY_CC := $(if $(filter 1,$(SANITIZE)),COCONET_VERIFY_CC=$(abspath $(PLAIN_BUILD))/bin/coconet-cc)
 
 test-golden: $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB)

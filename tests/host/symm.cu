@@ -35,8 +35,25 @@ static int leftover_segments(void) {
   return n;
 }
 
+// Segments named for this pid before it allocated any were left by an earlier
+// process that had this pid and died (a killed program): not this test's to count.
+static void remove_stale_segments(void) {
+  char prefix[64];
+  snprintf(prefix, sizeof prefix, "coconet-host.%d.", (int)getpid());
+  DIR *d = opendir("/dev/shm");
+  if (!d) return;
+  while (struct dirent *e = readdir(d))
+    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+      char path[300];
+      snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+      unlink(path);
+    }
+  closedir(d);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
+  remove_stale_segments();
   int rank, nranks;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);

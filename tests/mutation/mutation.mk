@@ -7,7 +7,7 @@ MUTATION_DIR  := $(BUILD)/mutation
 MUTATION_ARGS := $(if $(filter 1,$(SANITIZE)),--mutants 60 --seed 2,--mutants 120 --seed 1)
 TEST_TARGETS += test-mutation
 SANITIZE_TARGETS += test-mutation
-TEST_COST += 130:test-mutation 120:sanitize-test-mutation
+TEST_COST += 330:test-mutation 240:sanitize-test-mutation
 .PHONY: test-mutation
 test-mutation: $(BIN)/coconet
 	@$(RECORD) mutation python3 tests/mutation/run.py $(abspath $(BIN))/coconet $(MUTATION_DIR) $(MUTATION_ARGS)
