@@ -75,6 +75,8 @@ void step(float *w, float *g, float *o, int n, int off, ncclComm_t comm, cudaStr
 // whole to a call coconet does not see into, it is not run (CONFIG_PASSED).
 // RUN: %coconet --verify=2 %s -- -DCASE_CONFIG | %FileCheck --check-prefix=CONFIG %s
 // RUN: %expect 1 %coconet --verify=2 %s -- -DCASE_CONFIG -DCONFIG_PASSED 2>&1 | %FileCheck --check-prefix=CONFIG-PASSED %s
+// The communicator read through the pointer in the collective itself (CONFIG_DIRECT).
+// RUN: %coconet --verify=2 %s -- -DCASE_CONFIG -DCONFIG_DIRECT | %FileCheck --check-prefix=CONFIG %s
 #if defined(CASE_CONFIG)
 typedef struct {
   int num_processes;
@@ -87,7 +89,11 @@ void config_step(float *w, float *g, int n, const MultiGpuConfig *multi_gpu_conf
   ncclComm_t nccl_comm = multi_gpu_config->nccl_comm;
 #pragma coconet region name(config) split reorder scratch(g) replicated(w)
   {
+#if defined(CONFIG_DIRECT)
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, multi_gpu_config->nccl_comm, s);
+#else
     ncclAllReduce(g, g, n, ncclFloat, ncclSum, nccl_comm, s);
+#endif
     sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, 0.1f / multi_gpu_config->num_processes, n);
 #if defined(CONFIG_PASSED)
     log_config(multi_gpu_config);
