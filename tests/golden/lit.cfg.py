@@ -33,8 +33,12 @@ for var in ("PATH", "CUDA_HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSA
         config.environment[var] = os.environ[var]
 config.environment["PATH"] = llvm_bin + os.pathsep + os.environ.get("PATH", "")
 config.environment["COCONET_COLOR"] = "0"
-# The precompiled prelude's cache (frontend.c): one per build, shared by the tests.
-config.environment["COCONET_CACHE"] = os.path.join(build, "cache")
+# The precompiled prelude's cache (frontend_pch.c): `make test`'s levels share one
+# (COCONET_CACHE from the Makefile, the plain and sanitizer builds alike: libclang
+# writes it, not coconet's code); lit run by hand, one per build.
+config.environment["COCONET_CACHE"] = os.environ.get("COCONET_CACHE") or os.path.join(build, "cache")
+if "COCONET_CACHE_KEEP" in os.environ:
+    config.environment["COCONET_CACHE_KEEP"] = os.environ["COCONET_CACHE_KEEP"]
 
 # MPI's include flags, for inputs (the examples) that include <mpi.h>.
 import subprocess

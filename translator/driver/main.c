@@ -62,6 +62,7 @@ static const char USAGE[] =
     "translation.\n"
     "Environment: CUDA_HOME (else nvcc on PATH, else /usr/local/cuda),\n"
     "COCONET_CACHE (precompiled headers; default ~/.cache/coconet, 'off': none),\n"
+    "COCONET_CACHE_KEEP (entries the cache keeps, the last used; default 32),\n"
     "TMPDIR, COCONET_COLOR=0|1; for --verify: COCONET_VERIFY_MPIRUN (default\n"
     "'mpirun --oversubscribe', with --allow-run-as-root as root), COCONET_VERIFY_CC\n"
     "(default: the coconet-cc next to coconet), COCONET_VERIFY_TIMEOUT (seconds a\n"

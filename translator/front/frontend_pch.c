@@ -16,6 +16,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,29 +197,44 @@ static char *include_prefix(const SourceFile *src) {
   return out;
 }
 
-// At most this many precompiled headers stay in the cache (each 5 to 50 MB):
-// when there are more, the least recently built go.
-enum { PCH_KEEP = 32 };
+// At most this many precompiled headers stay in the cache (each 5 to 50 MB),
+// COCONET_CACHE_KEEP when set (1 to 4096): when there are more, the least
+// recently used go (a use sets the entry's modification time).
+enum { PCH_KEEP = 32, PCH_KEEP_MAX = 4096 };
+
+static int pch_keep(void) {
+  const char *env = getenv("COCONET_CACHE_KEEP");
+  char *end;
+  if (!env) return PCH_KEEP;
+  long n = strtol(env, &end, 10);
+  if (*env && !*end && n >= 1 && n <= PCH_KEEP_MAX) return (int)n;
+  fprintf(stderr, "coconet: warning: COCONET_CACHE_KEEP='%s' is not a number from 1 to %d; the cache keeps %d "
+          "entries\n", env, PCH_KEEP_MAX, PCH_KEEP);
+  return PCH_KEEP;
+}
 
 static void evict_pchs(const char *cache) {
   DIR *d = opendir(cache);
   if (!d) return;
-  struct { char name[64]; time_t t; } v[PCH_KEEP + 64];
+  int keep = pch_keep(), cap = keep + 64;
+  struct Entry { char name[64]; struct timespec t; } *v = malloc((size_t)cap * sizeof *v);
+  if (!v) COCONET_BUG("out of memory");
   int n = 0;
-  for (struct dirent *e; (e = readdir(d)) && n < (int)(sizeof v / sizeof *v);) {
+  for (struct dirent *e; (e = readdir(d)) && n < cap;) {
     size_t len = strlen(e->d_name);
     char path[4400];
     struct stat st;
     snprintf(path, sizeof path, "%.4000s/%.255s", cache, e->d_name);
     if (len != 20 || strcmp(e->d_name + 16, ".pch") != 0 || stat(path, &st) != 0) continue;
     snprintf(v[n].name, sizeof v[n].name, "%.16s", e->d_name);
-    v[n++].t = st.st_mtime;
+    v[n++].t = st.st_mtim;
   }
   closedir(d);
-  while (n > PCH_KEEP) {
+  while (n > keep) {
     int old = 0;
     for (int i = 1; i < n; i++)
-      if (v[i].t < v[old].t) old = i;
+      if (v[i].t.tv_sec < v[old].t.tv_sec || (v[i].t.tv_sec == v[old].t.tv_sec && v[i].t.tv_nsec < v[old].t.tv_nsec))
+        old = i;
     static const char *const ext[] = {".pch", ".pch.deps", ".h"};
     for (size_t k = 0; k < 3; k++) {
       char path[4400];
@@ -227,6 +243,7 @@ static void evict_pchs(const char *cache) {
     }
     v[old] = v[--n];
   }
+  free(v);
 }
 
 // The precompiled prelude and include lines of the file for these flags
@@ -248,6 +265,7 @@ static char *pch_for_flags(CXIndex index, const char *cache, const Args *all, in
   snprintf(header, sizeof header, "%s/%016llx.h", cache, (unsigned long long)h);
   if (access(pch, R_OK) == 0 && pch_fresh(pch)) {
     free(lines);
+    utimensat(AT_FDCWD, pch, NULL, 0);  // used now: the eviction keeps it
     return strdup(pch);
   }
   bool ok = write_atomic(header, lines) == 0;
