@@ -465,6 +465,20 @@ static char *loop_in_helper(const Az *az, CXCursor s) {
   return reads ? fe_spelling(fn) : NULL;
 }
 
+// `A op B op C` (clang nests them to the left) as its operands in order into out
+// (at most max); -1 when there are more.
+static int operands(const Az *az, CXCursor c, const char *op, CXCursor *out, int max) {
+  CXCursor a, b;
+  if (!az_is_binary(az, c, op, &a, &b)) {
+    out[0] = c;
+    return 1;
+  }
+  int n = operands(az, a, op, out, max);
+  if (n < 0 || n >= max) return -1;
+  out[n] = b;
+  return n + 1;
+}
+
 // Find the element loop in the kernel body; run `stmt` over the element body.
 static void element_loop(Az *az, CXCursor body) {
   AzList l = {0};
@@ -483,6 +497,10 @@ static void element_loop(Az *az, CXCursor body) {
       continue;
     }
     Kids k = kids(s);
+    CXCursor conds[8];
+    int nand = kind(s) == CXCursor_IfStmt && k.n == 2 ? operands(az, k.v[0], "&&", conds, 8) : 0;
+    int nor = kind(s) == CXCursor_IfStmt && k.n == 2 && nand == 1 && is_return(k.v[1])
+                  ? operands(az, k.v[0], "||", conds, 8) : 0;
     if (kind(s) == CXCursor_ForStmt && k.n == 4 && index_decl(az, k.v[0]) && bound(az, k.v[1], "<") &&
         grid_stride(az, k.v[2])) {
       CXCursor rindex, rbody;
@@ -519,6 +537,22 @@ static void element_loop(Az *az, CXCursor body) {
       az->loop_at = j;
       az->loop_form = LOOP_RETURN;
       for (j++; j < l.n && !az_failed(az); j++) az_stmt(az, l.v[j]);
+    } else if (nand > 1 && bound(az, conds[0], "<")) {
+      // if (i < n && A) BODY: BODY when A, for the elements i < n.
+      az->guarded = true;
+      vector_guard(az);
+      az->loop_at = j;
+      az->loop_form = LOOP_IF_AND;
+      az_if_all(az, conds + 1, nand - 1, IR_LAND, k.v[1]);
+      j++;
+    } else if (nor > 1 && bound(az, conds[0], ">=")) {
+      // if (i >= n || A) return; BODY...: as `if (i >= n) return; if (A) return; BODY...`.
+      az->guarded = true;
+      vector_guard(az);
+      az->loop_at = j;
+      az->loop_form = LOOP_RETURN_OR;
+      az_if_all(az, conds + 1, nor - 1, IR_LOR, k.v[1]);
+      for (j++; j < l.n && !az_failed(az); j++) az_stmt(az, l.v[j]);
     } else if (!az_failed(az) && (shared_decl(s) || (!clang_Cursor_isNull(az->tree) && mentions(s, az->tree)))) {
       // Shared memory used otherwise than as a block sum's tree after the loop.
       char *t = shared_decl(s) ? az_text_of(az, s) : tree_decl_text(az);
@@ -544,7 +578,8 @@ static void element_loop(Az *az, CXCursor body) {
       if (nl) strcpy(nl, " ...");
       char *helper = loop_in_helper(az, s);
       az_fail(az, s, "kernel '%s': cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x "
-                  "with a grid-stride loop or an 'if (i < n)' guard) at '%s'%s%s%s", az->launch->kernel, t,
+                  "with a grid-stride loop or an 'if (i < n)' guard, 'i < n' first in a guard of several "
+                  "conditions) at '%s'%s%s%s", az->launch->kernel, t,
               helper ? "; the element index is computed in __device__ function '" : "", helper ? helper : "",
               helper ? "', which coconet does not read for it: write the index and its guard in the kernel, and "
                        "call the helper for one element" : "");

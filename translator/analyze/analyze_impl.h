@@ -99,7 +99,9 @@ typedef struct Az {
 
 // The forms of the element loop: `for (i = INDEX; i < n; i += STRIDE) BODY`,
 // `while (i < n) { BODY; i += STRIDE; }`, `if (i < n) BODY`, `if (i >= n) return; BODY...`.
-enum { LOOP_FOR = 1, LOOP_WHILE, LOOP_IF, LOOP_RETURN };
+// `if (i < n && A) BODY` and `if (i >= n || A) return; BODY...` are LOOP_IF_AND and
+// LOOP_RETURN_OR: the guard's statement is the element's (its bound holds for every element).
+enum { LOOP_FOR = 1, LOOP_WHILE, LOOP_IF, LOOP_RETURN, LOOP_IF_AND, LOOP_RETURN_OR };
 
 typedef FeKids Kids;
 static inline Kids kids(CXCursor c) { return fe_kids(c); }
@@ -176,6 +178,8 @@ bool az_is_assignment(const Az *az, CXCursor s, CXCursor *lhs, CXCursor *rhs, ch
 bool az_writes(const Az *az, CXCursor within, CXCursor var);  // var assigned, ++/--'d or its address taken in it
 void az_decl_stmt(Az *az, CXCursor s);                    // locals
 void az_stmt(Az *az, CXCursor s);                         // one statement
+// if (conds[0] op conds[1] ...) then: the rest of an element loop's guard, `i < n && A` or `i >= n || A`
+void az_if_all(Az *az, const CXCursor *conds, int n, IrBinaryOp op, CXCursor then);
 void az_store(Az *az, CXCursor at, IrTensor *t, IrExpr *value);  // t[i] = value, under the current condition
 IrExpr *az_assigned_value(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *op);  // of x = e, x op= e
 bool az_carries(Az *az, CXCursor s, const Binding *b);    // assigning b would carry across elements (reason recorded)

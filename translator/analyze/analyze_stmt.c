@@ -289,6 +289,27 @@ static void curand_init_call(Az *az, CXCursor c) {
 }
 
 // if (c) A [else B]
+// `if (c) then [else els]`, c the IR of the condition at `at`.
+static void if_expr(Az *az, CXCursor at, IrExpr *c, CXCursor then, CXCursor els) {
+  bool truth;
+  if (az_constant_truth(c, &truth)) {  // a constant condition (a template flag, a NULL test): one branch runs
+    if (truth) az_stmt(az, then);
+    else if (!clang_Cursor_isNull(els)) az_stmt(az, els);
+    return;
+  }
+  // Evaluated once: the branch may store to what the condition reads.
+  if (!stable(c)) c = ir_pw_let(az->ir, az->op, "cond", c, fe_loc(az->fe, clang_getCursorLocation(at)));
+  IrExpr *saved = az->cond;
+  az->cond = saved ? ir_expr_binary(az->ir, IR_LAND, saved, c) : c;
+  az_stmt(az, then);
+  if (!clang_Cursor_isNull(els) && !az->done) {
+    IrExpr *not_c = ir_expr_unary(az->ir, IR_NOT, c);
+    az->cond = saved ? ir_expr_binary(az->ir, IR_LAND, saved, not_c) : not_c;
+    az_stmt(az, els);
+  }
+  az->cond = saved;
+}
+
 static void if_stmt(Az *az, CXCursor s) {
   Kids k = kids(s);
   if (k.n != 2 && k.n != 3) {
@@ -296,24 +317,19 @@ static void if_stmt(Az *az, CXCursor s) {
     return;
   }
   IrExpr *c = az_expr(az, k.v[0]);
-  if (!c) return;
-  bool truth;
-  if (az_constant_truth(c, &truth)) {  // a constant condition (a template flag, a NULL test): one branch runs
-    if (truth) az_stmt(az, k.v[1]);
-    else if (k.n == 3) az_stmt(az, k.v[2]);
-    return;
+  if (c) if_expr(az, k.v[0], c, k.v[1], k.n == 3 ? k.v[2] : clang_getNullCursor());
+}
+
+// The rest of an element loop's guard: `if (i < n && A && B) BODY` runs BODY when A && B
+// (op IR_LAND), `if (i >= n || A) return;` returns when A (op IR_LOR): the conditions in order.
+void az_if_all(Az *az, const CXCursor *conds, int n, IrBinaryOp op, CXCursor then) {
+  IrExpr *c = NULL;
+  for (int i = 0; i < n; i++) {
+    IrExpr *e = az_expr(az, conds[i]);
+    if (!e) return;
+    c = c ? ir_expr_binary(az->ir, op, c, e) : e;
   }
-  // Evaluated once: the branch may store to what the condition reads.
-  if (!stable(c)) c = ir_pw_let(az->ir, az->op, "cond", c, fe_loc(az->fe, clang_getCursorLocation(k.v[0])));
-  IrExpr *saved = az->cond;
-  az->cond = saved ? ir_expr_binary(az->ir, IR_LAND, saved, c) : c;
-  az_stmt(az, k.v[1]);
-  if (k.n == 3 && !az->done) {
-    IrExpr *not_c = ir_expr_unary(az->ir, IR_NOT, c);
-    az->cond = saved ? ir_expr_binary(az->ir, IR_LAND, saved, not_c) : not_c;
-    az_stmt(az, k.v[2]);
-  }
-  az->cond = saved;
+  if (c) if_expr(az, conds[0], c, then, clang_getNullCursor());
 }
 
 // return [e] (a helper's, or the element's in a guarded kernel), continue (the element's).

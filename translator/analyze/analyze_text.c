@@ -688,6 +688,9 @@ void az_text(Az *az) {
       if (elem.n) elem.n--;  // the stride
     } else if (az->loop_form == LOOP_RETURN)
       for (int i = az->loop_at + 1; i < top.n; i++) az_list_add(top.v[i], clang_getNullCursor(), &elem);
+    else if (az->loop_form == LOOP_IF_AND || az->loop_form == LOOP_RETURN_OR)  // the guard's statement too
+      for (int i = az->loop_at; i < (az->loop_form == LOOP_IF_AND ? az->loop_at + 1 : top.n); i++)
+        az_list_add(top.v[i], clang_getNullCursor(), &elem);
     else why = "its element loop was not found";
   }
   char *gone = why ? NULL : macro_gone(az);

@@ -16,4 +16,4 @@ void f(float *p, float *g, int n, ncclComm_t comm, cudaStream_t s) {
     kern<<<(n + 255) / 256, 256, 0, s>>>(p, g, 0.1f, n);
   }
 }
-// CHECK: loop-in-helper.cu:11:67: error: kernel 'kern': cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x with a grid-stride loop or an 'if (i < n)' guard) at 'update(p, g, lr, n)'; the element index is computed in __device__ function 'update', which coconet does not read for it: write the index and its guard in the kernel, and call the helper for one element
+// CHECK: loop-in-helper.cu:11:67: error: kernel 'kern': cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x with a grid-stride loop or an 'if (i < n)' guard, 'i < n' first in a guard of several conditions) at 'update(p, g, lr, n)'; the element index is computed in __device__ function 'update', which coconet does not read for it: write the index and its guard in the kernel, and call the helper for one element
