@@ -4,7 +4,11 @@
 // holds for every element coconet computes), so A and B are evaluated as the
 // program evaluates them: after the bound, in order, short-circuited. The masked
 // region is fused too (the fused kernel runs the same text).
-// RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: env COCONET_VERIFY_KEEP=1 TMPDIR=%t %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
+// The harness's second input has skip = 0 (a flag the kernel only tests), never every = 0 (a divisor).
+// RUN: grep -q '^ *skip = 0;' %t/coconet-verify-*/harness.cpp
+// RUN: not grep -q '^ *every = 0;' %t/coconet-verify-*/harness.cpp
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DBOUND_LAST 2>&1 | %FileCheck --check-prefix=BOUND_LAST %s
 // RUN: %expect 1 %coconet --check %s -- -DELSE 2>&1 | %FileCheck --check-prefix=ELSE %s
@@ -16,6 +20,12 @@
 __global__ void sgd_accum(float *w, const float *g, float lr, int n, int step) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n && step % 2 == 0) w[i] -= lr * g[i];
+}
+
+// A step skipped as a whole (a non-finite loss) and a thinned update (every k-th element).
+__global__ void sgd_skip(float *w, const float *g, float lr, int n, int skip, int every) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n && !skip && i % every == 0) w[i] -= lr * g[i];
 }
 
 // A mask per element and a second condition on the reduced gradient, in order:
@@ -60,6 +70,14 @@ void step_accum(float *w, float *g, float lr, int n, int step, ncclComm_t comm, 
   }
 }
 
+void step_skip(float *w, float *g, float lr, int n, int skip, int every, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(skip) split reorder shard(w)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    sgd_skip<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr, n, skip, every);
+  }
+}
+
 void step_masked(float *w, float *g, const int *mask, float lr, float clip, long n, ncclComm_t comm,
                  cudaStream_t s) {
 #pragma coconet region name(masked) split reorder fuse replicated(w, mask)
@@ -100,6 +118,7 @@ void step_else(float *w, float *g, float lr, int n, int skip, ncclComm_t comm, c
 #endif
 
 // EXEC: verify accum: ok
+// EXEC: verify skip: ok
 // EXEC: verify masked: ok
 // EXEC: verify frozen: ok
 
@@ -113,5 +132,5 @@ void step_else(float *w, float *g, float lr, int n, int skip, ncclComm_t comm, c
 // CODE-NEXT: m = beta * m + g;
 // CODE-NEXT: w -= lr * m;
 
-// BOUND_LAST: guard-conditions.cu:[[@LINE-74]]:3: error: kernel 'bound_last': cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x with a grid-stride loop or an 'if (i < n)' guard, 'i < n' first in a guard of several conditions) at 'if (mask[i] && i < n) w[i] -= lr * g[i]'
-// ELSE: guard-conditions.cu:[[@LINE-67]]:3: error: kernel 'with_else': cannot find the element loop {{.*}} at 'if (i < n && !skip) w[i] -= lr * g[i]; ...'
+// BOUND_LAST: guard-conditions.cu:[[@LINE-83]]:3: error: kernel 'bound_last': cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x with a grid-stride loop or an 'if (i < n)' guard, 'i < n' first in a guard of several conditions) at 'if (mask[i] && i < n) w[i] -= lr * g[i]'
+// ELSE: guard-conditions.cu:[[@LINE-76]]:3: error: kernel 'with_else': cannot find the element loop {{.*}} at 'if (i < n && !skip) w[i] -= lr * g[i]; ...'

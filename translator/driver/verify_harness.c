@@ -302,6 +302,57 @@ static bool block_size_name(const Harness *h, const char *name) {
 
 static int warps_value(uint64_t z) { return 32 * (1 + (int)(z % 4)); }
 
+// How the region's kernels use a scalar: in a test (a comparison, a logical
+// operator, a condition: `if (i < n && step % 2 == 0)`), and as what a division or
+// an unmodelled call takes (`x / k`, `f(k)`). *budget bounds the walk (the IR is a DAG).
+typedef struct ScalarUse {
+  bool tested, divides;
+} ScalarUse;
+
+static void expr_use(const IrExpr *e, const IrVar *v, bool test, bool divisor, ScalarUse *u, int *budget) {
+  if (!e || --*budget < 0) return;
+  if (e->kind == IR_E_PARAM) {
+    if (e->param && e->param->var == v) {
+      u->tested |= test;
+      u->divides |= divisor;
+    }
+    return;
+  }
+  bool sub_test = test, a_div = divisor, b_div = divisor;
+  if (e->kind == IR_E_BINARY) {
+    sub_test |= (e->op >= IR_LT && e->op <= IR_LOR);
+    b_div |= e->op == IR_DIV || e->op == IR_MOD;
+  } else if (e->kind == IR_E_UNARY) {
+    sub_test |= e->op == IR_NOT;
+  } else if (e->kind == IR_E_OPAQUE) {
+    a_div = b_div = true;
+  }
+  if (e->kind == IR_E_SELECT) {
+    expr_use(e->a, v, true, divisor, u, budget);
+    expr_use(e->b, v, test, divisor, u, budget);
+    expr_use(e->c, v, test, divisor, u, budget);
+    return;
+  }
+  expr_use(e->a, v, sub_test, a_div, u, budget);
+  expr_use(e->b, v, sub_test, b_div, u, budget);
+  expr_use(e->c, v, sub_test, e->kind == IR_E_OPAQUE || divisor, u, budget);
+}
+
+// An integer scalar the kernels only test (never divide by, never hand to a call
+// the IR does not model) is 0 for the second input, so that `if (flag)` and `!skip`
+// take both branches (1..100 otherwise).
+static bool zero_ok(const Harness *h, const IrVar *v) {
+  ScalarUse u = {false, false};
+  int budget = 100000;
+  for (const IrOp *op = h->r->ops; op; op = op->next)
+    if (op->kind == IR_OP_POINTWISE)
+      for (const IrStmt *s = op->pw.body; s; s = s->next) {
+        expr_use(s->value, v, false, false, &u, &budget);
+        expr_use(s->target, v, false, false, &u, &budget);
+      }
+  return u.tested && !u.divides && budget >= 0;
+}
+
 // The value of an IR variable for one input (the same on every rank).
 static void print_value(FILE *f, const Harness *h, const IrVar *v, int trial) {
   const IrRegion *r = h->r;
@@ -323,7 +374,7 @@ static void print_value(FILE *f, const Harness *h, const IrVar *v, int trial) {
   } else if (ir_type_is_float(v->type)) {
     fprintf(f, "%.6f", 0.05 + 0.9 * (double)(z >> 11) / 9007199254740992.0);
   } else {
-    fprintf(f, "%ld", 1 + (long)(z % 100));
+    fprintf(f, "%ld", trial == 1 && zero_ok(h, v) ? 0 : 1 + (long)(z % 100));
   }
 }
 
