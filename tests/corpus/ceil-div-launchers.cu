@@ -7,11 +7,16 @@
 // sizes the grid with CEIL_DIV and computes the bias corrections with powf;
 // scale.cuh a gradient scale launched with CEIL_DIV. The call site has pragma
 // lines only. The nearest refusal: a CEIL_DIV that is not ((M) + (N) - 1) / (N)
-// (ROUNDED_UP: it covers the elements too, but coconet reads only that form).
+// (ROUNDED_UP: it covers the elements too, but coconet reads only that form); a
+// slice stride other than the count (PADDED_STRIDE: llm.c passes its shard's size as
+// the count and the tensor's as the strides); a master pointer chosen at the call
+// (MASTER_CHOSEN: `step > 0 ? master : nullptr`, neither NULL nor a variable).
 // RUN: %coconet --verify=4 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --verify=2 %s -- -I%S/Inputs -DENABLE_FP32 | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DROUNDED_UP 2>&1 | %FileCheck --check-prefix=ROUNDED %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DPADDED_STRIDE 2>&1 | %FileCheck --check-prefix=PADDED %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DMASTER_CHOSEN 2>&1 | %FileCheck --check-prefix=CHOSEN %s
 #include "gpt2/adamw.cuh"
 #include "gpt2/scale.cuh"
 
@@ -20,8 +25,16 @@ void gpt2_update(floatX *params, float *master, floatX *grads, float *m, float *
 #pragma coconet region name(zero1) split reorder scratch(grads) shard(m, v, master) replicated(params)
   {
     ncclCheck(ncclAllReduce(grads, grads, layers * n, ncclFloatX, ncclAvg, comm, stream));
+#if defined(PADDED_STRIDE)
+    adamw_update(params, master, grads, m, v, n, n + 64, n, n, layers, lr, 0.9f, 0.95f, step, 1e-8f, 0.1f,
+                 grad_scale, stream);
+#elif defined(MASTER_CHOSEN)
+    adamw_update(params, step > 0 ? master : nullptr, grads, m, v, n, n, n, n, layers, lr, 0.9f, 0.95f, step,
+                 1e-8f, 0.1f, grad_scale, stream);
+#else
     adamw_update(params, master, grads, m, v, n, n, n, n, layers, lr, 0.9f, 0.95f, step, 1e-8f, 0.1f,
                  grad_scale, stream);
+#endif
   }
 }
 
@@ -48,3 +61,5 @@ void reduce_scaled_here(floatX *grads, size_t n, float factor, ncclComm_t comm, 
 // CODE: adamw_kernel3
 // CODE: if (master != nullptr) {
 // ROUNDED: error: kernel 'adamw_kernel3' computes only the elements that have a thread
+// PADDED: adamw.cuh:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'adamw_kernel3' steps from slice to slice by 'w_stride' (the launch passes '(long)(n + 64)'), and coconet reads its grid's y as slices of one flat buffer only when that step is the element loop's count 'num_parameters' (n)
+// CHOSEN: adamw.cuh:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'adamw_kernel3' tests 'master_params_memory' against NULL, and the launch passes 'step > 0 ? master : nullptr', which coconet cannot tell is NULL or not
