@@ -6,11 +6,13 @@
 // null, the region as written when it is) and its launcher, which
 // sizes the grid with CEIL_DIV and computes the bias corrections with powf;
 // scale.cuh a gradient scale launched with CEIL_DIV. The call site has pragma
-// lines only. The nearest refusal: a CEIL_DIV that is not ((M) + (N) - 1) / (N)
+// lines only; llm.c's own call (its shard's size as the count, the tensor's as the
+// strides: region slices) runs the schedule when they are equal, tested at run
+// time. The nearest refusals: a CEIL_DIV that is not ((M) + (N) - 1) / (N)
 // (ROUNDED_UP: it covers the elements too, but coconet reads only that form); a
-// slice stride other than the count (PADDED_STRIDE: llm.c passes its shard's size as
-// the count and the tensor's as the strides); a master pointer chosen at the call
-// (MASTER_CHOSEN: `step > 0 ? master : nullptr`, neither NULL nor a variable).
+// slice stride that is an expression other than the count (PADDED_STRIDE:
+// `n + 64`); a master pointer chosen at the call (MASTER_CHOSEN: `step > 0 ?
+// master : nullptr`, neither NULL nor a variable).
 // RUN: %coconet --verify=4 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --verify=2 %s -- -I%S/Inputs -DENABLE_FP32 | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
@@ -38,6 +40,24 @@ void gpt2_update(floatX *params, float *master, floatX *grads, float *m, float *
   }
 }
 
+// llm.c's call: its shard's size as the count and the tensor's as the strides (equal
+// with its own ZeRO off): the schedule runs when they are equal, the region as written
+// otherwise.
+struct Slice {
+  ptrdiff_t offset;
+  size_t size;
+};
+
+void gpt2_update_slices(floatX *params, float *master, floatX *grads, float *m, float *v, Slice tensor, Slice shard,
+                        int layers, float lr, int step, float grad_scale, ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(slices) split reorder scratch(grads) shard(m, v, master) replicated(params)
+  {
+    ncclCheck(ncclAllReduce(grads, grads, layers * shard.size, ncclFloatX, ncclAvg, comm, stream));
+    adamw_update(params, master, grads, m, v, shard.size, tensor.size, tensor.size, shard.size, layers, lr, 0.9f,
+                 0.95f, step, 1e-8f, 0.1f, grad_scale, stream);
+  }
+}
+
 void reduce_scaled(floatX *grads, size_t n, float factor, ncclComm_t comm, cudaStream_t stream) {
 #pragma coconet region name(scaled) split reorder
   {
@@ -56,10 +76,17 @@ void reduce_scaled_here(floatX *grads, size_t n, float factor, ncclComm_t comm, 
 
 // EXEC: verify zero1: run with master != nullptr
 // EXEC: verify zero1: ok
+// EXEC: verify slices: run with (size_t)(tensor.size) == (size_t)(shard.size)
+// EXEC: verify slices: run with master != nullptr
+// EXEC: verify slices: ok
 // EXEC: verify scaled: ok
 // EXEC: verify here: ok
 // CODE: adamw_kernel3
 // CODE: if (master != nullptr) {
+// CODE: // coconet: kernel 'adamw_kernel3' steps from slice to slice by 'g_stride' (passed
+// CODE-NEXT: // 'tensor.size') and its count is 'shard.size' (adamw.cuh:{{[0-9]+}}:{{[0-9]+}}): the schedule is for
+// CODE-NEXT: // tensor.size == shard.size; the region runs as written otherwise
+// CODE: if ((size_t)(tensor.size) == (size_t)(shard.size) && master != nullptr) {
 // ROUNDED: error: kernel 'adamw_kernel3' computes only the elements that have a thread
 // PADDED: adamw.cuh:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'adamw_kernel3' steps from slice to slice by 'w_stride' (the launch passes '(long)(n + 64)'), and coconet reads its grid's y as slices of one flat buffer only when that step is the element loop's count 'num_parameters' (n)
 // CHOSEN: adamw.cuh:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'adamw_kernel3' tests 'master_params_memory' against NULL, and the launch passes 'step > 0 ? master : nullptr', which coconet cannot tell is NULL or not

@@ -23,6 +23,7 @@
 #include "analyze_impl.h"
 #include "common/text.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,8 +177,23 @@ static char *value_text(const char *t) {
   return v;
 }
 
+// `a`, `a.b`, `a->b` (no blanks): a variable or a member the generated test reads.
+static bool member_chain(const char *t) {
+  for (;;) {
+    if (!(isalpha((unsigned char)*t) || *t == '_')) return false;
+    while (isalnum((unsigned char)*t) || *t == '_') t++;
+    if (!*t) return true;
+    if (*t == '.') t++;
+    else if (t[0] == '-' && t[1] == '>') t += 2;
+    else return false;
+  }
+}
+
 // Is S the loop's count: its parameter, or one the launch passes the same text,
-// of a type that holds every count's value? (Else the reason, at `at`.)
+// of a type that holds every count's value? Or, when the launch passes a variable
+// or a member for each (llm.c's `tensor.size` as the stride, `shard.size` as the
+// count), a run-time precondition of the schedule that they are equal (the region
+// as written otherwise). (Else the reason, at `at`.)
 static bool stride_is_count(Az *az, CXCursor s, CXCursor at) {
   if (!count_known(az, at)) return false;
   CXCursor d = az_referenced(az_uncast(s));
@@ -185,15 +201,22 @@ static bool stride_is_count(Az *az, CXCursor s, CXCursor at) {
   const char *mine = kind(d) == CXCursor_ParmDecl && !az_is_pointer(d) ? az_launch_arg(az, d) : NULL;
   const char *count = az_launch_arg(az, az->count);
   char *a = mine ? value_text(mine) : NULL, *b = count ? value_text(count) : NULL;
-  bool eq = a && b && strcmp(a, b) == 0 &&
-            clang_Type_getSizeOf(clang_getCursorType(d)) >= clang_Type_getSizeOf(clang_getCursorType(az->count));
+  bool wide = clang_Type_getSizeOf(clang_getCursorType(d)) >= clang_Type_getSizeOf(clang_getCursorType(az->count));
+  bool eq = a && b && wide && strcmp(a, b) == 0;
+  bool assumed = !eq && a && b && wide && member_chain(a) && member_chain(b);
+  if (assumed) {
+    char *param = fe_spelling(d);
+    ir_region_assume_equal(az->ir, a, b, az->launch->kernel, param, fe_loc(az->fe, clang_getCursorLocation(at)));
+    free(param);
+  }
   free(a);
   free(b);
-  if (eq) return true;
+  if (eq || assumed) return true;
   char *st = az_text_of(az, s), *n = fe_spelling(az->count);
   az_fail(az, at, "kernel '%s' steps from slice to slice by '%s'%s%s%s, and coconet reads its grid's y as slices "
                   "of one flat buffer only when that step is the element loop's count '%s' (%s): the same "
-                  "parameter, or one the launch passes the same value",
+                  "parameter, one the launch passes the same value, or a variable or member it passes while it "
+                  "passes one for the count (their equality is then tested at run time)",
           az->launch->kernel, st, mine ? " (the launch passes '" : "", mine ? mine : "", mine ? "')" : "", n,
           count ? count : "?");
   free(st);

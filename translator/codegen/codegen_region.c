@@ -371,8 +371,13 @@ static int generate(Cg *cg, const Scope *sc) {
   Buf test = {0};
   for (const IrAssume *a = cg->r->assumes; a; a = a->next) {
     SrcLoc at = a->loc;
-    cg_line(cg, "// coconet: kernel '%s' tests '%s' against NULL (%s:%u:%u): the schedule is for %s; the region runs "
-             "as written otherwise", a->kernel, a->var, cg_base_name(at.file), at.line, at.col, a->test);
+    if (a->other)
+      cg_line(cg, "// coconet: kernel '%s' steps from slice to slice by '%s' (passed '%s') and its count is '%s' "
+               "(%s:%u:%u): the schedule is for %s == %s; the region runs as written otherwise", a->kernel, a->param,
+               a->var, a->other, cg_base_name(at.file), at.line, at.col, a->var, a->other);
+    else
+      cg_line(cg, "// coconet: kernel '%s' tests '%s' against NULL (%s:%u:%u): the schedule is for %s; the region "
+               "runs as written otherwise", a->kernel, a->var, cg_base_name(at.file), at.line, at.col, a->test);
     buf_printf(&test, "%s%s", test.len ? " && " : "", a->test);
   }
   Buf aliases = {0}, alias_names = {0};

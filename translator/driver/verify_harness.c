@@ -443,6 +443,10 @@ static void print_init(Harness *h, FILE *f, int trial) {
     }
     assign_handles(h, f, v);
   }
+  // A stride the schedule assumes equal to the count (the region as written
+  // otherwise): made equal, so that the harness runs the schedule.
+  for (const IrAssume *a = h->r->assumes; a; a = a->next)
+    if (a->other && assign_base(h, a->var)) fprintf(f, "      %s = %s;\n", a->var, a->other);
   // Buffers last: their counts may use any of the values above.
   for (const IrTensor *t = h->r->tensors; t; t = t->next) {
     if (!assign_base(h, t->text)) continue;
@@ -577,6 +581,12 @@ static const char *unverifiable(Harness *h) {
       return why;
     }
   }
+  for (const IrAssume *a = h->r->assumes; a; a = a->next)
+    if (a->other && !assign_base(h, a->var)) {
+      snprintf(why, sizeof why, "its schedule is for %s == %s, and '%s' is not a variable of the enclosing "
+                                "function, so the harness cannot make them equal", a->var, a->other, a->var);
+      return why;
+    }
   for (const IrClause *c = h->r->clauses; c; c = c->next)
     if (c->kind == IR_CL_SHARD && h->r->overlap_chunks > 1) return "shard buffers of an overlapped region";
   return find_extras(h);

@@ -115,6 +115,21 @@ void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc l
   *tail = a;
 }
 
+void ir_region_assume_equal(IrRegion *r, const char *var, const char *other, const char *kernel, const char *param,
+                            SrcLoc loc) {
+  IrAssume **tail = &r->assumes;
+  for (; *tail; tail = &(*tail)->next)
+    if (strcmp((*tail)->var, var) == 0 && (*tail)->other && strcmp((*tail)->other, other) == 0) return;
+  IrAssume *a = ir_alloc(r, sizeof *a);
+  a->var = ir_strdup(r, var);
+  a->other = ir_strdup(r, other);
+  a->test = ir_printf(r, "(size_t)(%s) == (size_t)(%s)", var, other);
+  a->kernel = ir_strdup(r, kernel);
+  a->param = ir_strdup(r, param);
+  a->loc = loc;
+  *tail = a;
+}
+
 //
 // Types
 //

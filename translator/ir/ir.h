@@ -606,10 +606,12 @@ typedef struct IrHoist {
 // as written otherwise (codegen.c).
 typedef struct IrAssume {
   struct IrAssume *next;
-  const char *var;      // the host variable, as the launch passes it ("master")
-  const char *test;     // "master != nullptr"
-  const char *kernel;   // the kernel that tests it
-  SrcLoc loc;           // the kernel's test
+  const char *var;      // the host variable, as the launch passes it ("master", "tensor.size")
+  const char *other;    // NULL: var is not null; else var equals other ("shard.size")
+  const char *test;     // "master != nullptr", "(size_t)(tensor.size) == (size_t)(shard.size)"
+  const char *kernel;   // the kernel that tests it, or steps from slice to slice by var
+  const char *param;    // that kernel's stride parameter (NULL for a null test)
+  SrcLoc loc;           // the kernel's test, or its use of the stride
 } IrAssume;
 
 // What a text of the IR stands for in the source: the hoisted argument's
@@ -654,6 +656,10 @@ IrRegion *ir_region_new(IrProgram *p, const char *name, SrcLoc loc, SrcRange ran
 void ir_region_note(IrRegion *r, const char *what);  // appended to r->notes
 // Records that the schedule needs `var != nullptr` (once per variable).
 void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc loc);
+// A kernel steps from slice to slice by param, passed var, read as its count, passed
+// other: the schedule is for var == other (the region as written otherwise).
+void ir_region_assume_equal(IrRegion *r, const char *var, const char *other, const char *kernel, const char *param,
+                            SrcLoc loc);
 void *ir_alloc(IrRegion *r, size_t size);      // zeroed, lives in the program's arena
 char *ir_strdup(IrRegion *r, const char *s);   // NULL stays NULL
 char *ir_printf(IrRegion *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
