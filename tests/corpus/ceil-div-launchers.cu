@@ -11,7 +11,8 @@
 // time. The nearest refusals: a CEIL_DIV that is not ((M) + (N) - 1) / (N)
 // (ROUNDED_UP: it covers the elements too, but coconet reads only that form); a
 // slice stride that is an expression other than the count (PADDED_STRIDE:
-// `n + 64`); a master pointer chosen at the call (MASTER_CHOSEN: `step > 0 ?
+// `n + 64`); a statement in the region that may change the stride before the launch
+// (SLICE_CHANGED: the run-time test is at the region's top); a master pointer chosen at the call (MASTER_CHOSEN: `step > 0 ?
 // master : nullptr`, neither NULL nor a variable).
 // RUN: %coconet --verify=4 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --verify=2 %s -- -I%S/Inputs -DENABLE_FP32 | %FileCheck --check-prefix=EXEC %s
@@ -19,6 +20,8 @@
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DROUNDED_UP 2>&1 | %FileCheck --check-prefix=ROUNDED %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DPADDED_STRIDE 2>&1 | %FileCheck --check-prefix=PADDED %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DMASTER_CHOSEN 2>&1 | %FileCheck --check-prefix=CHOSEN %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DSLICE_CHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
+// RUN: %coconet --explain %s -- -I%S/Inputs | %FileCheck --check-prefix=EXPLAIN %s
 #include "gpt2/adamw.cuh"
 #include "gpt2/scale.cuh"
 
@@ -47,12 +50,16 @@ struct Slice {
   ptrdiff_t offset;
   size_t size;
 };
+void next_slice(Slice *s);
 
 void gpt2_update_slices(floatX *params, float *master, floatX *grads, float *m, float *v, Slice tensor, Slice shard,
                         int layers, float lr, int step, float grad_scale, ncclComm_t comm, cudaStream_t stream) {
 #pragma coconet region name(slices) split reorder scratch(grads) shard(m, v, master) replicated(params)
   {
     ncclCheck(ncclAllReduce(grads, grads, layers * shard.size, ncclFloatX, ncclAvg, comm, stream));
+#ifdef SLICE_CHANGED
+    next_slice(&tensor);
+#endif
     adamw_update(params, master, grads, m, v, shard.size, tensor.size, tensor.size, shard.size, layers, lr, 0.9f,
                  0.95f, step, 1e-8f, 0.1f, grad_scale, stream);
   }
@@ -89,4 +96,8 @@ void reduce_scaled_here(floatX *grads, size_t n, float factor, ncclComm_t comm, 
 // CODE: if ((size_t)(tensor.size) == (size_t)(shard.size) && master != nullptr) {
 // ROUNDED: error: kernel 'adamw_kernel3' computes only the elements that have a thread
 // PADDED: adamw.cuh:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'adamw_kernel3' steps from slice to slice by 'w_stride' (the launch passes '(long)(n + 64)'), and coconet reads its grid's y as slices of one flat buffer only when that step is the element loop's count 'num_parameters' (n)
+// CHANGED: ceil-div-launchers.cu:{{[0-9]+}}:5: error: region 'slices': kernel 'adamw_kernel3' steps from slice to slice by 'tensor.size' and its count is 'shard.size', so the schedule runs when they are equal at the top of the region; this statement also uses 'tensor' and could change it first: move the statement out
+// CHANGED: adamw.cuh:{{[0-9]+}}:{{[0-9]+}}: note: kernel 'adamw_kernel3' uses the stride here
+// EXPLAIN: explain slices
+// EXPLAIN: - analysis: kernel 'adamw_kernel3' steps from slice to slice by 'g_stride' ({{.*}}adamw.cuh:{{[0-9]+}}:{{[0-9]+}}), passed 'tensor.size', and its count is passed 'shard.size': the schedule is for tensor.size == shard.size, tested at the top of the region; the region runs as written otherwise
 // CHOSEN: adamw.cuh:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'adamw_kernel3' tests 'master_params_memory' against NULL, and the launch passes 'step > 0 ? master : nullptr', which coconet cannot tell is NULL or not

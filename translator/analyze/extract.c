@@ -431,30 +431,38 @@ static const char *find_token(const char *text, const char *name) {
 // variable. Statements coconet does not see into may (a call taking its
 // address, an assignment), and so may a copy into its address.
 static int check_assumptions(const Frontend *fe, const Region *r, const IrRegion *ir) {
-  for (const IrAssume *a = ir->assumes; a; a = a->next) {
-    char var[256];
-    size_t n = strcspn(a->var, ".-[ ");
-    snprintf(var, sizeof var, "%.*s", (int)(n < sizeof var ? n : sizeof var - 1), a->var);
-    for (const Stmt *s = r->stmts; s; s = s->next) {
-      if (s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) continue;
-      char *text = fe_text(fe, s->range);
-      const char *at = find_token(text, var);
-      bool address = false;
-      for (const char *p = at; p && !address; p = find_token(p + 1, var)) {
-        const char *q = p;
-        while (q > text && q[-1] == ' ') q--;
-        address = q > text && q[-1] == '&';
+  for (const IrAssume *a = ir->assumes; a; a = a->next)
+    for (int k = 0; k < (a->other ? 2 : 1); k++) {
+      const char *name = k ? a->other : a->var;
+      char var[256];
+      size_t n = strcspn(name, ".-[ ");
+      snprintf(var, sizeof var, "%.*s", (int)(n < sizeof var ? n : sizeof var - 1), name);
+      for (const Stmt *s = r->stmts; s; s = s->next) {
+        if (s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) continue;
+        char *text = fe_text(fe, s->range);
+        const char *at = find_token(text, var);
+        bool address = false;
+        for (const char *p = at; p && !address; p = find_token(p + 1, var)) {
+          const char *q = p;
+          while (q > text && q[-1] == ' ') q--;
+          address = q > text && q[-1] == '&';
+        }
+        free(text);
+        if (!at || (s->kind == STMT_CUDA && !address)) continue;
+        if (a->other)
+          diag_error(&s->range.begin, "region '%s': kernel '%s' steps from slice to slice by '%s' and its count is "
+                                      "'%s', so the schedule runs when they are equal at the top of the region; this "
+                                      "statement also uses '%s' and could change it first: move the statement out",
+                     r->name, a->kernel, a->var, a->other, var);
+        else
+          diag_error(&s->range.begin, "region '%s': kernel '%s' tests '%s' against NULL, so the schedule runs when %s "
+                                      "at the top of the region; this statement also uses '%s' and could change it "
+                                      "first: test it before the region, or move the statement out", r->name, a->kernel,
+                     var, a->test, var);
+        diag_note(&a->loc, a->other ? "kernel '%s' uses the stride here" : "kernel '%s' tests it here", a->kernel);
+        return -1;
       }
-      free(text);
-      if (!at || (s->kind == STMT_CUDA && !address)) continue;
-      diag_error(&s->range.begin, "region '%s': kernel '%s' tests '%s' against NULL, so the schedule runs when %s at "
-                                  "the top of the region; this statement also uses '%s' and could change it first: "
-                                  "test it before the region, or move the statement out", r->name, a->kernel, var,
-                 a->test, var);
-      diag_note(&a->loc, "kernel '%s' tests it here", a->kernel);
-      return -1;
     }
-  }
   return 0;
 }
 

@@ -350,9 +350,15 @@ void ir_explain(FILE *f, const IrRegion *r, const IrCostModel *model) {
   fputs(r->clauses ? "\n" : " no clauses\n", f);
   for (const IrStep *s = r->notes; s; s = s->next) fprintf(f, "  - analysis: %s\n", s->what);
   for (const IrAssume *a = r->assumes; a; a = a->next)
-    fprintf(f, "  - analysis: kernel '%s' tests '%s' against NULL (%s:%u:%u) and the launch passes a variable: the "
-               "schedule is for %s, tested at the top of the region; the region runs as written otherwise\n",
-            a->kernel, a->var, a->loc.file ? a->loc.file : "?", a->loc.line, a->loc.col, a->test);
+    if (a->other)
+      fprintf(f, "  - analysis: kernel '%s' steps from slice to slice by '%s' (%s:%u:%u), passed '%s', and its count is "
+                 "passed '%s': the schedule is for %s == %s, tested at the top of the region; the region runs as "
+                 "written otherwise\n", a->kernel, a->param, a->loc.file ? a->loc.file : "?", a->loc.line, a->loc.col,
+              a->var, a->other, a->var, a->other);
+    else
+      fprintf(f, "  - analysis: kernel '%s' tests '%s' against NULL (%s:%u:%u) and the launch passes a variable: the "
+                 "schedule is for %s, tested at the top of the region; the region runs as written otherwise\n",
+              a->kernel, a->var, a->loc.file ? a->loc.file : "?", a->loc.line, a->loc.col, a->test);
   explain_steps(f, r);
   explain_model(f, r, m);
   double before = ir_cost_list(r->ops, m);
