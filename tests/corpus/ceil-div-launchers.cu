@@ -22,6 +22,7 @@
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DMASTER_CHOSEN 2>&1 | %FileCheck --check-prefix=CHOSEN %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DSLICE_CHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
 // RUN: %coconet --explain %s -- -I%S/Inputs | %FileCheck --check-prefix=EXPLAIN %s
+// RUN: %coconet --verify=ir:3 %s -- -I%S/Inputs | %FileCheck --check-prefix=IR %s
 #include "gpt2/adamw.cuh"
 #include "gpt2/scale.cuh"
 
@@ -44,8 +45,9 @@ void gpt2_update(floatX *params, float *master, floatX *grads, float *m, float *
 }
 
 // llm.c's call: its shard's size as the count and the tensor's as the strides (equal
-// with its own ZeRO off): the schedule runs when they are equal, the region as written
-// otherwise.
+// with its own ZeRO off), the AllReduce over the tensor's gradients: the schedule runs
+// when they are equal, the region as written otherwise (the counts compare equal under
+// that test).
 struct Slice {
   ptrdiff_t offset;
   size_t size;
@@ -56,7 +58,7 @@ void gpt2_update_slices(floatX *params, float *master, floatX *grads, float *m, 
                         int layers, float lr, int step, float grad_scale, ncclComm_t comm, cudaStream_t stream) {
 #pragma coconet region name(slices) split reorder scratch(grads) shard(m, v, master) replicated(params)
   {
-    ncclCheck(ncclAllReduce(grads, grads, layers * shard.size, ncclFloatX, ncclAvg, comm, stream));
+    ncclCheck(ncclAllReduce(grads, grads, layers * tensor.size, ncclFloatX, ncclAvg, comm, stream));
 #ifdef SLICE_CHANGED
     next_slice(&tensor);
 #endif
@@ -98,6 +100,8 @@ void reduce_scaled_here(floatX *grads, size_t n, float factor, ncclComm_t comm, 
 // PADDED: adamw.cuh:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'adamw_kernel3' steps from slice to slice by 'w_stride' (the launch passes '(long)(n + 64)'), and coconet reads its grid's y as slices of one flat buffer only when that step is the element loop's count 'num_parameters' (n)
 // CHANGED: ceil-div-launchers.cu:{{[0-9]+}}:5: error: region 'slices': kernel 'adamw_kernel3' steps from slice to slice by 'tensor.size' and its count is 'shard.size', so the schedule runs when they are equal at the top of the region; this statement also uses 'tensor' and could change it first: move the statement out
 // CHANGED: adamw.cuh:{{[0-9]+}}:{{[0-9]+}}: note: kernel 'adamw_kernel3' uses the stride here
+// IR: verify=ir slices: the schedule checked is for (size_t)(tensor.size) == (size_t)(shard.size) (the region runs as written otherwise)
+// IR: verify=ir slices: ok
 // EXPLAIN: explain slices
 // EXPLAIN: - analysis: kernel 'adamw_kernel3' steps from slice to slice by 'g_stride' ({{.*}}adamw.cuh:{{[0-9]+}}:{{[0-9]+}}), passed 'tensor.size', and its count is passed 'shard.size': the schedule is for tensor.size == shard.size, tested at the top of the region; the region runs as written otherwise
 // CHOSEN: adamw.cuh:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'adamw_kernel3' tests 'master_params_memory' against NULL, and the launch passes 'step > 0 ? master : nullptr', which coconet cannot tell is NULL or not

@@ -64,18 +64,27 @@ static long max_count(const IrRegion *r, const double *vals) {
   return m;
 }
 
+// A variable the schedule assumes equal to another takes its value.
+static void same_values(const IrRegion *r, double *vals) {
+  for (const IrVar *v = r->vars; v; v = v->next)
+    if (v->same) vals[v->id] = vals[v->same->id];
+}
+
 // Draw the variables; halve the largest free size until every tensor fits.
 static void bind_vars(const IrRegion *r, const IrInterpConfig *cfg, double *vals, long max) {
   for (const IrVar *v = r->vars; v; v = v->next) {
     const IrBinding *b = pinned(cfg, v);
     vals[v->id] = b ? b->value : draw_var(cfg, v, max);
   }
+  same_values(r, vals);
   while (max_count(r, vals) > max) {
     const IrVar *big = NULL;
     for (const IrVar *v = r->vars; v; v = v->next)
-      if (v->is_size && !pinned(cfg, v) && vals[v->id] > 1 && (!big || vals[v->id] > vals[big->id])) big = v;
+      if (v->is_size && !v->same && !pinned(cfg, v) && vals[v->id] > 1 && (!big || vals[v->id] > vals[big->id]))
+        big = v;
     if (!big) return;
     vals[big->id] = (double)((long)vals[big->id] / 2);
+    same_values(r, vals);
   }
 }
 

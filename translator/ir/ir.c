@@ -103,6 +103,16 @@ void ir_region_note(IrRegion *r, const char *what) {
   *tail = s;
 }
 
+// var's variable is assumed equal to other's (both must exist): it compares as that one.
+static void link_same(IrRegion *r, const char *var, const char *other) {
+  IrVar *a = NULL, *b = NULL;
+  for (IrVar *v = r->vars; v; v = v->next) {
+    if (strcmp(v->text, var) == 0) a = v;
+    if (strcmp(v->text, other) == 0) b = v;
+  }
+  if (a && b && a != b && !b->same) a->same = b;
+}
+
 void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc loc) {
   IrAssume **tail = &r->assumes;
   for (; *tail; tail = &(*tail)->next)
@@ -128,6 +138,7 @@ void ir_region_assume_equal(IrRegion *r, const char *var, const char *other, con
   a->param = ir_strdup(r, param);
   a->loc = loc;
   *tail = a;
+  link_same(r, a->var, a->other);
 }
 
 //
@@ -228,6 +239,9 @@ IrVar *ir_var_get(IrRegion *r, const char *text, IrType type) {
   v->text = key;
   v->type = type;
   *tail = v;
+  for (const IrAssume *a = r->assumes; a; a = a->next)
+    if (a->other && strcmp(a->var, key) == 0) link_same(r, key, a->other);
+    else if (a->other && strcmp(a->other, key) == 0) link_same(r, a->var, key);
   return v;
 }
 
@@ -390,7 +404,7 @@ static void size_factors(const IrSize *s, long *konst, int *ids, int *n, int max
   switch (s->kind) {
   case IR_SIZE_CONST: *konst *= s->value; return;
   case IR_SIZE_VAR:
-    if (*n < max) ids[(*n)++] = s->var->id;
+    if (*n < max) ids[(*n)++] = (s->var->same ? s->var->same : s->var)->id;
     return;
   case IR_SIZE_MUL:
     size_factors(s->lhs, konst, ids, n, max);

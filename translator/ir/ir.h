@@ -89,6 +89,8 @@ struct IrVar {
   const char *text;  // the host expression, whitespace removed: "n", "lr", "hidden*4"
   IrType type;       // I64 for sizes; the parameter's type for scalars
   bool is_size;      // used as a size: a positive integer
+  IrVar *same;       // a variable the schedule assumes this one equals (ir_region_assume_equal), or NULL:
+                     // sizes compare through it, and the interpreter and --verify give both one value
 };
 
 // The variable with this text (whitespace-insensitive), added with type if new.
