@@ -479,6 +479,14 @@ static int operands(const Az *az, CXCursor c, const char *op, CXCursor *out, int
   return n + 1;
 }
 
+// The element loop is a guard (LOOP_IF ...), statement `at` of the kernel's body.
+static void guard_at(Az *az, int at, int form) {
+  az->guarded = true;
+  vector_guard(az);
+  az->loop_at = at;
+  az->loop_form = form;
+}
+
 // Find the element loop in the kernel body; run `stmt` over the element body.
 static void element_loop(Az *az, CXCursor body) {
   AzList l = {0};
@@ -525,32 +533,18 @@ static void element_loop(Az *az, CXCursor body) {
       free(w.v);
       j++;
     } else if (kind(s) == CXCursor_IfStmt && k.n == 2 && bound(az, k.v[0], "<")) {
-      az->guarded = true;
-      vector_guard(az);
-      az->loop_at = j;
-      az->loop_form = LOOP_IF;
+      guard_at(az, j++, LOOP_IF);
       az_stmt(az, k.v[1]);
-      j++;
     } else if (kind(s) == CXCursor_IfStmt && k.n == 2 && bound(az, k.v[0], ">=") && is_return(k.v[1])) {
-      az->guarded = true;
-      vector_guard(az);
-      az->loop_at = j;
-      az->loop_form = LOOP_RETURN;
+      guard_at(az, j, LOOP_RETURN);
       for (j++; j < l.n && !az_failed(az); j++) az_stmt(az, l.v[j]);
     } else if (nand > 1 && bound(az, conds[0], "<")) {
       // if (i < n && A) BODY: BODY when A, for the elements i < n.
-      az->guarded = true;
-      vector_guard(az);
-      az->loop_at = j;
-      az->loop_form = LOOP_IF_AND;
+      guard_at(az, j++, LOOP_IF_AND);
       az_if_all(az, conds + 1, nand - 1, IR_LAND, k.v[1]);
-      j++;
     } else if (nor > 1 && bound(az, conds[0], ">=")) {
       // if (i >= n || A) return; BODY...: as `if (i >= n) return; if (A) return; BODY...`.
-      az->guarded = true;
-      vector_guard(az);
-      az->loop_at = j;
-      az->loop_form = LOOP_RETURN_OR;
+      guard_at(az, j, LOOP_RETURN_OR);
       az_if_all(az, conds + 1, nor - 1, IR_LOR, k.v[1]);
       for (j++; j < l.n && !az_failed(az); j++) az_stmt(az, l.v[j]);
     } else if (!az_failed(az) && (shared_decl(s) || (!clang_Cursor_isNull(az->tree) && mentions(s, az->tree)))) {
