@@ -5,10 +5,12 @@
 // element; a local declared before the loop comes along; an index named and
 // typed otherwise (`int k`), a while loop, a count read in the body, a buffer
 // whose element's address goes to a helper (passed as a pointer). Run equal as
-// written and as scheduled; the text is in the output.
+// written and as scheduled; the text is in the output. Refused: an element passed
+// to a helper by non-const reference (BY_REFERENCE).
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --target=host %s -o %t.cu
+// RUN: %expect 1 %coconet --check %s -- -DBY_REFERENCE 2>&1 | %FileCheck --check-prefix=BY_REFERENCE %s
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -16,6 +18,29 @@
 #define CLAMP(x) fminf(fmaxf((x), 0.0f), 4.0f)
 
 __device__ __forceinline__ void add_to(float *p, float v) { *p += v; }
+
+#ifdef BY_REFERENCE
+// The element by non-const reference: what the helper stores there is not
+// followed (it was lost: refused).
+__device__ bool clamp_to(float &x, float hi) {
+  if (x > hi) x = hi;
+  return true;
+}
+
+__global__ void clamped(float *w, float *g, float lr, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n && clamp_to(g[i], 0.5f)) w[i] -= lr * g[i];
+}
+
+void step_clamped(float *w, float *g, float lr, int n, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(clamped) split reorder replicated(w)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    clamped<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr, n);
+  }
+}
+// BY_REFERENCE: own-text.cu:[[@LINE-10]]:{{[0-9]+}}: error: kernel 'clamped' passes 'g[i]' to helper 'clamp_to' by non-const reference (parameter 'x'): coconet does not follow what the helper stores through it; pass a pointer (&t[i] or t + i) or return the value
+#endif
 
 __global__ void lerp_fma(float *w, const float *g, float t, size_t n) {
   const float keep = 1.0f - t;

@@ -75,6 +75,17 @@ static bool bind_argument(Az *az, CXCursor call, CXCursor def, CXCursor param, C
     for (int l = 0; l < az->lanes; l++) b->lane[l] = name ? named(az, param, v[l], "") : v[l];
     return true;
   }
+  CXType pt = clang_getCursorType(param);
+  if (pt.kind == CXType_LValueReference && !clang_isConstQualifiedType(clang_getPointeeType(pt))) {
+    char *text = az_text_of(az, arg), *fn = fe_spelling(def), *pn = fe_spelling(param);
+    az_fail(az, call, "kernel '%s' passes '%s' to helper '%s' by non-const reference (parameter '%s'): coconet does "
+                      "not follow what the helper stores through it; pass a pointer (&t[i] or t + i) or return the "
+                      "value", az->launch->kernel, text, fn, pn);
+    free(text);
+    free(fn);
+    free(pn);
+    return false;
+  }
   if (!az_is_pointer(param)) {
     IrExpr *a = cast_to(az, az_expr_type(param), expr(az, arg));
     if (!a) return false;
