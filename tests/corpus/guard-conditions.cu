@@ -2,7 +2,9 @@
 // `if (i >= n || A) return; BODY`, as trainers write gradient accumulation, a mask or
 // a frozen parameter. The element runs the guard's statement as written (its bound
 // holds for every element coconet computes), so A and B are evaluated as the
-// program evaluates them: after the bound, in order, short-circuited. The masked
+// program evaluates them: after the bound, in order, short-circuited. (The
+// buffers the element reads are loaded for every element of the slice, as for
+// any kernel: a buffer read only behind a flag must hold n elements.) The masked
 // region is fused too (the fused kernel runs the same text).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: env COCONET_VERIFY_KEEP=1 TMPDIR=%t %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
