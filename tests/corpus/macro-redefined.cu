@@ -9,6 +9,9 @@
 // RUN: %coconet --verify=4 %s -- -DLATER | %FileCheck --check-prefix=LATER %s
 // RUN: %coconet %s -- -DLATER | %FileCheck --check-prefix=LATER_CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DTEMPLATE 2>&1 | %FileCheck --check-prefix=TEMPLATE %s
+// The same without the cache of precompiled headers (the template's copy was read
+// without its macro expansions then, and FACT taken for a name defined twice):
+// RUN: %expect 1 env COCONET_CACHE=off %coconet --check %s -- -DTEMPLATE 2>&1 | %FileCheck --check-prefix=TEMPLATE %s
 // RUN: %expect 1 %coconet --check %s -- -DEXPR 2>&1 | %FileCheck --check-prefix=EXPR %s
 // RUN: %expect 1 %coconet --check %s -- -DUSER_FABSF 2>&1 | %FileCheck --check-prefix=USER_FABSF %s
 // The launcher does not pass `st` to its launch: only its call named it.

@@ -453,6 +453,11 @@ int frontend_parse(const Options *opts, SourceFile src, Frontend *fe) {
   return report_clang_errors(fe, opts->nclang_args == 0 && !opts->compdb_dir) ? -1 : 0;
 }
 
+// The appended parse keeps its macro expansions, as the main parse does: a kernel
+// template's copy is read there (macros in its text are told from names by them),
+// with or without the precompiled prelude (whose record it would otherwise inherit).
+enum { APPENDED_PARSE = CXTranslationUnit_DetailedPreprocessingRecord };
+
 int frontend_parse_appended(const Frontend *base, const char *extra, FeCopy *copies, int ncopies, Frontend *out,
                             char **error) {
   memset(out, 0, sizeof *out);
@@ -468,7 +473,7 @@ int frontend_parse_appended(const Frontend *base, const char *extra, FeCopy *cop
   out->index = clang_createIndex(0, 0);
   struct CXUnsavedFile unsaved = {base->src.path, text, (unsigned long)(base->src.len + n)};
   enum CXErrorCode err = clang_parseTranslationUnit2(out->index, base->src.path, (const char *const *)base->args,
-                                                     base->nargs, &unsaved, 1, CXTranslationUnit_None, &out->tu);
+                                                     base->nargs, &unsaved, 1, APPENDED_PARSE, &out->tu);
   // The precompiled prelude the base parse used may be gone since (another coconet's cache evicted it):
   // once more with the prelude itself.
   for (int i = 0; err != CXError_Success && base->tmpdir && i + 1 < base->nargs; i++) {
@@ -481,7 +486,7 @@ int frontend_parse_appended(const Frontend *base, const char *extra, FeCopy *cop
     if (out->tu) clang_disposeTranslationUnit(out->tu);
     out->tu = NULL;
     err = clang_parseTranslationUnit2(out->index, base->src.path, (const char *const *)args, base->nargs, &unsaved, 1,
-                                      CXTranslationUnit_None, &out->tu);
+                                      APPENDED_PARSE, &out->tu);
     free(prelude);
     free(args);
     break;
