@@ -9,8 +9,9 @@
 // [blockIdx.y] and a bias shared by the layers [i]. Pragma lines only: the flat
 // gradient is all-reduced, split, the update runs on this rank's slice of the
 // flat buffer and its state is sharded (ZeRO). The nearest refusals: a stride
-// the launch passes other than the count, a write at [i] under a 2-D grid, a
-// block of two dimensions.
+// the launch passes other than the count, a stride narrower than the count
+// (NARROW_STRIDE, an int given a long count's value), a write at [i] under a
+// 2-D grid, a block of two dimensions.
 // RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --verify=4 %s -- -DFP32 | %FileCheck --check-prefix=EXEC %s
@@ -20,6 +21,7 @@
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %expect 1 %coconet --check %s -- -DSTRIDE 2>&1 | %FileCheck --check-prefix=STRIDE %s
+// RUN: %expect 1 %coconet --check %s -- -DNARROW_STRIDE 2>&1 | %FileCheck --check-prefix=NARROW_STRIDE %s
 // RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE -DUNSLICED 2>&1 | %FileCheck --check-prefix=UNSLICED %s
 // RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE -DBLOCK2D 2>&1 | %FileCheck --check-prefix=BLOCK2D %s
 // The grid as a local `dim3 grid(64, layers)` (or braced) is read where it is declared;
@@ -47,8 +49,14 @@ __device__ __forceinline__ void round_sr(__nv_bfloat16 *out, float x, unsigned b
 }
 __device__ __forceinline__ void round_sr(float *out, float x, unsigned) { *out = x; }
 
+#ifdef NARROW_STRIDE
+typedef long count_t;  // a count wider than the stride
+#else
+typedef int count_t;
+#endif
+
 template <typename Tp>
-__global__ void adamw_multi(Tp *params, float *master, const float *grads, float *m, float *v, int n,
+__global__ void adamw_multi(Tp *params, float *master, const float *grads, float *m, float *v, count_t n,
                             int stride, float lr, float beta1, float beta2, float eps, float wd, unsigned seed) {
   int idx = blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= n) return;
@@ -65,7 +73,7 @@ __global__ void adamw_multi(Tp *params, float *master, const float *grads, float
 }
 
 template <typename Tp>
-void adamw_update(Tp *params, float *master, const float *grads, float *m, float *v, int n, int stride,
+void adamw_update(Tp *params, float *master, const float *grads, float *m, float *v, count_t n, int stride,
                   int num_slices, float lr, float beta1, float beta2, float eps, float wd, unsigned seed,
                   cudaStream_t stream) {
   const int block_size = 512;
@@ -161,6 +169,7 @@ void sgd_step(float *w, float *g, const float *scale, const float *bias, float l
 // CODE: round_sr(&params[off + idx], w, rng_bits(seed, threadIdx.x, blockIdx.x ^ (blockIdx.y << 16)));
 // EXPLAIN: the call of 'adamw_update<__nv_bfloat16>' ({{.*}}multi-tensor.cu:{{[0-9]+}}:6) is the launch of kernel 'adamw_multi' inside it
 // EXPLAIN: reorder: kernel 'adamw_multi<__nv_bfloat16>' {{.*}} runs on this rank's slice of 'grads'
+// NARROW_STRIDE: error: kernel 'adamw_multi' steps from slice to slice by 'stride', the value of its count 'n', but as 'int', which does not hold every value of the count's type 'long': declare the stride at least as wide as the count
 // STRIDE: error: kernel 'adamw_multi' steps from slice to slice by 'stride' (the launch passes 'n + 1'), and coconet reads its grid's y as slices of one flat buffer only when that step is the element loop's count 'n' (n)
 // UNSLICED: error: kernel 'sgd_multi' writes w[i], and its grid's y selects a slice (layers of them): a launch read as slices writes only at blockIdx.y * n + i
 // SGD_OK: verify sgd: ok

@@ -209,10 +209,23 @@ static bool stride_is_count(Az *az, CXCursor s, CXCursor at) {
     ir_region_assume_equal(az->ir, a, b, az->launch->kernel, param, fe_loc(az->fe, clang_getCursorLocation(at)));
     free(param);
   }
+  bool narrow = a && b && !wide && strcmp(a, b) == 0;
   free(a);
   free(b);
   if (eq || assumed) return true;
   char *st = az_text_of(az, s), *n = fe_spelling(az->count);
+  if (narrow) {
+    CXString ts = clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(d)));
+    CXString tc = clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(az->count)));
+    az_fail(az, at, "kernel '%s' steps from slice to slice by '%s', the value of its count '%s', but as '%s', which "
+                    "does not hold every value of the count's type '%s': declare the stride at least as wide as the count",
+            az->launch->kernel, st, n, clang_getCString(ts), clang_getCString(tc));
+    clang_disposeString(ts);
+    clang_disposeString(tc);
+    free(st);
+    free(n);
+    return false;
+  }
   az_fail(az, at, "kernel '%s' steps from slice to slice by '%s'%s%s%s, and coconet reads its grid's y as slices "
                   "of one flat buffer only when that step is the element loop's count '%s' (%s): the same "
                   "parameter, one the launch passes the same value, or a variable or member it passes while it "
