@@ -335,7 +335,7 @@ static void expr_use(const IrExpr *e, const IrVar *v, bool test, bool divisor, S
   }
   expr_use(e->a, v, sub_test, a_div, u, budget);
   expr_use(e->b, v, sub_test, b_div, u, budget);
-  expr_use(e->c, v, sub_test, e->kind == IR_E_OPAQUE || divisor, u, budget);
+  expr_use(e->c, v, sub_test, a_div, u, budget);
 }
 
 // An integer scalar the kernels only test (never divide by, never hand to a call

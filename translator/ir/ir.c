@@ -113,31 +113,31 @@ static void link_same(IrRegion *r, const char *var, const char *other) {
   if (a && b && a != b && !b->same) a->same = b;
 }
 
-void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc loc) {
+// The precondition var (!= nullptr, or == other), added once.
+static IrAssume *add_assume(IrRegion *r, const char *var, const char *other, const char *kernel, SrcLoc loc) {
   IrAssume **tail = &r->assumes;
   for (; *tail; tail = &(*tail)->next)
-    if (strcmp((*tail)->var, var) == 0) return;
+    if (strcmp((*tail)->var, var) == 0 && !(*tail)->other == !other && (!other || !strcmp((*tail)->other, other)))
+      return NULL;
   IrAssume *a = ir_alloc(r, sizeof *a);
   a->var = ir_strdup(r, var);
-  a->test = ir_printf(r, "%s != nullptr", var);
+  a->other = other ? ir_strdup(r, other) : NULL;
+  a->test = other ? ir_printf(r, "(size_t)(%s) == (size_t)(%s)", var, other) : ir_printf(r, "%s != nullptr", var);
   a->kernel = ir_strdup(r, kernel);
   a->loc = loc;
   *tail = a;
+  return a;
+}
+
+void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc loc) {
+  add_assume(r, var, NULL, kernel, loc);
 }
 
 void ir_region_assume_equal(IrRegion *r, const char *var, const char *other, const char *kernel, const char *param,
                             SrcLoc loc) {
-  IrAssume **tail = &r->assumes;
-  for (; *tail; tail = &(*tail)->next)
-    if (strcmp((*tail)->var, var) == 0 && (*tail)->other && strcmp((*tail)->other, other) == 0) return;
-  IrAssume *a = ir_alloc(r, sizeof *a);
-  a->var = ir_strdup(r, var);
-  a->other = ir_strdup(r, other);
-  a->test = ir_printf(r, "(size_t)(%s) == (size_t)(%s)", var, other);
-  a->kernel = ir_strdup(r, kernel);
+  IrAssume *a = add_assume(r, var, other, kernel, loc);
+  if (!a) return;
   a->param = ir_strdup(r, param);
-  a->loc = loc;
-  *tail = a;
   link_same(r, a->var, a->other);
 }
 
