@@ -22,6 +22,8 @@
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DMASTER_CHOSEN 2>&1 | %FileCheck --check-prefix=CHOSEN %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DSLICE_CHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
 // RUN: %coconet --explain %s -- -I%S/Inputs | %FileCheck --check-prefix=EXPLAIN %s
+// RUN: %coconet --check %s -- -I%S/Inputs -DGLOBAL_SLICE
+// RUN: %expect 1 %coconet --verify=2 %s -- -I%S/Inputs -DGLOBAL_SLICE 2>&1 | %FileCheck --check-prefix=GLOBAL %s
 // RUN: %coconet --verify=ir:3 %s -- -I%S/Inputs | %FileCheck --check-prefix=IR %s
 #include "gpt2/adamw.cuh"
 #include "gpt2/scale.cuh"
@@ -67,6 +69,21 @@ void gpt2_update_slices(floatX *params, float *master, floatX *grads, float *m, 
   }
 }
 
+#ifdef GLOBAL_SLICE
+// The strides from a global the harness does not set: translated, but --verify cannot run it.
+Slice g_tensor;
+
+void gpt2_update_global(floatX *params, float *master, floatX *grads, float *m, float *v, Slice shard, int layers,
+                        float lr, int step, float grad_scale, ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(global) split reorder scratch(grads) shard(m, v, master) replicated(params)
+  {
+    ncclCheck(ncclAllReduce(grads, grads, layers * shard.size, ncclFloatX, ncclAvg, comm, stream));
+    adamw_update(params, master, grads, m, v, shard.size, g_tensor.size, g_tensor.size, shard.size, layers, lr,
+                 0.9f, 0.95f, step, 1e-8f, 0.1f, grad_scale, stream);
+  }
+}
+#endif
+
 void reduce_scaled(floatX *grads, size_t n, float factor, ncclComm_t comm, cudaStream_t stream) {
 #pragma coconet region name(scaled) split reorder
   {
@@ -102,6 +119,7 @@ void reduce_scaled_here(floatX *grads, size_t n, float factor, ncclComm_t comm, 
 // CHANGED: adamw.cuh:{{[0-9]+}}:{{[0-9]+}}: note: kernel 'adamw_kernel3' uses the stride here
 // IR: verify=ir slices: the schedule checked is for (size_t)(tensor.size) == (size_t)(shard.size) (the region runs as written otherwise)
 // IR: verify=ir slices: ok
+// GLOBAL: error: --verify: region 'global' cannot be run by the harness: its schedule is for g_tensor.size == shard.size, and 'g_tensor.size' is not a variable of the enclosing function, so the harness cannot make them equal
 // EXPLAIN: explain slices
 // EXPLAIN: - analysis: kernel 'adamw_kernel3' steps from slice to slice by 'g_stride' ({{.*}}adamw.cuh:{{[0-9]+}}:{{[0-9]+}}), passed 'tensor.size', and its count is passed 'shard.size': the schedule is for tensor.size == shard.size, tested at the top of the region; the region runs as written otherwise
 // CHOSEN: adamw.cuh:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'adamw_kernel3' tests 'master_params_memory' against NULL, and the launch passes 'step > 0 ? master : nullptr', which coconet cannot tell is NULL or not

@@ -369,6 +369,7 @@ int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const
   for (const IrRegion *r = ir->regions; r; r = r->next) nv++;
   Verified *vs = calloc((size_t)nv + 1, sizeof *vs);
   if (!vs) COCONET_BUG("out of memory");
+  for (int k = 0; k < nv; k++) vs[k].index = -1;  // a region after one the harness cannot run is not written
   const Region *fr = prog->regions;
   int i = 0;
   for (const IrRegion *r = ir->regions; r && fr && status == 0; r = r->next, fr = fr->next, i++) {
