@@ -50,7 +50,8 @@
 //                   written
 //   coverage.c      whether a launch gives every element of its count a thread
 //   analyze*.c      a launch's kernel as a pointwise op (a multi-tensor launch's
-//                   slices: analyze_slice.c) or as a row-wise one
+//                   slices: analyze_slice.c; an element loop in a helper the
+//                   kernel calls: analyze_helper.c) or as a row-wise one
 //                   (analyze_row.c, analyze_row_op.c, analyze_place.c); whether
 //                   a row-wise kernel can be copied (analyze_copy.c, for fuse);
 //                   analyze_impl.h maps them

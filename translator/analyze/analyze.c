@@ -126,7 +126,7 @@ static char *bound_text(Az *az, CXCursor c, int depth) {
       return out;
     }
     Kids init = kids(d);
-    bool local = kind(d) == CXCursor_VarDecl && same(clang_getCursorSemanticParent(d), az->kernel) && init.n &&
+    bool local = kind(d) == CXCursor_VarDecl && same(clang_getCursorSemanticParent(d), az->body_fn) && init.n &&
                  never_assigned(az->fe, d);
     return local ? bound_text(az, init.last, depth + 1) : NULL;
   }
@@ -156,6 +156,7 @@ static char *bound_text(Az *az, CXCursor c, int depth) {
 static bool bound(Az *az, CXCursor cond, const char *op) {
   CXCursor a, b;
   if (!az_is_binary(az, cond, op, &a, &b) || !az_is_index(az, a)) return false;
+  b = az_kernel_terms(az, b);
   CXCursor d = az_referenced(b);
   if (kind(az_strip(b)) == CXCursor_DeclRefExpr && kind(d) == CXCursor_ParmDecl && !az_is_pointer(d) &&
       never_assigned(az->fe, d)) {
@@ -575,7 +576,8 @@ static void element_loop(Az *az, CXCursor body) {
                   "with a grid-stride loop or an 'if (i < n)' guard, 'i < n' first in a guard of several "
                   "conditions) at '%s'%s%s%s", az->launch->kernel, t,
               helper ? "; the element index is computed in __device__ function '" : "", helper ? helper : "",
-              helper ? "', which coconet does not read for it: write the index and its guard in the kernel, and "
+              helper ? "', which coconet reads for it only when the kernel's body is the one call of it: make "
+                       "the call the kernel's only statement, or write the index and its guard in the kernel and "
                        "call the helper for one element" : "");
       free(helper);
       free(t);
@@ -677,6 +679,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
            .philox = clang_getNullCursor(), .stride = clang_getNullCursor(), .index_alias = clang_getNullCursor(),
            .tree = clang_getNullCursor(), .kbody = clang_getNullCursor(), .opaque = clang_getNullCursor(), .region_fe = fe, .lane = lane,
            .slice_off = clang_getNullCursor(), .slice_stride = clang_getNullCursor()};
+  az.body_fn = az.kernel;
   // One-dimensional, or a multi-tensor launch (analyze_slice.c); anything else is refused below.
   const bool one_d = launch_is_1d(fe, s);
   az.slices = one_d || !launch_block_is_1d(fe, s) ? NULL : az_slices_of(fe, ir, l);
@@ -705,7 +708,9 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     CXCursor body = k.n ? k.last : clang_getNullCursor();
     az.kbody = body;
     if (kind(body) != CXCursor_CompoundStmt) az_fail(&az, az.kernel, "kernel '%s' has no body", l->kernel);
-    else if ((az.lanes = az_kernel_lanes(&az)), !az_failed(&az)) element_loop(&az, body);
+    else if ((az.lanes = az_kernel_lanes(&az)), !az_failed(&az) && az_loop_helper(&az, body) && !az_failed(&az))
+      element_loop(&az, az.kbody);
+    else if (!az_failed(&az)) element_loop(&az, body);
   }
   char *uncovered = NULL;
   const char *count = az_failed(&az) ? NULL : az.count_text ? az.count_text : az_launch_arg(&az, az.count);

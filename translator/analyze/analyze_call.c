@@ -65,7 +65,7 @@ static IrExpr *named(Az *az, CXCursor decl, IrExpr *e, const char *suffix) {
   return ir_pw_let(az->ir, az->op, full, e, fe_loc(az->fe, clang_getCursorLocation(decl)));
 }
 
-static bool bind_argument(Az *az, CXCursor call, CXCursor def, CXCursor param, CXCursor arg, bool name) {
+bool az_bind_argument(Az *az, CXCursor call, CXCursor def, CXCursor param, CXCursor arg, bool name) {
   // a vector by value or by const reference
   if (az->lanes > 1 && az_vector_type(clang_getNonReferenceType(clang_getCursorType(param)), NULL)) {
     IrExpr *v[4];
@@ -143,7 +143,7 @@ static IrExpr *inline_helper(Az *az, CXCursor call, CXCursor def, bool as_stmt, 
   int n = clang_Cursor_getNumArguments(call);
   bool branchy = branches(body);
   for (int i = 0; i < n && !az_failed(az); i++)
-    bind_argument(az, call, def, clang_Cursor_getArgument(def, (unsigned)i), clang_Cursor_getArgument(call, (unsigned)i),
+    az_bind_argument(az, call, def, clang_Cursor_getArgument(def, (unsigned)i), clang_Cursor_getArgument(call, (unsigned)i),
                   branchy);
   CXType result = clang_getResultType(clang_getCursorType(def));
   Az frame = *az;  // the caller's condition and return state
@@ -216,7 +216,7 @@ static IrExpr *cache_load(Az *az, CXCursor c, const char *name) {
     if (address) return az_subscript(az, az_strip(k.v[0]));
   }
   IrTensor *e = az_element_address(az, p);  // t + i, or a helper's pointer at t[i]
-  if (e) return ir_expr_at(ir_expr_read(az->ir, e, IR_IDX_I, NULL), fe_loc(az->fe, clang_getCursorLocation(p)));
+  if (e) return az_read(az, ir_expr_read(az->ir, e, IR_IDX_I, NULL), fe_loc(az->fe, clang_getCursorLocation(p)));
   if (az_failed(az)) return NULL;
   char *t = az_text_of(az, c);
   az_fail(az, c, "kernel '%s': %s must load from &t[i] or t + i (%s)", az->launch->kernel, name, t);

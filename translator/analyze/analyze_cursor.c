@@ -175,13 +175,13 @@ Builtin az_builtin(const Az *az, CXCursor c) {
   if (k == CXCursor_DeclRefExpr) {
     CXCursor d = clang_getCursorReferenced(c);
     if (kind(d) != CXCursor_VarDecl || !az_is_integer_var(d) ||
-        !clang_equalCursors(clang_getCursorSemanticParent(d), az->kernel))
+        !clang_equalCursors(clang_getCursorSemanticParent(d), az->body_fn))
       return B_NONE;
     Kids ks = kids(d);
     if (!ks.n) return B_NONE;
     // `int s = 256;` stands for the block only while it holds 256 (a tree reduction halves it).
     long long v;
-    if (az_int_constant(ks.last, &v) && az_writes(az, az->kernel, d)) return B_NONE;
+    if (az_int_constant(ks.last, &v) && az_writes(az, az->body_fn, d)) return B_NONE;
     return az_builtin(az, ks.last);
   }
   if (k != CXCursor_MemberRefExpr) return B_NONE;

@@ -33,7 +33,8 @@ Binding *az_bind(Az *az, CXCursor decl, IrExpr *value) {
     }
     b = &az->locals[az->nlocals++];
   }
-  *b = (Binding){.decl = decl, .value = value, .buffer = clang_getNullCursor()};
+  *b = (Binding){.decl = decl, .value = value, .buffer = clang_getNullCursor(), .stride = clang_getNullCursor(),
+                 .arg = clang_getNullCursor()};
   return b;
 }
 
@@ -269,6 +270,11 @@ static IrSize *size_operand(Az *az, CXCursor c) {
   return NULL;
 }
 
+IrExpr *az_read(Az *az, IrExpr *read, SrcLoc loc) {
+  read->sometimes = az->lazy > 0 || az->cond || az->returned || az->outer;
+  return ir_expr_at(read, loc);
+}
+
 IrExpr *az_subscript(Az *az, CXCursor c) {
   Kids k = kids(c);
   if (k.n != 2) return az_fail(az, c, "kernel '%s': unexpected subscript", az->launch->kernel);
@@ -282,7 +288,7 @@ IrExpr *az_subscript(Az *az, CXCursor c) {
       az_fail(az, c, "kernel '%s' reads %s, which is not element i (the pointer points at element i)", az->launch->kernel, text);
       free(text);
     }
-    return t ? ir_expr_at(ir_expr_read(az->ir, t, IR_IDX_I, NULL), loc) : NULL;
+    return t ? az_read(az, ir_expr_read(az->ir, t, IR_IDX_I, NULL), loc) : NULL;
   }
   IrTensor *t = tensor_of(az, k.v[0]);
   if (!t) return NULL;
@@ -331,18 +337,18 @@ IrExpr *az_subscript(Az *az, CXCursor c) {
     e = ir_expr_read_other(az->ir, t, text);
     free(text);
   }
-  return ir_expr_at(e, loc);
+  return az_read(az, e, loc);
 }
 
 // *e: element i (e = &t[i], t + i, a helper's pointer at it) or element 0 (e = t).
 static IrExpr *deref_expr(Az *az, CXCursor c, CXCursor e) {
   SrcLoc loc = fe_loc(az->fe, clang_getCursorLocation(c));
   IrTensor *t = az_element_address(az, e);
-  if (t) return ir_expr_at(ir_expr_read(az->ir, t, IR_IDX_I, NULL), loc);
+  if (t) return az_read(az, ir_expr_read(az->ir, t, IR_IDX_I, NULL), loc);
   CXCursor decl;
   bool element;
   if (!az_failed(az) && az_buffer(az, e, &decl, &element) && (t = buffer_tensor(az, decl, e, NULL)))
-    return ir_expr_at(ir_expr_read(az->ir, t, IR_IDX_CONST, ir_size_const(az->ir, 0)), loc);
+    return az_read(az, ir_expr_read(az->ir, t, IR_IDX_CONST, ir_size_const(az->ir, 0)), loc);
   if (az_failed(az)) return NULL;
   char *text = az_text_of(az, c);
   az_fail(az, c, "kernel '%s' reads %s: a pointwise kernel dereferences only &t[i], t + i or a buffer parameter",
@@ -351,7 +357,7 @@ static IrExpr *deref_expr(Az *az, CXCursor c, CXCursor e) {
   return NULL;
 }
 
-static bool null_constant(CXCursor c) {
+bool az_is_null_constant(CXCursor c) {
   c = az_strip(c);
   while (kind(c) == CXCursor_CStyleCastExpr || kind(c) == CXCursor_CXXStaticCastExpr) {
     Kids k = kids(c);
@@ -381,8 +387,8 @@ static int null_test(Az *az, CXCursor c, CXCursor *buffer) {
   int sign = strcmp(op, "!=") == 0 ? 1 : strcmp(op, "==") == 0 ? -1 : 0;
   free(op);
   if (!sign) return 0;
-  if (null_constant(k.v[1]) && az_buffer(az, k.v[0], buffer, &element) && !element) return sign;
-  if (null_constant(k.v[0]) && az_buffer(az, k.v[1], buffer, &element) && !element) return sign;
+  if (az_is_null_constant(k.v[1]) && az_buffer(az, k.v[0], buffer, &element) && !element) return sign;
+  if (az_is_null_constant(k.v[0]) && az_buffer(az, k.v[1], buffer, &element) && !element) return sign;
   return 0;
 }
 

@@ -11,7 +11,9 @@
 // written: their bodies walked; analyze_row_op.c: their accesses checked
 // together and their op; analyze_place.c: a thread's place in the grid for
 // those; analyze_copy.c: whether one can be copied into a fused kernel;
-// analyze_slice.c: multi-tensor launches, a grid whose y picks a slice).
+// analyze_slice.c: multi-tensor launches, a grid whose y picks a slice;
+// analyze_helper.c: an element loop written in a __device__ helper the kernel calls;
+// analyze_macros.c: whether the macros of a kernel's text mean the same where it is copied).
 // What the analysis accepts is described in analyze.c.
 #ifndef COCONET_ANALYZE_IMPL_H
 #define COCONET_ANALYZE_IMPL_H
@@ -33,6 +35,7 @@ typedef struct Binding {
   bool loop_read;    // declared before the grid-stride loop and read in it
   bool slice;        // a pointer to slice blockIdx.y of buffer (analyze_slice.c): p[i] is element e
   CXCursor stride;   // ... the slices' stride as written
+  CXCursor arg;      // a parameter of the helper holding the element loop: the kernel's argument for it
 } Binding;
 
 typedef struct Az {
@@ -90,7 +93,10 @@ typedef struct Az {
   bool lane_store;        // the store being made is a vector store's lane
   IrExpr *tail_guard;     // the elements a vector kernel over n / lanes vectors reaches (NULL: all)
   CXCursor opaque;        // the first call the IR does not model (null: none): the op needs its text
-  CXCursor kbody;         // the kernel's body
+  CXCursor kbody;         // the kernel's body, or the body of the helper holding the element loop
+  CXCursor body_fn;       // the function kbody is of: the kernel, or that helper (analyze_helper.c)
+  const char *loop_helper;  // ... the helper's name (NULL: the kernel holds the loop)
+  CXCursor loop_call;     // ... the kernel's call of it
   int loop_at;            // the element loop's statement in it (its position among kbody's)
   int loop_form;          // how the element loop is written (LOOP_FOR ...; 0: not found)
   char *why;              // the first reason it is not pointwise
@@ -160,16 +166,20 @@ bool az_constant_truth(const IrExpr *e, bool *truth);    // a constant (through 
 bool az_buffer(Az *az, CXCursor c, CXCursor *buffer, bool *element);  // a pointer the kernel names
 bool az_element_of(Az *az, CXCursor e, CXCursor *decl);  // &t[i], t + i (or p at t[i]): t (false: not one)
 IrExpr *az_subscript(Az *az, CXCursor c);                 // a read p[k]
+IrExpr *az_read(Az *az, IrExpr *read, SrcLoc loc);        // a read made here: its place, whether sometimes
 IrTensor *az_element_address(Az *az, CXCursor e);         // &t[i], t + i, ...: t (NULL: not one)
 IrTensor *az_element_target(Az *az, CXCursor lhs);        // t[i], *p, ... as assigned (NULL: failed)
 IrTensor *az_buffer_tensor(Az *az, CXCursor decl, CXCursor at);  // the tensor a pointer parameter is bound to
 // The element type of a pointer parameter's buffer; IR_VOID (reason recorded) when the
 // launch passes NULL or the type is not one coconet handles (8- and 16-bit integers).
 IrType az_buffer_type(Az *az, CXCursor decl, CXCursor at);
+bool az_is_null_constant(CXCursor c);                     // NULL, nullptr, 0, (T *)0
 
 // analyze_call.c: calls, intrinsics, helpers
 IrExpr *az_call_expr(Az *az, CXCursor c);                 // a call expression (NULL: failed, reason recorded)
 IrExpr *az_inline_helper(Az *az, CXCursor call, CXCursor def, bool as_stmt);
+// Bind helper def's parameter to the call's argument (a value, a buffer, &t[i]; name: as a let).
+bool az_bind_argument(Az *az, CXCursor call, CXCursor def, CXCursor param, CXCursor arg, bool name);
 // A helper that returns a vector (float4 add4(float4 a, float4 b)): its lanes into out.
 bool az_inline_vector_helper(Az *az, CXCursor call, CXCursor def, IrExpr **out);
 
@@ -211,10 +221,24 @@ bool az_is_slice_number(const Az *az, CXCursor c);        // blockIdx.y, in a mu
 bool az_at_element(Az *az, CXCursor base, CXCursor idx);
 bool az_slice_decl(Az *az, CXCursor var);                // `off = blockIdx.y * S`, `T *p = buf + off`: bound
 bool az_slice_decls(Az *az, CXCursor s);                 // ... every variable a DeclStmt declares
+bool az_slice_pointer(Az *az, CXCursor v, CXCursor e);    // pointer v = e, `buf + blockIdx.y * S`: bound
 IrExpr *az_slice_index(Az *az, CXCursor at);             // the kernel's i: e % n (NULL: reason recorded)
 IrExpr *az_slice_number(Az *az, CXCursor at);            // blockIdx.y: e / n
 IrSize *az_slice_count(Az *az);                          // n, in the launch's terms
 void az_slice_done(Az *az);                               // after the loop: what slices cannot hold refused
+
+// analyze_helper.c: the element loop in a __device__ helper the kernel's body calls: the
+// helper's body read as the kernel's (az->kbody), its parameters bound to the arguments
+// (false: not that form; a reason may be recorded)
+bool az_loop_helper(Az *az, CXCursor kbody);
+// The cursor a bound `i < n` names n by, in the kernel's terms: the kernel's argument
+// for a parameter of that helper, else c.
+CXCursor az_kernel_terms(Az *az, CXCursor c);
+
+// analyze_macros.c: a name the kernel's text (or the call of the helper holding its
+// loop) depends on whose macro definition may differ where generated code goes (#undef'd,
+// or #defined again in a file of the user's): its name (malloc'd), else NULL
+char *az_macro_gone(const Az *az);
 
 // analyze_text.c: the user's own text for one element (op->pw.text), or why
 // there is none (op->pw.text_why), once the kernel is proven pointwise.

@@ -170,6 +170,7 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
            .row_loop = clang_getNullCursor(), .row_var = clang_getNullCursor()};
   // A constant the launch's block size equals stands for blockDim.x (a column loop's step).
   w.az.block_x = launch_block_x(fe, s);
+  w.az.body_fn = w.az.kernel;
   *why = NULL;
   Kids k = kids(w.az.kernel);
   CXCursor body = k.n ? k.last : clang_getNullCursor();

@@ -271,16 +271,21 @@ bool az_at_element(Az *az, CXCursor base, CXCursor idx) {
 bool az_slice_decl(Az *az, CXCursor v) {
   Kids init = kids(v);
   if (!az->slices || kind(v) != CXCursor_VarDecl || !init.n || az_writes(az, az->kbody, v)) return false;
-  CXCursor e = init.last, stride, a, b, buffer;
-  bool element;
+  CXCursor e = init.last, stride;
   if (!az_is_pointer(v)) {
     if (!clang_Cursor_isNull(az->slice_off) || !az_is_integer_var(v) || !slice_offset(az, e, &stride)) return false;
     az->slice_off = v;
     az->slice_stride = stride;
     return true;
   }
+  return az_slice_pointer(az, v, e);
+}
+
+bool az_slice_pointer(Az *az, CXCursor v, CXCursor e) {
+  CXCursor stride, a, b, buffer;
+  bool element;
   // T *p = buf + OFFSET (either order).
-  if (!az_is_binary(az, az_uncast(e), "+", &a, &b)) return false;
+  if (!az->slices || !az_is_binary(az, az_uncast(e), "+", &a, &b)) return false;
   CXCursor base = a, off = b;
   if (!offset_of(az, off, &stride)) {
     base = b;

@@ -55,6 +55,7 @@ typedef struct Tx {
   unsigned at, end;
   size_t body_at;
   const char *piece;
+  bool helper_used[TX_PARAMS];     // the parameters of the helper holding the element loop it names
   bool collect;                    // record edits (false: only mark the declarations used)
   const char *why;
 } Tx;
@@ -189,7 +190,13 @@ static void decl_ref(Tx *x, CXCursor c) {
     x->need[di] = true;
     return;
   }
-  if (kind(d) == CXCursor_VarDecl && same(clang_getCursorSemanticParent(d), x->az->kernel)) {
+  if (kind(d) == CXCursor_ParmDecl && x->az->loop_helper && same(clang_getCursorSemanticParent(d), x->az->body_fn)) {
+    int n = clang_Cursor_getNumArguments(x->az->body_fn);
+    for (int i = 0; i < n && i < TX_PARAMS; i++)
+      if (same(clang_Cursor_getArgument(x->az->body_fn, (unsigned)i), d)) x->helper_used[i] = true;
+    return;
+  }
+  if (kind(d) == CXCursor_VarDecl && same(clang_getCursorSemanticParent(d), x->az->body_fn)) {
     // A local of the kernel: the element's own (declared in the copied text) are fine.
     CXFile df;
     unsigned db, de;
@@ -257,7 +264,8 @@ static void mark(Tx *x, const CXCursor *v, int n) {
 // to the last's end, comments between them kept): indented by the first one's
 // column, with the `;` an expression statement's extent leaves out. Edits are
 // collected while visiting them.
-static char *add_piece(Tx *x, char *body, const CXCursor *v, int n) {
+// ... written after `prefix`, indented by `indent` (-1: the first statement's column).
+static char *add_piece_as(Tx *x, char *body, const char *prefix, int indent, const CXCursor *v, int n) {
   unsigned b, e, b2, e2, col;
   CXFile f, fl;
   if (!offsets(v[0], &f, &b, &e) || !offsets(v[n - 1], &fl, &b2, &e2) || !clang_File_isEqual(f, fl) || e2 < b) {
@@ -279,19 +287,21 @@ static char *add_piece(Tx *x, char *body, const CXCursor *v, int n) {
       x->why = "its statements hold preprocessor lines";
       return body;
     }
-  int indent = col > 0 ? (int)col - 1 : 0;
+  if (indent < 0) indent = col > 0 ? (int)col - 1 : 0;
   bool closed = len && (piece[len - 1] == ';' || piece[len - 1] == '}');
   x->file = f;
   x->at = b;
   x->end = e2;
-  x->body_at = strlen(body) + (size_t)indent;
+  x->body_at = strlen(body) + (size_t)indent + strlen(prefix);
   x->piece = piece;
   x->collect = true;
   for (int i = 0; i < n && !x->why; i++) visit_stmt(x, v[i]);
-  char *out = ir_printf(x->az->ir, "%s%*s%s%s\n", body, indent, "", piece, closed ? "" : ";");
+  char *out = ir_printf(x->az->ir, "%s%*s%s%s%s\n", body, indent, "", prefix, piece, closed ? "" : ";");
   free(piece);
   return out;
 }
+
+static char *add_piece(Tx *x, char *body, const CXCursor *v, int n) { return add_piece_as(x, body, "", -1, v, n); }
 
 // A statement's statements: a block's, or itself.
 static AzList statements(CXCursor s) {
@@ -307,6 +317,18 @@ static bool has_sum(const IrOp *op) {
   return false;
 }
 
+// Whether a and b (of one parse or two: a template's instance has its own) are declared
+// in the same namespace.
+static bool same_scope(CXCursor a, CXCursor b) {
+  CXCursor pa = clang_getCursorSemanticParent(a), pb = clang_getCursorSemanticParent(b);
+  if (kind(pa) == CXCursor_TranslationUnit || kind(pb) == CXCursor_TranslationUnit) return kind(pa) == kind(pb);
+  CXString ua = clang_getCursorUSR(pa), ub = clang_getCursorUSR(pb);
+  bool eq = strcmp(clang_getCString(ua), clang_getCString(ub)) == 0 && kind(pa) == CXCursor_Namespace;
+  clang_disposeString(ua);
+  clang_disposeString(ub);
+  return eq;
+}
+
 // Why the kernel's text cannot be the element's (NULL: it can).
 static const char *unsupported(const Az *az) {
   const KernelDef *def = az->launch->def;
@@ -315,6 +337,9 @@ static const char *unsupported(const Az *az) {
   if (!clang_Cursor_isNull(az->philox)) return "the kernel draws Philox numbers";
   if (has_sum(az->op) || az->hand_sums || !clang_Cursor_isNull(az->tree)) return "the kernel sums with atomicAdd";
   if (!az->loop_form) return "its element loop was not found";
+  if (az->loop_helper && !same_scope(az->body_fn, def->cursor))
+    return ir_printf(az->ir, "its element loop is in __device__ helper '%s', in another namespace or class",
+                     az->loop_helper);
   for (CXCursor p = clang_getCursorSemanticParent(def->cursor); kind(p) != CXCursor_TranslationUnit;
        p = clang_getCursorSemanticParent(p))
     if (kind(p) != CXCursor_Namespace || clang_Cursor_isNull(p)) return "the kernel is in a class";
@@ -441,6 +466,76 @@ static CXCursor stmt_declaring(const AzList *l, CXCursor var) {
   return clang_getNullCursor();
 }
 
+static enum CXChildVisitResult template_param(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (kind(c) == CXCursor_TemplateTypeParameter || kind(c) == CXCursor_NonTypeTemplateParameter)
+    az_list_add(c, parent, data);
+  return CXChildVisit_Continue;
+}
+
+// `T name` for a declaration of type t (NULL: a type whose spelling does not compose so).
+static char *declaration(Az *az, CXType t, const char *name) {
+  char *type = type_text(clang_getCanonicalType(t));
+  size_t n = strlen(type);
+  char *out = strpbrk(type, "([") ? NULL : ir_printf(az->ir, "%s%s%s", type, n && type[n - 1] == '*' ? "" : " ", name);
+  free(type);
+  return out;
+}
+
+// The element loop in a helper (analyze_helper.c): the kernel's arguments for the
+// parameters the text names, then, in a block of their own (a parameter may have the
+// name of a kernel parameter its argument reads), the helper's template arguments and
+// its parameters bound to them. The block is closed after the element's statements.
+static char *helper_open(Tx *x, char *body, int indent) {
+  Az *az = x->az;
+  CXCursor fn = az->body_fn, call = az->loop_call;
+  char *kernel = fe_spelling(az->kernel);
+  int open = indent >= 2 ? indent - 2 : 0;  // the element's statements keep their column, inside the block
+  body = ir_printf(az->ir, "%s%*s// coconet: the arguments %s passes to %s, its parameters bound to them\n", body,
+                   open, "", kernel, az->loop_helper);
+  free(kernel);
+  int n = clang_Cursor_getNumArguments(fn);
+  char *binds = ir_strdup(az->ir, "");
+  for (int i = 0; i < n && !x->why; i++) {
+    if (i >= TX_PARAMS) return x->why = "its helper has too many parameters", body;
+    if (!x->helper_used[i]) continue;
+    CXCursor param = clang_Cursor_getArgument(fn, (unsigned)i);
+    char *pname = fe_spelling(param);
+    char *arg = declaration(az, clang_getCursorType(param), ir_printf(az->ir, "coconet_a%d", i));
+    char *bound = declaration(az, clang_getCursorType(param), pname);
+    free(pname);
+    if (!arg || !bound) return x->why = "a parameter of its helper has a type coconet cannot declare", body;
+    CXCursor a = clang_Cursor_getArgument(call, (unsigned)i);
+    body = add_piece_as(x, body, ir_printf(az->ir, "%s = ", arg), open, &a, 1);
+    binds = ir_printf(az->ir, "%s%*s%s = coconet_a%d;\n", binds, indent, "", bound, i);
+  }
+  body = ir_printf(az->ir, "%s%*s{\n", body, open, "");
+  AzList tps = {0};
+  CXCursor tmpl = clang_getSpecializedCursorTemplate(fn);
+  if (!clang_Cursor_isNull(tmpl)) clang_visitChildren(tmpl, template_param, &tps);
+  int na = clang_Cursor_isNull(tmpl) ? 0 : clang_Cursor_getNumTemplateArguments(fn);
+  for (int i = 0; i < na && i < tps.n && !x->why; i++) {
+    char *name = fe_spelling(tps.v[i]);
+    enum CXTemplateArgumentKind k = clang_Cursor_getTemplateArgumentKind(fn, (unsigned)i);
+    if (k == CXTemplateArgumentKind_Type) {
+      char *type = type_text(clang_getCanonicalType(clang_Cursor_getTemplateArgumentType(fn, (unsigned)i)));
+      body = ir_printf(az->ir, "%s%*susing %s [[maybe_unused]] = %s;\n", body, indent, "", name, type);
+      free(type);
+    } else if (k == CXTemplateArgumentKind_Integral) {
+      char *decl = declaration(az, clang_getCursorType(tps.v[i]), name);
+      if (!decl) x->why = "a template argument of its helper has a type coconet cannot declare";
+      else body = ir_printf(az->ir, "%s%*s[[maybe_unused]] constexpr %s = %lld;\n", body, indent, "", decl,
+                            clang_Cursor_getTemplateArgumentValue(fn, (unsigned)i));
+    } else {
+      x->why = "its helper has a template argument that is neither a type nor an integer";
+    }
+    free(name);
+  }
+  if (na > tps.n && !x->why) x->why = "its helper's template arguments are not all named";
+  free(tps.v);
+  return ir_printf(az->ir, "%s%s", body, binds);
+}
+
 static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   Az *az = x->az;
   // The declarations before the loop, but the index's and the stride's.
@@ -454,6 +549,8 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   mark(x, elem->v, elem->n);
   for (int d = x->ndecls - 1; d >= 0 && !x->why; d--)
     if (x->need[d]) mark(x, &x->decls[d], 1);
+  for (int i = 0; az->loop_helper && i < TX_PARAMS && i < clang_Cursor_getNumArguments(az->loop_call); i++)
+    if (x->helper_used[i]) mark(x, (CXCursor[]){clang_Cursor_getArgument(az->loop_call, (unsigned)i)}, 1);
   bool coords = x->coords[0] || x->coords[1] || x->coords[2] || x->coords[3];
   // Slices: the text's i is element e's place in its slice, e % n; blockIdx.y is e / n.
   char *count = az->slices ? fe_spelling(az->count) : NULL;
@@ -484,6 +581,7 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
     body = coordinates(x, body, index, slice, indent, params + TX_PARAMS, &np);
   }
   int ncoord = np;
+  if (az->loop_helper && !x->why) body = helper_open(x, body, indent);
   // The element's statements in a block of their own after the locals (they may shadow them).
   int wrap = -1;
   for (int d = 0; d < x->ndecls && !x->why; d++)
@@ -496,6 +594,14 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   if (wrap >= 0) body = ir_printf(az->ir, "%s%*s{\n", body, wrap, "");
   if (elem->n && !x->why) body = add_piece(x, body, elem->v, elem->n);
   if (wrap >= 0) body = ir_printf(az->ir, "%s%*s}\n", body, wrap, "");
+  if (az->loop_helper) body = ir_printf(az->ir, "%s%*s}\n", body, indent >= 2 ? indent - 2 : 0, "");
+  // A buffer read only under a condition is passed as a pointer (ir_pw_reads_lazily).
+  for (int p = 0; p < x->nparams; p++) {
+    CXCursor d = clang_Cursor_getArgument(az->kernel, (unsigned)p);
+    const char *arg = x->used[p] && !x->raw[p] && az_is_pointer(d) ? az_launch_arg(az, d) : NULL;
+    IrTensor *t = arg ? ir_tensor_find(az->ir, arg) : NULL;
+    if (t && ir_pw_reads_lazily(az->ir, az->op, t)) x->raw[p] = true;
+  }
   // name[index] of a buffer passed as a pointer stays as written: it names the index.
   for (int e = 0; e < x->nedits; e++)
     if (x->edits[e].param >= 0 && x->raw[x->edits[e].param]) x->index_used = true;
@@ -539,138 +645,6 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   return x->why ? NULL : t;
 }
 
-// The names whose macro definitions decide what the kernel's text means where
-// generated code copies it: its identifiers, and those of the bodies of the
-// macros it expands (to a depth), each once.
-typedef struct Names {
-  char *v[512];
-  bool macro[512];  // a macro where the kernel uses it
-  int n;
-} Names;
-
-static void add_name(Names *ns, const char *name, bool macro) {
-  for (int i = 0; i < ns->n; i++)
-    if (strcmp(ns->v[i], name) == 0) {
-      ns->macro[i] |= macro;
-      return;
-    }
-  if (ns->n == 512) return;
-  ns->macro[ns->n] = macro;
-  ns->v[ns->n++] = strdup(name);
-}
-
-static void add_tokens(Names *ns, CXTranslationUnit tu, CXSourceRange r, int depth, bool body) {
-  CXToken *toks = NULL;
-  unsigned n = 0;
-  clang_tokenize(tu, r, &toks, &n);
-  for (unsigned i = body ? 1 : 0; i < n; i++) {  // a macro definition's token 0 is its name
-    if (clang_getTokenKind(toks[i]) != CXToken_Identifier) continue;
-    CXString sp = clang_getTokenSpelling(tu, toks[i]);
-    CXCursor c = body ? clang_getNullCursor() : clang_getCursor(tu, clang_getTokenLocation(tu, toks[i]));
-    bool macro = kind(c) == CXCursor_MacroExpansion;
-    add_name(ns, clang_getCString(sp), macro);
-    clang_disposeString(sp);
-    CXCursor def = macro ? clang_getCursorReferenced(c) : clang_getNullCursor();
-    if (macro && depth < 4 && kind(def) == CXCursor_MacroDefinition)
-      add_tokens(ns, tu, clang_getCursorExtent(def), depth + 1, true);
-  }
-  clang_disposeTokens(tu, toks, n);
-}
-
-// The #define and #undef lines of the user's files (the translated file's up
-// to where generated code goes).
-typedef struct Directive {
-  char *name;
-  bool undef;
-} Directive;
-
-typedef struct Directives {
-  Directive *v;
-  int n, cap;
-} Directives;
-
-static void scan_directives(Directives *ds, const char *buf, size_t to) {
-  for (size_t at = 0; buf && at < to;) {
-    size_t p = at;
-    while (p < to && (buf[p] == ' ' || buf[p] == '\t')) p++;
-    if (p < to && buf[p] == '#') {
-      p++;
-      while (p < to && (buf[p] == ' ' || buf[p] == '\t')) p++;
-      int which = to - p >= 5 && strncmp(buf + p, "undef", 5) == 0 ? 5 : to - p >= 6 && strncmp(buf + p, "define", 6) == 0 ? 6 : 0;
-      size_t q = p + (size_t)which;
-      while (which && q < to && (buf[q] == ' ' || buf[q] == '\t')) q++;
-      size_t e = q;
-      while (which && e < to && text_ident_char(buf[e])) e++;
-      if (which && e > q && q > p + (size_t)which) {
-        if (ds->n == ds->cap) {
-          ds->cap = ds->cap ? 2 * ds->cap : 64;
-          ds->v = realloc(ds->v, sizeof *ds->v * (size_t)ds->cap);
-          if (!ds->v) COCONET_BUG("out of memory");
-        }
-        ds->v[ds->n++] = (Directive){strndup(buf + q, e - q), which == 5};
-      }
-    }
-    while (at < to && buf[at] != '\n') at++;
-    at++;
-  }
-}
-
-typedef struct Scan {
-  const Frontend *fe;
-  unsigned place;
-  Directives ds;
-  CXFile files[256];  // the files scanned
-  int nfiles;
-} Scan;
-
-static void scan_file(Scan *sc, CXFile f);
-
-static void scan_include(const FeInclude *in, void *data) {
-  Scan *sc = data;
-  if (!clang_Location_isInSystemHeader(clang_getLocationForOffset(sc->fe->tu, in->to, 0))) scan_file(sc, in->to);
-}
-
-// The user's file f's directives (the translated file's up to the place), then its headers'.
-static void scan_file(Scan *sc, CXFile f) {
-  for (int i = 0; i < sc->nfiles; i++)
-    if (clang_File_isEqual(sc->files[i], f)) return;
-  if (sc->nfiles == 256) return;
-  sc->files[sc->nfiles++] = f;
-  const Frontend *fe = sc->fe;
-  size_t size = 0;
-  const char *buf = fe_file_bytes(fe, f, &size);
-  bool main = clang_File_isEqual(f, fe->file);
-  scan_directives(&sc->ds, buf, main && sc->place < size ? sc->place : size);
-  fe_includes(fe, f, scan_include, sc);
-}
-
-// A name the kernel's text depends on whose macro definition may differ where
-// generated code goes: #undef'd, or #defined in a file of the user's once more
-// than the definition the kernel sees (an X-macro header, a later
-// redefinition). Its name (malloc'd), else NULL: the copied text would not
-// mean what the kernel means. (Conservative: a header's directive after the
-// generated code counts too.)
-static char *macro_gone(const Az *az) {
-  const Frontend *fe = az->region_fe;
-  Names ns = {.n = 0};
-  add_tokens(&ns, az->fe->tu, clang_getCursorExtent(az->kbody), 0, false);
-  // A template is read in a copy at the end of the file (instantiate.c): the whole file counts.
-  bool copy = az->launch->def->is_template;
-  Scan sc = {.fe = fe, .place = copy ? (unsigned)fe->src.len : place_decl(fe, az->ir->range.begin.offset)};
-  scan_file(&sc, fe->file);
-  char *gone = NULL;
-  for (int i = 0; i < ns.n && !gone; i++) {
-    int defines = 0, undefs = 0;
-    for (int d = 0; d < sc.ds.n; d++)
-      if (strcmp(sc.ds.v[d].name, ns.v[i]) == 0) ++*(sc.ds.v[d].undef ? &undefs : &defines);
-    if (undefs > 0 || defines > (ns.macro[i] ? 1 : 0)) gone = strdup(ns.v[i]);
-  }
-  for (int i = 0; i < ns.n; i++) free(ns.v[i]);
-  for (int d = 0; d < sc.ds.n; d++) free(sc.ds.v[d].name);
-  free(sc.ds.v);
-  return gone;
-}
-
 void az_text(Az *az) {
   IrPointwise *pw = &az->op->pw;
   const char *why = unsupported(az);
@@ -693,7 +667,7 @@ void az_text(Az *az) {
         az_list_add(top.v[i], clang_getNullCursor(), &elem);
     else why = "its element loop was not found";
   }
-  char *gone = why ? NULL : macro_gone(az);
+  char *gone = why ? NULL : az_macro_gone(az);
   if (gone && az->launch->def->is_template)
     az_fail(az, az->kbody, "kernel template '%s' uses '%s', which a file of yours #undefs or #defines again: coconet "
                            "reads a template's instance in a copy of its text at the end of the file, where '%s' "

@@ -154,6 +154,20 @@ static void collect(Plan *p, const IrExpr *e) {
   collect(p, e->c);
 }
 
+// A buffer the kernels read only under a condition (ir_pw_reads_lazily) is passed as a
+// pointer and read where the text or the IR reads it, never loaded for every element.
+static void lazy_buffers(Plan *p) {
+  for (int i = 0; i < p->ntensors; i++) {
+    KTensor *kt = &p->tensors[i];
+    bool lazily = kt->read && !kt->written && !kt->pointer;
+    for (int o = 0; o < p->k->nops && lazily; o++) lazily = ir_pw_reads_lazily(p->r, p->k->ops[o], kt->t);
+    if (lazily) {
+      kt->pointer = true;
+      kt->load = false;
+    }
+  }
+}
+
 static int collect_all(Plan *p) {
   for (int i = 0; i < p->nstmts; i++) {
     const KStmt *ks = &p->stmts[i];
@@ -166,7 +180,10 @@ static int collect_all(Plan *p) {
       sum_of(p, ks->s);
     }
   }
-  if (!p->full) return 0;
+  if (!p->full) {
+    lazy_buffers(p);
+    return 0;
+  }
   diag_error(&p->k->ops[0]->loc, "codegen: kernel '%s' is too large to generate (more than %d buffers, "
                                  "parameters or statements)", p->k->ops[0]->pw.kernel, KMAX);
   return -1;

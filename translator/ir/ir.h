@@ -241,6 +241,9 @@ struct IrExpr {
   IrMathFn fn;          // IR_E_CALL
   IrExpr *a, *b, *c;    // operands (SELECT: a ? b : c; PHILOX: a = seed, b = offset)
   int draw;             // IR_E_PHILOX: which uniform after curand_init (0, 1, 2, ...)
+  bool sometimes;       // IR_E_READ: the program as written reads it only under a condition (an if,
+                        // a later operand of && or ||, a ?: branch, after a return), even where the
+                        // IR reads it for every element (a local's value)
 };
 
 IrExpr *ir_expr_int(IrRegion *r, int64_t v, IrType type);
@@ -530,6 +533,15 @@ void ir_pw_reduce(IrRegion *r, IrOp *op, IrTensor *t, long k, IrExpr *value, Src
 const IrStmt *ir_pw_reduction(const IrOp *op);
 // Whether op is a pointwise kernel that reduces into t.
 bool ir_pw_sums_into(const IrOp *op, const IrTensor *t);
+// Whether pointwise op reads t[i] where the program as written reads it for every
+// element (not only under a condition: IrExpr.sometimes).
+bool ir_pw_reads_always(const IrOp *op, const IrTensor *t);
+// Whether t is a buffer of one of the region's collectives (it holds every element).
+bool ir_region_collective_buffer(const IrRegion *r, const IrTensor *t);
+// A buffer op reads, never writes, and reads only under a condition (`use_mask &&
+// mask[i]`): it need not hold the elements (NULL while a flag is off), so generated
+// code reads it only where the kernel's text does, never once per element.
+bool ir_pw_reads_lazily(const IrRegion *r, const IrOp *op, const IrTensor *t);
 // The region's schedule sums on slices (reorder of a kernel that reduces): its
 // sums run in another order than as written, and what depends on them differs by
 // rounding, magnified where values cancel; the comparisons then bound the error

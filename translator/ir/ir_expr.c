@@ -475,6 +475,31 @@ bool ir_pw_sums_into(const IrOp *op, const IrTensor *t) {
   return false;
 }
 
+static bool read_always(const IrExpr *e, const IrTensor *t) {
+  if (!e || e->kind == IR_E_LOCAL) return false;
+  if (e->kind == IR_E_READ && e->tensor == t && e->index == IR_IDX_I && !e->sometimes) return true;
+  return read_always(e->a, t) || read_always(e->b, t) || read_always(e->c, t);
+}
+
+bool ir_pw_reads_always(const IrOp *op, const IrTensor *t) {
+  if (op->kind != IR_OP_POINTWISE) return false;
+  for (const IrStmt *s = op->pw.body; s; s = s->next)
+    if (read_always(s->value, t) || read_always(s->target, t)) return true;
+  return false;
+}
+
+bool ir_region_collective_buffer(const IrRegion *r, const IrTensor *t) {
+  for (const IrOp *op = r->ops; op; op = op->next)
+    if (op->kind == IR_OP_COLLECTIVE && (op->coll.in == t || op->coll.out == t)) return true;
+  return false;
+}
+
+bool ir_pw_reads_lazily(const IrRegion *r, const IrOp *op, const IrTensor *t) {
+  for (const IrUse *u = op->writes; u; u = u->next)
+    if (u->ref.t == t) return false;
+  return !ir_pw_reads_always(op, t) && !ir_region_collective_buffer(r, t);
+}
+
 const IrStmt *ir_pw_reduction(const IrOp *op) {
   if (op->kind != IR_OP_POINTWISE) return NULL;
   for (const IrStmt *s = op->pw.body; s; s = s->next)
