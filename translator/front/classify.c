@@ -268,7 +268,26 @@ static SourceFile *header_of(const Frontend *fe, CXCursor def, unsigned *end) {
   return src;
 }
 
-// The kernel's definition (for a template, the pattern: parameters read `T *`),
+static bool same_place(CXCursor a, CXCursor b) {
+  CXFile fa, fb;
+  unsigned oa, ob;
+  clang_getFileLocation(clang_getCursorLocation(a), &fa, NULL, NULL, &oa);
+  clang_getFileLocation(clang_getCursorLocation(b), &fb, NULL, NULL, &ob);
+  return fa && fb && clang_File_isEqual(fa, fb) && oa == ob;
+}
+
+// Whether the specialization a launch calls is an explicit one (`template <> __global__
+// void k<float>(float *x, ...) { ... }`): its own definition, elsewhere than the template's.
+// That is the code the launch runs, read as a plain function (the template's instance
+// would be the primary template's code).
+static bool explicit_specialization(CXCursor decl, CXCursor tmpl) {
+  if (clang_getCursorKind(decl) != CXCursor_FunctionDecl) return false;
+  CXCursor spec = clang_getCursorDefinition(decl), pattern = clang_getCursorDefinition(tmpl);
+  return !clang_Cursor_isNull(spec) && !clang_Cursor_isNull(pattern) && !same_place(spec, pattern);
+}
+
+// The kernel's definition (for a template, the pattern: parameters read `T *`; for an
+// explicit specialization, its own definition),
 // as the translated file sees it (a launch in a header's view too).
 static KernelDef *kernel_def(const Frontend *fe, CXCursor call) {
   if (fe->root) fe = fe->root;
@@ -276,7 +295,7 @@ static KernelDef *kernel_def(const Frontend *fe, CXCursor call) {
   CXCursor tmpl = clang_getCursorKind(decl) == CXCursor_FunctionTemplate
                       ? decl
                       : clang_getSpecializedCursorTemplate(decl);
-  bool is_template = !clang_Cursor_isNull(tmpl);
+  bool is_template = !clang_Cursor_isNull(tmpl) && !explicit_specialization(decl, tmpl);
   CXCursor def = clang_getCursorDefinition(is_template ? tmpl : decl);
   if (clang_Cursor_isNull(def)) return NULL;
   KernelDef *k = xcalloc(1, sizeof *k);
