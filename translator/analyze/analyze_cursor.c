@@ -12,12 +12,10 @@ bool az_failed(const Az *az) { return az->why != NULL; }
 
 IrExpr *az_fail(Az *az, CXCursor at, const char *fmt, ...) {
   if (az->why) return NULL;
-  char buf[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  if (vasprintf(&az->why, fmt, ap) < 0) COCONET_BUG("out of memory");
   va_end(ap);
-  az->why = strdup(buf);
   az->why_loc = fe_any_loc(az->fe, clang_getCursorLocation(at));
   return NULL;
 }

@@ -98,7 +98,8 @@ static void compiler_errors(const char *text, int max) {
     size_t len = e ? (size_t)(e - p) : strlen(p);
     char *line = strndup(p, len);
     if (!line) COCONET_BUG("out of memory");
-    if (strstr(line, "error")) {
+    // The linker's "undefined reference to" lines name what is missing ("ld returned 1" does not).
+    if (strstr(line, "error") || strstr(line, "undefined reference") || strstr(line, "multiple definition")) {
       if (shown++ < max) fprintf(stderr, "%s\n", line);
       else rest++;
     } else {
@@ -394,7 +395,8 @@ int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const
     char *cmd = build_command(o, fe, src, exe), *out = NULL, *key = commands_key(o, cmd, dir, fused);
     VerifyCache *vc = vcache_open(src, key);
     if (vcache_run(vc, cmd, &out, run) != 0) {
-      fprintf(stderr, "coconet: error: --verify: the harness does not build (%s); the compiler said:\n", src);
+      fprintf(stderr, "coconet: error: --verify: the harness does not build (%s%s); the compiler said:\n", src,
+              getenv("COCONET_VERIFY_KEEP") ? "" : ", kept with COCONET_VERIFY_KEEP=1");
       compiler_errors(out, 12);
       status = 1;
     } else if (run_harness(o, exe, vs, nv, reports, &ran, fused, vc)) {

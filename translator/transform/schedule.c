@@ -5,6 +5,7 @@
 #include "transform_impl.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 int tf_fail(TfCtx *c, const SrcLoc *loc, const char *fmt, ...) {
@@ -26,14 +27,15 @@ void tf_note(TfCtx *c, const SrcLoc *loc, const char *fmt, ...) {
 }
 
 void tf_step(TfCtx *c, IrClauseKind clause, const char *fmt, ...) {
-  char buf[512];
+  char *buf = NULL;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  if (vasprintf(&buf, fmt, ap) < 0) COCONET_BUG("out of memory");
   va_end(ap);
   IrStep *s = ir_alloc(c->r, sizeof *s);
   s->clause = clause;
   s->what = ir_strdup(c->r, buf);
+  free(buf);
   IrStep **tail = &c->steps;
   while (*tail) tail = &(*tail)->next;
   *tail = s;
