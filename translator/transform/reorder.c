@@ -250,11 +250,19 @@ static int check_gathered(TfCtx *c, const IrTensor *t, IrOp **chain, int n) {
               chain[i]->pw.kernel, as_written(c, t), as_written(c, t), as_written(c, t), as_written(c, t), as_written(c, t));
       tf_note(c, &local->loc, "'%s' at region entry is read here", as_written(c, t));
     } else if (local->ref.version == 0) {
+      // Every buffer of the region's entry the kernel reads as local: one clause names them all.
+      char *names = ir_printf(c->r, "%s", as_written(c, src)), *quoted = ir_printf(c->r, "'%s'", as_written(c, src));
+      for (const IrUse *u = reader->reads; u; u = u->next)
+        if (u != local && u->ref.t != src && u->ref.t != t && u->ref.layout == IR_LAYOUT_LOCAL &&
+            !producer(c->r, u->ref.t, u->ref.version)) {
+          names = ir_printf(c->r, "%s, %s", names, as_written(c, u->ref.t));
+          quoted = ir_printf(c->r, "%s, '%s'", quoted, as_written(c, u->ref.t));
+        }
       tf_fail(c, &chain[i]->loc,
               "reorder: '%s' differs per rank (kernel '%s' computes it from local '%s'), so "
               "gathering its slices after the region would change it; declare it shard(%s) or "
-              "scratch(%s), or '%s' replicated(%s)" ONLY_IF,
-              as_written(c, t), chain[i]->pw.kernel, as_written(c, src), as_written(c, t), as_written(c, t), as_written(c, src), as_written(c, src));
+              "scratch(%s), or %s replicated(%s)" ONLY_IF,
+              as_written(c, t), chain[i]->pw.kernel, as_written(c, src), as_written(c, t), as_written(c, t), quoted, names);
       tf_note(c, &src->first_use,
               "'%s' is local (may differ per rank) from here: nothing in the region makes it "
               "identical on every rank",
