@@ -107,7 +107,7 @@ void layer(float *out, const float *bias, const float *res, __half *h, float *ac
 // CODE: {{^[^/]*}}coconet_two_deep_slice<<<
 // CODE: {{^[^/]*}}coconet_specialized_slice<<<
 // CODE-NOT: {{^[^/]*}}(void)invoke
-// EXTRA: note: the call of 'invokeHalve<__half>' ({{.*}}template-wrappers.cu:{{[0-9]+}}:28) is not seen through as the kernel launch or collective inside it: its body is not initialized locals and then one kernel launch; coconet sees through a host function whose body is initialized locals and then one launch, one NCCL collective (in a group of its own or none), or one call of another such function
+// EXTRA: note: the call of 'invokeHalve<__half>' ({{.*}}template-wrappers.cu:{{[0-9]+}}:28) is not seen through as the kernel launch or collective inside it: its body has a statement that is not an initialized local, a launch, an NCCL collective or group call, or a call of such a function ('cudaGetLastError()' at template-wrappers.cu:{{[0-9]+}}); coconet sees through a host function whose body is initialized locals and then one launch, one NCCL collective (in a group of its own or none), or one call of another such function
 // TWO_DIM: note: the call of 'invokeAddBiasResidual<float>' ({{.*}}) is not seen through as the kernel launch or collective inside it: its body declares a local without an initializer of one value
 // FUSE: verify bias_residual: ok (the region as written and as scheduled agree within 0 ULP)
 // FUSE_EXPLAIN: fuse: ReduceScatter of 'out' + 2 slice kernel launch(es) + AllGather(s) become one kernel (group 1)

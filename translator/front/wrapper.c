@@ -324,6 +324,7 @@ typedef struct Seen {
   bool launches;     // a function of the chain launches a kernel (worth a word when refused)
   bool is_template;  // a function of the chain is a template's instance
   char *path;        // the functions below the region's call ("invokeB, invokeC"), or NULL
+  char *stmt;        // the statement that is not seen through (" ('log(x)' at f.h:12)"), or NULL
 } Seen;
 
 // A buffer argument through its conversions to `void *` (`(const void *)buf`,
@@ -604,7 +605,14 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
       } else if (s->why_opaque && strcmp(s->why_opaque, CLASSIFY_MACRO_ARGS) == 0) {
         sn->why = CLASSIFY_MACRO_ARGS;
       } else {
-        sn->why = "its body is not initialized locals and then one kernel launch";
+        sn->why = "its body has a statement that is not an initialized local, a launch, an NCCL collective or "
+                  "group call, or a call of such a function";
+        char *text = fe_cursor_text(ffe, st);
+        SrcLoc at = fe_any_loc(ffe, clang_getCursorLocation(st));
+        const char *base = at.file && strrchr(at.file, '/') ? strrchr(at.file, '/') + 1 : at.file;
+        sn->stmt = xasprintf(" ('%.*s%s' at %s:%u)", 60, text, strlen(text) > 60 ? "..." : "", base ? base : "?",
+                             at.line);
+        free(text);
       }
       stmt_free(s);
     }
@@ -612,7 +620,7 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   }
   if (!sn->why && starts != ends) sn->why = "its ncclGroupStart and ncclGroupEnd do not pair";
   if (!sn->why && ((!launch && !sn->nccl) || stmts.n > FE_KIDS))
-    sn->why = "its body is not initialized locals and then one kernel launch";
+    sn->why = "its body is not initialized locals and then one kernel launch or NCCL collective";
   wrapper_free(&w);
   if (sn->why && launch) {
     launch_free(launch);
@@ -650,12 +658,13 @@ void wrapper_see_through(const Frontend *fe, Stmt *s) {
   SrcLoc at = fe_any_loc(fe, clang_getCursorLocation(fn));
   if (sn.why && sn.launches) {
     s->why_opaque = xasprintf("the call of '%s' (%s:%u:%u) is not seen through as the kernel launch or collective "
-                              "inside it: %s%s%s%s; coconet sees through a host function whose body is initialized "
+                              "inside it: %s%s%s%s%s; coconet sees through a host function whose body is initialized "
                               "locals and then one launch, one NCCL collective (in a group of its own or none), or "
                               "one call of another such function",
                               name, at.file ? at.file : "?", at.line, at.col, sn.path ? "(in '" : "",
-                              sn.path ? sn.path : "", sn.path ? "') " : "", sn.why);
+                              sn.path ? sn.path : "", sn.path ? "') " : "", sn.why, sn.stmt ? sn.stmt : "");
   }
+  free(sn.stmt);
   if (!sn.why && sn.nccl) {
     // The collective, its texts in the region's terms; coconet's own check wraps what it generates.
     Stmt *c = sn.nccl;
