@@ -99,7 +99,7 @@ void grid_step(float *x, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
 // EXPLAIN: reorder: kernel 'rmsnorm_rows'{{.*}} is row-wise
 // EXPLAIN: explain half2
 // EXPLAIN: reorder: kernel 'axpy_half2'
-// FUSE: error: fuse: kernel 'rmsnorm_rows' is defined in an included header; the fused kernel copies a row-wise kernel's body, which coconet takes only from the file it translates: drop fuse
+// FUSE: header-kernels.cu:[[#]]:5: error: fuse: kernel 'rmsnorm_rows' is defined in an included header ({{.*}}Inputs/header-kernels.cuh:[[#]]); the fused kernel copies a row-wise kernel's body, which coconet takes only from the file it translates: define the kernel in this file, or drop fuse
 // TEMPLATE: verify half2: ok (the region as written and as scheduled agree within 0 ULP)
 // The template's own text, from the header, under its argument:
 // TEMPLATE_CODE: // coconet: element i of scale_t<__half> (header-kernels.cu:56), the kernel's own text

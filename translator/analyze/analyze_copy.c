@@ -98,9 +98,13 @@ char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc) {
       free(scope);
       return why;
     }
-  if (def->in_header)
-    return xasprintf("fuse: kernel '%s' is defined in an included header; the fused kernel copies a row-wise "
-                     "kernel's body, which coconet takes only from the file it translates: drop fuse", k);
+  if (def->in_header) {
+    *loc = s->range.begin;  // the launch: the header's definition is named in the message
+    SrcLoc at = fe_any_loc(fe, clang_getCursorLocation(def->cursor));
+    return xasprintf("fuse: kernel '%s' is defined in an included header (%s:%u); the fused kernel copies a row-wise "
+                     "kernel's body, which coconet takes only from the file it translates: define the kernel in "
+                     "this file, or drop fuse", k, at.file ? at.file : "?", at.line);
+  }
   if (def->is_template && !def->args)
     return xasprintf("fuse: coconet cannot spell the template arguments of kernel '%s' (%s), which the fused kernel's "
                      "copy of its body needs: drop fuse", k, def->why ? def->why : "no instance");
