@@ -306,6 +306,8 @@ typedef struct Row {
   int nstrided;
   CXCursor rowoffs[ROW_MAX];  // integer locals holding row * H
   int nrowoffs;
+  CXCursor rowelems[ROW_MAX];  // integer locals holding row * H + j, j a column (`int id = blockIdx.x * n + idx;`)
+  int nrowelems;
   CXCursor aliases[ROW_MAX], alias_of[ROW_MAX];  // pointer locals at the row, and their parameter
   int naliases;
   Access acc[64];

@@ -207,8 +207,9 @@ static void element_access(Row *w, CXCursor s, CXCursor base, CXCursor index, bo
     return;
   }
   int col;
-  w->row_elements |= is_row_element(w, index, &col);
-  if (is_row_element(w, index, &col)) add_access(w, base, USE_ROW, write, read, s);
+  bool element = is_row_element(w, index, &col) || row_in_list(w->rowelems, w->nrowelems, ref_decl(index));
+  w->row_elements |= element;
+  if (element) add_access(w, base, USE_ROW, write, read, s);
   else if (is_col(w, index) && !write) add_access(w, base, USE_COL, false, true, s);
   else if (is_row(w, index)) add_access(w, base, USE_OWN, write, read, s);
   else
@@ -298,6 +299,7 @@ static bool via_strided(const Row *w, CXCursor c, int depth) {
 
 static bool tracked(const Row *w, CXCursor d) {
   return row_in_list(w->cols, w->ncols, d) || row_in_list(w->rowoffs, w->nrowoffs, d) ||
+         row_in_list(w->rowelems, w->nrowelems, d) ||
          row_in_list(w->aliases, w->naliases, d) || is_param(w, d) || builtin_local(w, d) ||
          (w->group != GROUP_BLOCK && derived_local(w, d));
 }
@@ -603,6 +605,7 @@ static void decl_ref(Row *w, CXCursor c) {
                        "a column ([j]) or the row's own element ([row]); coconet cannot prove which rows it "
                        "touches", w->az.launch->kernel, name);
   } else if (w->helper_depth == 0 && (row_in_list(w->rowoffs, w->nrowoffs, d) ||
+                                      row_in_list(w->rowelems, w->nrowelems, d) ||
                                       (builtin_local(w, d) && is_row(w, c)))) {
     row_value(w, c);
   } else if (w->helper_depth == 0 && !clang_Cursor_isNull(w->rows) && same(d, w->rows)) {
@@ -616,7 +619,7 @@ static void decl_ref(Row *w, CXCursor c) {
   free(name);
 }
 
-// `T *p = x + row * H;`, `T *p = &x[row * H];`, `int off = row * H;`.
+// `T *p = x + row * H;`, `T *p = &x[row * H];`, `int off = row * H;`, `int id = row * H + j;`.
 static bool row_local(Row *w, CXCursor var) {
   Kids init = kids(var);
   if (!init.n) return false;
@@ -626,6 +629,11 @@ static bool row_local(Row *w, CXCursor var) {
   if (builtin_local(w, var) && is_row(w, e)) return true;  // int row = blockIdx.x;
   if (az_is_integer_var(var) && w->nrowoffs < ROW_MAX && is_row_offset(w, e)) {
     w->rowoffs[w->nrowoffs++] = var;
+    return true;
+  }
+  int col;
+  if (az_is_integer_var(var) && w->nrowelems < ROW_MAX && is_row_element(w, e, &col)) {  // int id = row * H + j;
+    w->rowelems[w->nrowelems++] = var;
     return true;
   }
   if (!az_is_pointer(var) || w->naliases == ROW_MAX) return false;
