@@ -263,16 +263,22 @@ static inline bool coconet_check_clauses(void) {
 
 /* replicated(name): the bytes of buf hash the same on every rank of comm
  * (FNV-1a over a host copy, the smallest and largest hash all-reduced);
- * else the process stops with the clause, the buffer and the rank. */
+ * else the process stops with the clause, the buffer and the rank. A NULL
+ * buf (an optional buffer the program passes NULL while a flag is off)
+ * hashes as 0: every rank must pass NULL then. */
 static inline void coconet_check_replicated(const void *buf, size_t bytes, ncclComm_t comm, cudaStream_t stream,
                                             const char *region, const char *name, const char *file, int line) {
-  unsigned char *host = (unsigned char *)malloc(bytes ? bytes : 1);
-  if (!host) coconet_fail(file, line, "coconet_check_replicated", "out of host memory");
-  coconet_cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize", file, line);
-  coconet_cuda_check(cudaMemcpy(host, buf, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", file, line);
   unsigned long long hash[2] = {1469598103934665603ull, 0};
-  for (size_t i = 0; i < bytes; i++) hash[0] = (hash[0] ^ host[i]) * 1099511628211ull;
-  free(host);
+  coconet_cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize", file, line);
+  if (buf) {
+    unsigned char *host = (unsigned char *)malloc(bytes ? bytes : 1);
+    if (!host) coconet_fail(file, line, "coconet_check_replicated", "out of host memory");
+    coconet_cuda_check(cudaMemcpy(host, buf, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", file, line);
+    for (size_t i = 0; i < bytes; i++) hash[0] = (hash[0] ^ host[i]) * 1099511628211ull;
+    free(host);
+  } else {
+    hash[0] = 0;
+  }
   hash[1] = hash[0];
   unsigned long long *dev = NULL, seen[2];
   coconet_cuda_check(cudaMalloc((void **)&dev, sizeof hash), "cudaMalloc", file, line);

@@ -5,10 +5,12 @@
 // template whose primary form cannot be read (its rows step by gridDim.x) while the
 // specialization the launch runs can: both translated and verified. The nearest refusal:
 // a specialization that reads the next row (the primary template is row-wise; before,
-// coconet read the primary and the translation computed something else).
+// coconet read the primary and the translation computed something else), and a specialization
+// only declared here, its code in another file (with DECLARED_ONLY).
 // RUN: %coconet --verify=3 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DNEXT_ROW 2>&1 | %FileCheck --check-prefix=NEXT_ROW %s
+// RUN: %expect 1 %coconet --check %s -- -DDECLARED_ONLY 2>&1 | %FileCheck --check-prefix=DECLARED_ONLY %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -19,11 +21,16 @@ __global__ void scale_add(T *out, const T *bias, float s, int n) {
 }
 
 // What runs for float: a different formula, the one the schedule must compute.
+#ifdef DECLARED_ONLY
+template <>
+__global__ void scale_add(float *out, const float *bias, float s, int n);  // defined in another file
+#else
 template <>
 __global__ void scale_add(float *out, const float *bias, float s, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = fmaf(out[i], 0.5f * s, bias[i]);
 }
+#endif
 
 __device__ float block_sum(float v) {
   __shared__ float part[32];
@@ -85,6 +92,7 @@ void norm_step(float *x, const float *res, int rows, int n, ncclComm_t comm, cud
 // EXEC: verify norm: ok
 // The element runs the specialization's text.
 // CODE: // coconet: element i of scale_add<float> ({{.*}}), the kernel's own text
-// CODE-NEXT: // (explicit-specialization.cu:[[#@LINE-63]])
+// CODE-NEXT: // (explicit-specialization.cu:[[#@LINE-64]])
 // CODE: out = fmaf(out, 0.5f * s, bias);
 // NEXT_ROW: explicit-specialization.cu:[[@LINE-34]]:41: error: kernel 'center' reads res[((blockIdx.x + 1) % gridDim.x) * n + j]; a row-wise kernel reads global memory only at
+// DECLARED_ONLY: error: the kernel's definition is not in this file or a header it includes

@@ -12,6 +12,7 @@
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet %s -- -DFP32 | %FileCheck --check-prefix=TEXT %s
 // RUN: %coconet --verify=4 %s -- -DONE_D | %FileCheck --check-prefix=ONE_D %s
+// RUN: %coconet --verify=3 %s -- -DONE_D -DINDEX_NAMES | %FileCheck --check-prefix=INDEX_NAMES %s
 // RUN: %expect 1 %coconet --check %s -- -DONE_D -DTWO_STATEMENTS 2>&1 | %FileCheck --check-prefix=TWO_STATEMENTS %s
 // RUN: %expect 1 %coconet --check %s -- -DONE_D -DASSIGNS_COUNT 2>&1 | %FileCheck --check-prefix=ASSIGNS_COUNT %s
 #include <cuda_bf16.h>
@@ -104,6 +105,28 @@ __device__ void update(float *p, const float *g, float lr, int n) {
   if (idx >= n) return;
   p[idx] -= lr * g[idx];
 }
+#ifdef INDEX_NAMES
+// The helper's index named as a kernel parameter (stride) and as a file-scope constant the kernel's
+// arguments read (unit): the element's arguments are evaluated before the helper's names exist.
+// The call leaves out an argument with a default (decay): the default is its argument.
+constexpr int unit = 1;
+__device__ void shift(float *p, const float *g, size_t n, float lr, float decay = 0.25f) {
+  int stride = blockIdx.x * blockDim.x + threadIdx.x;
+  if (stride >= n) return;
+  int unit = stride % 3;
+  p[stride] -= lr * g[stride] + decay * (float)unit;
+}
+__global__ void shift_layers(float *p, const float *g, size_t n, ptrdiff_t stride, float lr) {
+  shift(p + blockIdx.y * stride, g + blockIdx.y * stride, n, lr * unit);
+}
+void layers_step(float *p, float *g, size_t n, int layers, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(names) split reorder replicated(p)
+  {
+    ncclAllReduce(g, g, n * layers, ncclFloat, ncclSum, comm, s);
+    shift_layers<<<dim3((n + 127) / 128, layers), 128, 0, s>>>(p, g, n, n, 0.1f);
+  }
+}
+#endif
 #ifdef TWO_STATEMENTS
 __global__ void kern(float *p, const float *g, float lr, int n) {
   float half = 0.5f * lr;
@@ -143,5 +166,7 @@ void f(float *p, float *g, int n, ncclComm_t comm, cudaStream_t s) {
 // TEXT: float old_param = (master_params_memory != NULL) ? master_params_memory[idx] : (float)params_memory[idx];
 // TEXT: stochastic_rounding(param, &params_memory[idx], seed);
 // ONE_D: verify h: ok
-// TWO_STATEMENTS: loop-in-helper.cu:[[@LINE-36]]:3: error: kernel 'kern': cannot find the element loop {{.*}} at 'update(p, g, half, n)'; the element index is computed in __device__ function 'update', which coconet reads for it only when the kernel's body is the one call of it
-// ASSIGNS_COUNT: loop-in-helper.cu:[[@LINE-48]]:64: error: kernel 'kern': helper 'update', which holds the element loop, assigns its parameter 'n'
+// INDEX_NAMES: verify names: ok
+// INDEX_NAMES: verify h: ok
+// TWO_STATEMENTS: loop-in-helper.cu:[[@LINE-38]]:3: error: kernel 'kern': cannot find the element loop {{.*}} at 'update(p, g, half, n)'; the element index is computed in __device__ function 'update', which coconet reads for it only when the kernel's body is the one call of it
+// ASSIGNS_COUNT: loop-in-helper.cu:[[@LINE-72]]:64: error: kernel 'kern': helper 'update', which holds the element loop, assigns its parameter 'n'

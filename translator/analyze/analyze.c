@@ -576,9 +576,9 @@ static void element_loop(Az *az, CXCursor body) {
                   "with a grid-stride loop or an 'if (i < n)' guard, 'i < n' first in a guard of several "
                   "conditions) at '%s'%s%s%s", az->launch->kernel, t,
               helper ? "; the element index is computed in __device__ function '" : "", helper ? helper : "",
-              helper ? "', which coconet reads for it only when the kernel's body is the one call of it: make "
-                       "the call the kernel's only statement, or write the index and its guard in the kernel and "
-                       "call the helper for one element" : "");
+              helper ? "', which coconet reads for it only when the kernel's body is the one call of it and "
+                       "it returns nothing: make the call the kernel's only statement, or write the index and its "
+                       "guard in the kernel and call the helper for one element" : "");
       free(helper);
       free(t);
     }
@@ -656,6 +656,24 @@ static void reduction_alone(Az *az) {
       return;
     }
   }
+}
+
+// A buffer the kernel reaches only under a condition may be NULL there (a flag off). Where
+// the generated code would reach it for every element (a store: it is loaded and stored
+// back, and gathered; a read the IR computes for every element, as a local's value, when
+// the element is generated from the IR), the schedule runs when it is not NULL, the
+// region as written otherwise. (A read in the kernel's own text stays where it is.)
+static void reached_sometimes(Az *az) {
+  IrUse *lists[2] = {az->op->reads, az->op->writes};
+  for (int l = 0; l < 2; l++)
+    for (const IrUse *u = lists[l]; u; u = u->next) {
+      const IrTensor *t = u->ref.t;
+      if (!t->text || !az_simple_name(t->text) || !ir_pw_reaches_sometimes(az->ir, az->op, t)) continue;
+      bool written = false;
+      for (const IrUse *w = az->op->writes; w; w = w->next) written |= w->ref.t == t;
+      if (written || (!az->op->pw.text && ir_pw_reads_eagerly(az->op, t)))
+        ir_region_assume_reached(az->ir, t->text, az->launch->kernel, u->loc);
+    }
 }
 
 void az_wrapper_note(IrRegion *ir, const Launch *l) {
@@ -742,6 +760,7 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     }
   }
   if (!az.why) az_text(&az);
+  if (!az.why) reached_sometimes(&az);
   if (!az.why && !clang_Cursor_isNull(az.opaque) && !az.op->pw.text) {
     char *name = fe_spelling(az_callee(az.opaque)), *t = az_text_of(&az, az.opaque);
     az_fail(&az, az.opaque, "kernel '%s' calls '%s' (%s), which coconet's IR does not model: the generated code can "

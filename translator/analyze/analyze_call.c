@@ -89,7 +89,11 @@ bool az_bind_argument(Az *az, CXCursor call, CXCursor def, CXCursor param, CXCur
   if (!az_is_pointer(param)) {
     IrExpr *a = cast_to(az, az_expr_type(param), expr(az, arg));
     if (!a) return false;
-    az_bind(az, param, name ? named(az, param, a, "") : a);
+    Binding *b = az_bind(az, param, name ? named(az, param, a, "") : a);
+    CXCursor ref = az_strip(arg);
+    b->index = kind(ref) == CXCursor_DeclRefExpr && !clang_Cursor_isNull(az->index) &&
+               same(clang_getCursorReferenced(ref), az->index) && az_is_integer_var(param) &&
+               clang_Type_getSizeOf(clang_getCursorType(param)) >= clang_Type_getSizeOf(clang_getCursorType(az->index));
     return true;
   }
   CXCursor decl;

@@ -234,8 +234,12 @@ bool az_is_index(const Az *az, CXCursor c) {
     Kids k = kids(c);
     c = az_strip(k.last);
   }
-  return kind(c) == CXCursor_DeclRefExpr && !clang_Cursor_isNull(az->index) &&
-         same(clang_getCursorReferenced(c), az->index);
+  if (kind(c) != CXCursor_DeclRefExpr || clang_Cursor_isNull(az->index)) return false;
+  CXCursor d = clang_getCursorReferenced(c);
+  if (same(d, az->index)) return true;
+  for (int i = az->nlocals - 1; i >= 0; i--)  // a helper's parameter passed the index
+    if (same(az->locals[i].decl, d)) return az->locals[i].index;
+  return false;
 }
 
 int az_param_position(const Az *az, CXCursor decl) {

@@ -18,8 +18,9 @@
 // the call's arguments: a buffer parameter, `buf + blockIdx.y * S` in a launch whose
 // grid's y selects a slice (analyze_slice.c), `buf ? buf + blockIdx.y * S : NULL`
 // (a test of the parameter against NULL is then the test of buf), &t[i]; a value
-// (an expression of the kernel's parameters). The loop's bound names its count by
-// the helper's parameter: the kernel's argument for it stands for it.
+// (an expression of the kernel's parameters); a parameter's default where the call
+// leaves it out. The loop's bound names its count by the helper's parameter: the
+// kernel's argument for it stands for it.
 #include "analyze_impl.h"
 
 #include <stdlib.h>
@@ -110,19 +111,49 @@ static bool bind(Az *az, CXCursor call, CXCursor def, CXCursor param, CXCursor a
   return true;
 }
 
+static enum CXChildVisitResult last_expression(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_isExpression(kind(c))) *(CXCursor *)data = c;
+  return CXChildVisit_Continue;
+}
+
+// The call's argument for parameter i: as written, or the parameter's default (an argument the
+// call leaves out has no text of its own in the call; null: none found).
+static CXCursor argument(CXCursor call, CXCursor param, int i) {
+  CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i);
+  CXSourceRange a = clang_getCursorExtent(arg), c = clang_getCursorExtent(call);
+  unsigned ab, ae, cb, ce;
+  clang_getFileLocation(clang_getRangeStart(a), NULL, NULL, NULL, &ab);
+  clang_getFileLocation(clang_getRangeEnd(a), NULL, NULL, NULL, &ae);
+  clang_getFileLocation(clang_getRangeStart(c), NULL, NULL, NULL, &cb);
+  clang_getFileLocation(clang_getRangeEnd(c), NULL, NULL, NULL, &ce);
+  if (ab >= cb && ae <= ce && ae > ab) return arg;
+  CXCursor def = clang_getNullCursor();
+  clang_visitChildren(param, last_expression, &def);
+  return def;
+}
+
 bool az_loop_helper(Az *az, CXCursor kbody) {
   CXCursor call = only_call(kbody);
   CXCursor def = clang_Cursor_isNull(call) ? call : clang_getCursorDefinition(clang_getCursorReferenced(call));
   Kids k = kids(def);
   CXCursor body = k.n ? k.last : clang_getNullCursor();
-  if (az->lanes > 1 || kind(def) != CXCursor_FunctionDecl || kind(body) != CXCursor_CompoundStmt) return false;
+  if (az->lanes > 1 || kind(def) != CXCursor_FunctionDecl || kind(body) != CXCursor_CompoundStmt ||
+      clang_getResultType(clang_getCursorType(def)).kind != CXType_Void)  // (a value the kernel drops: not read)
+    return false;
   bool reads = false;
   clang_visitChildren(body, find_coordinate, &reads);
   int n = clang_Cursor_getNumArguments(call);
   if (!reads || n != clang_Cursor_getNumArguments(def)) return false;
   for (int i = 0; i < n && !az_failed(az); i++) {
-    CXCursor param = clang_Cursor_getArgument(def, (unsigned)i), arg = clang_Cursor_getArgument(call, (unsigned)i);
-    if (az_writes(az, body, param)) {
+    CXCursor param = clang_Cursor_getArgument(def, (unsigned)i), arg = argument(call, param, i);
+    if (clang_Cursor_isNull(arg)) {
+      char *name = fe_spelling(param), *fn = fe_spelling(def);
+      az_fail(az, call, "kernel '%s' leaves out the argument of helper '%s' for '%s', whose default coconet cannot "
+                        "read: write the argument out", az->launch->kernel, fn, name);
+      free(name);
+      free(fn);
+    } else if (az_writes(az, body, param)) {
       char *name = fe_spelling(param), *fn = fe_spelling(def);
       az_fail(az, param, "kernel '%s': helper '%s', which holds the element loop, assigns its parameter '%s': coconet "
                          "binds the helper's parameters to the kernel's arguments; copy it into a local",

@@ -36,6 +36,8 @@ typedef struct Binding {
   bool slice;        // a pointer to slice blockIdx.y of buffer (analyze_slice.c): p[i] is element e
   CXCursor stride;   // ... the slices' stride as written
   CXCursor arg;      // a parameter of the helper holding the element loop: the kernel's argument for it
+  bool index;        // a helper's integer parameter passed the element index as it is (`ld(bias, i)`,
+                     // at least as wide): it is the index (az_is_index)
 } Binding;
 
 typedef struct Az {

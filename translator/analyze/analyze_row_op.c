@@ -160,6 +160,24 @@ static void check_group_launch(Row *w) {
             l->kernel, w->az.block_x);
 }
 
+// A loop shaped as a block's column loop: from threadIdx.x, stepping by blockDim.x.
+static enum CXChildVisitResult find_column_shape(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Row *w = ((Row **)data)[0];
+  Kids k = kids(c);
+  if (kind(c) == CXCursor_ForStmt && k.n == 4) {
+    char *init = az_text_of(&w->az, k.v[0]), *step = az_text_of(&w->az, k.v[2]);
+    bool shape = strstr(init, "threadIdx.x") && strstr(step, "blockDim.x") && !strstr(step, "gridDim");
+    free(init);
+    free(step);
+    if (shape) {
+      *((bool **)data)[1] = true;
+      return CXChildVisit_Break;
+    }
+  }
+  return CXChildVisit_Recurse;
+}
+
 IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *rowish, char **why, SrcLoc *why_loc) {
   const Launch *l = s->launch;
   const KernelDef *def = l->def;
@@ -231,6 +249,12 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
   // show only in an access of a row element.
   *rowish = w.group == GROUP_THREAD ? w.row_elements
                                     : w.group == GROUP_WARP || w.ncols > 0 || w.saw_row || !clang_Cursor_isNull(w.row_loop);
+  // Refused before its walk reached a row or a column (a cast pointer first: FasterTransformer's
+  // `half2 *out_ptr = (half2 *)out;`): a column loop in its body still says it is meant row-wise.
+  if (!*rowish && row_failed(&w) && kind(body) == CXCursor_CompoundStmt) {
+    void *data[2] = {&w, rowish};
+    clang_visitChildren(body, find_column_shape, data);
+  }
   if (row_failed(&w)) {
     *why = w.az.why;
     *why_loc = w.az.why_loc;

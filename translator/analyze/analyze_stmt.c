@@ -55,7 +55,10 @@ static IrExpr *old_value(Az *az, IrTensor *t, IrExpr *cond) {
     if (st->kind == IR_S_STORE && st->tensor == t) last = st;
   IrExpr *v = last ? last->value : NULL;
   if (v && v->kind == IR_E_SELECT && cond->kind == IR_E_UNARY && cond->op == IR_NOT && cond->a == v->a) v = v->b;
-  return v && stable(v) ? v : ir_expr_read(az->ir, t, IR_IDX_I, NULL);
+  if (v && stable(v)) return v;
+  IrExpr *old = ir_expr_read(az->ir, t, IR_IDX_I, NULL);
+  old->sometimes = true;  // the IR's, where the store does not happen: the program reads nothing there
+  return old;
 }
 
 void az_store(Az *az, CXCursor at, IrTensor *t, IrExpr *value) {
@@ -77,6 +80,9 @@ void az_store(Az *az, CXCursor at, IrTensor *t, IrExpr *value) {
   if (az->tail_guard) cond = cond ? ir_expr_binary(az->ir, IR_LAND, az->tail_guard, cond) : az->tail_guard;
   if (cond) value = ir_expr_select(az->ir, cond, value, az_cast_to(az, t->type, old_value(az, t, cond)));
   ir_pw_store(az->ir, az->op, t, value, fe_loc(az->fe, clang_getCursorLocation(at)));
+  IrStmt *last = az->op->pw.body;
+  while (last->next) last = last->next;
+  last->sometimes = az_cond(az) || az->outer;
 }
 
 // A new value of a local: a let, or under a condition a select of the old one.
@@ -87,6 +93,7 @@ static void set_local(Az *az, CXCursor s, CXCursor d, Binding *b, IrExpr *value)
   if (cond) value = az_cast_to(az, t, ir_expr_select(az->ir, cond, value, b->value));
   char *name = fe_spelling(d);
   b->value = ir_pw_let(az->ir, az->op, name, value, fe_loc(az->fe, clang_getCursorLocation(s)));
+  b->index = false;  // (a helper's parameter passed the index no longer holds it)
   free(name);
 }
 

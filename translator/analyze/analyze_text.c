@@ -486,9 +486,9 @@ static char *declaration(Az *az, CXType t, const char *name) {
 // parameters the text names, then, in a block of their own (a parameter may have the
 // name of a kernel parameter its argument reads), the helper's template arguments and
 // its parameters bound to them. The block is closed after the element's statements.
-static char *helper_open(Tx *x, char *body, int indent) {
+static char *helper_open(Tx *x, char *body, const char *index, int indent) {
   Az *az = x->az;
-  CXCursor fn = az->body_fn, call = az->loop_call;
+  CXCursor fn = az->body_fn;
   char *kernel = fe_spelling(az->kernel);
   int open = indent >= 2 ? indent - 2 : 0;  // the element's statements keep their column, inside the block
   body = ir_printf(az->ir, "%s%*s// coconet: the arguments %s passes to %s, its parameters bound to them\n", body,
@@ -505,8 +505,9 @@ static char *helper_open(Tx *x, char *body, int indent) {
     char *bound = declaration(az, clang_getCursorType(param), pname);
     free(pname);
     if (!arg || !bound) return x->why = "a parameter of its helper has a type coconet cannot declare", body;
-    CXCursor a = clang_Cursor_getArgument(call, (unsigned)i);
-    body = add_piece_as(x, body, ir_printf(az->ir, "%s = ", arg), open, &a, 1);
+    const Binding *b = az_find_local(az, param);  // (its argument: as written, or the parameter's default)
+    if (!b || clang_Cursor_isNull(b->arg)) return x->why = "a parameter of its helper is bound to no argument", body;
+    body = add_piece_as(x, body, ir_printf(az->ir, "%s = ", arg), open, &b->arg, 1);
     binds = ir_printf(az->ir, "%s%*s%s = coconet_a%d;\n", binds, indent, "", bound, i);
   }
   body = ir_printf(az->ir, "%s%*s{\n", body, open, "");
@@ -533,7 +534,12 @@ static char *helper_open(Tx *x, char *body, int indent) {
   }
   if (na > tps.n && !x->why) x->why = "its helper's template arguments are not all named";
   free(tps.v);
-  return ir_printf(az->ir, "%s%s", body, binds);
+  char *name = fe_spelling(az->index);
+  char *decl = declaration(az, clang_getCursorType(az->index), name);
+  free(name);
+  if (!decl) return x->why = "its helper's index has a type coconet cannot declare", body;
+  x->index_used = true;
+  return ir_printf(az->ir, "%s%s%*s[[maybe_unused]] %s = %s;\n", body, binds, indent, "", decl, index);
 }
 
 static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
@@ -549,8 +555,10 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   mark(x, elem->v, elem->n);
   for (int d = x->ndecls - 1; d >= 0 && !x->why; d--)
     if (x->need[d]) mark(x, &x->decls[d], 1);
-  for (int i = 0; az->loop_helper && i < TX_PARAMS && i < clang_Cursor_getNumArguments(az->loop_call); i++)
-    if (x->helper_used[i]) mark(x, (CXCursor[]){clang_Cursor_getArgument(az->loop_call, (unsigned)i)}, 1);
+  for (int i = 0; az->loop_helper && i < TX_PARAMS && i < clang_Cursor_getNumArguments(az->body_fn); i++) {
+    const Binding *b = x->helper_used[i] ? az_find_local(az, clang_Cursor_getArgument(az->body_fn, (unsigned)i)) : NULL;
+    if (b && !clang_Cursor_isNull(b->arg)) mark(x, &b->arg, 1);
+  }
   bool coords = x->coords[0] || x->coords[1] || x->coords[2] || x->coords[3];
   // Slices: the text's i is element e's place in its slice, e % n; blockIdx.y is e / n.
   char *count = az->slices ? fe_spelling(az->count) : NULL;
@@ -564,7 +572,9 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   unsigned col = 5;
   if (elem->n) clang_getFileLocation(clang_getRangeStart(clang_getCursorExtent(elem->v[0])), NULL, NULL, &col, NULL);
   int indent = col > 0 ? (int)col - 1 : 0;
-  char *index = fe_spelling(az->index);
+  // (The element loop in a helper: its index is named in the helper's block, after the arguments, which
+  // may name something else by its name; outside, the element's index is coconet_index.)
+  char *index = az->loop_helper ? strdup("coconet_index") : fe_spelling(az->index);
   IrTextParam params[TX_PARAMS + 3];
   int np = 0;
   char *body = ir_strdup(az->ir, "");
@@ -581,7 +591,7 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
     body = coordinates(x, body, index, slice, indent, params + TX_PARAMS, &np);
   }
   int ncoord = np;
-  if (az->loop_helper && !x->why) body = helper_open(x, body, indent);
+  if (az->loop_helper && !x->why) body = helper_open(x, body, index, indent);
   // The element's statements in a block of their own after the locals (they may shadow them).
   int wrap = -1;
   for (int d = 0; d < x->ndecls && !x->why; d++)
@@ -595,12 +605,15 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   if (elem->n && !x->why) body = add_piece(x, body, elem->v, elem->n);
   if (wrap >= 0) body = ir_printf(az->ir, "%s%*s}\n", body, wrap, "");
   if (az->loop_helper) body = ir_printf(az->ir, "%s%*s}\n", body, indent >= 2 ? indent - 2 : 0, "");
-  // A buffer read only under a condition is passed as a pointer (ir_pw_reads_lazily).
+  // A buffer read only under a condition may be passed as a pointer (ir_pw_reads_lazily): the text
+  // then names the index.
+  bool lazy[TX_PARAMS] = {false};
   for (int p = 0; p < x->nparams; p++) {
     CXCursor d = clang_Cursor_getArgument(az->kernel, (unsigned)p);
     const char *arg = x->used[p] && !x->raw[p] && az_is_pointer(d) ? az_launch_arg(az, d) : NULL;
     IrTensor *t = arg ? ir_tensor_find(az->ir, arg) : NULL;
-    if (t && ir_pw_reads_lazily(az->ir, az->op, t)) x->raw[p] = true;
+    lazy[p] = t && ir_pw_reads_lazily(az->ir, az->op, t);
+    x->index_used |= lazy[p];
   }
   // name[index] of a buffer passed as a pointer stays as written: it names the index.
   for (int e = 0; e < x->nedits; e++)
@@ -618,7 +631,10 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
       free(type);
     }
     for (int p = 0; p < x->nparams && !x->why; p++)
-      if (x->used[p]) text_param(x, clang_Cursor_getArgument(az->kernel, (unsigned)p), x->raw[p], &t->params[t->nparams++]);
+      if (x->used[p]) {
+        text_param(x, clang_Cursor_getArgument(az->kernel, (unsigned)p), x->raw[p], &t->params[t->nparams]);
+        t->params[t->nparams++].lazy = lazy[p];
+      }
     for (int c = 0; c < ncoord; c++) t->params[t->nparams++] = params[TX_PARAMS + c];
     t->body = body;
     t->scope = az->launch->def->is_template ? ir_strdup(az->ir, az->launch->def->header) : NULL;

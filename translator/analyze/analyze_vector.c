@@ -219,7 +219,7 @@ static bool vector_load(Az *az, CXCursor sub, CXCursor base, CXCursor idx, IrTyp
   for (int c = 0; c < az->lanes; c++) {
     if (!az->lane_text[c]) az->lane_text[c] = ir_printf(az->ir, "%d * (i / %d) + %d", az->lanes, az->lanes, c);
     IrExpr *e = c == az->lane ? ir_expr_read(az->ir, t, IR_IDX_I, NULL) : ir_expr_read_other(az->ir, t, az->lane_text[c]);
-    out[c] = ir_expr_at(e, loc);
+    out[c] = az_read(az, e, loc);
   }
   return true;
 }

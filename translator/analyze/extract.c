@@ -455,10 +455,11 @@ static int check_assumptions(const Frontend *fe, const Region *r, const IrRegion
                                       "statement also uses '%s' and could change it first: move the statement out",
                      r->name, a->kernel, a->var, a->other, var);
         else
-          diag_error(&s->range.begin, "region '%s': kernel '%s' tests '%s' against NULL, so the schedule runs when %s "
-                                      "at the top of the region; this statement also uses '%s' and could change it "
-                                      "first: test it before the region, or move the statement out", r->name, a->kernel,
-                     var, a->test, var);
+          diag_error(&s->range.begin, "region '%s': kernel '%s' %s '%s' %s, so the schedule runs when %s at the top "
+                                      "of the region; this statement also uses '%s' and could change it first: test "
+                                      "it before the region, or move the statement out", r->name, a->kernel,
+                     a->sometimes ? "reaches" : "tests", var, a->sometimes ? "only under a condition" : "against NULL",
+                     a->test, var);
         diag_note(&a->loc, a->other ? "kernel '%s' uses the stride here" : "kernel '%s' tests it here", a->kernel);
         return -1;
       }

@@ -164,6 +164,7 @@ static void lazy_buffers(Plan *p) {
     if (lazily) {
       kt->pointer = true;
       kt->load = false;
+      p->uses_i = true;  // read as name[i]
     }
   }
 }

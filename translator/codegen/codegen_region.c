@@ -375,6 +375,10 @@ static int generate(Cg *cg, const Scope *sc) {
       cg_line(cg, "// coconet: kernel '%s' steps from slice to slice by '%s' (passed '%s') and its count is '%s' "
                "(%s:%u:%u): the schedule is for %s == %s; the region runs as written otherwise", a->kernel, a->param,
                a->var, a->other, cg_base_name(at.file), at.line, at.col, a->var, a->other);
+    else if (a->sometimes)
+      cg_line(cg, "// coconet: kernel '%s' reaches '%s' only under a condition (%s:%u:%u), where it may be NULL: the "
+               "schedule is for %s; the region runs as written otherwise", a->kernel, a->var, cg_base_name(at.file),
+               at.line, at.col, a->test);
     else
       cg_line(cg, "// coconet: kernel '%s' tests '%s' against NULL (%s:%u:%u): the schedule is for %s; the region "
                "runs as written otherwise", a->kernel, a->var, cg_base_name(at.file), at.line, at.col, a->test);

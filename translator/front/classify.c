@@ -277,13 +277,18 @@ static bool same_place(CXCursor a, CXCursor b) {
 }
 
 // Whether the specialization a launch calls is an explicit one (`template <> __global__
-// void k<float>(float *x, ...) { ... }`): its own definition, elsewhere than the template's.
+// void k<float>(float *x, ...) { ... }`): its own declaration and definition, elsewhere than
+// the template's.
 // That is the code the launch runs, read as a plain function (the template's instance
 // would be the primary template's code).
 static bool explicit_specialization(CXCursor decl, CXCursor tmpl) {
   if (clang_getCursorKind(decl) != CXCursor_FunctionDecl) return false;
   CXCursor spec = clang_getCursorDefinition(decl), pattern = clang_getCursorDefinition(tmpl);
-  return !clang_Cursor_isNull(spec) && !clang_Cursor_isNull(pattern) && !same_place(spec, pattern);
+  if (clang_Cursor_isNull(pattern)) return false;
+  if (!clang_Cursor_isNull(spec)) return !same_place(spec, pattern);
+  // Only declared here (`template <> __global__ void k<float>(float *, int);`, defined in
+  // another file): not the template's code either; the kernel has no definition here.
+  return !same_place(decl, pattern) && !same_place(decl, tmpl);
 }
 
 // The kernel's definition (for a template, the pattern: parameters read `T *`; for an

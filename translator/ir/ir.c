@@ -133,6 +133,11 @@ void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc l
   add_assume(r, var, NULL, kernel, loc);
 }
 
+void ir_region_assume_reached(IrRegion *r, const char *var, const char *kernel, SrcLoc loc) {
+  IrAssume *a = add_assume(r, var, NULL, kernel, loc);
+  if (a) a->sometimes = true;
+}
+
 void ir_region_assume_equal(IrRegion *r, const char *var, const char *other, const char *kernel, const char *param,
                             SrcLoc loc) {
   IrAssume *a = add_assume(r, var, other, kernel, loc);

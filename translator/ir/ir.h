@@ -297,6 +297,7 @@ struct IrStmt {
   IrExpr *target;     // IR_S_REDUCE: tensor[K] as read (IR_IDX_CONST; the op reads the old sum)
   IrExpr *value;
   SrcLoc loc;
+  bool sometimes;     // IR_S_STORE: the program as written stores only under a condition
 };
 
 // Collectives (NCCL).
@@ -392,6 +393,8 @@ typedef struct IrTextParam {
   IrTensor *tensor;       // a buffer (NULL: a scalar or the index)
   IrParam *param;         // a scalar (NULL: a buffer or the index)
   bool raw;               // the text uses the buffer otherwise than as name[index]: passed as a pointer
+  bool lazy;              // ... reads it only under a condition (ir_pw_reads_lazily): a pointer unless another
+                          // op of the generated kernel reads it for every element (the text has its index)
 } IrTextParam;
 
 typedef struct IrTextEdit {
@@ -533,8 +536,8 @@ void ir_pw_reduce(IrRegion *r, IrOp *op, IrTensor *t, long k, IrExpr *value, Src
 const IrStmt *ir_pw_reduction(const IrOp *op);
 // Whether op is a pointwise kernel that reduces into t.
 bool ir_pw_sums_into(const IrOp *op, const IrTensor *t);
-// Whether pointwise op reads t[i] where the program as written reads it for every
-// element (not only under a condition: IrExpr.sometimes).
+// Whether pointwise op reads t (at any index) where the program as written reads it for
+// every element (not only under a condition: IrExpr.sometimes).
 bool ir_pw_reads_always(const IrOp *op, const IrTensor *t);
 // Whether t is a buffer of one of the region's collectives (it holds every element).
 bool ir_region_collective_buffer(const IrRegion *r, const IrTensor *t);
@@ -542,6 +545,12 @@ bool ir_region_collective_buffer(const IrRegion *r, const IrTensor *t);
 // mask[i]`): it need not hold the elements (NULL while a flag is off), so generated
 // code reads it only where the kernel's text does, never once per element.
 bool ir_pw_reads_lazily(const IrRegion *r, const IrOp *op, const IrTensor *t);
+// A buffer op reaches (reads or writes) only under a condition, no collective's buffer:
+// it may be NULL where the program does not reach it.
+bool ir_pw_reaches_sometimes(const IrRegion *r, const IrOp *op, const IrTensor *t);
+// Whether op's IR, printed as C, reads t wherever its statement runs (not only under a
+// later operand of && or ||, or a ?: branch): a local's value is computed for every element.
+bool ir_pw_reads_eagerly(const IrOp *op, const IrTensor *t);
 // The region's schedule sums on slices (reorder of a kernel that reduces): its
 // sums run in another order than as written, and what depends on them differs by
 // rounding, magnified where values cancel; the comparisons then bound the error
@@ -626,6 +635,8 @@ typedef struct IrAssume {
   const char *kernel;   // the kernel that tests it, or steps from slice to slice by var
   const char *param;    // that kernel's stride parameter (NULL for a null test)
   SrcLoc loc;           // the kernel's test, or its use of the stride
+  bool sometimes;       // not a test of the kernel's: it reaches var's buffer only under a condition,
+                        // where the program may pass NULL, and the schedule would reach it always
 } IrAssume;
 
 // What a text of the IR stands for in the source: the hoisted argument's
@@ -670,6 +681,8 @@ IrRegion *ir_region_new(IrProgram *p, const char *name, SrcLoc loc, SrcRange ran
 void ir_region_note(IrRegion *r, const char *what);  // appended to r->notes
 // Records that the schedule needs `var != nullptr` (once per variable).
 void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc loc);
+// ... because the kernel reaches var's buffer only under a condition (IrAssume.sometimes).
+void ir_region_assume_reached(IrRegion *r, const char *var, const char *kernel, SrcLoc loc);
 // A kernel steps from slice to slice by param, passed var, read as its count, passed
 // other: the schedule is for var == other (the region as written otherwise).
 void ir_region_assume_equal(IrRegion *r, const char *var, const char *other, const char *kernel, const char *param,

@@ -477,7 +477,7 @@ bool ir_pw_sums_into(const IrOp *op, const IrTensor *t) {
 
 static bool read_always(const IrExpr *e, const IrTensor *t) {
   if (!e || e->kind == IR_E_LOCAL) return false;
-  if (e->kind == IR_E_READ && e->tensor == t && e->index == IR_IDX_I && !e->sometimes) return true;
+  if (e->kind == IR_E_READ && e->tensor == t && !e->sometimes) return true;
   return read_always(e->a, t) || read_always(e->b, t) || read_always(e->c, t);
 }
 
@@ -498,6 +498,33 @@ bool ir_pw_reads_lazily(const IrRegion *r, const IrOp *op, const IrTensor *t) {
   for (const IrUse *u = op->writes; u; u = u->next)
     if (u->ref.t == t) return false;
   return !ir_pw_reads_always(op, t) && !ir_region_collective_buffer(r, t);
+}
+
+bool ir_pw_reaches_sometimes(const IrRegion *r, const IrOp *op, const IrTensor *t) {
+  if (op->kind != IR_OP_POINTWISE || ir_pw_reads_always(op, t) || ir_region_collective_buffer(r, t)) return false;
+  bool reached = false;
+  for (const IrUse *u = op->reads; u; u = u->next) reached |= u->ref.t == t;
+  for (const IrStmt *s = op->pw.body; s; s = s->next) {
+    if ((s->kind == IR_S_STORE && s->tensor == t && !s->sometimes) || (s->kind == IR_S_REDUCE && s->tensor == t))
+      return false;
+    reached |= s->kind == IR_S_STORE && s->tensor == t;
+  }
+  return reached;
+}
+
+static bool read_eager(const IrExpr *e, const IrTensor *t) {
+  if (!e || e->kind == IR_E_LOCAL) return false;
+  if (e->kind == IR_E_READ && e->tensor == t) return true;
+  if (e->kind == IR_E_SELECT || (e->kind == IR_E_BINARY && (e->op == IR_LAND || e->op == IR_LOR)))
+    return read_eager(e->a, t);
+  return read_eager(e->a, t) || read_eager(e->b, t) || read_eager(e->c, t);
+}
+
+bool ir_pw_reads_eagerly(const IrOp *op, const IrTensor *t) {
+  if (op->kind != IR_OP_POINTWISE) return false;
+  for (const IrStmt *s = op->pw.body; s; s = s->next)
+    if (read_eager(s->value, t)) return true;
+  return false;
 }
 
 const IrStmt *ir_pw_reduction(const IrOp *op) {

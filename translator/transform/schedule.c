@@ -358,9 +358,11 @@ void ir_explain(FILE *f, const IrRegion *r, const IrCostModel *model) {
                  "written otherwise\n", a->kernel, a->param, a->loc.file ? a->loc.file : "?", a->loc.line, a->loc.col,
               a->var, a->other, a->var, a->other);
     else
-      fprintf(f, "  - analysis: kernel '%s' tests '%s' against NULL (%s:%u:%u) and the launch passes a variable: the "
-                 "schedule is for %s, tested at the top of the region; the region runs as written otherwise\n",
-              a->kernel, a->var, a->loc.file ? a->loc.file : "?", a->loc.line, a->loc.col, a->test);
+      fprintf(f, "  - analysis: kernel '%s' %s '%s' %s (%s:%u:%u) and the launch passes a variable: the schedule is "
+                 "for %s, tested at the top of the region; the region runs as written otherwise\n",
+              a->kernel, a->sometimes ? "reaches" : "tests", a->var,
+              a->sometimes ? "only under a condition, where it may be NULL," : "against NULL",
+              a->loc.file ? a->loc.file : "?", a->loc.line, a->loc.col, a->test);
   explain_steps(f, r);
   explain_model(f, r, m);
   double before = ir_cost_list(r->ops, m);

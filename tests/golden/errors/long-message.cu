@@ -1,5 +1,5 @@
 // A diagnostic longer than 511 characters is printed whole (it was cut mid-word: "... in
-// the kernel after i"): a long kernel name and a half2 row kernel coconet does not read.
+// the kernel after i"): a kernel name of nearly 300 characters and a half2 row kernel coconet does not read.
 // RUN: %expect 1 %coconet --check %s 2>&1 | %FileCheck %s
 #include <nccl.h>
 #include <cuda_fp16.h>
@@ -15,7 +15,7 @@ __device__ __forceinline__ T blockReduceSum(T val) {
   for (int mask = 16; mask > 0; mask >>= 1) val += __shfl_xor_sync(0xffffffff, val, mask, 32);
   return val;
 }
-__global__ void aVeryLongKernelNameForAddBiasResidualPostLayerNormHalf(half* out, const half* input, const half* bias, int n)
+__global__ void aVeryLongKernelNameForAddBiasResidualPostLayerNormHalf_WithATemplateLikeSuffixThatGoesOnAndOn_WithATemplateLikeSuffixThatGoesOnAndOn_WithATemplateLikeSuffixThatGoesOnAndOn_WithATemplateLikeSuffixThatGoesOnAndOn_WithATemplateLikeSuffixThatGoesOnAndOn_WithATemplateLikeSuffixThatGoesOnAndOn(half* out, const half* input, const half* bias, int n)
 {
     __shared__ float s_mean;
     half2* out_ptr = (half2*)out;
@@ -43,7 +43,7 @@ void step(half* x, const half* res, const half* b, int m, int n, ncclComm_t comm
 #pragma coconet region name(r) split reorder replicated(res, b)
     {
         ncclAllReduce(x, x, m * n, ncclHalf, ncclSum, comm, s);
-        aVeryLongKernelNameForAddBiasResidualPostLayerNormHalf<<<m, 256, 0, s>>>(x, res, b, n);
+        aVeryLongKernelNameForAddBiasResidualPostLayerNormHalf_WithATemplateLikeSuffixThatGoesOnAndOn_WithATemplateLikeSuffixThatGoesOnAndOn_WithATemplateLikeSuffixThatGoesOnAndOn_WithATemplateLikeSuffixThatGoesOnAndOn_WithATemplateLikeSuffixThatGoesOnAndOn_WithATemplateLikeSuffixThatGoesOnAndOn<<<m, 256, 0, s>>>(x, res, b, n);
     }
 }
-// CHECK: error: kernel 'aVeryLongKernelNameForAddBiasResidualPostLayerNormHalf' declares shared memory {{.*}} or a tree through a __shared__ array in the kernel after its grid-stride loop{{$}}
+// CHECK: error: kernel 'aVeryLongKernelNameForAddBiasResidualPostLayerNormHalf_WithATemplateLikeSuffixThatGoesOnAndOn_WithATemplateLikeSuffixThatGoesOnAndOn_WithATemplateLikeSuffixThatGoesOnAndOn_WithATemplateLikeSuffixThatGoesOnAndOn_WithATemplateLikeSuffixThatGoesOnAndOn_WithATemplateLikeSuffixThatGoesOnAndOn' uses pointer 'out' other than by an element of its block's row ([row * H + j]), a column ([j]) or the row's own element ([row]); coconet cannot prove which rows it touches{{$}}

@@ -45,6 +45,10 @@ __global__ void scale_residual(float *out, const float *g, const float *res, flo
   }
 }
 
+// Defined below the regions, so its element is generated from the IR (not its text): the
+// flag-guarded read must stay behind the flag there too.
+__global__ void late_bias(float *out, const float *g, const float *bias, int n, int has_bias);
+
 static void step_masked(float *w, float *g, const int *mask, int use_mask, ncclComm_t comm, cudaStream_t s) {
 #pragma coconet region name(masked) split reorder fuse replicated(w, mask)
   {
@@ -66,6 +70,46 @@ static void step_residual(float *out, float *g, const float *res, int add_res, n
   {
     ncclAllReduce(g, g, N, ncclFloat, ncclSum, comm, s);
     scale_residual<<<4, 128, 0, s>>>(out, g, res, 0.25f, N, add_res);
+  }
+}
+
+// An optional buffer read and written behind a flag: a store is loaded and stored back, and
+// gathered, by the schedule, so it runs when the buffer is not NULL (the region as written
+// otherwise).
+__global__ void accumulate(float *out, const float *g, float *acc, int n, int keep) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    float v = g[i];
+    if (keep) {
+      v += acc[i];
+      acc[i] = v;
+    }
+    out[i] = v;
+  }
+}
+
+static void step_accumulate(float *out, float *g, float *acc, int keep, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(accumulate) split reorder replicated(acc)
+  {
+    ncclAllReduce(g, g, N, ncclFloat, ncclSum, comm, s);
+    accumulate<<<(N + 255) / 256, 256, 0, s>>>(out, g, acc, N, keep);
+  }
+}
+
+static void step_late(float *out, float *g, const float *bias, int has_bias, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(late) split reorder replicated(bias)
+  {
+    ncclAllReduce(g, g, N, ncclFloat, ncclSum, comm, s);
+    late_bias<<<(N + 255) / 256, 256, 0, s>>>(out, g, bias, N, has_bias);
+  }
+}
+
+__global__ void late_bias(float *out, const float *g, const float *bias, int n, int has_bias) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    float v = g[i];
+    if (has_bias) v += bias[i];
+    out[i] = v;
   }
 }
 
@@ -124,6 +168,17 @@ int main(int argc, char **argv) {
     step_residual(out, g, flag ? bias : nullptr, flag, comm, s);
     for (int i = 0; i < N; i++) want[i] = sum[i] * 0.25f + (flag ? extra[i] : 0.0f);
     bad += wrong(out, want, flag ? "residual on" : "residual off");
+    CHECK(cudaMemcpy(g, grad, N * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess, "cudaMemcpy");
+    step_late(out, g, flag ? bias : nullptr, flag, comm, s);
+    for (int i = 0; i < N; i++) want[i] = sum[i] + (flag ? extra[i] : 0.0f);
+    bad += wrong(out, want, flag ? "late bias on" : "late bias off");
+    float *acc = device(extra);
+    CHECK(cudaMemcpy(g, grad, N * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess, "cudaMemcpy");
+    step_accumulate(out, g, flag ? acc : nullptr, flag, comm, s);
+    for (int i = 0; i < N; i++) want[i] = sum[i] + (flag ? extra[i] : 0.0f);
+    bad += wrong(out, want, flag ? "accumulate on" : "accumulate off");
+    if (flag) bad += wrong(acc, want, "accumulated");
+    cudaFree(acc);
     CHECK(cudaStreamSynchronize(s), cudaSuccess, "cudaStreamSynchronize");
     cudaFree(w);
     cudaFree(g);
