@@ -11,6 +11,7 @@
 // RUN: %coconet --verify=4 %s -- -DFP32 | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet %s -- -DFP32 | %FileCheck --check-prefix=TEXT %s
+// RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %coconet --verify=4 %s -- -DONE_D | %FileCheck --check-prefix=ONE_D %s
 // RUN: %coconet --verify=3 %s -- -DONE_D -DINDEX_NAMES | %FileCheck --check-prefix=INDEX_NAMES %s
 // RUN: %expect 1 %coconet --check %s -- -DONE_D -DTWO_STATEMENTS 2>&1 | %FileCheck --check-prefix=TWO_STATEMENTS %s
@@ -165,8 +166,9 @@ void f(float *p, float *g, int n, ncclComm_t comm, cudaStream_t s) {
 // TEXT-NEXT: float *params_memory = coconet_a0;
 // TEXT: float old_param = (master_params_memory != NULL) ? master_params_memory[idx] : (float)params_memory[idx];
 // TEXT: stochastic_rounding(param, &params_memory[idx], seed);
+// EXPLAIN: analysis: kernel 'adamw_kernel3' is one call of __device__ helper 'adamw_update' ({{.*}}loop-in-helper.cu:[[#]]:[[#]]), which holds the element loop: its body is read as the kernel's, its parameters bound to the call's arguments
 // ONE_D: verify h: ok
 // INDEX_NAMES: verify names: ok
 // INDEX_NAMES: verify h: ok
-// TWO_STATEMENTS: loop-in-helper.cu:[[@LINE-38]]:3: error: kernel 'kern': cannot find the element loop {{.*}} at 'update(p, g, half, n)'; the element index is computed in __device__ function 'update', which coconet reads for it only when the kernel's body is the one call of it
-// ASSIGNS_COUNT: loop-in-helper.cu:[[@LINE-72]]:64: error: kernel 'kern': helper 'update', which holds the element loop, assigns its parameter 'n'
+// TWO_STATEMENTS: loop-in-helper.cu:[[@LINE-39]]:3: error: kernel 'kern': cannot find the element loop {{.*}} at 'update(p, g, half, n)'; the element index is computed in __device__ function 'update', which coconet reads for it only when the kernel's body is the one call of it
+// ASSIGNS_COUNT: loop-in-helper.cu:[[@LINE-73]]:64: error: kernel 'kern': helper 'update', which holds the element loop, assigns its parameter 'n'

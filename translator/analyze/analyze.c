@@ -770,6 +770,13 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
     free(t);
   }
   if (!az.why && l->wrapper) az_wrapper_note(ir, l);
+  if (!az.why && az.loop_helper) {
+    SrcLoc at = fe_any_loc(az.fe, clang_getCursorLocation(az.body_fn));
+    ir_region_note(ir, ir_printf(ir, "kernel '%s' is one call of __device__ helper '%s' (%s:%u:%u), which holds the "
+                                     "element loop: its body is read as the kernel's, its parameters bound to the "
+                                     "call's arguments", l->kernel, az.loop_helper, at.file ? at.file : "?", at.line,
+                                 at.col));
+  }
   if (!az.why && instance) {
     SrcLoc at = fe_any_loc(fe, clang_getCursorLocation(def->cursor));
     char *note = ir_printf(ir, "kernel '%s' (%s:%u:%u) is a template: analyzed as its instance for <%s>", def->name,

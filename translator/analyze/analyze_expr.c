@@ -337,7 +337,8 @@ IrExpr *az_subscript(Az *az, CXCursor c) {
     e = ir_expr_read_other(az->ir, t, text);
     free(text);
   }
-  return az_read(az, e, loc);
+  IrExpr *stored = e->index == IR_IDX_I && az->lanes <= 1 ? az_stored(az, t) : NULL;
+  return stored ? stored : az_read(az, e, loc);
 }
 
 // *e: element i (e = &t[i], t + i, a helper's pointer at it) or element 0 (e = t).

@@ -169,6 +169,9 @@ bool az_buffer(Az *az, CXCursor c, CXCursor *buffer, bool *element);  // a point
 bool az_element_of(Az *az, CXCursor e, CXCursor *decl);  // &t[i], t + i (or p at t[i]): t (false: not one)
 IrExpr *az_subscript(Az *az, CXCursor c);                 // a read p[k]
 IrExpr *az_read(Az *az, IrExpr *read, SrcLoc loc);        // a read made here: its place, whether sometimes
+// What t[i] holds after this element stored it (the element reads back its own store:
+// `out[i] = g[i]; out[i] += r[i];`), when the stored value means the same here; else NULL.
+IrExpr *az_stored(Az *az, const IrTensor *t);
 IrTensor *az_element_address(Az *az, CXCursor e);         // &t[i], t + i, ...: t (NULL: not one)
 IrTensor *az_element_target(Az *az, CXCursor lhs);        // t[i], *p, ... as assigned (NULL: failed)
 IrTensor *az_buffer_tensor(Az *az, CXCursor decl, CXCursor at);  // the tensor a pointer parameter is bound to

@@ -45,6 +45,26 @@ static bool stable(const IrExpr *e) {
   return e->kind != IR_E_READ && stable(e->a) && stable(e->b) && stable(e->c);
 }
 
+// Whether e reads none of the tensors stored by `from` and the statements after it,
+// and calls nothing the IR does not model: evaluated later, it has the same value.
+static bool same_later(const IrExpr *e, const IrStmt *from) {
+  if (!e || e->kind == IR_E_LOCAL) return true;
+  if (e->kind == IR_E_OPAQUE) return false;
+  if (e->kind == IR_E_READ)
+    for (const IrStmt *s = from; s; s = s->next)
+      if ((s->kind == IR_S_STORE || s->kind == IR_S_REDUCE) && s->tensor == e->tensor) return false;
+  return same_later(e->a, from) && same_later(e->b, from) && same_later(e->c, from);
+}
+
+IrExpr *az_stored(Az *az, const IrTensor *t) {
+  const IrStmt *last = NULL;
+  for (const IrStmt *st = az->op->pw.body; st; st = st->next) {
+    if (st->kind == IR_S_REDUCE && st->tensor == t) return NULL;
+    if (st->kind == IR_S_STORE && st->tensor == t) last = st;
+  }
+  return last && same_later(last->value, last) ? last->value : NULL;
+}
+
 // What t[i] holds when a store under `cond` does not happen: the value this
 // element last stored there when that is known (with `if (c) { t[i] = a;
 // return; } ... t[i] = b;` the second store's else is a: the first store's
