@@ -149,8 +149,12 @@ int tf_check_slice(TfCtx *c, const char *clause, const IrOp *p, const IrOp *coll
                    clause, p->pw.kernel, t->name, rows_writer->pw.kernel, t->name,
                    size_text(c->r, rows_writer->pw.row));
     } else if (u->index == IR_IDX_OTHER) {
-      rc = tf_fail(c, &u->loc, "%s: kernel '%s' reads %s[%s]; only %s[i] %s", clause, p->pw.kernel, t->name,
-                   index_text(c->r, u), t->name, can);
+      // A name as the index (a helper's narrower copy of the element index, say): say it is not that.
+      const char *it = index_text(c->r, u);
+      bool name = *it && strspn(it, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == strlen(it);
+      rc = tf_fail(c, &u->loc, "%s: kernel '%s' reads %s[%s]%s%s%s; only %s[i] %s", clause, p->pw.kernel, t->name, it,
+                   name ? " ('" : "", name ? it : "", name ? "' is not the element's own index, or not all of it)" : "",
+                   t->name, can);
     } else if (u->index != IR_IDX_I && chain_writes(t, x, chain, n) &&
                !(u->index == IR_IDX_CONST && chain_sum(t, chain, n)) &&
                !(u->index == IR_IDX_DIV && per_row_output(t, u->expr->k, chain, n))) {
