@@ -14,6 +14,8 @@
 // RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %coconet --verify=4 %s -- -DONE_D | %FileCheck --check-prefix=ONE_D %s
 // RUN: %coconet --verify=3 %s -- -DONE_D -DINDEX_NAMES | %FileCheck --check-prefix=INDEX_NAMES %s
+// RUN: %coconet --verify=3 %s -- -DONE_D -DDEFAULT_NAMES | %FileCheck --check-prefix=DEFAULT_NAMES %s
+// RUN: %coconet %s -- -DONE_D -DDEFAULT_NAMES | %FileCheck --check-prefix=DEFAULT_CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DONE_D -DTWO_STATEMENTS 2>&1 | %FileCheck --check-prefix=TWO_STATEMENTS %s
 // RUN: %expect 1 %coconet --check %s -- -DONE_D -DASSIGNS_COUNT 2>&1 | %FileCheck --check-prefix=ASSIGNS_COUNT %s
 #include <cuda_bf16.h>
@@ -128,6 +130,25 @@ void layers_step(float *p, float *g, size_t n, int layers, ncclComm_t comm, cuda
   }
 }
 #endif
+#ifdef DEFAULT_NAMES
+// A default naming a file-scope constant that the kernel's parameter of the same name hides
+// there (K), and a template helper's default naming its parameter (T(2)): the element is
+// generated from the IR, which reads each default where the helper declares it.
+constexpr float K = 2.0f;
+template <typename T>
+__device__ void scaled(T *p, const T *g, int n, T lr, T s = K * T(2)) {
+  int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx < n) p[idx] -= lr * s * g[idx];
+}
+__global__ void scaled_kernel(float *p, const float *g, int n, float K) { scaled(p, g, n, K); }
+void scaled_step(float *p, float *g, int n, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(defaults) split reorder replicated(p)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    scaled_kernel<<<(n + 255) / 256, 256, 0, s>>>(p, g, n, 7.0f);
+  }
+}
+#endif
 #ifdef TWO_STATEMENTS
 __global__ void kern(float *p, const float *g, float lr, int n) {
   float half = 0.5f * lr;
@@ -157,7 +178,7 @@ void f(float *p, float *g, int n, ncclComm_t comm, cudaStream_t s) {
 // In fp32 the rounding helper reads no thread coordinates: the element runs the helper's own text,
 // its parameters bound to the kernel's arguments as written (a parameter named as a kernel
 // parameter shadows it in a block of its own), under the helper's template arguments.
-// TEXT: // coconet: the arguments adamw_kernel3 passes to adamw_update, its parameters bound to them
+// TEXT: // coconet: the arguments {{adamw_kernel3}} passes to adamw_update, its parameters bound to them
 // TEXT-NEXT: float *coconet_a0 = params_memory + blockIdx.y * w_stride;
 // TEXT-NEXT: float *coconet_a1 = master_params_memory ? master_params_memory + blockIdx.y * s_stride : NULL;
 // TEXT: {
@@ -168,7 +189,10 @@ void f(float *p, float *g, int n, ncclComm_t comm, cudaStream_t s) {
 // TEXT: stochastic_rounding(param, &params_memory[idx], seed);
 // EXPLAIN: analysis: kernel 'adamw_kernel3' is one call of __device__ helper 'adamw_update' ({{.*}}loop-in-helper.cu:[[#]]:[[#]]), which holds the element loop: its body is read as the kernel's, its parameters bound to the call's arguments
 // ONE_D: verify h: ok
+// DEFAULT_NAMES: verify defaults: ok
+// DEFAULT_CODE: // coconet: one element i of scaled_kernel (loop-in-helper.cu:[[#]]), scaled_kernel generated from the
+// DEFAULT_CODE-NEXT: // IR (the call leaves out an argument whose default names something)
 // INDEX_NAMES: verify names: ok
 // INDEX_NAMES: verify h: ok
-// TWO_STATEMENTS: loop-in-helper.cu:[[@LINE-39]]:3: error: kernel 'kern': cannot find the element loop {{.*}} at 'update(p, g, half, n)'; the element index is computed in __device__ function 'update', which coconet reads for it only when the kernel's body is the one call of it
-// ASSIGNS_COUNT: loop-in-helper.cu:[[@LINE-73]]:64: error: kernel 'kern': helper 'update', which holds the element loop, assigns its parameter 'n'
+// TWO_STATEMENTS: loop-in-helper.cu:[[@LINE-42]]:3: error: kernel 'kern': cannot find the element loop {{.*}} at 'update(p, g, half, n)'; the element index is computed in __device__ function 'update', which coconet reads for it only when the kernel's body is the one call of it
+// ASSIGNS_COUNT: loop-in-helper.cu:[[@LINE-95]]:64: error: kernel 'kern': helper 'update', which holds the element loop, assigns its parameter 'n'

@@ -473,6 +473,17 @@ static enum CXChildVisitResult template_param(CXCursor c, CXCursor parent, CXCli
   return CXChildVisit_Continue;
 }
 
+// Whether expression c has an identifier among its tokens.
+static bool names_something(const Az *az, CXCursor c) {
+  CXToken *toks = NULL;
+  unsigned n = 0;
+  clang_tokenize(az->fe->tu, clang_getCursorExtent(c), &toks, &n);
+  bool named = false;
+  for (unsigned i = 0; i < n && !named; i++) named = clang_getTokenKind(toks[i]) == CXToken_Identifier;
+  clang_disposeTokens(az->fe->tu, toks, n);
+  return named;
+}
+
 // `T name` for a declaration of type t (NULL: a type whose spelling does not compose so).
 static char *declaration(Az *az, CXType t, const char *name) {
   char *type = type_text(clang_getCanonicalType(t));
@@ -507,6 +518,10 @@ static char *helper_open(Tx *x, char *body, const char *index, int indent) {
     if (!arg || !bound) return x->why = "a parameter of its helper has a type coconet cannot declare", body;
     const Binding *b = az_find_local(az, param);  // (its argument: as written, or the parameter's default)
     if (!b || clang_Cursor_isNull(b->arg)) return x->why = "a parameter of its helper is bound to no argument", body;
+    // A default names things where the helper is declared (a global, the helper's template
+    // parameter), which the element's scope may not see so: only a default of literals is copied.
+    if (!same(b->arg, clang_Cursor_getArgument(az->loop_call, (unsigned)i)) && names_something(az, b->arg))
+      return x->why = "the call leaves out an argument whose default names something", body;
     body = add_piece_as(x, body, ir_printf(az->ir, "%s = ", arg), open, &b->arg, 1);
     binds = ir_printf(az->ir, "%s%*s%s = coconet_a%d;\n", binds, indent, "", bound, i);
   }

@@ -399,7 +399,10 @@ bool az_vector_expr(Az *az, CXCursor c, IrExpr **out) {
   case CXCursor_ConditionalOperator:
     if (k.n == 3) {
       IrExpr *p = az_expr(az, k.v[0]), *a[4], *b[4];
-      if (!p || !az_vector_expr(az, k.v[1], a) || !az_vector_expr(az, k.v[2], b)) return false;
+      az->lazy++;  // each branch runs only sometimes
+      bool ok = p && az_vector_expr(az, k.v[1], a) && az_vector_expr(az, k.v[2], b);
+      az->lazy--;
+      if (!ok) return false;
       for (int l = 0; l < az->lanes; l++) out[l] = ir_expr_select(az->ir, p, a[l], b[l]);
       return true;
     }

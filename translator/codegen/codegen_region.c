@@ -229,8 +229,9 @@ static void unused_lines(Cg *cg, const Scope *sc, const char *body) {
 }
 
 // A tensor the alias test names: a buffer a kernel reads at other elements
-// than its own, or one the region writes.
-static bool alias_candidate(const IrTensor *t) { return t->type != IR_VOID && cg_simple(t->text); }
+// than its own, or one the region writes; its text is a variable or an
+// expression the launch passes (`ws[l]`, `sc ? sc : g`), evaluated there.
+static bool alias_candidate(const IrTensor *t) { return t->type != IR_VOID; }
 
 static bool read_elsewhere(const IrRegion *r, const IrTensor *t) {
   for (const IrOp *op = r->ops; op; op = op->next)
