@@ -50,6 +50,10 @@ int main(int argc, char **argv) {
   int lo = rank * (N / nranks), hi = lo + N / nranks, bad = 0;
   for (int i = lo; i < hi; i++) bad += hout[i] != want;
   std::printf("rank %d: %d of slice [%d,%d) wrong (out[%d]=%g, want %g)\n", rank, bad, lo, hi, lo, hout[lo], want);
+  cudaFree(w);
+  cudaFree(g);
+  cudaFree(out);
+  cudaStreamDestroy(s);
   ncclCommDestroy(comm);
   MPI_Finalize();
   return bad != 0;

@@ -188,6 +188,8 @@ int main(int argc, char **argv) {
   int total = 0;
   MPI_Reduce(&bad, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank == 0) std::printf("flag-guarded: ranks %d, %d wrong\n", nranks, total);
+  cudaFree(mask);
+  cudaStreamDestroy(s);
   ncclCommDestroy(comm);
   MPI_Finalize();
   return total != 0;
