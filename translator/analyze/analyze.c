@@ -446,18 +446,10 @@ static bool reads_thread(const Az *az, CXCursor s) {
   return found;
 }
 
-static enum CXChildVisitResult first_call(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  if (kind(c) != CXCursor_CallExpr) return CXChildVisit_Recurse;
-  *(CXCursor *)data = c;
-  return CXChildVisit_Break;
-}
-
 // The __device__ function a statement calls that reads the thread's place
 // itself (an element loop written in a helper: llm.c's adamw_update), or NULL.
 static char *loop_in_helper(const Az *az, CXCursor s) {
-  CXCursor call = kind(s) == CXCursor_CallExpr ? s : clang_getNullCursor();
-  if (clang_Cursor_isNull(call)) clang_visitChildren(s, first_call, &call);
+  CXCursor call = az_statement_call(s);
   CXCursor fn = clang_Cursor_isNull(call) ? call : clang_getCursorDefinition(clang_getCursorReferenced(call));
   if (clang_Cursor_isNull(fn)) return NULL;
   char *text = fe_cursor_text(az->fe, fn);

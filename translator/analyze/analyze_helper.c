@@ -33,17 +33,21 @@ static enum CXChildVisitResult first_call(CXCursor c, CXCursor parent, CXClientD
   return CXChildVisit_Break;
 }
 
+CXCursor az_statement_call(CXCursor s) {
+  s = az_strip(s);
+  CXCursor call = kind(s) == CXCursor_CallExpr ? s : clang_getNullCursor();
+  if (clang_Cursor_isNull(call)) clang_visitChildren(s, first_call, &call);
+  return call;
+}
+
 // The one call the kernel's body makes as its one statement (null: not so).
 static CXCursor only_call(CXCursor kbody) {
   AzList l = {0};
   clang_visitChildren(kbody, az_list_add, &l);
   CXCursor s = l.n == 1 ? az_strip(l.v[0]) : clang_getNullCursor();
   free(l.v);
-  if (clang_Cursor_isNull(s)) return s;
-  if (kind(s) == CXCursor_CallExpr) return s;
-  CXCursor call = clang_getNullCursor();
-  if (kind(s) == CXCursor_UnexposedExpr) clang_visitChildren(s, first_call, &call);
-  return call;
+  bool call = kind(s) == CXCursor_CallExpr || kind(s) == CXCursor_UnexposedExpr;
+  return call ? az_statement_call(s) : clang_getNullCursor();
 }
 
 static enum CXChildVisitResult find_coordinate(CXCursor c, CXCursor parent, CXClientData data) {

@@ -236,6 +236,8 @@ void az_slice_done(Az *az);                               // after the loop: wha
 // helper's body read as the kernel's (az->kbody), its parameters bound to the arguments
 // (false: not that form; a reason may be recorded)
 bool az_loop_helper(Az *az, CXCursor kbody);
+// The call statement s is, or the first call inside it (null: none).
+CXCursor az_statement_call(CXCursor s);
 // The cursor a bound `i < n` names n by, in the kernel's terms: the kernel's argument
 // for a parameter of that helper, else c.
 CXCursor az_kernel_terms(Az *az, CXCursor c);
