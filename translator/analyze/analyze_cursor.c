@@ -80,6 +80,17 @@ IrType az_type_of(CXType t) {
   }
 }
 
+// A buffer's element type: as az_type_of, but the 8-bit types and bool are
+// their own (a value of them is computed as int; an element is one byte).
+IrType az_element_type_of(CXType t) {
+  switch (clang_getCanonicalType(t).kind) {
+  case CXType_Bool: return IR_BOOL;
+  case CXType_Char_U: case CXType_UChar: return IR_U8;
+  case CXType_Char_S: case CXType_SChar: return IR_I8;
+  default: return az_type_of(t);
+  }
+}
+
 IrType az_expr_type(CXCursor c) { return az_type_of(clang_getCursorType(c)); }
 
 bool az_is_pointer(CXCursor decl) {

@@ -63,6 +63,7 @@ bool az_constant_truth(const IrExpr *e, bool *truth) {
   }
   if (e->kind != IR_E_CAST || !az_constant_truth(e->a, truth)) return false;
   if (e->a->kind == IR_E_INT && (e->type == IR_I32 || e->type == IR_U32)) *truth = (uint32_t)(uint64_t)e->a->ival != 0;
+  if (e->a->kind == IR_E_INT && (e->type == IR_U8 || e->type == IR_I8)) *truth = (uint8_t)(uint64_t)e->a->ival != 0;
   return !ir_type_is_float(e->a->type) || ir_type_is_float(e->type);  // float -> int may truncate to 0
 }
 
@@ -111,17 +112,16 @@ IrType az_buffer_type(Az *az, CXCursor decl, CXCursor at) {
     return IR_VOID;
   }
   CXType pointee = clang_getPointeeType(clang_getCursorType(decl));
-  IrType et = az_type_of(pointee);
+  IrType et = az_element_type_of(pointee);
   enum CXTypeKind k = clang_getCanonicalType(pointee).kind;
-  bool narrow = k == CXType_Bool || k == CXType_Char_S || k == CXType_SChar || k == CXType_Char_U ||
-                k == CXType_UChar || k == CXType_Short || k == CXType_UShort;
+  bool narrow = k == CXType_Short || k == CXType_UShort;
   if (!arg || et == IR_VOID || narrow) {
     char *name = fe_spelling(decl);
     CXString ts = clang_getTypeSpelling(clang_getCanonicalType(pointee));
-    if (narrow)  // computed as int, but stored in 1 or 2 bytes: generated code would declare the wrong pointer
+    if (narrow)  // computed as int, but stored in 2 bytes: generated code would declare the wrong pointer
       az_fail(az, at, "kernel '%s': buffer '%s' has elements of type '%s'; coconet handles buffers of float, double, "
-                   "__half, __nv_bfloat16, int, unsigned and 64-bit integers", az->launch->kernel, name,
-              clang_getCString(ts));
+                   "__half, __nv_bfloat16, int, unsigned, 64-bit integers, bool and 8-bit integers",
+              az->launch->kernel, name, clang_getCString(ts));
     else
       az_fail(az, at, "kernel '%s': cannot tell the element type of '%s'", az->launch->kernel, name);
     clang_disposeString(ts);

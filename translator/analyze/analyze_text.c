@@ -380,7 +380,7 @@ static bool text_param(Tx *x, CXCursor d, bool raw, IrTextParam *out) {
     const char *arg = az_launch_arg(az, d);
     out->tensor = arg ? ir_tensor_find(az->ir, arg) : NULL;
     if (!out->tensor || !uses_tensor(az->op, out->tensor) ||
-        az_type_of(clang_getCanonicalType(pointee)) != out->tensor->type)
+        az_element_type_of(clang_getCanonicalType(pointee)) != out->tensor->type)
       x->why = "it names a buffer otherwise than the analysis saw";
   } else {
     IrType t = az_type_of(clang_getCanonicalType(clang_getCursorType(d)));

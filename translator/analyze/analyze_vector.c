@@ -152,7 +152,7 @@ static IrType scalar_pointee(CXCursor c) {
   CXType t = clang_getCanonicalType(clang_getCursorType(c));
   if (t.kind != CXType_Pointer) return IR_VOID;
   CXType p = clang_getPointeeType(t);
-  return az_vector_type(p, NULL) ? IR_VOID : az_type_of(p);
+  return az_vector_type(p, NULL) ? IR_VOID : az_element_type_of(p);
 }
 
 // A float4 * parameter: the launch must pass (float4 *)x with x a float *.

@@ -196,7 +196,7 @@ static bool extract_collective(const Frontend *fe, IrRegion *ir, const Stmt *s) 
     c.dtype = ir_type_from_name(c.dtype_text);
     // A datatype from a variable, a constexpr or a macro: the buffer's pointer type says it.
     IrType buf = pointee_type(s, 0);
-    if (c.dtype == IR_VOID) c.dtype = buf;
+    if (c.dtype == IR_VOID || (buf == IR_BOOL && ir_type_is_narrow(c.dtype))) c.dtype = buf;  // NCCL has no bool
     if (c.dtype == IR_VOID)
       return kept_as_written(s, "neither its datatype nor its buffer's pointer type tells the element type");
     // A datatype macro inside another macro's argument has no text libclang gives: generated calls spell the type.

@@ -87,6 +87,9 @@ const char *cg_ctype(IrType t) {
   case IR_I32: return "int";
   case IR_I64: return "int64_t";
   case IR_U32: return "unsigned int";
+  case IR_U8: return "unsigned char";
+  case IR_I8: return "signed char";
+  case IR_BOOL: return "bool";
   case IR_VOID: break;
   }
   COCONET_BUG("no C++ type for IR type %d", (int)t);

@@ -39,7 +39,7 @@ static const char *conv16_fn(IrType from, IrType to) {
     switch (from) {
     case IR_F32: return h ? "__float2half_rn" : "__float2bfloat16_rn";
     case IR_F64: return h ? "__double2half" : "__double2bfloat16";
-    case IR_I32: return h ? "__int2half_rn" : "__int2bfloat16_rn";
+    case IR_I32: case IR_U8: case IR_I8: case IR_BOOL: return h ? "__int2half_rn" : "__int2bfloat16_rn";
     case IR_I64: return h ? "__ll2half_rn" : "__ll2bfloat16_rn";
     case IR_U32: return h ? "__uint2half_rn" : "__uint2bfloat16_rn";
     default: return NULL;
@@ -72,6 +72,9 @@ static int64_t wrap_int(int64_t v, IrType t) {
   switch (t) {
   case IR_I32: return (int32_t)(uint32_t)(uint64_t)v;
   case IR_U32: return (uint32_t)(uint64_t)v;
+  case IR_U8: return (uint8_t)(uint64_t)v;
+  case IR_I8: return (int8_t)(uint8_t)(uint64_t)v;
+  case IR_BOOL: return v != 0;
   default: return v;
   }
 }

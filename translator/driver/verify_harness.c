@@ -386,6 +386,9 @@ static const char *verify_type(IrType t) {
   case IR_F64: return "COCONET_VERIFY_F64";
   case IR_I64: return "COCONET_VERIFY_I64";
   case IR_U32: return "COCONET_VERIFY_U32";
+  case IR_U8: return "COCONET_VERIFY_U8";
+  case IR_I8: return "COCONET_VERIFY_I8";
+  case IR_BOOL: return "COCONET_VERIFY_BOOL";
   default: return "COCONET_VERIFY_I32";
   }
 }

@@ -95,7 +95,8 @@ static void bind_vars(const IrRegion *r, const IrInterpConfig *cfg, double *vals
 static IrVal value_of(const IrTensor *t, uint64_t h) {
   IrVal v;
   if (ir_type_is_float(t->type)) v.f = ir_round(t->type, uniform(h));
-  else v.i = t->type == IR_U32 ? (int64_t)(h % 16) : (int64_t)(h % 16) - 8;
+  else if (t->type == IR_BOOL) v.i = (int64_t)(h % 2);
+  else v.i = t->type == IR_U32 || t->type == IR_U8 ? (int64_t)(h % 16) : (int64_t)(h % 16) - 8;
   return v;
 }
 
@@ -370,6 +371,8 @@ static IrVal memset_value(IrType t, int value) {
   case IR_F16: case IR_BF16: v.f = value == 0 ? 0.0 : ir_round(t, (double)(u & 0xffff)); break;
   case IR_I32: v.i = (int32_t)(uint32_t)u; break;
   case IR_U32: v.i = (uint32_t)u; break;
+  case IR_U8: case IR_BOOL: v.i = (uint8_t)u; break;
+  case IR_I8: v.i = (int8_t)(uint8_t)u; break;
   default: v.i = (int64_t)u; break;
   }
   return v;

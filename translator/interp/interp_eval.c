@@ -33,13 +33,21 @@ static int64_t wrap(int64_t v, IrType t) {
   switch (t) {
   case IR_I32: return (int32_t)(uint32_t)(uint64_t)v;
   case IR_U32: return (uint32_t)(uint64_t)v;
+  case IR_U8: return (uint8_t)(uint64_t)v;
+  case IR_I8: return (int8_t)(uint8_t)(uint64_t)v;
+  case IR_BOOL: return v != 0;
   default: return v;
   }
 }
 
 static int64_t saturate(double d, IrType t) {
+  if (t == IR_BOOL) return d != 0;  // NaN too
   if (isnan(d)) return 0;
   d = trunc(d);
+  if (t == IR_U8 || t == IR_I8) {  // as the GPU's cvt.rzi.u8/s8: clamped
+    double lo8 = t == IR_U8 ? 0 : -128, hi8 = t == IR_U8 ? 255 : 127;
+    return (int64_t)(d < lo8 ? lo8 : d > hi8 ? hi8 : d);
+  }
   double lo = t == IR_I32 ? INT32_MIN : t == IR_U32 ? 0 : -9223372036854775808.0;
   double hi = t == IR_I32 ? INT32_MAX : t == IR_U32 ? UINT32_MAX : 9223372036854774784.0;
   return (int64_t)(d < lo ? lo : d > hi ? hi : d);

@@ -156,12 +156,14 @@ static const struct {
 } type_info[] = {
     [IR_VOID] = {"void", 0}, [IR_F32] = {"f32", 4}, [IR_F16] = {"f16", 2},
     [IR_BF16] = {"bf16", 2}, [IR_F64] = {"f64", 8}, [IR_I32] = {"i32", 4},
-    [IR_I64] = {"i64", 8},   [IR_U32] = {"u32", 4},
+    [IR_I64] = {"i64", 8},   [IR_U32] = {"u32", 4},  [IR_U8] = {"u8", 1},
+    [IR_I8] = {"i8", 1},     [IR_BOOL] = {"bool", 1},
 };
 
 const char *ir_type_name(IrType t) { return type_info[t].name; }
 int ir_type_size(IrType t) { return type_info[t].size; }
 bool ir_type_is_float(IrType t) { return t == IR_F32 || t == IR_F16 || t == IR_BF16 || t == IR_F64; }
+bool ir_type_is_narrow(IrType t) { return t == IR_U8 || t == IR_I8 || t == IR_BOOL; }
 
 static const struct {
   const char *name;
@@ -177,6 +179,9 @@ static const struct {
     {"int64_t", IR_I64},        {"size_t", IR_I64},        {"unsigned", IR_U32},
     {"unsigned int", IR_U32},   {"uint32_t", IR_U32},      {"CUDA_R_32F", IR_F32},
     {"CUDA_R_16F", IR_F16},     {"CUDA_R_16BF", IR_BF16},  {"CUDA_R_64F", IR_F64},
+    {"ncclUint8", IR_U8},       {"ncclInt8", IR_I8},       {"ncclChar", IR_I8},
+    {"unsigned char", IR_U8},   {"uint8_t", IR_U8},        {"signed char", IR_I8},
+    {"int8_t", IR_I8},          {"bool", IR_BOOL},
 };
 
 // Round to a binary format with `mant` fraction bits and exponents emin..emax,

@@ -56,11 +56,15 @@ typedef enum {
   IR_I32,   // wrapping two's complement (as on the GPU)
   IR_I64,
   IR_U32,
+  IR_U8,    // unsigned char, uint8_t: only as a buffer's element type (values promote to int)
+  IR_I8,    // signed char, char, int8_t: the same
+  IR_BOOL,  // bool: the same; a value stored converts to 0 or 1
 } IrType;
 
 const char *ir_type_name(IrType t);  // "f32", "f16", ...
 int ir_type_size(IrType t);          // bytes per element
 bool ir_type_is_float(IrType t);
+bool ir_type_is_narrow(IrType t);  // u8, i8, bool: stored in a byte, computed as int
 // C's usual arithmetic conversions with CUDA's 16-bit rules (see IrExpr).
 IrType ir_type_promote(IrType a, IrType b);
 // The type of a NCCL datatype enumerator ("ncclFloat", "ncclHalf", "ncclBfloat16",

@@ -18,6 +18,8 @@ static bool is_16bit(IrType t) { return t == IR_F16 || t == IR_BF16; }
 // __half stays __half, a 16-bit type with an integer stays 16-bit, 16-bit
 // mixed with another floating type is f32 (or f64).
 IrType ir_type_promote(IrType a, IrType b) {
+  if (ir_type_is_narrow(a)) a = IR_I32;  // integer promotion
+  if (ir_type_is_narrow(b)) b = IR_I32;
   if (a == IR_F64 || b == IR_F64) return IR_F64;
   if (a == IR_F32 || b == IR_F32) return IR_F32;
   if (is_16bit(a) && is_16bit(b)) return a == b ? a : IR_F32;

@@ -251,6 +251,8 @@ const char *ir_nccl_type_name(IrType t) {
   case IR_I32: return "ncclInt32";
   case IR_I64: return "ncclInt64";
   case IR_U32: return "ncclUint32";
+  case IR_U8: case IR_BOOL: return "ncclUint8";
+  case IR_I8: return "ncclInt8";
   case IR_VOID: return "?";
   }
   return "?";

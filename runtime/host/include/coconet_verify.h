@@ -35,7 +35,7 @@
 
 /* Element types, numbered as the translator's IrType. */
 enum { COCONET_VERIFY_F32 = 1, COCONET_VERIFY_F16, COCONET_VERIFY_BF16, COCONET_VERIFY_F64, COCONET_VERIFY_I32,
-       COCONET_VERIFY_I64, COCONET_VERIFY_U32 };
+       COCONET_VERIFY_I64, COCONET_VERIFY_U32, COCONET_VERIFY_U8, COCONET_VERIFY_I8, COCONET_VERIFY_BOOL };
 
 enum { COCONET_VERIFY_MAX_HANDLES = 8, COCONET_VERIFY_MAX_BUFFERS = 64 };
 
@@ -133,6 +133,7 @@ static inline size_t coconet_verify_size(int type) {
   switch (type) {
   case COCONET_VERIFY_F16: case COCONET_VERIFY_BF16: return 2;
   case COCONET_VERIFY_F64: case COCONET_VERIFY_I64: return 8;
+  case COCONET_VERIFY_U8: case COCONET_VERIFY_I8: case COCONET_VERIFY_BOOL: return 1;
   default: return 4;
   }
 }
@@ -166,7 +167,7 @@ static inline uint64_t coconet_verify_next(uint64_t *s) {
   return z ^ (z >> 31);
 }
 
-/* Random contents: floats in [-1, 1), integers in [0, 16). */
+/* Random contents: floats in [-1, 1), integers in [0, 16) ([-8, 8) for int8_t), bools either. */
 static inline void coconet_verify_fill(coconet_verify_ctx *cx, int id, uint64_t seed) {
   coconet_verify_buffer *b = &cx->buffers[id];
   size_t es = coconet_verify_size(b->type);
@@ -181,6 +182,9 @@ static inline void coconet_verify_fill(coconet_verify_ctx *cx, int id, uint64_t 
     case COCONET_VERIFY_F16: { __half v = __float2half((float)u); std::memcpy(p, &v, 2); break; }
     case COCONET_VERIFY_BF16: { __nv_bfloat16 v = __float2bfloat16((float)u); std::memcpy(p, &v, 2); break; }
     case COCONET_VERIFY_I64: { int64_t v = k; std::memcpy(p, &v, 8); break; }
+    case COCONET_VERIFY_U8: *p = (unsigned char)k; break;
+    case COCONET_VERIFY_I8: { int8_t v = (int8_t)(k - 8); std::memcpy(p, &v, 1); break; }
+    case COCONET_VERIFY_BOOL: *p = (unsigned char)(k & 1); break;
     default: { int32_t v = (int32_t)k; std::memcpy(p, &v, 4); break; }
     }
   }
@@ -214,6 +218,8 @@ static inline int64_t coconet_verify_ordered(int type, const unsigned char *p, d
     return b < 0 ? INT16_MIN - (int64_t)b : b; }
   case COCONET_VERIFY_I64: { int64_t v; std::memcpy(&v, p, 8); *value = (double)v; return v; }
   case COCONET_VERIFY_U32: { uint32_t v; std::memcpy(&v, p, 4); *value = v; return v; }
+  case COCONET_VERIFY_U8: case COCONET_VERIFY_BOOL: *value = *p; return *p;
+  case COCONET_VERIFY_I8: { int8_t v; std::memcpy(&v, p, 1); *value = v; return v; }
   default: { int32_t v; std::memcpy(&v, p, 4); *value = v; return v; }
   }
 }

@@ -58,6 +58,15 @@ static void test_types(void **state) {
   assert_int_equal(ir_type_promote(IR_F16, IR_BF16), IR_F32);
   assert_int_equal(ir_type_promote(IR_F16, IR_F32), IR_F32);
   assert_int_equal(ir_type_promote(IR_I32, IR_U32), IR_U32);
+  // Byte types: a buffer's element type only; their values promote to int.
+  assert_int_equal(ir_type_from_name("uint8_t"), IR_U8);
+  assert_int_equal(ir_type_from_name("ncclInt8"), IR_I8);
+  assert_int_equal(ir_type_from_name("bool"), IR_BOOL);
+  assert_int_equal(ir_type_size(IR_BOOL), 1);
+  assert_int_equal(ir_type_promote(IR_U8, IR_U8), IR_I32);
+  assert_int_equal(ir_type_promote(IR_BOOL, IR_U32), IR_U32);
+  assert_int_equal(ir_type_promote(IR_I8, IR_F16), IR_F16);
+  assert_string_equal(ir_nccl_type_name(IR_BOOL), "ncclUint8");
   IrMathFn fn;
   IrType t;
   assert_true(ir_math_lookup("rsqrtf", &fn, &t));
