@@ -134,5 +134,5 @@ void step_else(float *w, float *g, float lr, int n, int skip, ncclComm_t comm, c
 // CODE-NEXT: m = beta * m + g;
 // CODE-NEXT: w -= lr * m;
 
-// BOUND_LAST: guard-conditions.cu:[[@LINE-83]]:3: error: kernel 'bound_last': cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x with a grid-stride loop or an 'if (i < n)' guard, 'i < n' first in a guard of several conditions) at 'if (mask[i] && i < n) w[i] -= lr * g[i]'
+// BOUND_LAST: guard-conditions.cu:[[@LINE-83]]:3: error: kernel 'bound_last': cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x with a grid-stride loop or an 'if (i < n)' guard, 'i < n' in a guard of several conditions, after only ones that read no memory) at 'if (mask[i] && i < n) w[i] -= lr * g[i]'
 // ELSE: guard-conditions.cu:[[@LINE-76]]:3: error: kernel 'with_else': cannot find the element loop {{.*}} at 'if (i < n && !skip) w[i] -= lr * g[i]; ...'

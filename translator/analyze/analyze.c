@@ -472,6 +472,43 @@ static int operands(const Az *az, CXCursor c, const char *op, CXCursor *out, int
   return n + 1;
 }
 
+static enum CXChildVisitResult find_effect(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  enum CXCursorKind k = kind(c);
+  if (k == CXCursor_CallExpr || k == CXCursor_ArraySubscriptExpr || k == CXCursor_CompoundAssignOperator ||
+      k == CXCursor_UnaryOperator) {
+    *(bool *)data = true;
+    return CXChildVisit_Break;
+  }
+  return CXChildVisit_Recurse;
+}
+
+// A condition that reads no memory and changes nothing (`row < rows`): it may be
+// tested after the element loop's bound as well as before.
+static bool plain_condition(CXCursor c) {
+  bool effect = false;
+  if (find_effect(c, c, &effect) == CXChildVisit_Recurse) clang_visitChildren(c, find_effect, &effect);
+  return !effect;
+}
+
+// The guard's operands with the element loop's bound `i OP n` first: where a
+// guard of several conditions tests it after plain ones (`row < rows && col <
+// cols`), it is moved to the front. False (unchanged) when no operand is that
+// bound or one before it is not plain.
+static bool bound_first(const Az *az, CXCursor *conds, int n, const char *op) {
+  for (int k = 0; k < n; k++) {
+    CXCursor a, b;
+    if (az_is_binary(az, conds[k], op, &a, &b) && az_is_index(az, a)) {
+      CXCursor found = conds[k];
+      memmove(conds + 1, conds, sizeof *conds * (size_t)k);
+      conds[0] = found;
+      return true;
+    }
+    if (!plain_condition(conds[k])) return false;
+  }
+  return false;
+}
+
 // The element loop is a guard (LOOP_IF ...), statement `at` of the kernel's body.
 static void guard_at(Az *az, int at, int form) {
   az->guarded = true;
@@ -488,7 +525,7 @@ static void element_loop(Az *az, CXCursor body) {
   for (; j < l.n && !az_failed(az); j++) {
     CXCursor s = l.v[j];
     if (index_decl(az, s) || builtin_alias(az, s) || stride_decl(az, s) || group_sum_decl(az, s) ||
-        az_tree_decl(az, s) || az_slice_decls(az, s))
+        az_tree_decl(az, s) || az_slice_decls(az, s) || az_slice_alias_decl(az, s))
       continue;
     // Locals before the loop (`const int total = rows * cols;`): values of the parameters;
     // after the index, ones that do not read where the thread is (`const int n4 = n / 4;`).
@@ -502,6 +539,8 @@ static void element_loop(Az *az, CXCursor body) {
     int nand = kind(s) == CXCursor_IfStmt && k.n == 2 ? operands(az, k.v[0], "&&", conds, 8) : 0;
     int nor = kind(s) == CXCursor_IfStmt && k.n == 2 && nand == 1 && is_return(k.v[1])
                   ? operands(az, k.v[0], "||", conds, 8) : 0;
+    if (nand > 1) bound_first(az, conds, nand, "<");
+    if (nor > 1) bound_first(az, conds, nor, ">=");
     if (kind(s) == CXCursor_ForStmt && k.n == 4 && index_decl(az, k.v[0]) && bound(az, k.v[1], "<") &&
         grid_stride(az, k.v[2])) {
       CXCursor rindex, rbody;
@@ -565,8 +604,8 @@ static void element_loop(Az *az, CXCursor body) {
       if (nl) strcpy(nl, " ...");
       char *helper = loop_in_helper(az, s);
       az_fail(az, s, "kernel '%s': cannot find the element loop (blockIdx.x * blockDim.x + threadIdx.x "
-                  "with a grid-stride loop or an 'if (i < n)' guard, 'i < n' first in a guard of several "
-                  "conditions) at '%s'%s%s%s", az->launch->kernel, t,
+                  "with a grid-stride loop or an 'if (i < n)' guard, 'i < n' in a guard of several "
+                  "conditions, after only ones that read no memory) at '%s'%s%s%s", az->launch->kernel, t,
               helper ? "; the element index is computed in __device__ function '" : "", helper ? helper : "",
               helper ? "', which coconet reads for it only when the kernel's body is the one call of it and "
                        "it returns nothing: make the call the kernel's only statement, or write the index and its "
@@ -688,7 +727,8 @@ static IrOp *analyze_into(const Frontend *fe, IrRegion *ir, const Stmt *s, const
            .index = clang_getNullCursor(), .count = clang_getNullCursor(), .bound = clang_getNullCursor(),
            .philox = clang_getNullCursor(), .stride = clang_getNullCursor(), .index_alias = clang_getNullCursor(),
            .tree = clang_getNullCursor(), .kbody = clang_getNullCursor(), .opaque = clang_getNullCursor(), .region_fe = fe, .lane = lane,
-           .slice_off = clang_getNullCursor(), .slice_stride = clang_getNullCursor()};
+           .slice_off = clang_getNullCursor(), .slice_stride = clang_getNullCursor(),
+           .slice_alias = clang_getNullCursor()};
   az.body_fn = az.kernel;
   // One-dimensional, or a multi-tensor launch (analyze_slice.c); anything else is refused below.
   const bool one_d = launch_is_1d(fe, s);

@@ -440,6 +440,10 @@ static IrExpr *ref_expr(Az *az, CXCursor c) {
     if (az->lanes > 1) i = ir_expr_binary(az->ir, IR_DIV, i, ir_expr_int(az->ir, az->lanes, IR_I64));
     return cast_to(az, az_expr_type(c), i);
   }
+  if (az_is_slice_number(az, c)) {  // `row` of `int row = blockIdx.y;`
+    IrExpr *slice = az_slice_number(az, c);
+    return slice ? cast_to(az, az_expr_type(c), slice) : NULL;
+  }
   Binding *b = az_find_local(az, d);
   if (b && b->partial) {
     char *name = fe_spelling(d);

@@ -57,6 +57,7 @@ typedef struct Az {
                           // (analyze_slice.c; NULL: none): the op's element e is i = e % n of slice e / n
   CXCursor slice_off;     // ... a local `off = blockIdx.y * S` (null: none)
   CXCursor slice_stride;  // ... its S
+  CXCursor slice_alias;   // ... a local `row = blockIdx.y` (null: none)
   long long block_x;      // the launch's blockDim.x when it is a constant, else 0
   CXCursor stride;        // a local holding blockDim.x * gridDim.x (null if none); never read otherwise
   const char *hint_index; // from #pragma coconet pointwise
@@ -220,7 +221,8 @@ void az_wrapper_note(IrRegion *ir, const Launch *l);
 // analyze_slice.c: multi-tensor launches (az->slices)
 // Y of a grid written dim3(X, Y) or dim3{X, Y}, or a local `dim3 grid(X, Y)` kept (NULL: other)
 const char *az_slices_of(const Frontend *fe, IrRegion *ir, const Launch *l);
-bool az_is_slice_number(const Az *az, CXCursor c);        // blockIdx.y, in a multi-tensor launch
+bool az_is_slice_number(const Az *az, CXCursor c);        // blockIdx.y or its local, in a multi-tensor launch
+bool az_slice_alias_decl(Az *az, CXCursor s);             // `int row = blockIdx.y;` never assigned: noted
 // Is base[idx] the op's element e? (One-dimensional: idx is i. Slices: base is a slice
 // pointer and idx is i, or idx is i + blockIdx.y * n; a slice stride not proven to be
 // n records the reason.)

@@ -36,7 +36,27 @@ static bool text_is(const Az *az, CXCursor c, const char *want) {
   return is;
 }
 
-bool az_is_slice_number(const Az *az, CXCursor c) { return az->slices && text_is(az, c, "blockIdx.y"); }
+// blockIdx.y, or a local of it (`int row = blockIdx.y;`, never assigned), through casts.
+bool az_is_slice_number(const Az *az, CXCursor c) {
+  if (!az->slices) return false;
+  if (text_is(az, c, "blockIdx.y")) return true;
+  CXCursor d = az_referenced(az_uncast(c));
+  return !clang_Cursor_isNull(az->slice_alias) && same(d, az->slice_alias);
+}
+
+// `int row = blockIdx.y;` (any integer type, const or not) never assigned: the slice's number by a name.
+bool az_slice_alias_decl(Az *az, CXCursor s) {
+  if (!az->slices || kind(s) != CXCursor_DeclStmt || !clang_Cursor_isNull(az->slice_alias)) return false;
+  Kids vars = kids(s);
+  if (vars.n != 1) return false;
+  CXCursor v = vars.v[0];
+  Kids init = kids(v);
+  if (kind(v) != CXCursor_VarDecl || !init.n || !az_is_integer_var(v) || az_writes(az, az->kbody, v) ||
+      !text_is(az, init.last, "blockIdx.y"))
+    return false;
+  az->slice_alias = v;
+  return true;
+}
 
 // Is expression e arithmetic on numbers and variables that keep their values:
 // locals and parameters of arithmetic type (not references), never assigned in
@@ -256,8 +276,22 @@ static bool offset_of(const Az *az, CXCursor c, CXCursor *stride) {
   return true;
 }
 
-bool az_at_element(Az *az, CXCursor base, CXCursor idx) {
+// A local of the kernel holding an element's index (`size_t idx = (size_t)row * n + i;`),
+// never assigned: its initializer (null: not one).
+static CXCursor index_local(const Az *az, CXCursor idx) {
+  CXCursor d = az_referenced(az_uncast(idx));
+  Kids init = kids(d);
+  if (kind(d) != CXCursor_VarDecl || !init.n || !az_is_integer_var(d) ||
+      !same(clang_getCursorSemanticParent(d), az->body_fn) || az_writes(az, az->kbody, d))
+    return clang_getNullCursor();
+  return init.last;
+}
+
+static bool at_element(Az *az, CXCursor base, CXCursor idx, int depth) {
   if (!az->slices) return az_is_index(az, idx);
+  CXCursor held = index_local(az, idx);
+  if (!clang_Cursor_isNull(held) && !same(az_referenced(az_uncast(idx)), az->index) && !az_is_slice_number(az, idx))
+    return depth < 8 && at_element(az, base, held, depth + 1);
   CXCursor d = az_referenced(az_strip(base));
   Binding *b = clang_Cursor_isNull(d) ? NULL : az_find_local(az, d);
   if (b && b->slice) return az_is_index(az, idx) && stride_is_count(az, b->stride, idx);
@@ -267,6 +301,8 @@ bool az_at_element(Az *az, CXCursor base, CXCursor idx) {
   if (az_is_index(az, y) && offset_of(az, x, &stride)) return stride_is_count(az, stride, idx);
   return false;
 }
+
+bool az_at_element(Az *az, CXCursor base, CXCursor idx) { return at_element(az, base, idx, 0); }
 
 bool az_slice_decl(Az *az, CXCursor v) {
   Kids init = kids(v);

@@ -594,7 +594,7 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
   int np = 0;
   char *body = ir_strdup(az->ir, "");
   if (az->slices) {
-    char *type = type_text(clang_getCursorType(az->index));
+    char *type = type_text(clang_getUnqualifiedType(clang_getCursorType(az->index)));
     body = ir_printf(az->ir, "%s%*s// coconet: element e of the flat buffer is %s of slice e / %s\n"
                              "%*sconst %s %s = (%s)(coconet_e %% (size_t)%s);\n",
                      body, indent, "", index, count, indent, "", type, index, type, count);
