@@ -19,6 +19,7 @@ int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool
 // with the kernel arguments before them that read what they change; 0, or -1 with
 // the reason reported where that would change the program.
 int extract_hoist_effects(const Region *r, IrRegion *ir);
+bool extract_stmt_has_effects(const Stmt *s);  // an argument it evaluates has side effects
 
 // The size a count argument stands for: its text, or for a local never
 // assigned after its initializer, a product of names and literals, that product.

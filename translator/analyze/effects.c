@@ -24,6 +24,21 @@ static int stmt_pieces(const Stmt *s, const Piece **out, int max) {
   return n;
 }
 
+bool extract_stmt_has_effects(const Stmt *s) {
+  const Piece *pieces[64];
+  int n = stmt_pieces(s, pieces, 64);
+  for (int i = 0; i < n; i++)
+    if (!pieces[i]->pure && source_has_effects(pieces[i]->text)) return true;
+  return false;
+}
+
+// Is s a declaration of the region's locals (extract.c), which has no op?
+static bool region_local(const IrRegion *ir, const Stmt *s) {
+  for (const IrHoist *h = ir->locals; h; h = h->next)
+    if (h->range.begin.offset == s->range.begin.offset) return true;
+  return false;
+}
+
 static bool same_text(const char *a, const char *b) {
   char *x = text_without(a, TEXT_BLANKS), *y = text_without(b, TEXT_BLANKS);
   bool same = strcmp(x, y) == 0;
@@ -267,7 +282,9 @@ int extract_hoist_effects(const Region *r, IrRegion *ir) {
   const Stmt *opaque = NULL;
   Arg *args = xcalloc(ARGS_MAX, sizeof *args);
   int nargs = 0, nstmt = 0, rc = 0;
-  for (const Stmt *s = r->stmts; s && op && rc == 0; s = s->next, op = op->next, nstmt++) {
+  // (a declaration of the region's locals has no op)
+  for (const Stmt *s = r->stmts; s && op && rc == 0; op = region_local(ir, s) ? op : op->next, s = s->next, nstmt++) {
+    if (region_local(ir, s)) continue;
     if (op->kind == IR_OP_OPAQUE) {
       if (!opaque) opaque = s;
       continue;

@@ -607,14 +607,68 @@ static void ungroup(IrRegion *ir, int ngroups) {
   }
 }
 
+static enum CXChildVisitResult find_memory_read(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  bool deref = false;
+  if (k == CXCursor_UnaryOperator) {  // *p (a pointer's target may be what a kernel wrote)
+    FeKids op = fe_kids(c);
+    CXType t = op.n == 1 ? clang_getCanonicalType(clang_getCursorType(op.v[0])) : (CXType){0};
+    deref = t.kind == CXType_Pointer && clang_getCanonicalType(clang_getCursorType(c)).kind != CXType_Pointer;
+  }
+  if (k == CXCursor_ArraySubscriptExpr || deref) {
+    *(bool *)data = true;
+    return CXChildVisit_Break;
+  }
+  return CXChildVisit_Recurse;
+}
+
+// A declaration in the region of locals holding values that nothing in the
+// region changes (`const int blocks = (n + 255) / 256;`, `dim3 grid(cols / 32,
+// rows);`): arithmetic or dim3 variables never assigned, each initialized
+// from variables, members, literals and pure calls (min, max, the C library's
+// math, constructors), reading no element or pointer's target. Neither a
+// collective nor a launch changes them, so the schedule declares them first.
+static bool region_local(const Frontend *fe, const Stmt *s) {
+  if (clang_getCursorKind(s->cursor) != CXCursor_DeclStmt) return false;
+  FeKids vars = fe_kids(s->cursor);
+  if (vars.n == 0 || vars.n > FE_KIDS) return false;
+  for (int i = 0; i < vars.n; i++) {
+    CXCursor v = vars.v[i];
+    CXType t = clang_getCanonicalType(clang_getCursorType(v));
+    CXString ts = clang_getTypeSpelling(clang_getUnqualifiedType(t));
+    bool dim3 = strcmp(clang_getCString(ts), "dim3") == 0;
+    clang_disposeString(ts);
+    bool arith = t.kind >= CXType_Bool && t.kind <= CXType_LongDouble;
+    FeKids init = fe_kids(v);
+    bool memory = false;
+    if (init.n) clang_visitChildren(v, find_memory_read, &memory);
+    if (clang_getCursorKind(v) != CXCursor_VarDecl || !(arith || dim3) || !init.n || memory ||
+        !wrapper_pure(init.last) || !never_assigned(fe, v))
+      return false;
+  }
+  return true;
+}
+
 static int extract_region(const Frontend *fe, const Program *prog, const Region *r, IrProgram *p,
                           bool scheduling) {
   IrRegion *ir = ir_region_new(p, r->name, r->pragma_range.begin, r->range);
   extract_clauses(fe, r, ir);
   int status = 0, group = 0, ngroups = 0, depth = 0;
   unsigned errors = diag_error_count();
+  bool opaque = false;  // a statement coconet does not see into, or one with side effects, came before
+  IrHoist **locals = &ir->locals;
   for (const Stmt *s = r->stmts; s; s = s->next) {
     bool done = false;
+    if (s->kind == STMT_OPAQUE && !opaque && region_local(fe, s)) {
+      IrHoist *h = ir_alloc(ir, sizeof *h);
+      char *text = fe_text(fe, s->range);
+      *h = (IrHoist){.text = ir_strdup(ir, text), .range = s->range};
+      free(text);
+      *locals = h;
+      locals = &h->next;
+      continue;
+    }
     bool start = s->kind == STMT_NCCL && strcmp(s->callee, "ncclGroupStart") == 0;
     bool end = s->kind == STMT_NCCL && strcmp(s->callee, "ncclGroupEnd") == 0;
     if (start && depth++ == 0) group = ++ngroups;
@@ -628,7 +682,9 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
       break;
     case STMT_OPAQUE: break;
     }
+    if (extract_stmt_has_effects(s)) opaque = true;
     if (!done) {
+      opaque = true;
       char *text = fe_text(fe, s->range);
       IrOp *op = ir_op_opaque(ir, s->range, text);
       if (s->why_opaque) op->why_opaque = ir_strdup(ir, s->why_opaque);

@@ -50,6 +50,8 @@ void cg_line(Cg *cg, const char *fmt, ...) {
   free(text);
 }
 
+void cg_line_as_written(Cg *cg, const char *text) { emit_line(cg, text, false); }
+
 //
 // What an op is to the generator
 //

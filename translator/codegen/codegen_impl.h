@@ -266,6 +266,7 @@ struct Cg {
 };
 
 void cg_line(Cg *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));  // one line of the block
+void cg_line_as_written(Cg *cg, const char *text);  // the user's text at the block's depth, not wrapped
 // The rank variables of a communicator (declared at the first use).
 const Rank *cg_rank_for(Cg *cg, const char *comm);
 // The coconet_part of sc->ops[at]'s span (declared at the first use).

@@ -663,6 +663,8 @@ struct IrRegion {
   IrOp **written;       // when extract dropped a group or moved a collective: ops as written, in
   int nwritten;         // source order, group calls included (the region as written runs them)
   IrHoist *hoists;      // arguments evaluated once at the top (extract), in source order
+  IrHoist *locals;      // declarations in the region of locals of values nothing in it changes, emitted
+                        // first, as written (extract; name NULL, text the statement), in source order
   IrStep *notes;        // what the analysis did that --explain says (a template read as its instance)
   IrAssume *assumes;    // run-time preconditions of the schedule (the region as written otherwise)
   bool inferred;        // ir_infer ran on ops

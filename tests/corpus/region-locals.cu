@@ -1,0 +1,87 @@
+// Style: launch configurations computed where the launch is, inside the
+// region's block, after the collective: `const int n = rows * h;`, the block
+// and grid counts (through a `ceil_div` helper), `dim3 block(std::min(n, 256)),
+// grid(...)`, a scale as a local. Such declarations read only values nothing
+// in the region changes, so the schedule declares them first, as written, and
+// the rest runs around them. A declaration after an argument with side effects
+// (`seed++`) stays where it is, and so does one whose initializer calls a
+// function with side effects (-DEFFECT; its grid is then not proven to cover the
+// elements).
+// RUN: %coconet --verify=3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=3 %s -- -DAFTER_EFFECT | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
+// RUN: %coconet %s -- -DAFTER_EFFECT | %FileCheck --check-prefix=AFTER %s
+// RUN: %expect 1 %coconet --check %s -- -DEFFECT 2>&1 | %FileCheck --check-prefix=EFFECT %s
+#include <algorithm>
+#include <cstdio>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+static inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+__global__ void add_bias(float *out, const float *bias, int n, int h) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] += bias[i % h];
+}
+
+__global__ void scale(float *out, float a, unsigned seed, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) out[i] = out[i] * a + 1e-3f * (float)(seed % 7);
+}
+
+static int launches = 0;
+static int pick_blocks(int n) {
+  ++launches;
+  return ceil_div(n, 256);
+}
+
+void forward(float *out, const float *bias, int rows, int h, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(bias) split reorder replicated(bias)
+  {
+    ncclAllReduce(out, out, rows * h, ncclFloat, ncclSum, comm, s);
+    const int n = rows * h;
+    const int threads = 256;
+#ifdef EFFECT
+    const int blocks = pick_blocks(n);
+#else
+    const int blocks = ceil_div(n, threads);
+#endif
+    add_bias<<<blocks, threads, 0, s>>>(out, bias, n, h);
+  }
+}
+
+void step(float *g, int n, unsigned seed, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(scale) split reorder
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    dim3 block(std::min(n, 256)), grid(std::max(1, std::min(ceil_div(n, 256), 64)));
+    const float inv = 1.0f / 8;
+#ifdef AFTER_EFFECT
+    scale<<<grid, block, 0, s>>>(g, inv, seed++, n);
+    const unsigned used = seed;
+    scale<<<grid, block, 0, s>>>(g, inv, used, n);
+#else
+    scale<<<grid, block, 0, s>>>(g, inv, seed, n);
+#endif
+  }
+}
+
+// EXEC: verify bias: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify scale: ok (the region as written and as scheduled agree within 0 ULP)
+// CODE: // coconet: the region's locals first (nothing in the region changes what they read)
+// CODE-NEXT: {{^ *}}const int n = rows * h;
+// CODE-NEXT: {{^ *}}const int threads = 256;
+// CODE-NEXT: {{^ *}}const int blocks = ceil_div(n, threads);
+// CODE: coconet_slice(rows * h, coconet_rank, coconet_nranks)
+// CODE: } else {
+// CODE-NEXT: ncclAllReduce(out, out, rows * h, ncclFloat, ncclSum, comm, s);
+// CODE-NEXT: add_bias<<<blocks, threads, 0, s>>>(out, bias, n, h);
+// AFTER: region name(scale) split reorder (translated by coconet)
+// AFTER: // coconet: the region's locals first
+// AFTER-NEXT: {{^ *}}dim3 block(std::min(n, 256)), grid(
+// AFTER-NEXT: {{^ *}}const float inv = 1.0f {{/}} 8;
+// AFTER-NEXT: // coconet: arguments with side effects
+// AFTER-NEXT: const auto coconet_arg1 = seed++;
+// AFTER: ncclAllGather(g + coconet_p.slice_lo, g, coconet_p.s, ncclFloat, comm, s));
+// AFTER-NEXT: {{^ *}}const unsigned used = seed;
+// AFTER-NEXT: scale<<<grid, block, 0, s>>>(g, inv, used, n);
+// EFFECT: region-locals.cu:[[@LINE-39]]:5: error: kernel 'add_bias' computes only the elements that have a thread
