@@ -322,7 +322,9 @@ __device__ __forceinline__ __nv_bfloat16 coconet_narrow<__nv_bfloat16, float>(fl
 
 template <int Op, class A>
 __device__ __forceinline__ A coconet_combine(A a, A b) {
-  if constexpr (std::is_integral<A>::value) {
+  if constexpr (std::is_same<A, bool>::value) {  /* NCCL has no bool: moved as uint8 */
+    return (A)coconet_combine<Op, unsigned char>((unsigned char)a, (unsigned char)b);
+  } else if constexpr (std::is_integral<A>::value) {
     typedef typename std::make_unsigned<A>::type U; /* sums and products wrap, as NCCL's do */
     if constexpr (Op == COCONET_PROD) return (A)(U)((U)a * (U)b);
     else if constexpr (Op == COCONET_MAX) return a > b ? a : b;

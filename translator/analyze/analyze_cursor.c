@@ -62,8 +62,11 @@ IrType az_type_of(CXType t) {
   switch (t.kind) {
   case CXType_Float: return IR_F32;
   case CXType_Double: return IR_F64;
-  case CXType_Bool:
-  case CXType_Char_S: case CXType_SChar: case CXType_Char_U: case CXType_UChar:
+  // Values of the byte types keep theirs (a cast or a local of them wraps, bool is 0 or 1);
+  // arithmetic on them is int's (ir_type_promote). A plain char value is computed as signed.
+  case CXType_Bool: return IR_BOOL;
+  case CXType_UChar: return IR_U8;
+  case CXType_Char_S: case CXType_SChar: case CXType_Char_U: return IR_I8;
   case CXType_Short: case CXType_UShort:
   case CXType_Int: return IR_I32;
   case CXType_UInt: return IR_U32;
@@ -80,15 +83,11 @@ IrType az_type_of(CXType t) {
   }
 }
 
-// A buffer's element type: as az_type_of, but the 8-bit types and bool are
-// their own (a value of them is computed as int; an element is one byte).
+// A buffer's element type: as az_type_of, but none for plain char (a third
+// type to C++: a generated pointer to signed or unsigned char is not one to it).
 IrType az_element_type_of(CXType t) {
-  switch (clang_getCanonicalType(t).kind) {
-  case CXType_Bool: return IR_BOOL;
-  case CXType_Char_U: case CXType_UChar: return IR_U8;
-  case CXType_Char_S: case CXType_SChar: return IR_I8;
-  default: return az_type_of(t);
-  }
+  enum CXTypeKind k = clang_getCanonicalType(t).kind;
+  return k == CXType_Char_U || k == CXType_Char_S ? IR_VOID : az_type_of(t);
 }
 
 IrType az_expr_type(CXCursor c) { return az_type_of(clang_getCursorType(c)); }

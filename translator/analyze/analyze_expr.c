@@ -44,8 +44,13 @@ void az_bind_pointer(Az *az, CXCursor decl, CXCursor buffer, bool element) {
   b->element = element;
 }
 
+// A value that is 0 or 1 already (a comparison, !, && or ||: bool in C++, int in the IR).
+static bool truth_value(const IrExpr *e) {
+  return (e->kind == IR_E_UNARY && e->op == IR_NOT) || (e->kind == IR_E_BINARY && e->op >= IR_LT && e->op <= IR_LOR);
+}
+
 IrExpr *az_cast_to(Az *az, IrType t, IrExpr *e) {
-  if (!e || t == IR_VOID || e->type == t) return e;
+  if (!e || t == IR_VOID || e->type == t || (t == IR_BOOL && truth_value(e))) return e;
   return ir_expr_cast(az->ir, t, e);
 }
 
@@ -114,7 +119,7 @@ IrType az_buffer_type(Az *az, CXCursor decl, CXCursor at) {
   CXType pointee = clang_getPointeeType(clang_getCursorType(decl));
   IrType et = az_element_type_of(pointee);
   enum CXTypeKind k = clang_getCanonicalType(pointee).kind;
-  bool narrow = k == CXType_Short || k == CXType_UShort;
+  bool narrow = k == CXType_Short || k == CXType_UShort, plain_char = k == CXType_Char_S || k == CXType_Char_U;
   if (!arg || et == IR_VOID || narrow) {
     char *name = fe_spelling(decl);
     CXString ts = clang_getTypeSpelling(clang_getCanonicalType(pointee));
@@ -122,6 +127,10 @@ IrType az_buffer_type(Az *az, CXCursor decl, CXCursor at) {
       az_fail(az, at, "kernel '%s': buffer '%s' has elements of type '%s'; coconet handles buffers of float, double, "
                    "__half, __nv_bfloat16, int, unsigned, 64-bit integers, bool and 8-bit integers",
               az->launch->kernel, name, clang_getCString(ts));
+    else if (plain_char)  // generated code would declare signed char or unsigned char, neither of which it is
+      az_fail(az, at, "kernel '%s': buffer '%s' has elements of type 'char', which C++ keeps apart from signed char "
+                   "and unsigned char: declare it int8_t or uint8_t (signed char, unsigned char)",
+              az->launch->kernel, name);
     else
       az_fail(az, at, "kernel '%s': cannot tell the element type of '%s'", az->launch->kernel, name);
     clang_disposeString(ts);
@@ -136,6 +145,8 @@ static IrTensor *buffer_tensor(Az *az, CXCursor decl, CXCursor at, IrSize *count
   if (et == IR_VOID) return NULL;
   IrTensor *t = ir_tensor_get_or_add(az->ir, az_launch_arg(az, decl), et, count,
                                      fe_loc(az->fe, clang_getCursorLocation(at)));
+  // A bool buffer a collective moves as ncclUint8 (in a wrapper, where extract did not see its type): bool.
+  if (t->type == IR_U8 && et == IR_BOOL) t->type = IR_BOOL;
   // One element type per buffer: code written for both would reinterpret its bytes.
   if (t->type != IR_VOID && t->type != et) {
     az_fail(az, at, "kernel '%s' uses '%s' as %s elements, but the region uses it as %s before (from %s:%u): "

@@ -134,7 +134,7 @@ bool az_type_has(CXCursor c, const char *part);           // ... contains part (
 char *az_op_between(const Az *az, CXCursor lhs, CXCursor rhs);  // the operator text (malloc'd)
 char *az_unary_op(const Az *az, CXCursor c, CXCursor operand);  // a unary operator's text (malloc'd)
 IrType az_type_of(CXType t);
-IrType az_element_type_of(CXType t);                      // a buffer's: u8, i8 and bool their own
+IrType az_element_type_of(CXType t);                      // a buffer's: none for plain char
 IrType az_expr_type(CXCursor c);                          // az_type_of its type
 bool az_is_pointer(CXCursor decl);
 bool az_is_integer_var(CXCursor d);

@@ -201,7 +201,8 @@ static bool extract_collective(const Frontend *fe, IrRegion *ir, const Stmt *s) 
       return kept_as_written(s, "neither its datatype nor its buffer's pointer type tells the element type");
     // A datatype macro inside another macro's argument has no text libclang gives: generated calls spell the type.
     if (!c.dtype_text || !*c.dtype_text) c.dtype_text = ir_nccl_type_name(c.dtype);
-    if (buf != IR_VOID && buf != c.dtype && ir_type_size(buf) != ir_type_size(c.dtype)) {
+    if (buf != IR_VOID && buf != c.dtype &&
+        (ir_type_size(buf) != ir_type_size(c.dtype) || (ir_type_is_narrow(buf) && ir_type_is_narrow(c.dtype)))) {
       diag_error(&s->args[dt].range.begin, "%s: datatype '%s' is %s but the buffer points to %s", s->callee,
                  c.dtype_text, ir_type_name(c.dtype), ir_type_name(buf));
       return true;  // reported: not modelled, and the error stops the translation
@@ -296,18 +297,29 @@ static bool bytes_to_elems(IrRegion *ir, const char *bytes, IrType *type, IrSize
   return true;
 }
 
+// A size in bytes as elements: "n * sizeof(float)", or, for a buffer of 1-byte
+// elements (`uint8_t *mask`), any byte count as written ("n").
+static bool bytes_of(IrRegion *ir, const Stmt *s, int buffer, const char *bytes, IrType *type, IrSize **count) {
+  if (bytes_to_elems(ir, bytes, type, count)) return true;
+  IrType t = pointee_type(s, buffer);
+  if (t == IR_VOID || ir_type_size(t) != 1 || !bytes) return false;
+  *type = t;
+  *count = ir_size_parse(ir, bytes);
+  return *count != NULL;
+}
+
 static bool extract_cuda(IrRegion *ir, const Stmt *s) {
   IrType t;
   IrSize *count;
-  if (strcmp(s->callee, "cudaMemcpyAsync") == 0 && s->nargs == 5 && bytes_to_elems(ir, arg(s, 2), &t, &count)) {
+  if (strcmp(s->callee, "cudaMemcpyAsync") == 0 && s->nargs == 5 && bytes_of(ir, s, 0, arg(s, 2), &t, &count)) {
     IrCopy c = {.count = count, .bytes_text = arg(s, 2), .kind_text = arg(s, 3), .stream = arg(s, 4)};
     c.dst = ir_tensor_get_or_add(ir, arg(s, 0), t, count, s->range.begin);
     c.src = ir_tensor_get_or_add(ir, arg(s, 1), t, count, s->range.begin);
     ir_op_copy(ir, s->range, &c);
     return true;
   }
-  if (strcmp(s->callee, "cudaMemsetAsync") == 0 && s->nargs == 4 && bytes_to_elems(ir, arg(s, 2), &t, &count)) {
-    IrMemset m = {.count = count, .bytes_text = arg(s, 2), .stream = arg(s, 3), .value = atoi(arg(s, 1))};
+  if (strcmp(s->callee, "cudaMemsetAsync") == 0 && s->nargs == 4 && bytes_of(ir, s, 0, arg(s, 2), &t, &count)) {
+    IrMemset m = {.count = count, .bytes_text = arg(s, 2), .stream = arg(s, 3), .value = (int)strtol(arg(s, 1), NULL, 0)};
     m.dst = ir_tensor_get_or_add(ir, arg(s, 0), t, count, s->range.begin);
     ir_op_memset(ir, s->range, &m);
     return true;

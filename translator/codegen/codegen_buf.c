@@ -87,8 +87,8 @@ const char *cg_ctype(IrType t) {
   case IR_I32: return "int";
   case IR_I64: return "int64_t";
   case IR_U32: return "unsigned int";
-  case IR_U8: return "unsigned char";
-  case IR_I8: return "signed char";
+  case IR_U8: return "uint8_t";  // one word: T{} and T(x) are C++
+  case IR_I8: return "int8_t";
   case IR_BOOL: return "bool";
   case IR_VOID: break;
   }

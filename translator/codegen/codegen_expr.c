@@ -50,6 +50,8 @@ static const char *conv16_fn(IrType from, IrType to) {
   case IR_I32: return h ? "__half2int_rz" : "__bfloat162int_rz";
   case IR_I64: return h ? "__half2ll_rz" : "__bfloat162ll_rz";
   case IR_U32: return h ? "__half2uint_rz" : "__bfloat162uint_rz";
+  case IR_U8: return h ? "__half2uchar_rz" : "__bfloat162uchar_rz";
+  case IR_I8: return h ? "__half2char_rz" : "__bfloat162char_rz";
   default: return NULL;
   }
 }
@@ -163,9 +165,9 @@ static void emit_as(Ex *x, const IrExpr *e, IrType t, int min) {
       buf_printf(x->b, "%s(", from_float_fn(t));
       emit_float16(x, e, e->type);
       buf_puts(x->b, ")");
-    } else {  // 16-bit to double
+    } else {  // 16-bit to double or bool: through float (exact)
       bool paren = min > PREC_UNARY;
-      buf_puts(x->b, paren ? "((double)" : "(double)");
+      buf_printf(x->b, "%s(%s)", paren ? "(" : "", cg_ctype(t));
       emit_float16(x, e, e->type);
       if (paren) buf_puts(x->b, ")");
     }

@@ -32,7 +32,7 @@ static void fused_reduce(const Plan *p, Buf *b, const FusedSpec *f, const char *
   buf_printf(b, "%s%s %s = ", u, ct, reduced_name(p, f));
   if (tail) buf_puts(b, "mine ? ");
   buf_printf(b, "coconet_reduce<%s, %s>(%s_win, %s_off, dev.lsaSize, i)", cg_coconet_red(f->red), ct, in, in);
-  if (tail) buf_printf(b, " : %s()", ct);
+  if (tail) buf_printf(b, " : %s{}", ct);
   buf_puts(b, ";\n");
 }
 

@@ -42,12 +42,11 @@ static int64_t wrap(int64_t v, IrType t) {
 
 static int64_t saturate(double d, IrType t) {
   if (t == IR_BOOL) return d != 0;  // NaN too
+  // (uint8_t)f, (int8_t)f of a float or double: nvcc converts to 32 bits (cvt.rzi.u32, .s32,
+  // clamped) and stores the low byte (C++ leaves a value out of range undefined).
+  if (t == IR_U8 || t == IR_I8) return wrap(saturate(d, t == IR_U8 ? IR_U32 : IR_I32), t);
   if (isnan(d)) return 0;
   d = trunc(d);
-  if (t == IR_U8 || t == IR_I8) {  // as the GPU's cvt.rzi.u8/s8: clamped
-    double lo8 = t == IR_U8 ? 0 : -128, hi8 = t == IR_U8 ? 255 : 127;
-    return (int64_t)(d < lo8 ? lo8 : d > hi8 ? hi8 : d);
-  }
   double lo = t == IR_I32 ? INT32_MIN : t == IR_U32 ? 0 : -9223372036854775808.0;
   double hi = t == IR_I32 ? INT32_MAX : t == IR_U32 ? UINT32_MAX : 9223372036854774784.0;
   return (int64_t)(d < lo ? lo : d > hi ? hi : d);
@@ -61,6 +60,12 @@ IrVal interp_from_double(double d, IrType t) {
 }
 
 IrVal interp_convert(IrVal v, IrType from, IrType to) {
+  if ((from == IR_F16 || from == IR_BF16) && (to == IR_U8 || to == IR_I8)) {
+    // __half2uchar_rz, __half2char_rz (CUDA's __half conversions): clamped into 8 bits
+    double lo = to == IR_U8 ? 0 : -128, hi = to == IR_U8 ? 255 : 127, d = isnan(v.f) ? 0 : trunc(v.f);
+    IrVal r = {.i = (int64_t)(d < lo ? lo : d > hi ? hi : d)};
+    return r;
+  }
   if (ir_type_is_float(to)) {
     IrVal r = {.f = ir_round(to, ir_type_is_float(from) ? v.f : (double)v.i)};
     return r;

@@ -319,9 +319,9 @@ static IrSize *parse_factor(IrRegion *r, const char *p, size_t *len) {
     char *tname = ir_strdup(r, q + 7);
     tname[close - q - 7] = 0;
     IrType t = ir_type_from_name(tname);
-    if (t == IR_VOID) return NULL;
+    if (t == IR_VOID && strcmp(tname, "char") != 0) return NULL;
     *len = (size_t)(close + 1 - p);
-    return ir_size_const(r, ir_type_size(t));
+    return ir_size_const(r, t == IR_VOID ? 1 : ir_type_size(t));  // sizeof(char) is 1
   }
   if (isdigit((unsigned char)*q)) {
     char *end;

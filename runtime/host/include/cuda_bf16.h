@@ -109,6 +109,13 @@ COCONET_HOST_BF16_TO_INT(ushort, unsigned short)
 COCONET_HOST_BF16_TO_INT(ll, long long)
 COCONET_HOST_BF16_TO_INT(ull, unsigned long long)
 #undef COCONET_HOST_BF16_TO_INT
+/* To 8 bits, as CUDA's: toward zero, saturated. */
+inline signed char __bfloat162char_rz(__nv_bfloat16 h) {
+  return coconet_host::saturate_to<signed char>(std::trunc(__bfloat162float(h)));
+}
+inline unsigned char __bfloat162uchar_rz(__nv_bfloat16 h) {
+  return coconet_host::saturate_to<unsigned char>(std::trunc(__bfloat162float(h)));
+}
 
 #define COCONET_H __nv_bfloat16
 #define COCONET_H2 __nv_bfloat162
