@@ -5,6 +5,8 @@
 // RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
+// Both paths store both outputs: every element is stored, so neither may be NULL (no run-time test).
+// RUN: %coconet %s | %FileCheck --check-prefix=TOTAL %s
 // RUN: %coconet --verify=4 %s -- -DBYTE_MASK | %FileCheck --check-prefix=BYTE %s
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -46,3 +48,5 @@ void forward(__half *out, mask_t *mask, __half *x, const __half *bias, int rows,
 // CODE: out = !(v <= 0.0f) ? __float2half_rn(v) : __float2half_rn(0.0f);
 // BYTE: verify bias_relu: output 'mask' (u8): max 0 ULP apart over 1..4 ranks x 3 inputs
 // BYTE: verify bias_relu: ok (the region as written and as scheduled agree within 0 ULP)
+// TOTAL-NOT: only under a {{condition}}
+// TOTAL-NOT: {{out|mask}} != {{nullptr}}

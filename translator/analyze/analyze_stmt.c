@@ -81,6 +81,14 @@ static IrExpr *old_value(Az *az, IrTensor *t, IrExpr *cond) {
   return old;
 }
 
+// Does e read t[i] as it was before the store (old_value's read, or the
+// program's own read under a condition)?
+static bool reads_before(const IrExpr *e, const IrTensor *t) {
+  if (!e) return false;
+  if (e->kind == IR_E_READ && e->tensor == t && e->index == IR_IDX_I && e->sometimes) return true;
+  return reads_before(e->a, t) || reads_before(e->b, t) || reads_before(e->c, t);
+}
+
 void az_store(Az *az, CXCursor at, IrTensor *t, IrExpr *value) {
   if (!t || !value) return;
   if (az->lanes > 1 && !az->lane_store) {
@@ -102,7 +110,10 @@ void az_store(Az *az, CXCursor at, IrTensor *t, IrExpr *value) {
   ir_pw_store(az->ir, az->op, t, value, fe_loc(az->fe, clang_getCursorLocation(at)));
   IrStmt *last = az->op->pw.body;
   while (last->next) last = last->next;
-  last->sometimes = az_cond(az) || az->outer;
+  // Under a condition, the element keeps what it held where the store does not happen, unless
+  // an earlier store covers those elements (`if (c) { t[i] = a; return; } t[i] = b;` stores
+  // every element): then the program stores t[i] on every path.
+  last->sometimes = (az_cond(az) && reads_before(value, t)) || az->outer;
 }
 
 // A new value of a local: a let, or under a condition a select of the old one.
