@@ -2,6 +2,7 @@
 // AllGather and runs on this rank's slice (and the tail).
 #include "transform_impl.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,6 +212,15 @@ static const IrUse *local_source(const IrRegion *r, const IrOp *op, const IrOp *
   return NULL;
 }
 
+// A buffer a clause can name: a variable or a member chain (`p.w`, `cfg->acc`, `ns::w`).
+static bool nameable(const char *t) {
+  for (const char *p = t; *p; p++)
+    if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '.' || *p == '>' || *p == ':' ||
+          (*p == '-' && p[1] == '>')))
+      return false;
+  return *t != '\0';
+}
+
 // What shard and scratch promise, said with every suggestion of them: a program
 // that reads the rest after the region would compute something else.
 #define ONLY_IF " (shard and scratch only if nothing after the region reads the other ranks' slices: " \
@@ -254,19 +264,29 @@ static int check_gathered(TfCtx *c, const IrTensor *t, IrOp **chain, int n) {
               chain[i]->pw.kernel, as_written(c, t), as_written(c, t), as_written(c, t), as_written(c, t), as_written(c, t));
       tf_note(c, &local->loc, "'%s' at region entry is read here", as_written(c, t));
     } else if (local->ref.version == 0) {
-      // Every buffer of the region's entry the kernel reads as local: one clause names them all.
-      char *names = ir_printf(c->r, "%s", as_written(c, src)), *quoted = ir_printf(c->r, "'%s'", as_written(c, src));
+      // Every buffer of the region's entry the kernel reads as local: one clause names them all; a
+      // buffer passed as an expression (`keep ? acc : acc2`) is named by a local the user computes.
+      const char *names = "", *quoted = "", *exprs = "";
       for (const IrUse *u = reader->reads; u; u = u->next)
-        if (u != local && u->ref.t != src && u->ref.t != t && u->ref.layout == IR_LAYOUT_LOCAL &&
-            !producer(c->r, u->ref.t, u->ref.version)) {
-          names = ir_printf(c->r, "%s, %s", names, as_written(c, u->ref.t));
-          quoted = ir_printf(c->r, "%s, '%s'", quoted, as_written(c, u->ref.t));
+        if (u == local || (u->ref.t != src && u->ref.t != t && u->ref.layout == IR_LAYOUT_LOCAL &&
+                           !producer(c->r, u->ref.t, u->ref.version))) {
+          const char *w = as_written(c, u->ref.t);
+          if (!nameable(w)) {
+            exprs = ir_printf(c->r, "%s%s'%s'", exprs, *exprs ? ", " : "", w);
+          } else {
+            names = ir_printf(c->r, "%s%s%s", names, *names ? ", " : "", w);
+            quoted = ir_printf(c->r, "%s%s'%s'", quoted, *quoted ? ", " : "", w);
+          }
         }
+      const char *clause = *names ? ir_printf(c->r, ", or %s replicated(%s)", quoted, names) : "";
+      const char *local_of = *exprs ? ir_printf(c->r, ", or compute %s into a local before the region and declare "
+                                                      "it replicated", exprs) : "";
       tf_fail(c, &chain[i]->loc,
               "reorder: '%s' differs per rank (kernel '%s' computes it from local '%s'), so "
               "gathering its slices after the region would change it; declare it shard(%s) or "
-              "scratch(%s), or %s replicated(%s)" ONLY_IF,
-              as_written(c, t), chain[i]->pw.kernel, as_written(c, src), as_written(c, t), as_written(c, t), quoted, names);
+              "scratch(%s)%s%s" ONLY_IF,
+              as_written(c, t), chain[i]->pw.kernel, as_written(c, src), as_written(c, t), as_written(c, t), clause,
+              local_of);
       tf_note(c, &src->first_use,
               "'%s' is local (may differ per rank) from here: nothing in the region makes it "
               "identical on every rank",

@@ -8,6 +8,8 @@
 // RUN: %expect 1 %coconet --check %s -- -DCASE_BIAS 2>&1 | %FileCheck --check-prefix=BIAS %s
 // RUN: %expect 1 %coconet --check %s -- -DCASE_CHAIN 2>&1 | %FileCheck --check-prefix=CHAIN %s
 // RUN: %expect 1 %coconet --check %s -- -DCASE_SEVERAL 2>&1 | %FileCheck --check-prefix=SEVERAL %s
+// A buffer passed as an expression cannot be named in a clause: the message says how to name it.
+// RUN: %expect 1 %coconet --check %s -- -DCASE_EXPRESSION 2>&1 | %FileCheck --check-prefix=EXPRESSION %s
 // A kernel that writes an output and then updates it reads back its own store, not the output's
 // value at region entry: no replicated(out) is needed (it was asked for).
 // RUN: %coconet --verify=3 %s -- -DCASE_REWRITE | %FileCheck --check-prefix=REWRITE %s
@@ -102,6 +104,12 @@ void step(float *w, float *w2, float *g, float *noise, float *y, float *out, flo
     ncclAllReduce(y, y, n, ncclFloat, ncclSum, comm, s);
     residual_norm<<<(n + 255) / 256, 256, 0, s>>>(y, out, bias, t, n);
   }
+#elif defined(CASE_EXPRESSION)
+#pragma coconet region name(expression) split reorder
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    add_noise<<<(n + 255) / 256, 256, 0, s>>>(g, lr > 0 ? noise : bias, n);
+  }
 #elif defined(CASE_REWRITE)
 #pragma coconet region name(rewrite) split reorder replicated(bias)
   {
@@ -118,8 +126,8 @@ void step(float *w, float *w2, float *g, float *noise, float *y, float *out, flo
 #endif
 }
 
-// NOISE: per-rank.cu:61:5: error: reorder: 'g' differs per rank (kernel 'add_noise' computes it from local 'noise'), so gathering its slices after the region would change it; declare it shard(g) or scratch(g), or 'noise' replicated(noise)
-// NOISE: per-rank.cu:23:28: note: 'noise' is local (may differ per rank) from here: nothing in the region makes it identical on every rank
+// NOISE: per-rank.cu:63:5: error: reorder: 'g' differs per rank (kernel 'add_noise' computes it from local 'noise'), so gathering its slices after the region would change it; declare it shard(g) or scratch(g), or 'noise' replicated(noise)
+// NOISE: per-rank.cu:25:28: note: 'noise' is local (may differ per rank) from here: nothing in the region makes it identical on every rank
 // W2: error: reorder: 'w2' differs per rank (kernel 'sgd' computes it from local 'g'), so gathering its slices after the region would change it; declare it shard(w2) or scratch(w2), or 'g' replicated(g)
 // WEIGHTS: error: reorder: kernel 'sgd' updates 'w' on this rank's slice and its slices are then gathered, but 'w' at region entry is not known to be identical on every rank; declare replicated(w) if it is (data-parallel weights are), or shard(w) or scratch(w)
 // WEIGHTS: note: 'w' at region entry is read here
@@ -137,3 +145,4 @@ void step(float *w, float *w2, float *g, float *noise, float *y, float *out, flo
 // Every buffer the kernel reads as local is named in one clause (they were asked for one per run).
 // SEVERAL: error: reorder: 'y' differs per rank (kernel 'residual_norm' computes it from local 'out'), so gathering its slices after the region would change it; declare it shard(y) or scratch(y), or 'out', 'bias', 't' replicated(out, bias, t)
 // REWRITE: verify rewrite: ok
+// EXPRESSION: error: reorder: 'g' differs per rank (kernel 'add_noise' computes it from local 'lr>0?noise:bias'), so gathering its slices after the region would change it; declare it shard(g) or scratch(g), or compute 'lr>0?noise:bias' into a local before the region and declare it replicated
