@@ -6,7 +6,8 @@
 // stochastically by a helper keyed by the thread. Pragma lines only: the helper's body is
 // read as the kernel's, its parameters bound to the call's arguments. With ONE_D, a plain
 // launch of a kernel calling a helper with its own buffers. The nearest refusals: a
-// kernel with another statement before the call, a helper assigning its count.
+// kernel with another statement before the call, a helper assigning its count, a helper
+// returning a value (RETURNS).
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --verify=4 %s -- -DFP32 | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
@@ -18,6 +19,7 @@
 // RUN: %coconet %s -- -DONE_D -DDEFAULT_NAMES | %FileCheck --check-prefix=DEFAULT_CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DONE_D -DTWO_STATEMENTS 2>&1 | %FileCheck --check-prefix=TWO_STATEMENTS %s
 // RUN: %expect 1 %coconet --check %s -- -DONE_D -DASSIGNS_COUNT 2>&1 | %FileCheck --check-prefix=ASSIGNS_COUNT %s
+// RUN: %expect 1 %coconet --check %s -- -DONE_D -DRETURNS 2>&1 | %FileCheck --check-prefix=RETURNS %s
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -149,7 +151,16 @@ void scaled_step(float *p, float *g, int n, ncclComm_t comm, cudaStream_t s) {
   }
 }
 #endif
-#ifdef TWO_STATEMENTS
+#ifdef RETURNS
+// The helper returns the update: what it returns is not a store coconet reads.
+__device__ float update_norm(float *p, const float *g, float lr, int n) {
+  int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= n) return 0.0f;
+  p[idx] -= lr * g[idx];
+  return p[idx];
+}
+__global__ void kern(float *p, const float *g, float lr, int n) { update_norm(p, g, lr, n); }
+#elif defined(TWO_STATEMENTS)
 __global__ void kern(float *p, const float *g, float lr, int n) {
   float half = 0.5f * lr;
   update(p, g, half, n);
@@ -195,4 +206,5 @@ void f(float *p, float *g, int n, ncclComm_t comm, cudaStream_t s) {
 // INDEX_NAMES: verify names: ok
 // INDEX_NAMES: verify h: ok
 // TWO_STATEMENTS: loop-in-helper.cu:[[@LINE-42]]:3: error: kernel 'kern': cannot find the element loop {{.*}} at 'update(p, g, half, n)'; the element index is computed in __device__ function 'update', which coconet reads for it only when the kernel's body is the one call of it
-// ASSIGNS_COUNT: loop-in-helper.cu:[[@LINE-95]]:64: error: kernel 'kern': helper 'update', which holds the element loop, assigns its parameter 'n'
+// ASSIGNS_COUNT: loop-in-helper.cu:[[@LINE-104]]:64: error: kernel 'kern': helper 'update', which holds the element loop, assigns its parameter 'n'
+// RETURNS: loop-in-helper.cu:[[@LINE-48]]:67: error: kernel 'kern': cannot find the element loop {{.*}} at 'update_norm(p, g, lr, n)'; the element index is computed in __device__ function 'update_norm', which coconet reads for it only when the kernel's body is the one call of it and it returns nothing
