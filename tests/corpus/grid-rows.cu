@@ -6,13 +6,18 @@
 // as a value; in half, a grid-stride loop over the columns with the element's
 // index in a local (`size_t idx = (size_t)row * cols + col;`). Each is a slice
 // of cols elements per grid row: split, reordered onto this rank's slice of the
-// rows x cols buffer, fused too. The nearest refusals: an index local off by
-// one, a row local reassigned, a two-dimensional block.
+// rows x cols buffer, fused too. A 2-D launch writing a separate output
+// (its `row < rows` holds for every row the grid has: no test of it, no read
+// of the output's old value), followed by a one-dimensional launch over the
+// same elements (one element function runs both: the second's t[i] through a
+// pointer takes the element's index). The nearest refusals: an index local off
+// by one, a row local reassigned, a two-dimensional block.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=3 %s -- -DFUSE | %FileCheck --check-prefix=FUSED %s
 // RUN: %coconet --verify=3 %s -- -DRETURN_GUARD | %FileCheck --check-prefix=FUSED %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
+// RUN: %coconet %s | %FileCheck --check-prefix=SEPARATE %s
 // RUN: %expect 1 %coconet --check %s -- -DSHIFTED 2>&1 | %FileCheck --check-prefix=SHIFTED %s
 // RUN: %expect 1 %coconet --check %s -- -DROW_CHANGED 2>&1 | %FileCheck --check-prefix=ROW_CHANGED %s
 // RUN: %expect 1 %coconet --check %s -- -DBLOCK2D 2>&1 | %FileCheck --check-prefix=BLOCK2D %s
@@ -55,6 +60,17 @@ __global__ void scale_tiles(float *out, int rows, int cols) {
   if (row < rows && col < cols) out[row * cols + col] *= 0.5f;
 }
 
+__global__ void bias_relu_out(float *out, const float *x, const float *bias, int rows, int cols) {
+  const int row = blockIdx.y;
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < rows && col < cols) out[row * cols + col] = fmaxf(x[row * cols + col] + bias[col], 0.0f);
+}
+
+__global__ void scale_all(float *y, float a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] *= a;
+}
+
 void epilogue(float *out, const float *bias, const float *row_scale, int rows, int cols, ncclComm_t comm,
               cudaStream_t s) {
 #ifdef FUSE
@@ -80,18 +96,32 @@ void mlp_out(__half *out, __half *x, const __half *bias, int rows, int cols, ncc
   }
 }
 
+void separate_out(float *out, float *x, const float *bias, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(separate) split reorder replicated(bias) scratch(x)
+  {
+    ncclAllReduce(x, x, rows * cols, ncclFloat, ncclSum, comm, s);
+    bias_relu_out<<<dim3((cols + 255) / 256, rows), 256, 0, s>>>(out, x, bias, rows, cols);
+    scale_all<<<(rows * cols + 255) / 256, 256, 0, s>>>(out, 0.5f, rows * cols);
+  }
+}
+
 // EXEC: verify bias_rows: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
 // EXEC: verify bias_rows: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify bias_relu_rows: output 'out' (f16): max 0 ULP apart over 1..4 ranks x 3 inputs
 // EXEC: verify bias_relu_rows: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify separate: ok (the region as written and as scheduled agree within 0 ULP)
 // IR: verify=ir bias_rows: ok
 // IR: verify=ir bias_relu_rows: ok
+// IR: verify=ir separate: ok
 // FUSED: verify bias_rows: ok (the region as written and as scheduled agree within 0 ULP)
 // CODE: // coconet: element e of the flat buffer is col of slice e {{/}} cols
 // CODE-NEXT: const int col = (int)(coconet_e {{%}} (size_t)cols);
 // CODE: const uint3 blockIdx = make_uint3((unsigned)(coconet_t {{/}} 256u),
 // CODE-NEXT: (unsigned)(coconet_e {{/}} (size_t)cols), 0);
 // CODE-NEXT: {{^ *}}const int row = blockIdx.y;
-// SHIFTED: grid-rows.cu:[[@LINE-48]]:{{[0-9]+}}: error: kernel 'bias_relu_rows' reads x[idx], and its grid's y selects a slice (rows of them)
-// ROW_CHANGED: grid-rows.cu:[[@LINE-70]]:3: error: kernel 'bias_rows' declares 'int row = blockIdx.y;' before its element loop
+// SHIFTED: grid-rows.cu:[[@LINE-70]]:{{[0-9]+}}: error: kernel 'bias_relu_rows' reads x[idx], and its grid's y selects a slice (rows of them)
+// ROW_CHANGED: grid-rows.cu:[[@LINE-92]]:3: error: kernel 'bias_rows' declares 'int row = blockIdx.y;' before its element loop
 // BLOCK2D: error: kernel 'scale_tiles' is launched with '<<<dim3((cols + 31) / 32, (rows + 7) / 8), dim3(32, 8)>>>', whose grid or block has more than one dimension
+// SEPARATE: __device__ __forceinline__ void coconet_separate_slice_scale_all(int i, float *y, float a)
+// SEPARATE: coconet_separate_slice_scale_all(i, out, 0.5f);
+// SEPARATE-NOT: out != {{nullptr}}

@@ -6,12 +6,16 @@
 // the rest runs around them. A declaration after an argument with side effects
 // (`seed++`) stays where it is, and so does one whose initializer calls a
 // function with side effects (-DEFFECT; its grid is then not proven to cover the
-// elements).
+// elements), and one naming what an earlier statement of the region names (a
+// local `a` hiding the parameter `a` an earlier launch reads: -DSHADOW) or
+// named as coconet's own (`coconet_p`: -DOWN_NAME).
 // RUN: %coconet --verify=3 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --verify=3 %s -- -DAFTER_EFFECT | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet %s -- -DAFTER_EFFECT | %FileCheck --check-prefix=AFTER %s
 // RUN: %expect 1 %coconet --check %s -- -DEFFECT 2>&1 | %FileCheck --check-prefix=EFFECT %s
+// RUN: %coconet --verify=3 %s -- -DSHADOW | %FileCheck --check-prefix=SHADOW %s
+// RUN: %expect 1 %coconet --check %s -- -DOWN_NAME 2>&1 | %FileCheck --check-prefix=OWN_NAME %s
 #include <algorithm>
 #include <cstdio>
 #include <cuda_runtime.h>
@@ -55,10 +59,17 @@ void step(float *g, int n, unsigned seed, ncclComm_t comm, cudaStream_t s) {
     ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
     dim3 block(std::min(n, 256)), grid(std::max(1, std::min(ceil_div(n, 256), 64)));
     const float inv = 1.0f / 8;
-#ifdef AFTER_EFFECT
+#if defined(AFTER_EFFECT)
     scale<<<grid, block, 0, s>>>(g, inv, seed++, n);
     const unsigned used = seed;
     scale<<<grid, block, 0, s>>>(g, inv, used, n);
+#elif defined(SHADOW)
+    scale<<<grid, block, 0, s>>>(g, inv, seed, n);
+    const unsigned seed = 7;  // hides the parameter the launch above reads: kept in place
+    scale<<<grid, block, 0, s>>>(g, inv, seed, n);
+#elif defined(OWN_NAME)
+    const int coconet_p = ceil_div(n, 256);
+    scale<<<coconet_p, 256, 0, s>>>(g, inv, seed, n);
 #else
     scale<<<grid, block, 0, s>>>(g, inv, seed, n);
 #endif
@@ -84,4 +95,6 @@ void step(float *g, int n, unsigned seed, ncclComm_t comm, cudaStream_t s) {
 // AFTER: ncclAllGather(g + coconet_p.slice_lo, g, coconet_p.s, ncclFloat, comm, s));
 // AFTER-NEXT: {{^ *}}const unsigned used = seed;
 // AFTER-NEXT: scale<<<grid, block, 0, s>>>(g, inv, used, n);
-// EFFECT: region-locals.cu:[[@LINE-39]]:5: error: kernel 'add_bias' computes only the elements that have a thread
+// EFFECT: region-locals.cu:[[@LINE-46]]:5: error: kernel 'add_bias' computes only the elements that have a thread
+// SHADOW: verify scale: ok (the region as written and as scheduled agree within 0 ULP)
+// OWN_NAME: note: the AllReduce is followed by 'const int coconet_p = ceil_div(n, 256);', a statement coconet does not see into

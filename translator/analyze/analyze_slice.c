@@ -44,6 +44,19 @@ bool az_is_slice_number(const Az *az, CXCursor c) {
   return !clang_Cursor_isNull(az->slice_alias) && same(d, az->slice_alias);
 }
 
+// `row < Y` (op "<") or `row >= Y` (op ">="), row the slice's number and Y the grid's y as the
+// launch writes it: true, or false, for every element (a guard's test of the row).
+bool az_slice_in_grid(const Az *az, CXCursor cond, const char *op) {
+  CXCursor a, b;
+  if (!az->slices || !az_is_binary(az, cond, op, &a, &b) || !az_is_slice_number(az, a)) return false;
+  char *t = az_text_of(az, az_uncast(b)), *u = text_without(t, TEXT_BLANKS), *y = text_without(az->slices, TEXT_BLANKS);
+  bool is = strcmp(u, y) == 0;
+  free(t);
+  free(u);
+  free(y);
+  return is;
+}
+
 // `int row = blockIdx.y;` (any integer type, const or not) never assigned: the slice's number by a name.
 bool az_slice_alias_decl(Az *az, CXCursor s) {
   if (!az->slices || kind(s) != CXCursor_DeclStmt || !clang_Cursor_isNull(az->slice_alias)) return false;

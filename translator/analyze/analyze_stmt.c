@@ -75,7 +75,9 @@ static IrExpr *old_value(Az *az, IrTensor *t, IrExpr *cond) {
     if (st->kind == IR_S_STORE && st->tensor == t) last = st;
   IrExpr *v = last ? last->value : NULL;
   if (v && v->kind == IR_E_SELECT && cond->kind == IR_E_UNARY && cond->op == IR_NOT && cond->a == v->a) v = v->b;
-  if (v && stable(v)) return v;
+  // (a value read again now is the same when nothing since stored what it reads: `out[i] = y[i];
+  // if (y[i] < 0) return; out[i] += 1;` keeps y[i] where the second store does not happen)
+  if (v && (stable(v) || same_later(v, last))) return v;
   IrExpr *old = ir_expr_read(az->ir, t, IR_IDX_I, NULL);
   old->sometimes = true;  // the IR's, where the store does not happen: the program reads nothing there
   return old;
@@ -363,11 +365,14 @@ static void if_stmt(Az *az, CXCursor s) {
 void az_if_all(Az *az, const CXCursor *conds, int n, IrBinaryOp op, CXCursor then) {
   IrExpr *c = NULL;
   for (int i = 0; i < n; i++) {
+    // A test of the row against the grid's rows holds (`row < rows` under dim3(X, rows)): left out.
+    if (az_slice_in_grid(az, conds[i], op == IR_LAND ? "<" : ">=")) continue;
     IrExpr *e = az_expr(az, conds[i]);
     if (!e) return;
     c = c ? ir_expr_binary(az->ir, op, c, e) : e;
   }
   if (c) if_expr(az, conds[0], c, then, clang_getNullCursor());
+  else if (op == IR_LAND) az_stmt(az, then);  // (|| of returns: none happens)
 }
 
 // return [e] (a helper's, or the element's in a guarded kernel), continue (the element's).

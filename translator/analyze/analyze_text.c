@@ -639,10 +639,11 @@ static IrText *build(Tx *x, const AzList *top, const AzList *elem) {
     t->params = ir_alloc(az->ir, sizeof *t->params * (size_t)(x->nparams + 1 + ncoord));
     if (x->index_used && az->slices) {
       t->params[t->nparams++] = (IrTextParam){.name = "coconet_e", .decl = "size_t coconet_e"};
-    } else if (x->index_used) {
+    } else {
       char *type = type_text(clang_getCursorType(az->index));
-      t->params[t->nparams++] = (IrTextParam){.name = ir_strdup(az->ir, index),
-                                              .decl = ir_printf(az->ir, "%s %s", type, index)};
+      const char *decl = ir_printf(az->ir, "%s %s", type, index);
+      if (x->index_used) t->params[t->nparams++] = (IrTextParam){.name = ir_strdup(az->ir, index), .decl = decl};
+      else t->index_decl = decl;
       free(type);
     }
     for (int p = 0; p < x->nparams && !x->why; p++)

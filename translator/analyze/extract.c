@@ -428,6 +428,7 @@ static int check_overlap(const Region *r, const IrRegion *ir) {
 }
 
 // The position of identifier `name` as a whole token in text, or NULL.
+
 static const char *find_token(const char *text, const char *name) {
   size_t n = strlen(name);
   for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
@@ -640,8 +641,10 @@ static enum CXChildVisitResult find_memory_read(CXCursor c, CXCursor parent, CXC
 // rows);`): arithmetic or dim3 variables never assigned, each initialized
 // from variables, members, literals and pure calls (min, max, the C library's
 // math, constructors), reading no element or pointer's target. Neither a
-// collective nor a launch changes them, so the schedule declares them first.
-static bool region_local(const Frontend *fe, const Stmt *s) {
+// collective nor a launch changes them, so the schedule declares them first,
+// unless a statement before it names one (an outer variable the local then
+// hides) or a name is coconet's own (`coconet_rank`, declared there too).
+static bool region_local(const Frontend *fe, const Region *r, const Stmt *s) {
   if (clang_getCursorKind(s->cursor) != CXCursor_DeclStmt) return false;
   FeKids vars = fe_kids(s->cursor);
   if (vars.n == 0 || vars.n > FE_KIDS) return false;
@@ -658,6 +661,15 @@ static bool region_local(const Frontend *fe, const Stmt *s) {
     if (clang_getCursorKind(v) != CXCursor_VarDecl || !(arith || dim3) || !init.n || memory ||
         !wrapper_pure(init.last) || !never_assigned(fe, v))
       return false;
+    char *name = fe_spelling(v);
+    bool named = strncmp(name, "coconet_", 8) == 0;
+    for (const Stmt *b = r->stmts; b && b != s && !named; b = b->next) {
+      char *text = fe_text(fe, b->range);
+      named = find_token(text, name) != NULL;
+      free(text);
+    }
+    free(name);
+    if (named) return false;
   }
   return true;
 }
@@ -672,7 +684,7 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
   IrHoist **locals = &ir->locals;
   for (const Stmt *s = r->stmts; s; s = s->next) {
     bool done = false;
-    if (s->kind == STMT_OPAQUE && !opaque && region_local(fe, s)) {
+    if (s->kind == STMT_OPAQUE && !opaque && region_local(fe, r, s)) {
       IrHoist *h = ir_alloc(ir, sizeof *h);
       char *text = fe_text(fe, s->range);
       *h = (IrHoist){.text = ir_strdup(ir, text), .range = s->range};

@@ -30,10 +30,20 @@ static int by_at(const void *a, const void *b) {
   return x->at < y->at ? -1 : x->at > y->at;
 }
 
+// Does the text take the element index first, not having it among its parameters? (A
+// buffer whose t[i] it edits held as a pointer keeps t[i] as written, i the element's.)
+static bool index_first(const IrText *t, const TextArg *args) {
+  for (int i = 0; t->index_decl && i < t->nparams; i++)
+    if (t->params[i].tensor && !args[i].element) return true;
+  return false;
+}
+
 static void params(Buf *b, const IrText *t, const TextArg *args) {
+  bool first = index_first(t, args);
+  if (first) buf_puts(b, t->index_decl);
   for (int i = 0; i < t->nparams; i++) {
     const IrTextParam *tp = &t->params[i];
-    if (i) buf_puts(b, ", ");
+    if (i || first) buf_puts(b, ", ");
     if (tp->tensor && args[i].element) {
       buf_printf(b, "%s &%s", tp->elem, tp->name);
     } else if (tp->tensor) {
@@ -127,9 +137,11 @@ static bool scope_type(const IrText *t, const char *elem) {
 void text_call(Buf *b, const char *name, const IrOp *op, const TextArg *args, const char *unit, bool beside) {
   const IrText *t = op->pw.text;
   buf_printf(b, "%s%s%s%s(", unit, beside ? "" : t->ns_prefix, name, t->scope ? "::element" : "");
+  bool first = index_first(t, args);
+  if (first) buf_puts(b, "i");
   for (int i = 0; i < t->nparams; i++) {
     const IrTextParam *tp = &t->params[i];
-    if (i) buf_puts(b, ", ");
+    if (i || first) buf_puts(b, ", ");
     if (args[i].cast && scope_type(t, tp->elem)) {
       const char *e = strncmp(tp->elem, "const ", 6) == 0 ? tp->elem + 6 : tp->elem;
       buf_printf(b, "const_cast<%s%s::%s *>(%s)", beside ? "" : t->ns_prefix, name, e, args[i].name);

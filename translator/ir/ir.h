@@ -421,6 +421,9 @@ typedef struct IrText {
                           // them where generated code goes: the generated kernel goes beside the function
   IrTextEdit *edits;      // in order of `at`
   int nedits;
+  const char *index_decl; // the element index as declared ("int i"), for a text that does not take it: it
+                          // takes it first when the element function holds a buffer it edits as a pointer
+                          // (another op of the kernel needs it so), whose t[i] stays as written
   SrcLoc loc;             // where the element's statements start
 } IrText;
 
