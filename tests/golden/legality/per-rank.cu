@@ -13,6 +13,8 @@
 // A kernel that writes an output and then updates it reads back its own store, not the output's
 // value at region entry: no replicated(out) is needed (it was asked for).
 // RUN: %coconet --verify=3 %s -- -DCASE_REWRITE | %FileCheck --check-prefix=REWRITE %s
+// The same after an early return: where the update does not happen, the element keeps its first store.
+// RUN: %coconet --verify=3 %s -- -DCASE_REWRITE -DEARLY_RETURN | %FileCheck --check-prefix=REWRITE %s
 // Declared, the same kernels are translated, and the programs agree when run:
 // RUN: %coconet --verify=3 %s -- -DCASE_NOISE -DDECLARED | %FileCheck --check-prefix=NOISE-OK %s
 // RUN: %coconet --verify=3 %s -- -DCASE_WEIGHTS -DDECLARED | %FileCheck --check-prefix=WEIGHTS-OK %s
@@ -44,6 +46,9 @@ __global__ void copy_add(float *out, const float *y, const float *bias, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {
     out[i] = y[i];
+#ifdef EARLY_RETURN
+    if (y[i] < 0.0f) return;
+#endif
     out[i] += bias[i];
     out[i] *= 0.5f;
   }
@@ -126,8 +131,8 @@ void step(float *w, float *w2, float *g, float *noise, float *y, float *out, flo
 #endif
 }
 
-// NOISE: per-rank.cu:63:5: error: reorder: 'g' differs per rank (kernel 'add_noise' computes it from local 'noise'), so gathering its slices after the region would change it; declare it shard(g) or scratch(g), or 'noise' replicated(noise)
-// NOISE: per-rank.cu:25:28: note: 'noise' is local (may differ per rank) from here: nothing in the region makes it identical on every rank
+// NOISE: per-rank.cu:68:5: error: reorder: 'g' differs per rank (kernel 'add_noise' computes it from local 'noise'), so gathering its slices after the region would change it; declare it shard(g) or scratch(g), or 'noise' replicated(noise)
+// NOISE: per-rank.cu:27:28: note: 'noise' is local (may differ per rank) from here: nothing in the region makes it identical on every rank
 // W2: error: reorder: 'w2' differs per rank (kernel 'sgd' computes it from local 'g'), so gathering its slices after the region would change it; declare it shard(w2) or scratch(w2), or 'g' replicated(g)
 // WEIGHTS: error: reorder: kernel 'sgd' updates 'w' on this rank's slice and its slices are then gathered, but 'w' at region entry is not known to be identical on every rank; declare replicated(w) if it is (data-parallel weights are), or shard(w) or scratch(w)
 // WEIGHTS: note: 'w' at region entry is read here
