@@ -65,6 +65,21 @@ IrExpr *az_stored(Az *az, const IrTensor *t) {
   return last && same_later(last->value, last) ? last->value : NULL;
 }
 
+static bool earlier_read(const IrExpr *e, const IrTensor *t) {
+  return e->kind == IR_E_READ && e->tensor == t && e->index == IR_IDX_I && e->sometimes;
+}
+
+// As same_later, but t[i] as it was before a store (old_value's read) may be read: a select
+// reaches it only where the store kept it.
+static bool only_earlier_reads(const IrExpr *e, const IrStmt *from, const IrTensor *t) {
+  if (!e || e->kind == IR_E_LOCAL || earlier_read(e, t)) return true;
+  if (e->kind == IR_E_OPAQUE) return false;
+  if (e->kind == IR_E_READ)
+    for (const IrStmt *s = from; s; s = s->next)
+      if ((s->kind == IR_S_STORE || s->kind == IR_S_REDUCE) && s->tensor == e->tensor) return false;
+  return only_earlier_reads(e->a, from, t) && only_earlier_reads(e->b, from, t) && only_earlier_reads(e->c, from, t);
+}
+
 // What t[i] holds when a store under `cond` does not happen: the value this
 // element last stored there when that is known (with `if (c) { t[i] = a;
 // return; } ... t[i] = b;` the second store's else is a: the first store's
@@ -78,6 +93,10 @@ static IrExpr *old_value(Az *az, IrTensor *t, IrExpr *cond) {
   // (a value read again now is the same when nothing since stored what it reads: `out[i] = y[i];
   // if (y[i] < 0) return; out[i] += 1;` keeps y[i] where the second store does not happen)
   if (v && (stable(v) || same_later(v, last))) return v;
+  // The last store's value read again now is what it stored, where its t[i] as it was before is
+  // read only on the path where that store kept it (`c ? a : t[i]` holds the same value before and
+  // after storing it): nested early returns and else-if chains (only_earlier_reads).
+  if (v && only_earlier_reads(v, last, t)) return v;
   IrExpr *old = ir_expr_read(az->ir, t, IR_IDX_I, NULL);
   old->sometimes = true;  // the IR's, where the store does not happen: the program reads nothing there
   return old;
@@ -87,8 +106,88 @@ static IrExpr *old_value(Az *az, IrTensor *t, IrExpr *cond) {
 // program's own read under a condition)?
 static bool reads_before(const IrExpr *e, const IrTensor *t) {
   if (!e) return false;
-  if (e->kind == IR_E_READ && e->tensor == t && e->index == IR_IDX_I && e->sometimes) return true;
+  if (earlier_read(e, t)) return true;
   return reads_before(e->a, t) || reads_before(e->b, t) || reads_before(e->c, t);
+}
+
+// The conditions a store's selects test, as truth functions of their atoms:
+// the operands of !, && and || that are none of them (`v > hi`, `flag`), each
+// taken as free to be true or false.
+enum { MAX_ATOMS = 10 };
+typedef struct Atoms {
+  const IrExpr *atom[MAX_ATOMS];
+  int n;
+  bool many;  // more than MAX_ATOMS
+} Atoms;
+
+static bool connective(const IrExpr *e) {
+  return (e->kind == IR_E_UNARY && e->op == IR_NOT) || (e->kind == IR_E_BINARY && (e->op == IR_LAND || e->op == IR_LOR));
+}
+
+static void add_atoms(const IrExpr *c, Atoms *a) {
+  if (connective(c)) {
+    add_atoms(c->a, a);
+    if (c->kind == IR_E_BINARY) add_atoms(c->b, a);
+    return;
+  }
+  for (int i = 0; i < a->n; i++)
+    if (a->atom[i] == c) return;
+  if (a->n == MAX_ATOMS) a->many = true;
+  else a->atom[a->n++] = c;
+}
+
+static void select_atoms(const IrExpr *e, Atoms *a) {
+  if (!e || a->many) return;
+  if (e->kind == IR_E_SELECT) add_atoms(e->a, a);
+  select_atoms(e->a, a);
+  select_atoms(e->b, a);
+  select_atoms(e->c, a);
+}
+
+static bool truth(const IrExpr *c, const Atoms *a, unsigned bits) {
+  if (c->kind == IR_E_UNARY && c->op == IR_NOT) return !truth(c->a, a, bits);
+  if (c->kind == IR_E_BINARY && c->op == IR_LAND) return truth(c->a, a, bits) && truth(c->b, a, bits);
+  if (c->kind == IR_E_BINARY && c->op == IR_LOR) return truth(c->a, a, bits) || truth(c->b, a, bits);
+  for (int i = 0; i < a->n; i++)
+    if (a->atom[i] == c) return bits >> i & 1;
+  return true;  // (not an atom: not reached, every leaf is one)
+}
+
+// Does e read t[i] as it was, with the atoms as `bits` say?
+static bool earlier_reached(const IrExpr *e, const IrTensor *t, const Atoms *a, unsigned bits) {
+  if (!e) return false;
+  if (earlier_read(e, t)) return true;
+  if (e->kind == IR_E_SELECT)
+    return earlier_reached(e->a, t, a, bits) ||
+           earlier_reached(truth(e->a, a, bits) ? e->b : e->c, t, a, bits);
+  return earlier_reached(e->a, t, a, bits) || earlier_reached(e->b, t, a, bits) || earlier_reached(e->c, t, a, bits);
+}
+
+// e with t[i] as it was replaced by zero (where no path reaches it).
+static IrExpr *without_earlier(Az *az, IrExpr *e, const IrTensor *t) {
+  if (!e) return NULL;
+  if (earlier_read(e, t)) return az_cast_to(az, e->type, ir_expr_int(az->ir, 0, IR_I32));
+  IrExpr *a = without_earlier(az, e->a, t), *b = without_earlier(az, e->b, t), *c = without_earlier(az, e->c, t);
+  if (a == e->a && b == e->b && c == e->c) return e;
+  IrExpr *copy = ir_alloc(az->ir, sizeof *copy);
+  *copy = *e;
+  copy->a = a;
+  copy->b = b;
+  copy->c = c;
+  return copy;
+}
+
+// A store whose selects reach t[i] as it was on no path (`if (v > hi) { t[i] = hi; return; }
+// if (v < lo) { t[i] = lo; return; } t[i] = v;`, an if / else-if / else): the element
+// stores t[i] on every path, and its value reads nothing before.
+static IrExpr *every_path(Az *az, IrExpr *value, const IrTensor *t) {
+  if (!reads_before(value, t)) return value;
+  Atoms a = {.n = 0};
+  select_atoms(value, &a);
+  if (a.many) return value;
+  for (unsigned bits = 0; bits < 1u << a.n; bits++)
+    if (earlier_reached(value, t, &a, bits)) return value;
+  return without_earlier(az, value, t);
 }
 
 void az_store(Az *az, CXCursor at, IrTensor *t, IrExpr *value) {
@@ -108,7 +207,7 @@ void az_store(Az *az, CXCursor at, IrTensor *t, IrExpr *value) {
   value = az_cast_to(az, t->type, value);
   IrExpr *cond = az_cond(az);
   if (az->tail_guard) cond = cond ? ir_expr_binary(az->ir, IR_LAND, az->tail_guard, cond) : az->tail_guard;
-  if (cond) value = ir_expr_select(az->ir, cond, value, az_cast_to(az, t->type, old_value(az, t, cond)));
+  if (cond) value = every_path(az, ir_expr_select(az->ir, cond, value, az_cast_to(az, t->type, old_value(az, t, cond))), t);
   ir_pw_store(az->ir, az->op, t, value, fe_loc(az->fe, clang_getCursorLocation(at)));
   IrStmt *last = az->op->pw.body;
   while (last->next) last = last->next;

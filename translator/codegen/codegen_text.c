@@ -33,8 +33,10 @@ static int by_at(const void *a, const void *b) {
 // Does the text take the element index first, not having it among its parameters? (A
 // buffer whose t[i] it edits held as a pointer keeps t[i] as written, i the element's.)
 static bool index_first(const IrText *t, const TextArg *args) {
-  for (int i = 0; t->index_decl && i < t->nparams; i++)
-    if (t->params[i].tensor && !args[i].element) return true;
+  for (int e = 0; t->index_decl && e < t->nedits; e++) {
+    int p = t->edits[e].param;
+    if (p >= 0 && t->params[p].tensor && !args[p].element) return true;
+  }
   return false;
 }
 

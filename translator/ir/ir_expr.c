@@ -348,13 +348,16 @@ static bool dead_store(const IrStmt *s) {
 }
 
 void ir_pw_drop_dead_stores(IrRegion *r, IrOp *op) {
-  bool dropped = false;
-  for (IrStmt **p = &op->pw.body; *p;) {
-    if ((*p)->kind == IR_S_STORE && dead_store(*p)) {
-      *p = (*p)->next;
-      dropped = true;
-    } else {
-      p = &(*p)->next;
+  bool dropped = false, again = true;
+  while (again) {  // (a store only a dropped one read is dead in turn)
+    again = false;
+    for (IrStmt **p = &op->pw.body; *p;) {
+      if ((*p)->kind == IR_S_STORE && dead_store(*p)) {
+        *p = (*p)->next;
+        dropped = again = true;
+      } else {
+        p = &(*p)->next;
+      }
     }
   }
   if (dropped) recollect(r, op);
