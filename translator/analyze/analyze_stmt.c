@@ -121,7 +121,8 @@ typedef struct Atoms {
 } Atoms;
 
 static bool connective(const IrExpr *e) {
-  return (e->kind == IR_E_UNARY && e->op == IR_NOT) || (e->kind == IR_E_BINARY && (e->op == IR_LAND || e->op == IR_LOR));
+  return (e->kind == IR_E_UNARY && e->op == IR_NOT) ||
+         (e->kind == IR_E_BINARY && (e->op == IR_LAND || e->op == IR_LOR));
 }
 
 static void add_atoms(const IrExpr *c, Atoms *a) {
@@ -207,7 +208,10 @@ void az_store(Az *az, CXCursor at, IrTensor *t, IrExpr *value) {
   value = az_cast_to(az, t->type, value);
   IrExpr *cond = az_cond(az);
   if (az->tail_guard) cond = cond ? ir_expr_binary(az->ir, IR_LAND, az->tail_guard, cond) : az->tail_guard;
-  if (cond) value = every_path(az, ir_expr_select(az->ir, cond, value, az_cast_to(az, t->type, old_value(az, t, cond))), t);
+  if (cond) {
+    IrExpr *kept = az_cast_to(az, t->type, old_value(az, t, cond));
+    value = every_path(az, ir_expr_select(az->ir, cond, value, kept), t);
+  }
   ir_pw_store(az->ir, az->op, t, value, fe_loc(az->fe, clang_getCursorLocation(at)));
   IrStmt *last = az->op->pw.body;
   while (last->next) last = last->next;

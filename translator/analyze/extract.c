@@ -319,7 +319,8 @@ static bool extract_cuda(IrRegion *ir, const Stmt *s) {
     return true;
   }
   if (strcmp(s->callee, "cudaMemsetAsync") == 0 && s->nargs == 4 && bytes_of(ir, s, 0, arg(s, 2), &t, &count)) {
-    IrMemset m = {.count = count, .bytes_text = arg(s, 2), .stream = arg(s, 3), .value = (int)strtol(arg(s, 1), NULL, 0)};
+    IrMemset m = {.count = count, .bytes_text = arg(s, 2), .stream = arg(s, 3),
+                  .value = (int)strtol(arg(s, 1), NULL, 0)};  // (0x01 too)
     m.dst = ir_tensor_get_or_add(ir, arg(s, 0), t, count, s->range.begin);
     ir_op_memset(ir, s->range, &m);
     return true;

@@ -360,7 +360,8 @@ static int generate(Cg *cg, const Scope *sc) {
     ln = nl ? nl + 1 : ln + strlen(ln);
   }
   buf_free(&comment);
-  if (cg->r->locals) cg_line(cg, "// coconet: the region's locals first (nothing in the region changes what they read)");
+  if (cg->r->locals)
+    cg_line(cg, "// coconet: the region's locals first (nothing in the region changes what they read)");
   for (const IrHoist *h = cg->r->locals; h; h = h->next) cg_line_as_written(cg, h->text);
   if (cg->r->hoists) cg_line(cg, "// coconet: arguments with side effects, evaluated once, in the order written");
   for (const IrHoist *h = cg->r->hoists; h; h = h->next)

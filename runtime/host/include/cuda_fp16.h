@@ -98,7 +98,9 @@ COCONET_HOST_HALF_TO_INT(ll, long long)
 COCONET_HOST_HALF_TO_INT(ull, unsigned long long)
 #undef COCONET_HOST_HALF_TO_INT
 /* To 8 bits, as CUDA's: toward zero, saturated. */
-inline signed char __half2char_rz(__half h) { return coconet_host::saturate_to<signed char>(std::trunc(__half2float(h))); }
+inline signed char __half2char_rz(__half h) {
+  return coconet_host::saturate_to<signed char>(std::trunc(__half2float(h)));
+}
 inline unsigned char __half2uchar_rz(__half h) {
   return coconet_host::saturate_to<unsigned char>(std::trunc(__half2float(h)));
 }
