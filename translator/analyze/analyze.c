@@ -458,57 +458,6 @@ static char *loop_in_helper(const Az *az, CXCursor s) {
   return reads ? fe_spelling(fn) : NULL;
 }
 
-// `A op B op C` (clang nests them to the left) as its operands in order into out
-// (at most max); -1 when there are more.
-static int operands(const Az *az, CXCursor c, const char *op, CXCursor *out, int max) {
-  CXCursor a, b;
-  if (!az_is_binary(az, c, op, &a, &b)) {
-    out[0] = c;
-    return 1;
-  }
-  int n = operands(az, a, op, out, max);
-  if (n < 0 || n >= max) return -1;
-  out[n] = b;
-  return n + 1;
-}
-
-static enum CXChildVisitResult find_effect(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  enum CXCursorKind k = kind(c);
-  if (k == CXCursor_CallExpr || k == CXCursor_ArraySubscriptExpr || k == CXCursor_CompoundAssignOperator ||
-      k == CXCursor_UnaryOperator) {
-    *(bool *)data = true;
-    return CXChildVisit_Break;
-  }
-  return CXChildVisit_Recurse;
-}
-
-// A condition that reads no memory and changes nothing (`row < rows`): it may be
-// tested after the element loop's bound as well as before.
-static bool plain_condition(CXCursor c) {
-  bool effect = false;
-  if (find_effect(c, c, &effect) == CXChildVisit_Recurse) clang_visitChildren(c, find_effect, &effect);
-  return !effect;
-}
-
-// The guard's operands with the element loop's bound `i OP n` first: where a
-// guard of several conditions tests it after plain ones (`row < rows && col <
-// cols`), it is moved to the front. False (unchanged) when no operand is that
-// bound or one before it is not plain.
-static bool bound_first(const Az *az, CXCursor *conds, int n, const char *op) {
-  for (int k = 0; k < n; k++) {
-    CXCursor a, b;
-    if (az_is_binary(az, conds[k], op, &a, &b) && az_is_index(az, a)) {
-      CXCursor found = conds[k];
-      memmove(conds + 1, conds, sizeof *conds * (size_t)k);
-      conds[0] = found;
-      return true;
-    }
-    if (!plain_condition(conds[k])) return false;
-  }
-  return false;
-}
-
 // The element loop is a guard (LOOP_IF ...), statement `at` of the kernel's body.
 static void guard_at(Az *az, int at, int form) {
   az->guarded = true;
@@ -536,11 +485,11 @@ static void element_loop(Az *az, CXCursor body) {
     }
     Kids k = kids(s);
     CXCursor conds[8];
-    int nand = kind(s) == CXCursor_IfStmt && k.n == 2 ? operands(az, k.v[0], "&&", conds, 8) : 0;
+    int nand = kind(s) == CXCursor_IfStmt && k.n == 2 ? az_operands(az, k.v[0], "&&", conds, 8) : 0;
     int nor = kind(s) == CXCursor_IfStmt && k.n == 2 && nand == 1 && is_return(k.v[1])
-                  ? operands(az, k.v[0], "||", conds, 8) : 0;
-    if (nand > 1) bound_first(az, conds, nand, "<");
-    if (nor > 1) bound_first(az, conds, nor, ">=");
+                  ? az_operands(az, k.v[0], "||", conds, 8) : 0;
+    if (nand > 1) az_bound_first(az, conds, nand, "<");
+    if (nor > 1) az_bound_first(az, conds, nor, ">=");
     if (kind(s) == CXCursor_ForStmt && k.n == 4 && index_decl(az, k.v[0]) && bound(az, k.v[1], "<") &&
         grid_stride(az, k.v[2])) {
       CXCursor rindex, rbody;

@@ -1,7 +1,7 @@
 // analyze_cursor.c: the kernel analysis' words for cursors: their text, the
 // operators between tokens, types, callees, CUDA's built-in coordinates and
-// the element index, launch arguments, a local's binding (analyze_expr.c reads
-// expressions with them).
+// the element index, launch arguments, a local's binding, the operands of a
+// guard of several conditions (analyze_expr.c reads expressions with them).
 #include "analyze_impl.h"
 
 #include <stdarg.h>
@@ -284,4 +284,59 @@ enum CXChildVisitResult az_list_add(CXCursor c, CXCursor parent, CXClientData da
   }
   l->v[l->n++] = c;
   return CXChildVisit_Continue;
+}
+
+//
+// Guards of several conditions
+//
+
+// `A op B op C` (clang nests them to the left) as its operands in order into out
+// (at most max); -1 when there are more.
+int az_operands(const Az *az, CXCursor c, const char *op, CXCursor *out, int max) {
+  CXCursor a, b;
+  if (!az_is_binary(az, c, op, &a, &b)) {
+    out[0] = c;
+    return 1;
+  }
+  int n = az_operands(az, a, op, out, max);
+  if (n < 0 || n >= max) return -1;
+  out[n] = b;
+  return n + 1;
+}
+
+static enum CXChildVisitResult find_effect(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  enum CXCursorKind k = kind(c);
+  if (k == CXCursor_CallExpr || k == CXCursor_ArraySubscriptExpr || k == CXCursor_CompoundAssignOperator ||
+      k == CXCursor_UnaryOperator) {
+    *(bool *)data = true;
+    return CXChildVisit_Break;
+  }
+  return CXChildVisit_Recurse;
+}
+
+// A condition that reads no memory and changes nothing (`row < rows`): it may be
+// tested after the element loop's bound as well as before.
+static bool plain_condition(CXCursor c) {
+  bool effect = false;
+  if (find_effect(c, c, &effect) == CXChildVisit_Recurse) clang_visitChildren(c, find_effect, &effect);
+  return !effect;
+}
+
+// The guard's operands with the element loop's bound `i OP n` first: where a
+// guard of several conditions tests it after plain ones (`row < rows && col <
+// cols`), it is moved to the front. False (unchanged) when no operand is that
+// bound or one before it is not plain.
+bool az_bound_first(const Az *az, CXCursor *conds, int n, const char *op) {
+  for (int k = 0; k < n; k++) {
+    CXCursor a, b;
+    if (az_is_binary(az, conds[k], op, &a, &b) && az_is_index(az, a)) {
+      CXCursor found = conds[k];
+      memmove(conds + 1, conds, sizeof *conds * (size_t)k);
+      conds[0] = found;
+      return true;
+    }
+    if (!plain_condition(conds[k])) return false;
+  }
+  return false;
 }

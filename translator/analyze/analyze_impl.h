@@ -119,7 +119,7 @@ static inline bool same(CXCursor a, CXCursor b) { return clang_equalCursors(a, b
 
 typedef enum { B_NONE, B_BLOCKIDX_X, B_BLOCKDIM_X, B_THREADIDX_X, B_GRIDDIM_X } Builtin;
 
-// analyze_cursor.c: cursors, their text and types, built-ins, the element index, failures
+// analyze_cursor.c: cursors, their text and types, built-ins, the element index, guards' operands, failures
 bool az_failed(const Az *az);
 // Record the first reason the kernel is not pointwise, at a cursor; returns NULL.
 IrExpr *az_fail(Az *az, CXCursor at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -138,6 +138,10 @@ IrType az_element_type_of(CXType t);                      // a buffer's: none fo
 IrType az_expr_type(CXCursor c);                          // az_type_of its type
 bool az_is_pointer(CXCursor decl);
 bool az_is_integer_var(CXCursor d);
+// `A op B op C` as its operands in order into out (at most max; -1: more)
+int az_operands(const Az *az, CXCursor c, const char *op, CXCursor *out, int max);
+// The element loop's bound `i op n` moved first among a guard's operands, after plain ones only (false: none)
+bool az_bound_first(const Az *az, CXCursor *conds, int n, const char *op);
 // A growing list of cursors; az_list_add is a visitor (and a call) that appends one.
 typedef struct AzList {
   CXCursor *v;
