@@ -33,7 +33,7 @@ bool extract_stmt_has_effects(const Stmt *s) {
 }
 
 // Is s a declaration of the region's locals (extract.c), which has no op?
-static bool region_local(const IrRegion *ir, const Stmt *s) {
+static bool declares_local(const IrRegion *ir, const Stmt *s) {
   for (const IrHoist *h = ir->locals; h; h = h->next)
     if (h->range.begin.offset == s->range.begin.offset) return true;
   return false;
@@ -283,8 +283,8 @@ int extract_hoist_effects(const Region *r, IrRegion *ir) {
   Arg *args = xcalloc(ARGS_MAX, sizeof *args);
   int nargs = 0, nstmt = 0, rc = 0;
   // (a declaration of the region's locals has no op)
-  for (const Stmt *s = r->stmts; s && op && rc == 0; op = region_local(ir, s) ? op : op->next, s = s->next, nstmt++) {
-    if (region_local(ir, s)) continue;
+  for (const Stmt *s = r->stmts; s && op && rc == 0; op = declares_local(ir, s) ? op : op->next, s = s->next, nstmt++) {
+    if (declares_local(ir, s)) continue;
     if (op->kind == IR_OP_OPAQUE) {
       if (!opaque) opaque = s;
       continue;

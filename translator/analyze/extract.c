@@ -429,7 +429,6 @@ static int check_overlap(const Region *r, const IrRegion *ir) {
 }
 
 // The position of identifier `name` as a whole token in text, or NULL.
-
 static const char *find_token(const char *text, const char *name) {
   size_t n = strlen(name);
   for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
