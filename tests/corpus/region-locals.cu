@@ -7,15 +7,17 @@
 // (`seed++`) stays where it is, and so does one whose initializer calls a
 // function with side effects (-DEFFECT; its grid is then not proven to cover the
 // elements), and one naming what an earlier statement of the region names (a
-// local `a` hiding the parameter `a` an earlier launch reads: -DSHADOW) or
-// named as coconet's own (`coconet_p`: -DOWN_NAME).
+// local `a` hiding the parameter `a` an earlier launch reads: -DSHADOW). One
+// named as coconet's own (`coconet_p`: -DOWN_NAME) is declared first like the
+// others: the generated names avoid it (coconet_p_2).
 // RUN: %coconet --verify=3 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --verify=3 %s -- -DAFTER_EFFECT | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet %s -- -DAFTER_EFFECT | %FileCheck --check-prefix=AFTER %s
 // RUN: %expect 1 %coconet --check %s -- -DEFFECT 2>&1 | %FileCheck --check-prefix=EFFECT %s
 // RUN: %coconet --verify=3 %s -- -DSHADOW | %FileCheck --check-prefix=SHADOW %s
-// RUN: %expect 1 %coconet --check %s -- -DOWN_NAME 2>&1 | %FileCheck --check-prefix=OWN_NAME %s
+// RUN: %coconet --verify=3 %s -- -DOWN_NAME | %FileCheck --check-prefix=OWN_NAME %s
+// RUN: %coconet %s -- -DOWN_NAME | %FileCheck --check-prefix=OWN_NAME_CODE %s
 #include <algorithm>
 #include <cstdio>
 #include <cuda_runtime.h>
@@ -94,9 +96,14 @@ void step(float *g, int n, unsigned seed, ncclComm_t comm, cudaStream_t s) {
 // AFTER-NEXT: {{^ *}}const float inv = 1.0f {{/}} 8;
 // AFTER-NEXT: // coconet: arguments with side effects
 // AFTER-NEXT: const auto coconet_arg1 = seed++;
-// AFTER: ncclAllGather(g + coconet_p.slice_lo, g, coconet_p.s, ncclFloat, comm, s));
+// AFTER: ncclAllGather(g + coconet_p_2.slice_lo, g, coconet_p_2.s, ncclFloat, comm,
+// AFTER-NEXT: {{^ *}}s));
 // AFTER-NEXT: {{^ *}}const unsigned used = seed;
 // AFTER-NEXT: scale<<<grid, block, 0, s>>>(g, inv, used, n);
-// EFFECT: region-locals.cu:[[@LINE-46]]:5: error: kernel 'add_bias' computes only the elements that have a thread
+// EFFECT: region-locals.cu:[[@LINE-47]]:5: error: kernel 'add_bias' computes only the elements that have a thread
 // SHADOW: verify scale: ok (the region as written and as scheduled agree within 0 ULP)
-// OWN_NAME: note: the AllReduce is followed by 'const int coconet_p = ceil_div(n, 256);', a statement coconet does not see into
+// OWN_NAME: verify scale: ok (the region as written and as scheduled agree within 0 ULP)
+// OWN_NAME_CODE: region name(scale) split reorder (translated by coconet)
+// OWN_NAME_CODE: // coconet: the region's locals first
+// OWN_NAME_CODE: {{^ *}}const int coconet_p = ceil_div(n, 256);
+// OWN_NAME_CODE: const coconet_part coconet_p_2 = coconet_slice(n, coconet_rank, coconet_nranks);

@@ -643,7 +643,8 @@ static enum CXChildVisitResult find_memory_read(CXCursor c, CXCursor parent, CXC
 // math, constructors), reading no element or pointer's target. Neither a
 // collective nor a launch changes them, so the schedule declares them first,
 // unless a statement before it names one (an outer variable the local then
-// hides) or a name is coconet's own (`coconet_rank`, declared there too).
+// hides). A local named as coconet's own (`coconet_p`) is one too: the
+// generated names avoid every name the file spells (codegen's Names).
 static bool region_local(const Frontend *fe, const Region *r, const Stmt *s) {
   if (clang_getCursorKind(s->cursor) != CXCursor_DeclStmt) return false;
   FeKids vars = fe_kids(s->cursor);
@@ -662,7 +663,7 @@ static bool region_local(const Frontend *fe, const Region *r, const Stmt *s) {
         !wrapper_pure(init.last) || !never_assigned(fe, v))
       return false;
     char *name = fe_spelling(v);
-    bool named = strncmp(name, "coconet_", 8) == 0;
+    bool named = false;
     for (const Stmt *b = r->stmts; b && b != s && !named; b = b->next) {
       char *text = fe_text(fe, b->range);
       named = find_token(text, name) != NULL;

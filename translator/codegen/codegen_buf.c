@@ -52,7 +52,7 @@ void buf_free(Buf *b) {
 static bool names_has(const Names *ns, const char *name) {
   for (int i = 0; i < ns->n; i++)
     if (strcmp(ns->v[i], name) == 0) return true;
-  return false;
+  return ns->spelled && text_has_ident(ns->spelled, name);
 }
 
 const char *names_add(Names *ns, const char *want) {

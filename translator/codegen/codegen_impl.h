@@ -62,12 +62,14 @@ const char *buf_str(const Buf *b);  // "" while empty
 char *buf_take(Buf *b);             // the text (malloc'd), b emptied
 void buf_free(Buf *b);
 
-// Names in one C++ scope: each name handed out once, made unique with _2, _3, ...
+// Names in one C++ scope: each name handed out once, made unique with _2, _3, ...;
+// never one the user's file spells (a generated coconet_rank would hide the user's).
 enum { NAMES_MAX = 512 };
 
 typedef struct Names {
   char *v[NAMES_MAX];
   int n;
+  const char *spelled;  // the user's file (NULL: none)
 } Names;
 
 const char *names_add(Names *ns, const char *want);  // the unique name (owned by ns)

@@ -364,8 +364,14 @@ static int generate(Cg *cg, const Scope *sc) {
     cg_line(cg, "// coconet: the region's locals first (nothing in the region changes what they read)");
   for (const IrHoist *h = cg->r->locals; h; h = h->next) cg_line_as_written(cg, h->text);
   if (cg->r->hoists) cg_line(cg, "// coconet: arguments with side effects, evaluated once, in the order written");
-  for (const IrHoist *h = cg->r->hoists; h; h = h->next)
-    cg_line(cg, "[[maybe_unused]] const auto %s = %s;", names_add(&cg->names, h->name), h->text);
+  for (const IrHoist *h = cg->r->hoists; h; h = h->next) {
+    if (strcmp(names_add(&cg->names, h->name), h->name) != 0) {  // the region's text already names it
+      diag_error(&cg->r->loc, "region '%s': the file names '%s', which coconet's code for the region declares; "
+                 "rename it", cg->r->name, h->name);
+      return -1;
+    }
+    cg_line(cg, "[[maybe_unused]] const auto %s = %s;", h->name, h->text);
+  }
   Buf head = cg->out;  // the ops go to a buffer of their own, the (void) lines before them
   cg->out = (Buf){0};
   check_replicated(cg);
@@ -439,7 +445,8 @@ int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Targ
   }
   Cg *cg = calloc(1, sizeof *cg);
   if (!cg) COCONET_BUG("out of memory");
-  *cg = (Cg){.fe = fe, .fr = fr, .r = r, .target = target, .indent = indent, .cuda_check = cuda_wrapper(fr)};
+  *cg = (Cg){.fe = fe, .fr = fr, .r = r, .target = target, .indent = indent, .cuda_check = cuda_wrapper(fr),
+             .names.spelled = fe->src.buf};
   cg->unit = indent_unit(fe, fr, indent);
   Scope sc = scope_of(list);
   int rc = generate(cg, &sc);

@@ -11,6 +11,29 @@ bool text_ident_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
+bool text_has_ident(const char *text, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = text; *p;) {
+    if (p[0] == '/' && p[1] == '/') {
+      p += strcspn(p, "\n");
+    } else if (p[0] == '/' && p[1] == '*') {
+      const char *end = strstr(p + 2, "*/");
+      p = end ? end + 2 : p + strlen(p);
+    } else if (*p == '"' || (*p == '\'' && !(p > text && text_ident_char(p[-1])))) {  // not 1'000
+      char quote = *p++;
+      while (*p && *p != quote && *p != '\n') p += p[0] == '\\' && p[1] ? 2 : 1;
+      if (*p == quote) p++;
+    } else if (text_ident_char(*p)) {
+      const char *b = p;
+      while (text_ident_char(*p)) p++;
+      if (!(*b >= '0' && *b <= '9') && (size_t)(p - b) == n && memcmp(b, name, n) == 0) return true;  // a number
+    } else {
+      p++;
+    }
+  }
+  return false;
+}
+
 void text_drop(char *out, const char *in, const char *drop) {
   for (; *in; in++)
     if (!strchr(drop, *in)) *out++ = *in;

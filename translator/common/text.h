@@ -10,6 +10,9 @@
 
 // A character of a C identifier: [A-Za-z0-9_].
 bool text_ident_char(char c);
+// Whether C text spells name as a whole identifier outside comments and literals
+// (in preprocessor lines and inactive #if branches too).
+bool text_has_ident(const char *text, const char *name);
 // in without any of the characters in drop, into out (which may be in; it
 // holds strlen(in) + 1 bytes).
 void text_drop(char *out, const char *in, const char *drop);

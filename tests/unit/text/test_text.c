@@ -87,6 +87,17 @@ static void identifiers_and_blanks(void **state) {
   free(s);
 }
 
+static void spelled_identifiers(void **state) {
+  (void)state;
+  const char *src = "#define coconet_p n\nint x = coconet_rank + 1'000; // coconet_c\n"
+                    "/* coconet_side */ const char *s = \"coconet_f\\\" coconet_g\"; char c = 'q';\n";
+  assert_true(text_has_ident(src, "coconet_p") && text_has_ident(src, "coconet_rank") && text_has_ident(src, "c"));
+  assert_false(text_has_ident(src, "coconet_c") || text_has_ident(src, "coconet_side"));
+  assert_false(text_has_ident(src, "coconet_f") || text_has_ident(src, "coconet_g") || text_has_ident(src, "q"));
+  assert_false(text_has_ident(src, "coconet") || text_has_ident(src, "rank") || text_has_ident(src, "000"));
+  assert_false(text_has_ident(src, ""));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(short_lines_stay),
@@ -96,6 +107,7 @@ int main(void) {
       cmocka_unit_test(launch_configurations_break_last),
       cmocka_unit_test(wrapping_twice_changes_nothing),
       cmocka_unit_test(identifiers_and_blanks),
+      cmocka_unit_test(spelled_identifiers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
