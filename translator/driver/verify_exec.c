@@ -240,10 +240,12 @@ static int by_name(const void *a, const void *b) { return strcmp(*(char *const *
 // What the commands building and running the harness depend on besides its
 // bytes: the build command less the temporary directory, how mpirun is run, and
 // the COCONET_ variables of the environment (the host runtime reads some) but
-// those naming the test run's own files.
+// those naming the test run's own files and COCONET_VERIFY_CC, which the build
+// command names already (the sanitizer run sets it to the plain build's
+// coconet-cc, the one the plain run finds beside itself: their keys agree).
 static char *commands_key(const Options *o, const char *build, const char *dir, bool fused) {
   static const char *const own[] = {"COCONET_VERIFY_CACHE=", "COCONET_CACHE=", "COCONET_CACHE_KEEP=",
-                                    "COCONET_TEST_RESULTS=", "COCONET_COLOR="};
+                                    "COCONET_TEST_RESULTS=", "COCONET_COLOR=", "COCONET_VERIFY_CC="};
   extern char **environ;
   char *key = NULL;
   size_t len = 0;
