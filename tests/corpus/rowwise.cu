@@ -15,45 +15,53 @@
 // the block size), SHARED_FILL (a loop from threadIdx.x over shared memory), BLOCK_PARAM (the step a parameter passed the block
 // size, extern __shared__ memory), GRID_STRIDE (rows from a grid-stride loop,
 // launched with fewer blocks than rows) and PARTIAL_REPLICATED, which it must
-// translate so that the program computes the same.
+// translate so that the program computes the same. Each variant's RUN line
+// also passes ONLY=N, the bit of the one region it changes (add_norm 1, softmax
+// 2, layernorm 4, ln_stats 8, rmsnorm_bf16 16, rmsnorm_cub 32, variant 64): the
+// others are left out of its runs (the plain RUN lines check them).
 // RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --explain %s | %FileCheck --check-prefix=EXPLAIN %s
-// RUN: %expect 1 %coconet --check %s -- -DCROSS 2>&1 | %FileCheck --check-prefix=CROSS %s
-// RUN: %expect 1 %coconet --check %s -- -DROW_VALUE 2>&1 | %FileCheck --check-prefix=ROW_VALUE %s
-// RUN: %coconet --verify=4 %s -- -DGRID_STRIDE | %FileCheck --check-prefix=GRID_STRIDE %s
-// RUN: %coconet %s -- -DGRID_STRIDE | grep -v '^// ' | %FileCheck --check-prefix=GRID_STRIDE_CODE %s
-// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_VALUE 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_VALUE %s
-// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_OUTSIDE 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_OUTSIDE %s
-// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_STEP 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_STEP %s
-// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_NESTED 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_NESTED %s
-// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_CARRY 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_CARRY %s
-// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_SHARED_CARRY 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_SHARED_CARRY %s
-// RUN: %expect 1 %coconet --check %s -- -DPER_ROW_OUT 2>&1 | %FileCheck --check-prefix=PER_ROW_OUT %s
-// RUN: %expect 1 %coconet --check %s -- -DSTATS_THREAD1 2>&1 | %FileCheck --check-prefix=STATS_THREAD1 %s
-// RUN: %expect 1 %coconet --check %s -- -DSTATS_ELEMENT 2>&1 | %FileCheck --check-prefix=STATS_ELEMENT %s
-// RUN: %coconet --verify=4 %s -- -DSTATS_ALL_THREADS | %FileCheck --check-prefix=STATS_OK %s
-// RUN: %expect 1 %coconet --check %s -- -DATOMIC 2>&1 | %FileCheck --check-prefix=ATOMIC %s
-// RUN: %expect 1 %coconet --check %s -- -DHALF_GRID 2>&1 | %FileCheck --check-prefix=HALF_GRID %s
-// RUN: %expect 1 %coconet --check %s -- -DCOLUMN_WRITE 2>&1 | %FileCheck --check-prefix=COLUMN_WRITE %s
-// RUN: %expect 1 %coconet --check %s -- -DCOLUMN_BOUND 2>&1 | %FileCheck --check-prefix=COLUMN_BOUND %s
-// RUN: %coconet --verify=4 %s -- -DFUSE | %FileCheck --check-prefix=FUSE %s
-// RUN: %expect 1 %coconet --check %s -- -DSQUARE 2>&1 | %FileCheck --check-prefix=SQUARE %s
-// RUN: %expect 1 %coconet --check %s -- -DMEMBER 2>&1 | %FileCheck --check-prefix=MEMBER %s
-// RUN: %expect 1 %coconet --check %s -- -DSTRIDE2 2>&1 | %FileCheck --check-prefix=STRIDE2 %s
-// RUN: %expect 1 %coconet --check %s -- -DHELPER_ROW 2>&1 | %FileCheck --check-prefix=HELPER_ROW %s
-// RUN: %coconet --verify=4 %s -- -DNARROW | %FileCheck --check-prefix=NARROW %s
-// RUN: %expect 1 %coconet --check %s -- -DLAZY 2>&1 | %FileCheck --check-prefix=LAZY %s
-// RUN: %expect 1 %coconet --check %s -- -DPARTIAL 2>&1 | %FileCheck --check-prefix=PARTIAL %s
-// RUN: %coconet --verify=4 %s -- -DPARTIAL -DPARTIAL_REPLICATED | %FileCheck --check-prefix=PARTIAL_OK %s
-// RUN: %coconet --verify=4 %s -- -DADDRESS | %FileCheck --check-prefix=ACCEPTED %s
-// RUN: %coconet --verify=4 %s -- -DSTEP_LOCAL | %FileCheck --check-prefix=ACCEPTED %s
-// RUN: %coconet --verify=4 %s -- -DBLOCK_PARAM | %FileCheck --check-prefix=ACCEPTED %s
-// RUN: %coconet --verify=4 %s -- -DHALVING | %FileCheck --check-prefix=HALVING %s
-// RUN: %coconet --verify=4 %s -- -DSHARED_FILL | %FileCheck --check-prefix=SHARED_FILL %s
-// RUN: %expect 1 %coconet --check %s -- -DSHARED_FILL_GLOBAL 2>&1 | %FileCheck --check-prefix=SHARED_FILL_GLOBAL %s
+// RUN: %expect 1 %coconet --check %s -- -DCROSS -DONLY=64 2>&1 | %FileCheck --check-prefix=CROSS %s
+// RUN: %expect 1 %coconet --check %s -- -DROW_VALUE -DONLY=64 2>&1 | %FileCheck --check-prefix=ROW_VALUE %s
+// RUN: %coconet --verify=4 %s -- -DGRID_STRIDE -DONLY=64 | %FileCheck --check-prefix=GRID_STRIDE %s
+// RUN: %coconet %s -- -DGRID_STRIDE -DONLY=64 | grep -v '^// ' | %FileCheck --check-prefix=GRID_STRIDE_CODE %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_VALUE -DONLY=64 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_VALUE %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_OUTSIDE -DONLY=64 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_OUTSIDE %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_STEP -DONLY=64 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_STEP %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_NESTED -DONLY=64 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_NESTED %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_CARRY -DONLY=64 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_CARRY %s
+// RUN: %expect 1 %coconet --check %s -- -DGRID_STRIDE_SHARED_CARRY -DONLY=64 2>&1 | %FileCheck --check-prefix=GRID_STRIDE_SHARED_CARRY %s
+// RUN: %expect 1 %coconet --check %s -- -DPER_ROW_OUT -DONLY=64 2>&1 | %FileCheck --check-prefix=PER_ROW_OUT %s
+// RUN: %expect 1 %coconet --check %s -- -DSTATS_THREAD1 -DONLY=8 2>&1 | %FileCheck --check-prefix=STATS_THREAD1 %s
+// RUN: %expect 1 %coconet --check %s -- -DSTATS_ELEMENT -DONLY=8 2>&1 | %FileCheck --check-prefix=STATS_ELEMENT %s
+// RUN: %coconet --verify=4 %s -- -DSTATS_ALL_THREADS -DONLY=8 | %FileCheck --check-prefix=STATS_OK %s
+// RUN: %expect 1 %coconet --check %s -- -DATOMIC -DONLY=64 2>&1 | %FileCheck --check-prefix=ATOMIC %s
+// RUN: %expect 1 %coconet --check %s -- -DHALF_GRID -DONLY=64 2>&1 | %FileCheck --check-prefix=HALF_GRID %s
+// RUN: %expect 1 %coconet --check %s -- -DCOLUMN_WRITE -DONLY=64 2>&1 | %FileCheck --check-prefix=COLUMN_WRITE %s
+// RUN: %expect 1 %coconet --check %s -- -DCOLUMN_BOUND -DONLY=1 2>&1 | %FileCheck --check-prefix=COLUMN_BOUND %s
+// RUN: %coconet --verify=4 %s -- -DFUSE -DONLY=64 | %FileCheck --check-prefix=FUSE %s
+// RUN: %expect 1 %coconet --check %s -- -DSQUARE -DONLY=64 2>&1 | %FileCheck --check-prefix=SQUARE %s
+// RUN: %expect 1 %coconet --check %s -- -DMEMBER -DONLY=64 2>&1 | %FileCheck --check-prefix=MEMBER %s
+// RUN: %expect 1 %coconet --check %s -- -DSTRIDE2 -DONLY=64 2>&1 | %FileCheck --check-prefix=STRIDE2 %s
+// RUN: %expect 1 %coconet --check %s -- -DHELPER_ROW -DONLY=64 2>&1 | %FileCheck --check-prefix=HELPER_ROW %s
+// RUN: %coconet --verify=4 %s -- -DNARROW -DONLY=64 | %FileCheck --check-prefix=NARROW %s
+// RUN: %expect 1 %coconet --check %s -- -DLAZY -DONLY=64 2>&1 | %FileCheck --check-prefix=LAZY %s
+// RUN: %expect 1 %coconet --check %s -- -DPARTIAL -DONLY=64 2>&1 | %FileCheck --check-prefix=PARTIAL %s
+// RUN: %coconet --verify=4 %s -- -DPARTIAL -DPARTIAL_REPLICATED -DONLY=64 | %FileCheck --check-prefix=PARTIAL_OK %s
+// RUN: %coconet --verify=4 %s -- -DADDRESS -DONLY=64 | %FileCheck --check-prefix=ACCEPTED %s
+// RUN: %coconet --verify=4 %s -- -DSTEP_LOCAL -DONLY=64 | %FileCheck --check-prefix=ACCEPTED %s
+// RUN: %coconet --verify=4 %s -- -DBLOCK_PARAM -DONLY=64 | %FileCheck --check-prefix=ACCEPTED %s
+// RUN: %coconet --verify=4 %s -- -DHALVING -DONLY=1 | %FileCheck --check-prefix=HALVING %s
+// RUN: %coconet --verify=4 %s -- -DSHARED_FILL -DONLY=1 | %FileCheck --check-prefix=SHARED_FILL %s
+// RUN: %expect 1 %coconet --check %s -- -DSHARED_FILL_GLOBAL -DONLY=1 2>&1 | %FileCheck --check-prefix=SHARED_FILL_GLOBAL %s
+#ifndef ONLY
+#define ONLY 127
+#endif
+#if ONLY & 32
 #include <cub/cub.cuh>
+#endif
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -213,6 +221,7 @@ __global__ void rescale_rows(float *out, const float *rstd, const float *mean, i
 #endif
 }
 
+#if ONLY & 32
 // RMSNorm reduced with cub::BlockReduce, the scale broadcast through shared memory.
 template <int BLOCK>
 __global__ void rmsnorm_cub(float *out, const float *x, const float *g, int rows, int h) {
@@ -228,6 +237,7 @@ __global__ void rmsnorm_cub(float *out, const float *x, const float *g, int rows
   __syncthreads();
   for (int j = threadIdx.x; j < h; j += BLOCK) out[row * h + j] = x[row * h + j] * scale * g[j];
 }
+#endif
 
 // A bf16 RMSNorm template, the block size a template argument, reads through __ldg.
 template <typename T, int BLOCK>
@@ -448,6 +458,7 @@ __global__ void smooth(float *out, const float *x, int rows, int h) {
 }
 #endif
 
+#if ONLY & 1
 void block_output(float *y, float *residual, float *out, const float *gamma, int tokens, int hidden, float eps,
                   ncclComm_t comm, cudaStream_t stream) {
 #pragma coconet region name(add_norm) split reorder replicated(residual, gamma)
@@ -456,7 +467,9 @@ void block_output(float *y, float *residual, float *out, const float *gamma, int
     add_rmsnorm<<<tokens, 256, 0, stream>>>(out, residual, y, gamma, tokens, hidden, eps);
   }
 }
+#endif
 
+#if ONLY & 2
 void attention_scores(float *scores, float *probs, const float *bias, int rows, int cols, ncclComm_t comm,
                       cudaStream_t stream) {
 #pragma coconet region name(softmax) split reorder replicated(bias) scratch(scores)
@@ -466,7 +479,9 @@ void attention_scores(float *scores, float *probs, const float *bias, int rows, 
     softmax_rows<<<rows, 128, 0, stream>>>(probs, scores, cols);
   }
 }
+#endif
 
+#if ONLY & 4
 void mlp_output(float *y, float *out, const float *w, const float *b, const float *row_scale, int rows, int h,
                 ncclComm_t comm, cudaStream_t stream) {
 #pragma coconet region name(layernorm) split reorder replicated(w, b, row_scale) scratch(y)
@@ -475,7 +490,9 @@ void mlp_output(float *y, float *out, const float *w, const float *b, const floa
     layernorm<<<rows, 64, 0, stream>>>(out, y, w, b, row_scale, rows, h);
   }
 }
+#endif
 
+#if ONLY & 8
 void layernorm_forward(float *y, float *out, float *mean, float *rstd, const float *w, const float *b, int rows, int h,
                        ncclComm_t comm, cudaStream_t stream) {
 #pragma coconet region name(ln_stats) split reorder replicated(w, b) scratch(y)
@@ -485,7 +502,9 @@ void layernorm_forward(float *y, float *out, float *mean, float *rstd, const flo
     rescale_rows<<<(rows * h + 255) / 256, 256, 0, stream>>>(out, rstd, mean, rows * h, h);
   }
 }
+#endif
 
+#if ONLY & 16
 void bf16_output(__nv_bfloat16 *y, __nv_bfloat16 *out, const __nv_bfloat16 *weight, int rows, int dim,
                  ncclComm_t comm, cudaStream_t stream) {
 #pragma coconet region name(rmsnorm_bf16) split reorder replicated(weight) scratch(y)
@@ -494,7 +513,9 @@ void bf16_output(__nv_bfloat16 *y, __nv_bfloat16 *out, const __nv_bfloat16 *weig
     rmsnorm_t<__nv_bfloat16, 128><<<rows, 128, 0, stream>>>(out, y, weight, rows, dim, 1e-6f);
   }
 }
+#endif
 
+#if ONLY & 32
 void cub_output(float *y, float *out, const float *g, int rows, int h, ncclComm_t comm, cudaStream_t stream) {
 #pragma coconet region name(rmsnorm_cub) split reorder replicated(g) scratch(y)
   {
@@ -502,7 +523,9 @@ void cub_output(float *y, float *out, const float *g, int rows, int h, ncclComm_
     rmsnorm_cub<128><<<rows, 128, 0, stream>>>(out, y, g, rows, h);
   }
 }
+#endif
 
+#if ONLY & 64
 #ifndef OUT_T
 #define OUT_T float
 #endif
@@ -536,6 +559,7 @@ void variant(float *y, OUT_T *out, int rows, int h, ncclComm_t comm, cudaStream_
 #endif
   }
 }
+#endif
 
 // IR: verify=ir add_norm: output 'residual' (f32): max relative error 0 over 1..4 ranks x 3 inputs
 // IR: verify=ir add_norm: output 'out' (f32): max relative error 0 over 1..4 ranks x 3 inputs
@@ -610,7 +634,7 @@ void variant(float *y, OUT_T *out, int rows, int h, ncclComm_t comm, cudaStream_
 // GRID_STRIDE_VALUE: error: kernel 'smooth' uses its row index 'blockIdx.x' as a value
 // GRID_STRIDE_OUTSIDE: error: kernel 'smooth' writes out[blockIdx.x * h + threadIdx.x]; a row-wise kernel writes global memory only at [row * H + j]
 // GRID_STRIDE_STEP: error: kernel 'smooth' reads gridDim.x; a row-wise kernel is one block per row along blockIdx.x, and the schedule changes the grid
-// GRID_STRIDE_CARRY: rowwise.cu:[[@LINE-308]]:9: error: kernel 'smooth' writes 'carry' in its grid-stride loop over the rows and reads it there before assigning it: it carries a value from one row to the block's next, and the schedule runs each row in a block of its own; compute it from the row alone
+// GRID_STRIDE_CARRY: rowwise.cu:[[@LINE-322]]:9: error: kernel 'smooth' writes 'carry' in its grid-stride loop over the rows and reads it there before assigning it: it carries a value from one row to the block's next, and the schedule runs each row in a block of its own; compute it from the row alone
 // GRID_STRIDE_SHARED_CARRY: error: kernel 'smooth' writes 'acc' in its grid-stride loop over the rows and reads it there before assigning it
 // GRID_STRIDE_NESTED: error: kernel 'smooth' reads gridDim.x; a row-wise kernel is one block per row along blockIdx.x, and the schedule changes the grid
 // PER_ROW_OUT: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth' writes out[row] and writes out[row * h + j]: one buffer both per row element ([row * H + j]) and per row ([row]); coconet splits a buffer in rows of H elements or of one
@@ -621,7 +645,7 @@ void variant(float *y, OUT_T *out, int rows, int h, ncclComm_t comm, cudaStream_
 // ATOMIC: error: kernel 'smooth' takes the address of an element of a global buffer (&); coconet cannot follow where it is used
 // HALF_GRID: error: kernel 'smooth' is row-wise (one block per row), but the launch's grid 'rows / 2' is not its row count 'rows'; coconet runs one block per row of a slice
 // The column loop whose bound is not the row length is named, at its bound:
-// COLUMN_BOUND: rowwise.cu:97:33: error: kernel 'add_rmsnorm': the column loop runs to 'hidden - 1', not to the row length 'hidden': a row-wise kernel's column loops run to the row length, a parameter (j < H), so that each row is computed whole
+// COLUMN_BOUND: rowwise.cu:105:33: error: kernel 'add_rmsnorm': the column loop runs to 'hidden - 1', not to the row length 'hidden': a row-wise kernel's column loops run to the row length, a parameter (j < H), so that each row is computed whole
 // COLUMN_WRITE: error: kernel 'smooth' reads out[j], outside its block's row, of a buffer it writes (out[row * h + j]): rows would depend on each other
 // FUSE: verify variant: ok (the region as written and as scheduled agree within 0 ULP)
 // PARTIAL: error: reorder: kernel 'smooth' updates 'out' on this rank's slice and its slices are then gathered, but 'out' at region entry is not known to be identical on every rank
