@@ -366,6 +366,7 @@ int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const
   if (fused) fputs("#define COCONET_VERIFY_SYMMETRIC 1\n", f);
   fputs("#include <coconet_verify.h>\n#include <type_traits>\n#define main coconet_verify_user_main\n", f);
   fputs(host_text, f);
+  harness_write_globals(f, fe);
   Edit *lowered = NULL;
   int status = host_lower(fe, &lowered) ? 1 : 0;
   int nv = 0, n = 0;

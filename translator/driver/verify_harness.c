@@ -668,8 +668,9 @@ static void print_region(Harness *h, FILE *f, int index, const char *written, co
   fprintf(f, "  auto coconet_verify_written = [&]() {\n%s\n  };\n", written);
   fprintf(f, "  auto coconet_verify_scheduled = [&]() {\n%s\n  };\n", scheduled);
   fprintf(f, "  for (int coconet_verify_trial = 0; coconet_verify_trial < %d; coconet_verify_trial++) {\n", TRIALS);
-  fprintf(f, "    coconet_verify_init(coconet_verify_trial);\n    coconet_verify_written();\n");
-  fprintf(f, "    coconet_verify_snapshot(&coconet_verify_cx, false);\n");
+  fprintf(f, "    coconet_verify_init(coconet_verify_trial);\n    coconet_verify_globals_save();\n"
+             "    coconet_verify_written();\n");
+  fprintf(f, "    coconet_verify_snapshot(&coconet_verify_cx, false);\n    coconet_verify_globals_restore();\n");
   for (int i = 0; i < h->n; i++)
     if (is_arith(clang_getCursorType(h->v[i].decl)) && !is_handle_type(h->v[i].type))
       fprintf(f, "    const auto coconet_verify_host_%d = %s;\n", i, h->v[i].name);
@@ -681,7 +682,85 @@ static void print_region(Harness *h, FILE *f, int index, const char *written, co
     if (is_arith(clang_getCursorType(h->v[i].decl)) && !is_handle_type(h->v[i].type))
       fprintf(f, "    coconet_verify_host(&coconet_verify_cx, \"%s\", coconet_verify_host_%d, %s, coconet_verify_trial);\n",
               h->v[i].name, i, h->v[i].name);
+  fprintf(f, "    coconet_verify_globals_compare(coconet_verify_cx, coconet_verify_trial);\n");
   fprintf(f, "  }\n  return coconet_verify_region_end(&coconet_verify_cx, %d, %d);\n}\n", index, TRIALS);
+}
+
+typedef struct Globals {
+  char **names;  // qualified: "opt::lr_scale"
+  int n, cap;
+} Globals;
+
+static bool has_shared_attr(CXCursor v) {
+  FeKids kids = fe_kids(v);
+  for (int i = 0; i < kids.n; i++)
+    if (clang_getCursorKind(kids.v[i]) == CXCursor_CUDASharedAttr) return true;
+  return false;
+}
+
+static bool kept_type(CXType t) {
+  t = clang_getCanonicalType(t);
+  if (t.kind == CXType_LValueReference || t.kind == CXType_RValueReference) return false;
+  while (t.kind == CXType_ConstantArray) t = clang_getCanonicalType(clang_getArrayElementType(t));
+  return !clang_isConstQualifiedType(t) && !clang_isVolatileQualifiedType(t) && t.kind != CXType_IncompleteArray;
+}
+
+static enum CXChildVisitResult find_globals(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Globals *g = data;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  if (!clang_Location_isFromMainFile(clang_getCursorLocation(c))) return CXChildVisit_Continue;
+  if (k == CXCursor_Namespace) return CXChildVisit_Recurse;
+  if (k != CXCursor_VarDecl || !clang_isCursorDefinition(c) || !kept_type(clang_getCursorType(c)) ||
+      has_shared_attr(c))
+    return CXChildVisit_Continue;
+  Text name = {0};
+  char *chain[16];
+  int n = 0;
+  for (CXCursor p = clang_getCursorSemanticParent(c); clang_getCursorKind(p) == CXCursor_Namespace && n < 16;
+       p = clang_getCursorSemanticParent(p))
+    chain[n++] = fe_spelling(p);
+  for (int i = n - 1; i >= 0; i--) {
+    if (*chain[i]) {  // an anonymous namespace's members need no name
+      text_add(&name, chain[i]);
+      text_add(&name, "::");
+    }
+    free(chain[i]);
+  }
+  char *base = fe_spelling(c);
+  text_add(&name, base);
+  free(base);
+  if (g->n == g->cap) {
+    g->cap = g->cap ? 2 * g->cap : 16;
+    g->names = realloc(g->names, (size_t)g->cap * sizeof *g->names);
+    if (!g->names) COCONET_BUG("out of memory");
+  }
+  g->names[g->n++] = name.s;
+  return CXChildVisit_Continue;
+}
+
+void harness_write_globals(FILE *f, const Frontend *fe) {
+  Globals g = {0};
+  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_globals, &g);
+  fputs("\n// coconet --verify: the file's variables, alike before each region's run as written and as "
+        "scheduled\n", f);
+  for (int i = 0; i < g.n; i++)
+    fprintf(f, "static coconet_verify_global<std::remove_cv_t<decltype(%s)>> coconet_verify_global_%d;\n",
+            g.names[i], i);
+  static const char *const step[] = {"save", "restore"};
+  for (int k = 0; k < 2; k++) {
+    fprintf(f, "static void coconet_verify_globals_%s() {\n", step[k]);
+    for (int i = 0; i < g.n; i++) fprintf(f, "  coconet_verify_global_%d.%s(%s);\n", i, step[k], g.names[i]);
+    fputs("}\n", f);
+  }
+  fputs("static void coconet_verify_globals_compare(coconet_verify_ctx &coconet_verify_cx, int coconet_verify_trial) "
+        "{\n", f);
+  for (int i = 0; i < g.n; i++)
+    fprintf(f, "  coconet_verify_global_%d.compare(&coconet_verify_cx, \"%s\", %s, coconet_verify_trial);\n", i,
+            g.names[i], g.names[i]);
+  fputs("  (void)coconet_verify_cx;\n  (void)coconet_verify_trial;\n}\n", f);
+  for (int i = 0; i < g.n; i++) free(g.names[i]);
+  free(g.names);
 }
 
 static void harness_free(Harness *h) {

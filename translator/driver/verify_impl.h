@@ -2,7 +2,7 @@
 //   verify_exec.c     --verify: the harness program built with coconet-cc
 //                     --target=host, run under mpirun for 1..N ranks, its report
 //                     read back and summed up
-//   verify_harness.c  one region's harness function
+//   verify_harness.c  one region's harness function, the file's variables reset
 //   verify_cache.c    COCONET_VERIFY_CACHE: a test run's memo of harness builds and runs
 #ifndef COCONET_VERIFY_IMPL_H
 #define COCONET_VERIFY_IMPL_H
@@ -30,6 +30,12 @@ typedef struct Verified {   // one region of the harness
 // (reported) when the region cannot be run.
 int harness_write_region(FILE *f, const Frontend *fe, const Region *fr, const IrRegion *r, const Edit *lowered,
                          const char *scheduled, const Verified *v);
+
+// The file's own variables (namespace scope, defined in it, not const, not
+// __shared__): coconet_verify_globals_save/_restore/_compare, which each region's
+// harness calls so that state a region changes (`g_step++`) is the same before
+// its run as written and its run as scheduled, and is compared after them.
+void harness_write_globals(FILE *f, const Frontend *fe);
 
 // COCONET_VERIFY_CACHE=DIR: the commands that build and run the harness file
 // HARNESS are answered from DIR when another process ran them (waiting while it

@@ -265,6 +265,35 @@ static inline void coconet_verify_host(coconet_verify_ctx *cx, const char *name,
                   cx->nranks, cx->rank, trial, name);
 }
 
+/* A variable of the user's file: saved before a region's run as written, set back
+ * before its run as scheduled (a region's `g_step++` runs both from the same
+ * value), the written run's value compared with the scheduled run's. A type that
+ * is not trivially copyable, or larger than 16 MiB, is left alone. */
+template <typename T> struct coconet_verify_global {
+  static constexpr bool kept = std::is_trivially_copyable<T>::value && sizeof(T) <= (16u << 20);
+  std::vector<unsigned char> before, written;
+  void save(const T &v) {
+    if constexpr (kept) {
+      before.resize(sizeof(T));
+      std::memcpy(before.data(), &v, sizeof(T));
+    }
+  }
+  void restore(T &v) {
+    if constexpr (kept) {
+      written.resize(sizeof(T));
+      std::memcpy(written.data(), &v, sizeof(T));
+      std::memcpy(&v, before.data(), sizeof(T));
+    }
+  }
+  void compare(coconet_verify_ctx *cx, const char *name, const T &v, int trial) {
+    if constexpr (kept)
+      if (std::memcmp(written.data(), &v, sizeof(T)) != 0 && cx->mismatches++ == 0)
+        std::snprintf(cx->first, sizeof cx->first,
+                      "%d ranks, rank %d, input %d: variable '%s' of the file differs after the region (as written "
+                      "vs scheduled)", cx->nranks, cx->rank, trial, name);
+  }
+};
+
 /* Gather region R's results on rank 0 and print its report; frees its buffers. */
 static inline long coconet_verify_region_end(coconet_verify_ctx *cx, int region, int trials) {
   for (int i = 0; i < cx->nbuffers; i++) {

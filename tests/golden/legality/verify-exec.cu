@@ -1,9 +1,11 @@
 // --verify on what extraction does not model: pointers only an opaque
-// statement uses get memory of their own; host variables are compared (an
-// argument evaluated twice shows there); regions the harness cannot run say why.
+// statement uses get memory of their own; host variables and the file's
+// variables are compared (an argument evaluated twice shows there); regions the harness cannot run say why.
 // RUN: %coconet --verify=2 %s -- -DCASE_OPAQUE | %FileCheck --check-prefix=OPAQUE %s
 // RUN: env COCONET_TEST_PLANT_EFFECTS_BUG=1 %expect 1 %coconet --verify=2 %s -- -DCASE_EFFECTS | %FileCheck --check-prefix=TWICE %s
 // RUN: %coconet --verify=2 %s -- -DCASE_EFFECTS | %FileCheck --check-prefix=ONCE %s
+// RUN: %coconet --verify=2 %s -- -DCASE_GLOBAL | %FileCheck --check-prefix=GLOBAL %s
+// RUN: env COCONET_TEST_PLANT_EFFECTS_BUG=1 %expect 1 %coconet --verify=2 %s -- -DCASE_GLOBAL -DCOUNT_ONLY | %FileCheck --check-prefix=GLOBAL-TWICE %s
 // RUN: %expect 1 %coconet --verify=2 %s -- -DCASE_OFFSET 2>&1 | %FileCheck --check-prefix=OFFSET %s
 // RUN: %coconet %s -- -DCASE_STREAM | %FileCheck --check-prefix=STREAM %s
 #include <cuda_runtime.h>
@@ -21,6 +23,18 @@ __global__ void shift(float *o, const float *g, int n) {
 
 static float next_lr(int &calls) { return 0.01f * ++calls; }
 
+namespace {
+int g_steps;  // a variable of the file the region changes: both runs start from its value
+}
+static float tick_lr() {
+#if defined(COUNT_ONLY)
+  ++g_steps;
+  return 0.1f;
+#else
+  return 0.01f * (float)(++g_steps % 3 + 1);  // a schedule by step
+#endif
+}
+
 void step(float *w, float *g, float *o, int n, int off, ncclComm_t comm, cudaStream_t s, cudaStream_t *streams) {
   int calls = 0, k = 0;
 #if defined(CASE_OPAQUE)
@@ -34,6 +48,12 @@ void step(float *w, float *g, float *o, int n, int off, ncclComm_t comm, cudaStr
   {
     ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
     sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, next_lr(calls), n);
+  }
+#elif defined(CASE_GLOBAL)
+#pragma coconet region name(global) split reorder scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, tick_lr(), n);
   }
 #elif defined(CASE_OFFSET)
 #pragma coconet region name(offset) split
@@ -57,6 +77,12 @@ void step(float *w, float *g, float *o, int n, int off, ncclComm_t comm, cudaStr
 // launches call next_lr twice:
 // TWICE: verify effects: MISMATCH: {{.*}}
 // ONCE: verify effects: ok
+// The file's variables are set back before the run as scheduled (the learning
+// rate of step g_steps, in an anonymous namespace, is the same in both runs) and
+// compared after it (COUNT_ONLY: with the argument evaluated twice, only the
+// count differs):
+// GLOBAL: verify global: ok
+// GLOBAL-TWICE: verify global: MISMATCH: {{.*}}: variable 'g_steps' of the file differs after the region (as written vs scheduled)
 // OFFSET: error: --verify: region 'offset' cannot be run by the harness: buffer 'g+off' is not a variable of the enclosing function, so the harness cannot allocate it
 // The stream expression is evaluated once for the ReduceScatter, the tail's AllReduce and the AllGather:
 // STREAM: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg1 = streams[k++];
