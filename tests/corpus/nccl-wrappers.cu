@@ -12,6 +12,15 @@
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --verify=4 %s -- -DFUSE | %FileCheck --check-prefix=EXEC %s
 // RUN: %expect 1 %coconet --check %s -- -DTWO_COLLECTIVES 2>&1 | %FileCheck --check-prefix=TWO %s
+// The collective's result in a local, tested after it (RESULT): the failure's
+// branch is left to the generated code's own check. Not a test with an else
+// (RESULT_ELSE) or one that runs something when the collective succeeded
+// (RESULT_ON_SUCCESS).
+// RUN: %coconet --verify=3 %s -- -DRESULT | %FileCheck --check-prefix=EXEC %s
+// RUN: %expect 1 %coconet --check %s -- -DRESULT_ELSE 2>&1 | %FileCheck --check-prefix=RESULT_ELSE %s
+// RUN: %expect 1 %coconet --check %s -- -DRESULT_ON_SUCCESS 2>&1 | %FileCheck --check-prefix=RESULT_ON_SUCCESS %s
+#include <cstdio>
+#include <cstdlib>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -40,10 +49,26 @@ template <typename T>
 void ftNcclAllReduceSum(const T *send_buf, T *recv_buf, const int data_size, NcclParam nccl_param,
                         cudaStream_t stream) {
   ncclDataType_t nccl_data_type = getNcclDataType<T>();
+#if defined(RESULT) || defined(RESULT_ELSE) || defined(RESULT_ON_SUCCESS)
+  ncclResult_t result = ncclAllReduce((const void *)send_buf, (void *)recv_buf, data_size, nccl_data_type, ncclSum,
+                                      nccl_param.nccl_comm_, stream);
+#if defined(RESULT_ELSE)
+  if (result != ncclSuccess) abort();
+  else cudaStreamSynchronize(stream);
+#elif defined(RESULT_ON_SUCCESS)
+  if (result == ncclSuccess) cudaStreamSynchronize(stream);
+#else
+  if (result != ncclSuccess) {
+    fprintf(stderr, "NCCL failure: %s\n", ncclGetErrorString(result));
+    abort();
+  }
+#endif
+#else
   NCCLCHECK(ncclGroupStart());
   NCCLCHECK(ncclAllReduce((const void *)send_buf, (void *)recv_buf, data_size, nccl_data_type, ncclSum,
                           nccl_param.nccl_comm_, stream));
   NCCLCHECK(ncclGroupEnd());
+#endif
 #ifdef TWO_COLLECTIVES
   NCCLCHECK(ncclAllReduce((const void *)send_buf, (void *)recv_buf, data_size, nccl_data_type, ncclSum,
                           nccl_param.nccl_comm_, stream));
@@ -96,3 +121,5 @@ void layer_half(__half *out, const __half *bias, const __half *res, int tokens, 
 // CODE: {{^ *}}COCONET_NCCL_CHECK(ncclReduceScatter(out, out + coconet_p.slice_lo, coconet_p.s, ncclHalf,
 // CODE-NEXT: {{^ *}}ncclSum, tp.nccl_comm_, s));
 // TWO: note: the call of 'ftNcclAllReduceSum<__half>' ({{.*}}) is not seen through as the kernel launch or collective inside it: its body has a statement after the collective
+// RESULT_ELSE: note: the call of 'ftNcclAllReduceSum<float>' ({{.*}}) is not seen through as the kernel launch or collective inside it: its body has a statement that is not an initialized local, a launch, an NCCL collective or group call, or a call of such a function ('if (result != ncclSuccess) abort();
+// RESULT_ON_SUCCESS: note: the call of 'ftNcclAllReduceSum<float>' ({{.*}}) is not seen through as the kernel launch or collective inside it: its body has a statement that is not an initialized local, a launch, an NCCL collective or group call, or a call of such a function ('if (result == ncclSuccess) cudaStreamSynchronize(stream)' at nccl-wrappers.cu:{{[0-9]+}})

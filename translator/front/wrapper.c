@@ -471,6 +471,44 @@ static bool error_check(const Frontend *fe, CXCursor st) {
   return yes;
 }
 
+// `ncclResult_t r = ncclAllReduce(...);`: the local r (its one initializer the
+// call, *call) or a null cursor.
+static CXCursor collective_result(CXCursor st, CXCursor *call) {
+  FeKids vars = fe_kids(st);
+  if (vars.n != 1 || clang_getCursorKind(vars.v[0]) != CXCursor_VarDecl) return clang_getNullCursor();
+  CXString ts = clang_getTypeSpelling(clang_getCursorType(vars.v[0]));
+  bool result = strcmp(clang_getCString(ts), "ncclResult_t") == 0;
+  clang_disposeString(ts);
+  FeKids init = fe_kids(vars.v[0]);
+  if (!result || init.n == 0) return clang_getNullCursor();
+  CXCursor e = init.last;
+  while (clang_getCursorKind(e) == CXCursor_UnexposedExpr && fe_kids(e).n == 1) e = fe_kids(e).v[0];
+  if (clang_getCursorKind(e) != CXCursor_CallExpr) return clang_getNullCursor();
+  *call = e;
+  return vars.v[0];
+}
+
+// After `ncclResult_t r = <collective>;`: `if (r != ncclSuccess) ...` (or
+// `ncclSuccess != r`, `r != 0`, `r`) with no else. Its branch runs only when
+// the collective failed; the generated code checks what it runs instead.
+static bool result_check(const Frontend *fe, CXCursor st, CXCursor result) {
+  FeKids k = fe_kids(st);
+  if (clang_getCursorKind(st) != CXCursor_IfStmt || k.n != 2) return false;
+  char *cond = fe_cursor_text(fe, k.v[0]), *c = text_without(cond, TEXT_BLANKS "()");
+  char *r = fe_spelling(result);
+  free(cond);
+  char *forms[4] = {xasprintf("%s!=ncclSuccess", r), xasprintf("ncclSuccess!=%s", r), xasprintf("%s!=0", r),
+                    strdup(r)};
+  bool yes = false;
+  for (int i = 0; i < 4; i++) {
+    yes |= strcmp(c, forms[i]) == 0;
+    free(forms[i]);
+  }
+  free(c);
+  free(r);
+  return yes;
+}
+
 // The front end to read fn's body with: the translated file's, or, for a
 // function in a header, a view of the same parse whose file and bytes are the
 // header's (*view holds it).
@@ -540,11 +578,26 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   Launch *launch = NULL;
   bool last = false, after_end = false;
   int starts = 0, ends = 0;
+  CXCursor result = clang_getNullCursor();  // `ncclResult_t r = <the collective>;`
   for (int i = 0; i < stmts.n && i < FE_KIDS && !sn->why; i++) {
     CXCursor st = stmts.v[i];
-    CXCursor inner = host_function(root, st);
+    CXCursor inner = host_function(root, st), call = clang_getNullCursor();
+    CXCursor res = !sn->nccl && clang_getCursorKind(st) == CXCursor_DeclStmt ? collective_result(st, &call)
+                                                                               : clang_getNullCursor();
+    Stmt *coll = clang_Cursor_isNull(res) ? NULL : classify_stmt(ffe, call);
+    if (coll && (coll->kind != STMT_NCCL || !strcmp(coll->callee, "ncclGroupStart") ||
+                 !strcmp(coll->callee, "ncclGroupEnd"))) {
+      stmt_free(coll);
+      coll = NULL;
+    }
     if (last && !sn->nccl && error_check(ffe, st)) {
       continue;  // the generated code checks what it launches
+    } else if (coll) {
+      see_collective(&w, call, coll, &sn->why);
+      sn->nccl = coll;
+      result = res;
+    } else if (sn->nccl && !clang_Cursor_isNull(result) && result_check(ffe, st, result)) {
+      continue;  // the failure's branch: the generated code checks the collectives it runs
     } else if (last && !sn->nccl) {
       sn->why = "its body has a statement after the launch";
     } else if (sn->nccl && clang_getCursorKind(st) == CXCursor_DeclStmt) {
