@@ -57,6 +57,21 @@ void forward(float *out, const float *bias, int rows, int h, ncclComm_t comm, cu
   }
 }
 
+// The sizes in a struct passed by value and behind a pointer: the local is the
+// collective's count, member chains as written.
+struct Shape {
+  int rows, h;
+};
+
+void forward_shape(float *out, const float *bias, Shape sh, const Shape *dims, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(shape) split reorder replicated(bias)
+  {
+    ncclAllReduce(out, out, sh.rows * dims->h, ncclFloat, ncclSum, comm, s);
+    const int n = sh.rows * dims->h;
+    add_bias<<<ceil_div(n, 256), 256, 0, s>>>(out, bias, n, dims->h);
+  }
+}
+
 void step(float *g, int n, unsigned seed, ncclComm_t comm, cudaStream_t s) {
 #pragma coconet region name(scale) split reorder
   {
@@ -81,6 +96,7 @@ void step(float *g, int n, unsigned seed, ncclComm_t comm, cudaStream_t s) {
 }
 
 // EXEC: verify bias: ok (the region as written and as scheduled agree within 0 ULP)
+// EXEC: verify shape: ok (the region as written and as scheduled agree within 0 ULP)
 // EXEC: verify scale: ok (the region as written and as scheduled agree within 0 ULP)
 // CODE: // coconet: the region's locals first (nothing in the region changes what they read)
 // CODE-NEXT: {{^ *}}const int n = rows * h;
@@ -90,6 +106,10 @@ void step(float *g, int n, unsigned seed, ncclComm_t comm, cudaStream_t s) {
 // CODE: } else {
 // CODE-NEXT: ncclAllReduce(out, out, rows * h, ncclFloat, ncclSum, comm, s);
 // CODE-NEXT: add_bias<<<blocks, threads, 0, s>>>(out, bias, n, h);
+// CODE: region name(shape) split reorder replicated(bias) (translated by coconet)
+// CODE: // coconet: the region's locals first
+// CODE-NEXT: {{^ *}}const int n = sh.rows * dims->h;
+// CODE: coconet_slice(sh.rows * dims->h, coconet_rank, coconet_nranks)
 // AFTER: region name(scale) split reorder (translated by coconet)
 // AFTER: // coconet: the region's locals first
 // AFTER-NEXT: {{^ *}}dim3 block(std::min(n, 256)), grid(
@@ -100,7 +120,7 @@ void step(float *g, int n, unsigned seed, ncclComm_t comm, cudaStream_t s) {
 // AFTER-NEXT: {{^ *}}s));
 // AFTER-NEXT: {{^ *}}const unsigned used = seed;
 // AFTER-NEXT: scale<<<grid, block, 0, s>>>(g, inv, used, n);
-// EFFECT: region-locals.cu:[[@LINE-47]]:5: error: kernel 'add_bias' computes only the elements that have a thread
+// EFFECT: region-locals.cu:[[@LINE-67]]:5: error: kernel 'add_bias' computes only the elements that have a thread
 // SHADOW: verify scale: ok (the region as written and as scheduled agree within 0 ULP)
 // OWN_NAME: verify scale: ok (the region as written and as scheduled agree within 0 ULP)
 // OWN_NAME_CODE: region name(scale) split reorder (translated by coconet)

@@ -44,13 +44,26 @@ static void extract_clauses(const Frontend *fe, const Region *r, IrRegion *ir) {
 
 static const char *arg(const Stmt *s, int i) { return i < s->nargs ? s->args[i].text : NULL; }
 
-// A product of names and integer literals, through casts: "tokens * hidden";
-// NULL for anything else.
+// A member chain as written, `sh.rows`, `layer->tokens` (blanks or anything
+// else: NULL): the sizes read it as one variable (ir_size_parse).
+static char *member_chain(const Frontend *fe, CXCursor c) {
+  char *m = fe_text(fe, fe_range(fe, clang_getCursorExtent(c)));
+  bool ok = text_ident_char(*m) && !isdigit((unsigned char)*m);
+  for (const char *p = m; *p && ok; p++)
+    ok = text_ident_char(*p) || *p == '.' || (p[0] == '-' && p[1] == '>') || (p[0] == '>' && p[-1] == '-');
+  if (ok) return m;
+  free(m);
+  return NULL;
+}
+
+// A product of names, member chains and integer literals, through casts:
+// "tokens * hidden", "sh.rows * sh.h"; NULL for anything else.
 static char *product_text(const Frontend *fe, CXCursor c) {
   enum CXCursorKind k = clang_getCursorKind(c);
   FeKids t = fe_kids(c);
   if (k == CXCursor_DeclRefExpr || k == CXCursor_IntegerLiteral)
     return fe_text(fe, fe_range(fe, clang_getCursorExtent(c)));
+  if (k == CXCursor_MemberRefExpr) return member_chain(fe, c);
   if (k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr || k == CXCursor_CStyleCastExpr ||
       k == CXCursor_CXXStaticCastExpr || k == CXCursor_CXXFunctionalCastExpr)
     return t.n >= 1 ? product_text(fe, t.v[t.n == 1 ? 0 : 1]) : NULL;
@@ -69,7 +82,7 @@ static char *product_text(const Frontend *fe, CXCursor c) {
 
 // The size a count argument stands for. A local never assigned after its
 // initializer, a product (`const size_t n = (size_t)tokens * hidden;`, const or
-// not), is replaced by that
+// not; `sh.rows * sh.h`), is replaced by that
 // product, so that sizes written differently compare equal in the IR.
 const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) {
   CXSourceLocation at = clang_getLocationForOffset(fe->tu, fe->file, p->range.begin.offset);
