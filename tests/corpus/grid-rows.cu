@@ -10,12 +10,18 @@
 // (its `row < rows` holds for every row the grid has: no test of it, no read
 // of the output's old value), followed by a one-dimensional launch over the
 // same elements (one element function runs both: the second's t[i] through a
-// pointer takes the element's index). The nearest refusals: an index local off
-// by one, a row local reassigned, a two-dimensional block.
+// pointer takes the element's index). The row's local may follow a return
+// guard testing blockIdx.y itself (ROW_AFTER_GUARD), the element's index local
+// precede the guard (INDEX_BEFORE). The nearest refusals: an index local off
+// by one (after or before the guard), a row local reassigned, a two-dimensional
+// block.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=3 %s -- -DFUSE | %FileCheck --check-prefix=FUSED %s
 // RUN: %coconet --verify=3 %s -- -DRETURN_GUARD | %FileCheck --check-prefix=FUSED %s
+// RUN: %coconet --verify=3 %s -- -DROW_AFTER_GUARD -DFUSE | %FileCheck --check-prefix=FUSED %s
+// RUN: %coconet --verify=3 %s -- -DINDEX_BEFORE | %FileCheck --check-prefix=FUSED %s
+// RUN: %expect 1 %coconet --check %s -- -DINDEX_BEFORE_SHIFTED 2>&1 | %FileCheck --check-prefix=INDEX_BEFORE_SHIFTED %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet %s | %FileCheck --check-prefix=SEPARATE %s
 // RUN: %expect 1 %coconet --check %s -- -DSHIFTED 2>&1 | %FileCheck --check-prefix=SHIFTED %s
@@ -27,17 +33,29 @@
 
 __global__ void bias_rows(float *out, const float *bias, const float *row_scale, int rows, int cols) {
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
+#if defined(ROW_AFTER_GUARD)
+  if (blockIdx.y >= rows || col >= cols) return;
+  const int row = blockIdx.y;
+  out[row * cols + col] = out[row * cols + col] * row_scale[row] + bias[col] + 0.001f * row;
+#else
 #ifdef ROW_CHANGED
   int row = blockIdx.y;
   if (cols > 64) row = 0;
 #else
   const int row = blockIdx.y;
 #endif
-#ifdef RETURN_GUARD
+#if defined(RETURN_GUARD)
   if (row >= rows || col >= cols) return;
   out[row * cols + col] = out[row * cols + col] * row_scale[row] + bias[col] + 0.001f * row;
+#elif defined(INDEX_BEFORE)
+  const size_t idx = (size_t)row * cols + col;
+  if (row < rows && col < cols) out[idx] = out[idx] * row_scale[row] + bias[col] + 0.001f * row;
+#elif defined(INDEX_BEFORE_SHIFTED)
+  const size_t idx = (size_t)row * cols + col + 1;
+  if (row < rows && col < cols) out[idx] = out[idx] * row_scale[row] + bias[col] + 0.001f * row;
 #else
   if (row < rows && col < cols) out[row * cols + col] = out[row * cols + col] * row_scale[row] + bias[col] + 0.001f * row;
+#endif
 #endif
 }
 
@@ -120,8 +138,9 @@ void separate_out(float *out, float *x, const float *bias, int rows, int cols, n
 // CODE-NEXT: (unsigned)(coconet_e {{/}} (size_t)cols), 0);
 // CODE-NEXT: {{^ *}}const int row = blockIdx.y;
 // SHIFTED: grid-rows.cu:[[@LINE-70]]:{{[0-9]+}}: error: kernel 'bias_relu_rows' reads x[idx], and its grid's y selects a slice (rows of them)
-// ROW_CHANGED: grid-rows.cu:[[@LINE-92]]:3: error: kernel 'bias_rows' declares 'int row = blockIdx.y;' before its element loop
+// ROW_CHANGED: grid-rows.cu:[[@LINE-99]]:3: error: kernel 'bias_rows' declares 'int row = blockIdx.y;' before its element loop
 // BLOCK2D: error: kernel 'scale_tiles' is launched with '<<<dim3((cols + 31) / 32, (rows + 7) / 8), dim3(32, 8)>>>', whose grid or block has more than one dimension
 // SEPARATE: __device__ __forceinline__ void coconet_separate_slice_scale_all(int i, float *y, float a)
 // SEPARATE: coconet_separate_slice_scale_all(i, out, 0.5f);
 // SEPARATE-NOT: out != {{nullptr}}
+// INDEX_BEFORE_SHIFTED: grid-rows.cu:{{[0-9]+}}:3: error: kernel 'bias_rows' declares 'const size_t idx = (size_t)row * cols + col + 1;' before its element loop

@@ -474,7 +474,7 @@ static void element_loop(Az *az, CXCursor body) {
   for (; j < l.n && !az_failed(az); j++) {
     CXCursor s = l.v[j];
     if (index_decl(az, s) || builtin_alias(az, s) || stride_decl(az, s) || group_sum_decl(az, s) ||
-        az_tree_decl(az, s) || az_slice_decls(az, s) || az_slice_alias_decl(az, s))
+        az_tree_decl(az, s) || az_slice_decls(az, s) || az_slice_alias_decl(az, s) || az_index_local_decl(az, s))
       continue;
     // Locals before the loop (`const int total = rows * cols;`): values of the parameters;
     // after the index, ones that do not read where the thread is (`const int n4 = n / 4;`).

@@ -227,6 +227,7 @@ void az_wrapper_note(IrRegion *ir, const Launch *l);
 const char *az_slices_of(const Frontend *fe, IrRegion *ir, const Launch *l);
 bool az_is_slice_number(const Az *az, CXCursor c);        // blockIdx.y or its local, in a multi-tensor launch
 bool az_slice_alias_decl(Az *az, CXCursor s);             // `int row = blockIdx.y;` never assigned: noted
+bool az_index_local_decl(Az *az, CXCursor s);             // `size_t idx = row * n + col;` before the loop
 bool az_slice_in_grid(const Az *az, CXCursor cond, const char *op);  // `row < Y` ("<"), `row >= Y` (">=")
 // Is base[idx] the op's element e? (One-dimensional: idx is i. Slices: base is a slice
 // pointer and idx is i, or idx is i + blockIdx.y * n; a slice stride not proven to be

@@ -317,6 +317,22 @@ static bool at_element(Az *az, CXCursor base, CXCursor idx, int depth) {
 
 bool az_at_element(Az *az, CXCursor base, CXCursor idx) { return at_element(az, base, idx, 0); }
 
+// `const size_t idx = (size_t)row * cols + col;` before the element loop of a
+// launch whose grid's y selects a slice, never assigned: the element's index,
+// read where it indexes a buffer (index_local); declaring it reads no memory.
+bool az_index_local_decl(Az *az, CXCursor s) {
+  if (!az->slices || kind(s) != CXCursor_DeclStmt || clang_Cursor_isNull(az->index)) return false;
+  Kids vars = kids(s);
+  if (vars.n != 1) return false;
+  CXCursor v = vars.v[0];
+  Kids init = kids(v);
+  if (kind(v) != CXCursor_VarDecl || !init.n || !az_is_integer_var(v) || az_writes(az, az->kbody, v)) return false;
+  // Its stride is checked where it indexes (at_element), once the loop's count is known.
+  CXCursor x, y, stride;
+  if (!az_is_binary(az, az_uncast(init.last), "+", &x, &y)) return false;
+  return (az_is_index(az, x) && offset_of(az, y, &stride)) || (az_is_index(az, y) && offset_of(az, x, &stride));
+}
+
 bool az_slice_decl(Az *az, CXCursor v) {
   Kids init = kids(v);
   if (!az->slices || kind(v) != CXCursor_VarDecl || !init.n || az_writes(az, az->kbody, v)) return false;

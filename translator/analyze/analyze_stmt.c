@@ -657,7 +657,9 @@ void az_stmt(Az *az, CXCursor s) {
   }
   switch (kind(s)) {
   case CXCursor_CompoundStmt: clang_visitChildren(s, each_stmt, az); break;
-  case CXCursor_DeclStmt: az_decl_stmt(az, s); break;
+  case CXCursor_DeclStmt:
+    if (!az_slice_alias_decl(az, s)) az_decl_stmt(az, s);  // the row's local may follow the guard
+    break;
   case CXCursor_NullStmt: break;
   case CXCursor_IfStmt: if_stmt(az, s); break;
   case CXCursor_ForStmt: for_stmt(az, s); break;
