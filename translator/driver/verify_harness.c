@@ -711,8 +711,9 @@ static enum CXChildVisitResult find_globals(CXCursor c, CXCursor parent, CXClien
   enum CXCursorKind k = clang_getCursorKind(c);
   if (!clang_Location_isFromMainFile(clang_getCursorLocation(c))) return CXChildVisit_Continue;
   if (k == CXCursor_Namespace) return CXChildVisit_Recurse;
-  if (k != CXCursor_VarDecl || !clang_isCursorDefinition(c) || !kept_type(clang_getCursorType(c)) ||
-      has_shared_attr(c))
+  enum CXCursorKind owner = clang_getCursorKind(clang_getCursorSemanticParent(c));  // not a class's static member
+  if (k != CXCursor_VarDecl || (owner != CXCursor_Namespace && owner != CXCursor_TranslationUnit) ||
+      !clang_isCursorDefinition(c) || !kept_type(clang_getCursorType(c)) || has_shared_attr(c))
     return CXChildVisit_Continue;
   Text name = {0};
   char *chain[16];

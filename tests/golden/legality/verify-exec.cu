@@ -26,6 +26,30 @@ static float next_lr(int &calls) { return 0.01f * ++calls; }
 namespace {
 int g_steps;  // a variable of the file the region changes: both runs start from its value
 }
+#if defined(CASE_GLOBAL)
+// Other variables of the file the harness builds with: a class's static member
+// and a variable template (not set back: not namespace-scope variables), C
+// linkage, device and constant memory, a type that is not trivially copyable.
+#include <random>
+#include <vector>
+struct Stats {
+  static int calls;
+};
+int Stats::calls = 0;
+template <typename T> T pi_v = T(3.14159);
+extern "C" {
+int c_counter;
+}
+__constant__ float c_w[4];
+__device__ int d_flag;
+std::mt19937 rng(5);
+std::vector<float> history;
+namespace outer {
+namespace {
+unsigned inner_steps;
+}
+}  // namespace outer
+#endif
 static float tick_lr() {
 #if defined(COUNT_ONLY)
   ++g_steps;
