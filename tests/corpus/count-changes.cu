@@ -5,6 +5,14 @@
 // elements, exit 0; --verify found it.)
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
+// A count local before the region is read as its initializer only while what
+// that reads keeps its value: `const int n = rows * h;` then `rows *= 2;` (or
+// a member, `sh.rows *= 2;`), or a file variable any call may change, leaves
+// `n` a count of its own, refused against the collective's `rows * h` (it was
+// taken as equal, exit 0, and --verify, which recomputes n, could not see it).
+// RUN: %expect 1 %coconet --check %s -- -DSTALE 2>&1 | %FileCheck --check-prefix=STALE %s
+// RUN: %expect 1 %coconet --check %s -- -DSTALE_MEMBER 2>&1 | %FileCheck --check-prefix=STALE_MEMBER %s
+// RUN: %expect 1 %coconet --check %s -- -DSTALE_GLOBAL 2>&1 | %FileCheck --check-prefix=STALE_GLOBAL %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -35,3 +43,41 @@ void two_chains(float *g, float *h, float by, int n, ncclComm_t comm, cudaStream
 // CODE-NEXT: coconet_comm_info(comm, &coconet_rank_2, &coconet_nranks_2);
 // CODE-NEXT: const coconet_part coconet_p_2 = coconet_slice(n, coconet_rank_2, coconet_nranks_2);
 // CODE-NEXT: ncclReduceScatter(h, h + coconet_p_2.slice_lo, coconet_p_2.s,
+
+#if defined(STALE)
+void stale(float *out, int rows, int h, ncclComm_t comm, cudaStream_t s) {
+  const int n = rows * h;
+  rows *= 2;
+#pragma coconet region name(stale) split reorder
+  {
+    ncclAllReduce(out, out, rows * h, ncclFloat, ncclSum, comm, s);
+    scale<<<(n + 255) / 256, 256, 0, s>>>(out, 0.5f, n);
+  }
+}
+#elif defined(STALE_MEMBER)
+struct Shape {
+  int rows, h;
+};
+void stale(float *out, Shape sh, ncclComm_t comm, cudaStream_t s) {
+  const int n = sh.rows * sh.h;
+  sh.rows *= 2;
+#pragma coconet region name(stale) split reorder
+  {
+    ncclAllReduce(out, out, sh.rows * sh.h, ncclFloat, ncclSum, comm, s);
+    scale<<<(n + 255) / 256, 256, 0, s>>>(out, 0.5f, n);
+  }
+}
+#elif defined(STALE_GLOBAL)
+int g_rows = 4, g_h = 8;
+void stale(float *out, ncclComm_t comm, cudaStream_t s) {
+  const int n = g_rows * g_h;
+#pragma coconet region name(stale) split reorder
+  {
+    ncclAllReduce(out, out, g_rows * g_h, ncclFloat, ncclSum, comm, s);
+    scale<<<(n + 255) / 256, 256, 0, s>>>(out, 0.5f, n);
+  }
+}
+#endif
+// STALE: error: reorder: kernel 'scale' runs over n elements but 'out' has rows * h; work on a slice needs the same count
+// STALE_MEMBER: error: reorder: kernel 'scale' runs over n elements but 'out' has sh.rows * sh.h; work on a slice needs the same count
+// STALE_GLOBAL: error: reorder: kernel 'scale' runs over n elements but 'out' has g_rows * g_h; work on a slice needs the same count

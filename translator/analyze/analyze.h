@@ -49,6 +49,8 @@ long long launch_block_x(const Frontend *fe, const Stmt *s);
 // or never assigned, ++/--'d, its address taken or passed by non-const
 // reference after its initializer (`int n = rows * cols;`).
 bool never_assigned(const Frontend *fe, CXCursor decl);
+// decl may be assigned at or after offset of its file (a global, or a local of another function: true).
+bool assigned_after(const Frontend *fe, CXCursor decl, unsigned offset);
 // Argument i of the kernel call of a launch (in a wrapper seen through, as written there); null if none.
 CXCursor launch_argument(const Launch *l, int i);
 

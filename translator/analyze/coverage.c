@@ -176,8 +176,15 @@ static SymKind binary_kind(const Frontend *fe, CXCursor lhs, CXCursor rhs, bool 
 typedef struct Assigned {
   const Frontend *fe;
   CXCursor decl;
+  unsigned after;  // only assignments at this offset of their file or later count (0: all)
   bool yes;
 } Assigned;
+
+static bool counts(const Assigned *a, CXCursor c) {
+  unsigned at = 0;
+  clang_getFileLocation(clang_getCursorLocation(c), NULL, NULL, NULL, &at);
+  return at >= a->after;
+}
 
 // c names decl, or a member of it (decl.a.b).
 static bool refers_to(CXCursor c, CXCursor decl) {
@@ -217,20 +224,20 @@ static enum CXChildVisitResult find_assignment(CXCursor c, CXCursor parent, CXCl
     }
     char *eq = strchr(op, '=');
     if (eq && !(eq[1] == '=' || (eq > op && (eq[-1] == '=' || eq[-1] == '!' || eq[-1] == '<' || eq[-1] == '>'))))
-      a->yes = true;
+      a->yes = counts(a, c);
     free(op);
   } else if (k == CXCursor_UnaryOperator && ks.n == 1 && refers_to(ks.v[0], a->decl)) {
     char *t = squeezed(a->fe, c);
     size_t n = strlen(t);
     if (t[0] == '&' || strncmp(t, "++", 2) == 0 || strncmp(t, "--", 2) == 0 ||
         (n >= 2 && (strcmp(t + n - 2, "++") == 0 || strcmp(t + n - 2, "--") == 0)))
-      a->yes = true;
+      a->yes = counts(a, c);
     free(t);
   } else if (k == CXCursor_VarDecl && clang_getCursorType(c).kind == CXType_LValueReference &&
              !clang_isConstQualifiedType(clang_getPointeeType(clang_getCursorType(c))) && ks.n &&
              refers_to(ks.last, a->decl)) {
     // `int &count = n;`: n may be assigned through count.
-    a->yes = true;
+    a->yes = counts(a, c);
   } else if (k == CXCursor_CallExpr) {
     // Passed to a non-const reference parameter: it may be assigned there.
     CXType fn = clang_getCursorType(clang_getCursorReferenced(c));
@@ -239,22 +246,24 @@ static enum CXChildVisitResult find_assignment(CXCursor c, CXCursor parent, CXCl
       CXType t = clang_getArgType(fn, (unsigned)i);
       if (refers_to(clang_Cursor_getArgument(c, (unsigned)i), a->decl) && t.kind == CXType_LValueReference &&
           !clang_isConstQualifiedType(clang_getPointeeType(t)))
-        a->yes = true;
+        a->yes = counts(a, c);
     }
   }
   return a->yes ? CXChildVisit_Break : CXChildVisit_Recurse;
 }
 
-bool never_assigned(const Frontend *fe, CXCursor decl) {
+bool never_assigned(const Frontend *fe, CXCursor decl) { return !assigned_after(fe, decl, 0); }
+
+bool assigned_after(const Frontend *fe, CXCursor decl, unsigned offset) {
   CXType t = clang_getCursorType(decl);
-  if (clang_isConstQualifiedType(t)) return true;
-  if (t.kind == CXType_LValueReference && clang_isConstQualifiedType(clang_getPointeeType(t))) return true;
+  if (clang_isConstQualifiedType(t)) return false;
+  if (t.kind == CXType_LValueReference && clang_isConstQualifiedType(clang_getPointeeType(t))) return false;
   CXCursor fn = clang_getCursorSemanticParent(decl);
   enum CXCursorKind k = kind_of(fn);
-  if (k != CXCursor_FunctionDecl && k != CXCursor_CXXMethod && k != CXCursor_FunctionTemplate) return false;
-  Assigned a = {fe, decl, false};
+  if (k != CXCursor_FunctionDecl && k != CXCursor_CXXMethod && k != CXCursor_FunctionTemplate) return true;
+  Assigned a = {fe, decl, offset, false};
   clang_visitChildren(fn, find_assignment, &a);
-  return !a.yes;
+  return a.yes;
 }
 
 static Sym *sym_of(Cov *cv, CXCursor c);

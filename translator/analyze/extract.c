@@ -56,24 +56,47 @@ static char *member_chain(const Frontend *fe, CXCursor c) {
   return NULL;
 }
 
+// A name or member chain whose variable keeps its value from `after` on: a
+// local or parameter not assigned there, through `->` only a pointer to const.
+static bool kept_from(const Frontend *fe, CXCursor c, unsigned after) {
+  bool arrow = false;
+  while (clang_getCursorKind(c) == CXCursor_MemberRefExpr || clang_getCursorKind(c) == CXCursor_UnexposedExpr) {
+    FeKids ks = fe_kids(c);
+    if (ks.n != 1) return false;
+    if (clang_getCursorKind(c) == CXCursor_MemberRefExpr)
+      arrow |= clang_getCanonicalType(clang_getCursorType(ks.v[0])).kind == CXType_Pointer;
+    c = ks.v[0];
+  }
+  CXCursor d = clang_getCursorReferenced(c);
+  enum CXCursorKind k = clang_getCursorKind(d);
+  if (clang_getCursorKind(c) != CXCursor_DeclRefExpr) return false;
+  if (k != CXCursor_VarDecl && k != CXCursor_ParmDecl) return k == CXCursor_EnumConstantDecl;
+  CXType t = clang_getCanonicalType(clang_getCursorType(d));
+  if (arrow && !(t.kind == CXType_Pointer && clang_isConstQualifiedType(clang_getPointeeType(t)))) return false;
+  return !assigned_after(fe, d, after);
+}
+
 // A product of names, member chains and integer literals, through casts:
-// "tokens * hidden", "sh.rows * sh.h"; NULL for anything else.
-static char *product_text(const Frontend *fe, CXCursor c) {
+// "tokens * hidden", "sh.rows * sh.h", each keeping its value from `after`
+// (the local's declaration) on; NULL for anything else.
+static char *product_text(const Frontend *fe, CXCursor c, unsigned after) {
   enum CXCursorKind k = clang_getCursorKind(c);
   FeKids t = fe_kids(c);
-  if (k == CXCursor_DeclRefExpr || k == CXCursor_IntegerLiteral)
-    return fe_text(fe, fe_range(fe, clang_getCursorExtent(c)));
-  if (k == CXCursor_MemberRefExpr) return member_chain(fe, c);
+  if (k == CXCursor_IntegerLiteral) return fe_text(fe, fe_range(fe, clang_getCursorExtent(c)));
+  if (k == CXCursor_DeclRefExpr)
+    return kept_from(fe, c, after) ? fe_text(fe, fe_range(fe, clang_getCursorExtent(c))) : NULL;
+  if (k == CXCursor_MemberRefExpr) return kept_from(fe, c, after) ? member_chain(fe, c) : NULL;
   if (k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr || k == CXCursor_CStyleCastExpr ||
       k == CXCursor_CXXStaticCastExpr || k == CXCursor_CXXFunctionalCastExpr)
-    return t.n >= 1 ? product_text(fe, t.v[t.n == 1 ? 0 : 1]) : NULL;
+    return t.n >= 1 ? product_text(fe, t.v[t.n == 1 ? 0 : 1], after) : NULL;
   if (k != CXCursor_BinaryOperator || t.n != 2) return NULL;
   SrcRange op = {fe_range(fe, clang_getCursorExtent(t.v[0])).end,
                  fe_range(fe, clang_getCursorExtent(t.v[1])).begin};
   char *optext = fe_text(fe, op);
   bool mul = strspn(optext, " \t\n") < strlen(optext) && optext[strspn(optext, " \t\n")] == '*';
   free(optext);
-  char *a = mul ? product_text(fe, t.v[0]) : NULL, *b = a ? product_text(fe, t.v[1]) : NULL, *out = NULL;
+  char *a = mul ? product_text(fe, t.v[0], after) : NULL, *b = a ? product_text(fe, t.v[1], after) : NULL;
+  char *out = NULL;
   if (a && b && asprintf(&out, "%s * %s", a, b) < 0) out = NULL;
   free(a);
   free(b);
@@ -82,7 +105,7 @@ static char *product_text(const Frontend *fe, CXCursor c) {
 
 // The size a count argument stands for. A local never assigned after its
 // initializer, a product (`const size_t n = (size_t)tokens * hidden;`, const or
-// not; `sh.rows * sh.h`), is replaced by that
+// not; `sh.rows * sh.h`) of variables not assigned after it, is replaced by that
 // product, so that sizes written differently compare equal in the IR.
 const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) {
   CXSourceLocation at = clang_getLocationForOffset(fe->tu, fe->file, p->range.begin.offset);
@@ -95,7 +118,9 @@ const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) 
   bool whole = strcmp(name, p->text) == 0;
   free(name);
   FeKids t = fe_kids(d);
-  char *prod = whole && t.n ? product_text(fe, t.v[t.n == 1 ? 0 : 1]) : NULL;
+  unsigned from = 0;  // the local's declaration
+  clang_getFileLocation(clang_getCursorLocation(d), NULL, NULL, NULL, &from);
+  char *prod = whole && t.n ? product_text(fe, t.v[t.n == 1 ? 0 : 1], from) : NULL;
   const char *out = prod ? ir_strdup(ir, prod) : p->text;
   free(prod);
   return out;
