@@ -267,10 +267,14 @@ static inline void coconet_verify_host(coconet_verify_ctx *cx, const char *name,
 
 /* A variable of the user's file: saved before a region's run as written, set back
  * before its run as scheduled (a region's `g_step++` runs both from the same
- * value), the written run's value compared with the scheduled run's. A type that
- * is not trivially copyable, or larger than 16 MiB, is left alone. */
+ * value), the written run's value compared with the scheduled run's. Numbers,
+ * enums and arrays of them up to 16 MiB only: a pointer (a workspace allocated on
+ * first use) or a struct holding one would be set back to memory the written run
+ * freed, and two runs' allocations differ. */
 template <typename T> struct coconet_verify_global {
-  static constexpr bool kept = std::is_trivially_copyable<T>::value && sizeof(T) <= (16u << 20);
+  using element = typename std::remove_all_extents<T>::type;
+  static constexpr bool kept =
+      (std::is_arithmetic<element>::value || std::is_enum<element>::value) && sizeof(T) <= (16u << 20);
   std::vector<unsigned char> before, written;
   void save(const T &v) {
     if constexpr (kept) {

@@ -5,6 +5,7 @@
 // RUN: env COCONET_TEST_PLANT_EFFECTS_BUG=1 %expect 1 %coconet --verify=2 %s -- -DCASE_EFFECTS | %FileCheck --check-prefix=TWICE %s
 // RUN: %coconet --verify=2 %s -- -DCASE_EFFECTS | %FileCheck --check-prefix=ONCE %s
 // RUN: %coconet --verify=2 %s -- -DCASE_GLOBAL | %FileCheck --check-prefix=GLOBAL %s
+// RUN: %coconet --verify=2 %s -- -DCASE_GLOBAL -DWORKSPACE | %FileCheck --check-prefix=GLOBAL %s
 // RUN: env COCONET_TEST_PLANT_EFFECTS_BUG=1 %expect 1 %coconet --verify=2 %s -- -DCASE_GLOBAL -DCOUNT_ONLY | %FileCheck --check-prefix=GLOBAL-TWICE %s
 // RUN: %expect 1 %coconet --verify=2 %s -- -DCASE_OFFSET 2>&1 | %FileCheck --check-prefix=OFFSET %s
 // RUN: %coconet %s -- -DCASE_STREAM | %FileCheck --check-prefix=STREAM %s
@@ -29,7 +30,9 @@ int g_steps;  // a variable of the file the region changes: both runs start from
 #if defined(CASE_GLOBAL)
 // Other variables of the file the harness builds with: a class's static member
 // and a variable template (not set back: not namespace-scope variables), C
-// linkage, device and constant memory, a type that is not trivially copyable.
+// linkage, device and constant memory, an RNG and a vector (not set back: only
+// numbers, enums and arrays of them are), a workspace allocated on first use
+// (a pointer: setting it back would hand the scheduled run freed memory).
 #include <random>
 #include <vector>
 struct Stats {
@@ -44,6 +47,21 @@ __constant__ float c_w[4];
 __device__ int d_flag;
 std::mt19937 rng(5);
 std::vector<float> history;
+float *g_workspace;
+size_t g_workspace_n;
+static float *workspace(size_t n) {
+  if (g_workspace_n < n) {
+    free(g_workspace);
+    g_workspace = (float *)malloc(n * sizeof(float));
+    g_workspace_n = n;
+  }
+  return g_workspace;
+}
+size_t g_want = 8;
+static float lr_ws() {
+  g_want *= 2;  // a bigger workspace each call: it is freed and allocated again
+  return workspace(g_want) ? 0.1f : 0.2f;
+}
 namespace outer {
 namespace {
 unsigned inner_steps;
@@ -77,7 +95,11 @@ void step(float *w, float *g, float *o, int n, int off, ncclComm_t comm, cudaStr
 #pragma coconet region name(global) split reorder scratch(g) replicated(w)
   {
     ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+#if defined(WORKSPACE)
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr_ws(), n);
+#else
     sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, tick_lr(), n);
+#endif
   }
 #elif defined(CASE_OFFSET)
 #pragma coconet region name(offset) split
