@@ -50,8 +50,8 @@ void ftNcclAllReduceSum(const T *send_buf, T *recv_buf, const int data_size, Ncc
                         cudaStream_t stream) {
   ncclDataType_t nccl_data_type = getNcclDataType<T>();
 #if defined(RESULT) || defined(RESULT_ELSE) || defined(RESULT_ON_SUCCESS)
-  ncclResult_t result = ncclAllReduce((const void *)send_buf, (void *)recv_buf, data_size, nccl_data_type, ncclSum,
-                                      nccl_param.nccl_comm_, stream);
+  const ncclResult_t result = ncclAllReduce((const void *)send_buf, (void *)recv_buf, data_size, nccl_data_type,
+                                            ncclSum, nccl_param.nccl_comm_, stream);
 #if defined(RESULT_ELSE)
   if (result != ncclSuccess) abort();
   else cudaStreamSynchronize(stream);

@@ -17,8 +17,9 @@ int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool
 // effects.c: the arguments with side effects of a scheduled region's statements,
 // evaluated once at the top of the generated block in the order written (ir->hoists),
 // with the kernel arguments before them that read what they change; 0, or -1 with
-// the reason reported where that would change the program.
-int extract_hoist_effects(const Region *r, IrRegion *ir);
+// the reason reported where that would change the program. Their names,
+// coconet_argN, are ones the file's text (spelled) does not spell.
+int extract_hoist_effects(const Region *r, IrRegion *ir, const char *spelled);
 bool extract_stmt_has_effects(const Stmt *s);  // an argument it evaluates has side effects
 
 // The size a count argument stands for: its text, or for a local never

@@ -275,7 +275,7 @@ static void rename_param(IrRegion *ir, IrOp *op, const char *text, const char *l
 // apart), after a statement coconet does not see into (which may change what
 // it reads), or a change to what another kind of argument written before it
 // reads (a count, a buffer, a launch's grid) or the same call reads.
-int extract_hoist_effects(const Region *r, IrRegion *ir) {
+int extract_hoist_effects(const Region *r, IrRegion *ir, const char *spelled) {
   // A bug planted on purpose, for the tests of --verify: arguments are copied, not hoisted.
   if (getenv("COCONET_TEST_PLANT_EFFECTS_BUG")) return 0;
   IrOp *op = ir->ops;
@@ -329,7 +329,8 @@ int extract_hoist_effects(const Region *r, IrRegion *ir) {
   for (int i = 0; i < nargs && rc == 0; i++) {
     if (!args[i].hoist) continue;
     IrHoist *h = ir_alloc(ir, sizeof *h);
-    h->name = ir_printf(ir, "coconet_arg%d", ++count);
+    do h->name = ir_printf(ir, "coconet_arg%d", ++count);
+    while (text_has_ident(spelled, h->name));
     h->text = ir_strdup(ir, args[i].p->text);
     h->range = args[i].p->range;
     *tail = h;

@@ -19,6 +19,17 @@ bool text_has_ident(const char *text, const char *name) {
     } else if (p[0] == '/' && p[1] == '*') {
       const char *end = strstr(p + 2, "*/");
       p = end ? end + 2 : p + strlen(p);
+    } else if (*p == '"' && p > text && p[-1] == 'R' && strchr(p, '(')) {  // R"delim( ... )delim"
+      const char *open = strchr(p, '(');
+      char end[24];
+      int n_delim = (int)(open - p - 1);
+      if (n_delim > 16) {
+        p++;
+        continue;
+      }
+      snprintf(end, sizeof end, ")%.*s\"", n_delim, p + 1);
+      const char *close = strstr(open, end);
+      p = close ? close + strlen(end) : p + strlen(p);
     } else if (*p == '"' || (*p == '\'' && !(p > text && text_ident_char(p[-1])))) {  // not 1'000
       char quote = *p++;
       while (*p && *p != quote && *p != '\n') p += p[0] == '\\' && p[1] ? 2 : 1;

@@ -476,13 +476,16 @@ static bool error_check(const Frontend *fe, CXCursor st) {
 static CXCursor collective_result(CXCursor st, CXCursor *call) {
   FeKids vars = fe_kids(st);
   if (vars.n != 1 || clang_getCursorKind(vars.v[0]) != CXCursor_VarDecl) return clang_getNullCursor();
-  CXString ts = clang_getTypeSpelling(clang_getCursorType(vars.v[0]));
+  // (const, an alias, auto: the type as clang resolves it)
+  CXString ts = clang_getTypeSpelling(clang_getUnqualifiedType(clang_getCanonicalType(clang_getCursorType(vars.v[0]))));
   bool result = strcmp(clang_getCString(ts), "ncclResult_t") == 0;
   clang_disposeString(ts);
   FeKids init = fe_kids(vars.v[0]);
   if (!result || init.n == 0) return clang_getNullCursor();
   CXCursor e = init.last;
-  while (clang_getCursorKind(e) == CXCursor_UnexposedExpr && fe_kids(e).n == 1) e = fe_kids(e).v[0];
+  while ((clang_getCursorKind(e) == CXCursor_UnexposedExpr || clang_getCursorKind(e) == CXCursor_InitListExpr) &&
+         fe_kids(e).n == 1)
+    e = fe_kids(e).v[0];
   if (clang_getCursorKind(e) != CXCursor_CallExpr) return clang_getNullCursor();
   *call = e;
   return vars.v[0];

@@ -96,6 +96,10 @@ static void spelled_identifiers(void **state) {
   assert_false(text_has_ident(src, "coconet_f") || text_has_ident(src, "coconet_g") || text_has_ident(src, "q"));
   assert_false(text_has_ident(src, "coconet") || text_has_ident(src, "rank") || text_has_ident(src, "000"));
   assert_false(text_has_ident(src, ""));
+  // Raw strings: a quote inside one does not end it; the code after it is read.
+  const char *raw = "char q = R\"(\")\"[0]; float coconet_rank = 1; auto s = R\"x(coconet_p)\" )x\";";
+  assert_true(text_has_ident(raw, "coconet_rank") && text_has_ident(raw, "s"));
+  assert_false(text_has_ident(raw, "coconet_p"));
 }
 
 int main(void) {
