@@ -121,6 +121,10 @@ const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) 
   unsigned from = 0;  // the local's declaration
   clang_getFileLocation(clang_getCursorLocation(d), NULL, NULL, NULL, &from);
   char *prod = whole && t.n ? product_text(fe, t.v[t.n == 1 ? 0 : 1], from) : NULL;
+  if (prod && !strchr(prod, '*') && strpbrk(prod, ".>")) {  // `const int h = layer.hidden;` stays h, as
+    free(prod);                                              // in the products other sizes hold
+    prod = NULL;
+  }
   const char *out = prod ? ir_strdup(ir, prod) : p->text;
   free(prod);
   return out;
