@@ -8,14 +8,14 @@
 // ...), so the user's stay visible to the code that names them; so does the
 // name of an argument with side effects evaluated once (`coconet_arg2` when the
 // file spells `coconet_arg1`: -DARG).
-// RUN: %coconet --verify=3 %s | %FileCheck --check-prefix=EXEC %s
-// RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
-// RUN: %coconet --verify=3 %s -- -DARG | %FileCheck --check-prefix=EXEC %s
-// RUN: %coconet %s -- -DARG | %FileCheck --check-prefix=ARG %s
+// RUN: %coconet --verify=3 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
+// RUN: %coconet --verify=3 %s -- -I%S/Inputs -DARG | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s -- -I%S/Inputs -DARG | %FileCheck --check-prefix=ARG %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include "Inputs/own-names.h"
+#include "own-names.h"
 
 #define coconet_nranks 3.0f
 
