@@ -47,7 +47,7 @@
 // analyze/    from the front end's regions to the IR (analyze.h)
 //   extract.c       each statement of a region becomes an op, in source order
 //   effects.c       arguments with side effects, evaluated once in the order
-//                   written
+//                   written (call_changes.c: what the functions they call change)
 //   coverage.c      whether a launch gives every element of its count a thread
 //   analyze*.c      a launch's kernel as a pointwise op (a multi-tensor launch's
 //                   slices: analyze_slice.c; an element loop in a helper the

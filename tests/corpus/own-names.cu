@@ -7,11 +7,13 @@
 // declares or defines outside system headers (coconet_rank_2, coconet_p_3,
 // ...), so the user's stay visible to the code that names them; so does the
 // name of an argument with side effects evaluated once (`coconet_arg2` when the
-// file spells `coconet_arg1`: -DARG).
+// file spells `coconet_arg1`: -DARG; or only declares it, pasted: -DPASTED).
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs -DARG | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs -DARG | %FileCheck --check-prefix=ARG %s
+// RUN: %coconet --verify=3 %s -- -I%S/Inputs -DARG -DPASTED | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s -- -I%S/Inputs -DARG -DPASTED | %FileCheck --check-prefix=PASTED %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -27,14 +29,19 @@ __global__ void scale(float *x, size_t n, float a, unsigned seed) {
 void average(float *grad, size_t n, unsigned seed, ncclComm_t comm, cudaStream_t stream) {
   float PASTE(coconet_, rank) = 0.5f;
   size_t coconet_p = n;
-#if defined(ARG)
+#if defined(ARG) && defined(PASTED)
+  unsigned PASTE(coconet_, arg1) = seed;
+#elif defined(ARG)
   unsigned coconet_arg1 = seed;
 #endif
 #pragma coconet region name(mean) split reorder
   {
     ncclAllReduce(grad, grad, coconet_p, ncclFloat, ncclSum, comm, stream);
     const int coconet_c = (int)((coconet_p + 255) / 256);
-#if defined(ARG)
+#if defined(ARG) && defined(PASTED)
+    scale<<<coconet_c, 256, 0, stream>>>(grad, coconet_p, PASTE(coconet_, rank) / coconet_nranks,
+                                         PASTE(coconet_, arg1)++);
+#elif defined(ARG)
     scale<<<coconet_c, 256, 0, stream>>>(grad, coconet_p, PASTE(coconet_, rank) / coconet_nranks, coconet_arg1++);
 #else
     scale<<<coconet_c, 256, 0, stream>>>(grad, coconet_p, PASTE(coconet_, rank) / coconet_nranks, seed);
@@ -48,4 +55,8 @@ void average(float *grad, size_t n, unsigned seed, ncclComm_t comm, cudaStream_t
 // CODE-NEXT: coconet_comm_info(comm, &coconet_rank_2, &coconet_nranks_2);
 // CODE-NEXT: const coconet_part coconet_p_3 = coconet_slice(coconet_p, coconet_rank_2, coconet_nranks_2);
 // CODE: PASTE(coconet_, rank) / coconet_nranks, seed, coconet_p_3.slice_lo,
-// ARG: const auto coconet_arg2 = coconet_arg1++;
+// The launch's PASTE(...) argument reads like a call: it is evaluated once too, first.
+// ARG: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg2 = PASTE(coconet_, rank) / coconet_nranks;
+// ARG-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg3 = coconet_arg1++;
+// PASTED: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg2 = PASTE(coconet_, rank) / coconet_nranks;
+// PASTED-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg3 = PASTE(coconet_, arg1)++;

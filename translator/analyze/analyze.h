@@ -18,9 +18,21 @@ int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool
 // evaluated once at the top of the generated block in the order written (ir->hoists),
 // with the kernel arguments before them that read what they change; 0, or -1 with
 // the reason reported where that would change the program. Their names,
-// coconet_argN, are ones the file's text (spelled) does not spell.
-int extract_hoist_effects(const Region *r, IrRegion *ir, const char *spelled);
+// coconet_argN, are none of fe->names_in_use.
+int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir);
 bool extract_stmt_has_effects(const Stmt *s);  // an argument it evaluates has side effects
+
+// call_changes.c: what the functions an argument's text calls may change, read in
+// their bodies (and the bodies they call): variables of the file, memory through
+// a pointer, a reference or `this`, or anything (a function coconet cannot see into).
+typedef struct CallChanges CallChanges;
+CallChanges *call_changes(const Frontend *fe, const Piece *p);
+// The first name reader's text reads that those calls may change (written into
+// buf), with where the change is (*at), or NULL.
+const char *call_changes_read(const CallChanges *cc, const Piece *reader, char *buf, size_t size, SrcLoc *at);
+// The function whose body coconet cannot see into, when that is why (NULL: none, or a pointer).
+const char *call_changes_unseen(const CallChanges *cc);
+void call_changes_free(CallChanges *cc);
 
 // The size a count argument stands for: its text, or for a local never
 // assigned after its initializer, a product of names and literals, that product.

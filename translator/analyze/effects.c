@@ -224,35 +224,53 @@ static bool unread_scalar(const IrRegion *ir, const Arg *a) {
   return true;
 }
 
-static int capture_reads(const Region *r, const IrRegion *ir, Arg *args, int n) {
+// The arguments that read what args[j] changes, in its text or in the functions it calls.
+static int capture_reads_of(const Region *r, const IrRegion *ir, Arg *args, int n, int j, const CallChanges *calls) {
+  for (int i = 0; i < n; i++) {
+    char var[128];
+    if (i == j || (i > j && args[i].stmt != args[j].stmt)) continue;
+    SrcLoc changed_at = args[j].p->range.begin;
+    const char *v = changed_in(args[j].p->text, args[i].p->text, var, sizeof var);
+    bool by_call = !v && (v = call_changes_read(calls, args[i].p, var, sizeof var, &changed_at));
+    if (!v) continue;
+    bool param = false, other_call = args[i].stmt != args[j].stmt;
+    if (args[i].op->kind == IR_OP_POINTWISE)
+      for (const IrParam *pp = args[i].op->pw.params; pp && !param; pp = pp->next)
+        param = same_text(pp->arg_text, args[i].p->text);
+    // A text of a host function the statement calls cannot be captured: the call kept as written reads it.
+    if ((args[i].effects || (other_call && (param || unread_scalar(ir, &args[i])))) && args[i].inside) {
+      args[i].hoist = true;
+      continue;
+    }
+    const char *when = args[i].stmt == args[j].stmt
+                           ? "in the same call, reads it in an order C++ leaves unspecified"
+                       : !args[i].inside
+                           ? "passed before it to a host function coconet sees through, reads it; the schedule "
+                             "evaluates the change at the top of the generated block"
+                           : "written before it, reads it; the schedule evaluates the change at the top of "
+                             "the generated block";
+    diag_error(&args[i].at, "region '%s': '%s' %s '%s', and this argument, %s: compute '%s' into a local "
+                            "before the region", r->name, args[j].p->text,
+               by_call ? "calls a function that may change" : "changes", v, when, args[j].p->text);
+    const char *unseen = by_call ? call_changes_unseen(calls) : NULL;
+    if (unseen)
+      diag_note(&changed_at, "'%s' is called here; coconet does not see into its body", unseen);
+    else if (by_call)
+      diag_note(&changed_at, "'%s' may be changed here", v);
+    else
+      diag_note(&changed_at, "'%s' is changed here", v);
+    return -1;
+  }
+  return 0;
+}
+
+static int capture_reads(const Frontend *fe, const Region *r, const IrRegion *ir, Arg *args, int n) {
   for (int j = 0; j < n; j++) {
     if (!args[j].effects) continue;
-    for (int i = 0; i < n; i++) {
-      char var[128];
-      const char *v = i == j ? NULL : changed_in(args[j].p->text, args[i].p->text, var, sizeof var);
-      if (!v || (i > j && args[i].stmt != args[j].stmt)) continue;
-      bool param = false, other_call = args[i].stmt != args[j].stmt;
-      if (args[i].op->kind == IR_OP_POINTWISE)
-        for (const IrParam *pp = args[i].op->pw.params; pp && !param; pp = pp->next)
-          param = same_text(pp->arg_text, args[i].p->text);
-      // A text of a host function the statement calls cannot be captured: the call kept as written reads it.
-      if ((args[i].effects || (other_call && (param || unread_scalar(ir, &args[i])))) && args[i].inside) {
-        args[i].hoist = true;
-        continue;
-      }
-      const char *when = args[i].stmt == args[j].stmt
-                             ? "in the same call, reads it in an order C++ leaves unspecified"
-                         : !args[i].inside
-                             ? "passed before it to a host function coconet sees through, reads it; the schedule "
-                               "evaluates the change at the top of the generated block"
-                             : "written before it, reads it; the schedule evaluates the change at the top of "
-                               "the generated block";
-      diag_error(&args[i].at, "region '%s': '%s' changes '%s', and this argument, %s: compute '%s' "
-                                          "into a local before the region", r->name, args[j].p->text, v, when,
-                 args[j].p->text);
-      diag_note(&args[j].p->range.begin, "'%s' is changed here", v);
-      return -1;
-    }
+    CallChanges *calls = call_changes(fe, args[j].p);
+    int rc = capture_reads_of(r, ir, args, n, j, calls);
+    call_changes_free(calls);
+    if (rc) return rc;
   }
   return 0;
 }
@@ -275,7 +293,7 @@ static void rename_param(IrRegion *ir, IrOp *op, const char *text, const char *l
 // apart), after a statement coconet does not see into (which may change what
 // it reads), or a change to what another kind of argument written before it
 // reads (a count, a buffer, a launch's grid) or the same call reads.
-int extract_hoist_effects(const Region *r, IrRegion *ir, const char *spelled) {
+int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
   // A bug planted on purpose, for the tests of --verify: arguments are copied, not hoisted.
   if (getenv("COCONET_TEST_PLANT_EFFECTS_BUG")) return 0;
   IrOp *op = ir->ops;
@@ -323,14 +341,14 @@ int extract_hoist_effects(const Region *r, IrRegion *ir, const char *spelled) {
         args[nargs++] = (Arg){p, op, nstmt, effects, effects, launch_arg, inside, inside ? p->range.begin : s->range.begin};
     }
   }
-  if (rc == 0) rc = capture_reads(r, ir, args, nargs);
+  if (rc == 0) rc = capture_reads(fe, r, ir, args, nargs);
   IrHoist **tail = &ir->hoists;
   int count = 0;
   for (int i = 0; i < nargs && rc == 0; i++) {
     if (!args[i].hoist) continue;
     IrHoist *h = ir_alloc(ir, sizeof *h);
     do h->name = ir_printf(ir, "coconet_arg%d", ++count);
-    while (text_has_ident(spelled, h->name));
+    while (fe->names_in_use && text_has_ident(fe->names_in_use, h->name));
     h->text = ir_strdup(ir, args[i].p->text);
     h->range = args[i].p->range;
     *tail = h;

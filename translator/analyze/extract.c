@@ -768,7 +768,7 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
   if (schedules(r) && directives_check_region_lines(fe, r)) return -1;
   if (check_overlap(r, ir) || check_assumptions(fe, r, ir)) return -1;
   if (!schedules(r)) return 0;
-  if (extract_hoist_effects(r, ir, fe->src.buf)) return -1;
+  if (extract_hoist_effects(fe, r, ir)) return -1;
   ungroup(ir, ngroups);
   return 0;
 }

@@ -365,11 +365,8 @@ static int generate(Cg *cg, const Scope *sc) {
   for (const IrHoist *h = cg->r->locals; h; h = h->next) cg_line_as_written(cg, h->text);
   if (cg->r->hoists) cg_line(cg, "// coconet: arguments with side effects, evaluated once, in the order written");
   for (const IrHoist *h = cg->r->hoists; h; h = h->next) {
-    if (strcmp(names_add(&cg->names, h->name), h->name) != 0) {  // the region's text already names it
-      diag_error(&cg->r->loc, "region '%s': the file names '%s', which coconet's code for the region declares; "
-                 "rename it", cg->r->name, h->name);
-      return -1;
-    }
+    if (strcmp(names_add(&cg->names, h->name), h->name) != 0)  // effects.c chose a name not in use
+      COCONET_BUG("the name '%s' of an argument with side effects is in use", h->name);
     cg_line(cg, "[[maybe_unused]] const auto %s = %s;", h->name, h->text);
   }
   Buf head = cg->out;  // the ops go to a buffer of their own, the (void) lines before them
@@ -435,27 +432,6 @@ static int generate(Cg *cg, const Scope *sc) {
   return rc;
 }
 
-// The names coconet's own start with that the translation unit declares or
-// defines as macros outside system headers, though the file may not spell them
-// (a header's `#define coconet_p 1`, a name pasted by a macro): one per line.
-static enum CXChildVisitResult find_own_names(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  if (clang_Location_isInSystemHeader(clang_getCursorLocation(c))) return CXChildVisit_Continue;
-  enum CXCursorKind k = clang_getCursorKind(c);
-  if (clang_isDeclaration(k) || k == CXCursor_MacroDefinition) {
-    CXString sp = clang_getCursorSpelling(c);
-    const char *name = clang_getCString(sp);
-    if (name && strncmp(name, "coconet_", 8) == 0) {
-      text_add(data, name);
-      text_add(data, "\n");
-    }
-    clang_disposeString(sp);
-  }
-  return k == CXCursor_MacroDefinition || k == CXCursor_MacroExpansion || k == CXCursor_InclusionDirective
-             ? CXChildVisit_Continue
-             : CXChildVisit_Recurse;
-}
-
 int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Target target, const char *indent,
                    RegionCode *out) {
   *out = (RegionCode){0};
@@ -466,12 +442,8 @@ int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Targ
   }
   Cg *cg = calloc(1, sizeof *cg);
   if (!cg) COCONET_BUG("out of memory");
-  Text spelled = {0};  // the file's text, then the names the translation unit declares
-  text_add(&spelled, fe->src.buf);
-  text_add(&spelled, "\n");
-  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_own_names, &spelled);
   *cg = (Cg){.fe = fe, .fr = fr, .r = r, .target = target, .indent = indent, .cuda_check = cuda_wrapper(fr),
-             .names.spelled = spelled.s};
+             .names.spelled = fe->names_in_use};
   cg->unit = indent_unit(fe, fr, indent);
   Scope sc = scope_of(list);
   int rc = generate(cg, &sc);
@@ -487,7 +459,6 @@ int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Targ
   buf_free(&cg->out);
   for (int i = 0; i < cg->nkernels; i++) kernel_free(&cg->kernels[i]);
   names_free(&cg->names);
-  free(spelled.s);
   free(cg->unit);
   free(sc.ops);
   free(cg);

@@ -450,7 +450,9 @@ int frontend_parse(const Options *opts, SourceFile src, Frontend *fe) {
     return -1;
   }
   fe->file = clang_getFile(fe->tu, src.path);
-  return report_clang_errors(fe, opts->nclang_args == 0 && !opts->compdb_dir) ? -1 : 0;
+  if (report_clang_errors(fe, opts->nclang_args == 0 && !opts->compdb_dir)) return -1;
+  fe->names_in_use = fe_names_in_use(fe);
+  return 0;
 }
 
 // The appended parse keeps its macro expansions, as the main parse does: a kernel
@@ -519,6 +521,8 @@ void frontend_dispose(Frontend *fe) {
   for (int i = 0; i < fe->nargs; i++) free(fe->args[i]);
   free(fe->args);
   free(fe->copies);
+  free(fe->names_in_use);
+  fe->names_in_use = NULL;
   fe->tu = NULL;
   fe->index = NULL;
   fe->tmpdir = NULL;

@@ -189,3 +189,32 @@ unsigned place_include(const Frontend *fe, unsigned before, bool *found) {
   *found = best > 0;
   return best;
 }
+
+// The names coconet's own start with that the translation unit declares or
+// defines as macros outside system headers, though the file may not spell them
+// (a header's `#define coconet_p 1`, a name pasted by a macro): one per line.
+static enum CXChildVisitResult find_own_names(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_Location_isInSystemHeader(clang_getCursorLocation(c))) return CXChildVisit_Continue;
+  enum CXCursorKind k = kind_of(c);
+  if (clang_isDeclaration(k) || k == CXCursor_MacroDefinition) {
+    CXString sp = clang_getCursorSpelling(c);
+    const char *name = clang_getCString(sp);
+    if (name && strncmp(name, "coconet_", 8) == 0) {
+      text_add(data, name);
+      text_add(data, "\n");
+    }
+    clang_disposeString(sp);
+  }
+  return k == CXCursor_MacroDefinition || k == CXCursor_MacroExpansion || k == CXCursor_InclusionDirective
+             ? CXChildVisit_Continue
+             : CXChildVisit_Recurse;
+}
+
+char *fe_names_in_use(const Frontend *fe) {
+  Text t = {0};
+  text_add(&t, fe->src.buf);
+  text_add(&t, "\n");
+  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_own_names, &t);
+  return t.s;
+}

@@ -174,3 +174,62 @@ void step_macro(float *w, float *g, float beta1, int t, int n, ncclComm_t comm, 
 // MACRO: verify macro: ok
 // IMPURE: error: region 'macro': 'DECAYED(beta1)' changes 'beta1', and this argument, in the same call, reads it in an order C++ leaves unspecified
 // USER_POW: error: region 'powf': '1.0f - powf(beta1, t)' changes 'beta1', and this argument, in the same call, reads it in an order C++ leaves unspecified
+
+// What a function an argument calls changes is read in its body (and the
+// bodies it calls): a kernel's scalar argument written before it that reads a
+// variable of the file the function assigns is captured first (`g_lr`), one
+// it does not assign is not (`g_decay`). A count written before it that reads
+// such a variable is refused (-DCOUNT; the generated block evaluated the call
+// first and all-reduced the changed count, exit 0), and so is one reading a
+// variable of the file when a function it calls has no body coconet can see
+// (UNSEEN).
+// RUN: %coconet --verify=3 %s -- -DCASE_CALLS | %FileCheck --check-prefix=CALLS %s
+// RUN: %coconet %s -- -DCASE_CALLS | %FileCheck --check-prefix=CALLS-CODE %s
+// RUN: %expect 1 %coconet --check %s -- -DCASE_CALLS -DCOUNT 2>&1 | %FileCheck --check-prefix=CALLS-COUNT %s
+// RUN: %expect 1 %coconet --check %s -- -DCASE_CALLS -DUNSEEN 2>&1 | %FileCheck --check-prefix=UNSEEN %s
+#if defined(CASE_CALLS)
+float g_lr = 0.01f, g_decay = 0.001f;
+int g_steps = 0, g_rows = 1000;
+static void count_step() { ++g_steps; }
+static float lr_step() {
+  count_step();
+  g_lr *= 0.5f;
+  return g_lr;
+}
+static float lr_shrink() {
+  g_rows -= 8;
+  return 0.01f;
+}
+float lr_unseen(int step);  // defined in another file
+
+void step_calls(float *w, float *g, int n, ncclComm_t comm, cudaStream_t s) {
+#if defined(COUNT)
+#pragma coconet region name(calls) split reorder scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, g_rows, ncclFloat, ncclSum, comm, s);
+    sgd<<<(g_rows + 255) / 256, 256, 0, s>>>(w, g, lr_shrink(), g_rows);
+  }
+#elif defined(UNSEEN)
+#pragma coconet region name(calls) split reorder scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, g_rows, ncclFloat, ncclSum, comm, s);
+    sgd<<<(g_rows + 255) / 256, 256, 0, s>>>(w, g, lr_unseen(g_steps), g_rows);
+  }
+#else
+#pragma coconet region name(calls) split reorder scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    sgdw<<<(n + 255) / 256, 256, 0, s>>>(w, g, g_lr, g_decay, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr_step(), n);
+  }
+#endif
+}
+#endif
+// CALLS: verify calls: ok
+// CALLS-CODE: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg1 = g_lr;
+// CALLS-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg2 = lr_step();
+// CALLS-CODE: coconet_arg1, g_decay, coconet_arg2, coconet_p.slice_lo, coconet_p.slice_hi);
+// CALLS-COUNT: effects.cu:[[@LINE-23]]:25: error: region 'calls': 'lr_shrink()' calls a function that may change 'g_rows', and this argument, written before it, reads it; the schedule evaluates the change at the top of the generated block: compute 'lr_shrink()' into a local before the region
+// CALLS-COUNT: effects.cu:[[@LINE-33]]:3: note: 'g_rows' may be changed here
+// UNSEEN: effects.cu:[[@LINE-19]]:25: error: region 'calls': 'lr_unseen(g_steps)' calls a function that may change 'g_rows', and this argument, written before it, reads it
+// UNSEEN: effects.cu:[[@LINE-19]]:52: note: 'lr_unseen' is called here; coconet does not see into its body
