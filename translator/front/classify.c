@@ -398,17 +398,31 @@ static bool call_is_whole_statement(const Frontend *fe, Stmt *s, const Toks *t, 
   if (last > 0 && tok_is(t, last - 1, ";")) last--;
   if (last == 0) return false;
   if (tok_offset(fe, t, first) == call_begin && tok_end(fe, t, last - 1) == call_end) return true;
-  // if (CALL != ncclSuccess) throw ... / abort() / exit(...): a check; the generated calls get coconet's own.
+  // if (CALL != ncclSuccess) throw ... / abort() / exit(...), or a block that ends so (`{ fprintf(...);
+  // exit(1); }`), without else: a check; the generated calls get coconet's own.
   if (last > 6 && tok_is(t, 0, "if") && tok_is(t, 1, "(") && tok_offset(fe, t, 2) == call_begin) {
     unsigned after = 2;
     while (after < last && tok_offset(fe, t, after) < call_end) after++;
     unsigned act = after + 3;
+    if (act >= last || !tok_is(t, after, "!=") || !(tok_is(t, after + 1, "ncclSuccess") ||
+        tok_is(t, after + 1, "cudaSuccess")) || !tok_is(t, after + 2, ")"))
+      return false;
+    bool block = tok_is(t, act, "{") && tok_is(t, last - 1, "}");
+    for (unsigned i = act + 1, depth = 1; block && i + 1 < last; i++) {  // one block: no else after it
+      depth += tok_is(t, i, "{") ? 1u : tok_is(t, i, "}") ? -1u : 0u;
+      block = depth > 0;
+    }
+    if (block) {  // its last statement fails: `... abort(); }`, `... throw ...; }`
+      unsigned end = last - 2, from = end;
+      while (from > act + 1 && !tok_is(t, from - 1, ";") && !tok_is(t, from - 1, "{") && !tok_is(t, from - 1, "}"))
+        from--;
+      if (!tok_is(t, end, ";")) return false;
+      act = from;
+    }
     bool std = act + 2 < last && tok_is(t, act, "std") && tok_is(t, act + 1, "::");
     unsigned verb = std ? act + 2 : act;
-    return act < last && tok_is(t, after, "!=") &&
-           (tok_is(t, after + 1, "ncclSuccess") || tok_is(t, after + 1, "cudaSuccess")) && tok_is(t, after + 2, ")") &&
-           ((!std && tok_is(t, act, "throw")) || tok_is(t, verb, "abort") || tok_is(t, verb, "exit") ||
-            tok_is(t, verb, "terminate"));
+    return (!std && tok_is(t, act, "throw")) || tok_is(t, verb, "abort") || tok_is(t, verb, "exit") ||
+           tok_is(t, verb, "terminate");
   }
   // NAME ( CALL )
   if (last < 4 || !tok_is(t, 1, "(") || !tok_is(t, last - 1, ")")) return false;

@@ -1,0 +1,62 @@
+// A collective tested against ncclSuccess by an `if` whose branch fails (one
+// statement, or a block whose last statement is abort(), exit(...), throw or
+// std::terminate(), with no else) is read as the bare call: the calls the
+// schedule generates get coconet's own check. A branch that goes on (a message
+// only), one with an else, or one whose last statement is another `if` stays
+// opaque.
+// RUN: %coconet --check %s | %FileCheck %s
+// RUN: %coconet --verify=2 %s -- -DSPLIT | %FileCheck --check-prefix=SPLIT %s
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+__global__ void scale(float *x, float a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= a;
+}
+
+#if defined(SPLIT)
+void average(float *g, int n, int nranks, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(average) split reorder
+  {
+    if (ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s) != ncclSuccess) {
+      fprintf(stderr, "allreduce of %d floats failed\n", n);
+      exit(1);
+    }
+    scale<<<(n + 255) / 256, 256, 0, s>>>(g, 1.0f / nranks, n);
+  }
+}
+#else
+void step(float *g, int n, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(kinds)
+  {
+    if (ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s) != ncclSuccess) {
+      fprintf(stderr, "allreduce failed\n");
+      exit(1);
+    }
+    if (ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s) != ncclSuccess) {
+      std::abort();
+    }
+    if (ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s) != ncclSuccess) {
+      fprintf(stderr, "allreduce failed\n");
+    }
+    if (ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s) != ncclSuccess) {
+      exit(1);
+    } else {
+      puts("ok");
+    }
+    if (ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s) != ncclSuccess) {
+      if (n) exit(1);
+    }
+    if (ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s) != ncclSuccess) {
+      { puts("x"); }
+      throw std::runtime_error("nccl");
+    }
+  }
+}
+#endif
+
+// CHECK: region kinds ({{.*}}if-checks.cu:[[@LINE-28]]) in step: nccl:ncclAllReduce nccl:ncclAllReduce opaque opaque opaque nccl:ncclAllReduce{{$}}
+// SPLIT: verify average: ok
