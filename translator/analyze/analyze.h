@@ -32,6 +32,10 @@ CallChanges *call_changes(const Frontend *fe, const Piece *p);
 const char *call_changes_read(const CallChanges *cc, const Piece *reader, char *buf, size_t size, SrcLoc *at);
 // The function whose body coconet cannot see into, when that is why (NULL: none, or a pointer).
 const char *call_changes_unseen(const CallChanges *cc);
+// Whether every call of the text was read with its parameters' types: then what
+// it is passed by a non-const reference is among what it changes (else the
+// text's arguments are taken to be passed by reference).
+bool call_changes_args_read(const CallChanges *cc);
 void call_changes_free(CallChanges *cc);
 
 // The size a count argument stands for: its text, or for a local never

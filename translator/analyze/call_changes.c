@@ -26,6 +26,7 @@ struct CallChanges {
   bool anything;              // a call coconet cannot see into
   SrcLoc anything_at;
   char *unseen;               // that call's function, or NULL (a call through a pointer)
+  bool args_read;             // every call of the text was read with its parameters' types
   int depth;
 };
 
@@ -57,29 +58,35 @@ static void note_anything(CallChanges *cc, CXCursor at, CXCursor fn) {
   cc->unseen = clang_Cursor_isNull(fn) ? NULL : fe_spelling(fn);
 }
 
-// What an assignment to expression t (in a function called) changes.
-static void changes_target(CallChanges *cc, CXCursor t, CXCursor at) {
+static void add_var(CallChanges *cc, CXCursor d, CXCursor at) {
+  for (int i = 0; i < cc->nvars; i++)
+    if (clang_equalCursors(cc->vars[i], d)) return;
+  if (cc->nvars == VARS_MAX) return note_memory(cc, at);
+  cc->var_at[cc->nvars] = where(cc, at);
+  cc->vars[cc->nvars++] = d;
+}
+
+// What an assignment to expression t changes: in a function called, a variable
+// of the file or memory (its locals and parameters are its own); in the
+// argument's text itself (caller), the caller's variable too.
+static void changes_target(CallChanges *cc, CXCursor t, CXCursor at, bool caller) {
   t = az_uncast(t);
   FeKids ks = fe_kids(t);
   switch (clang_getCursorKind(t)) {
   case CXCursor_DeclRefExpr: {
     CXCursor d = clang_getCanonicalCursor(clang_getCursorReferenced(t));
-    if (lasting(d)) {
-      for (int i = 0; i < cc->nvars; i++)
-        if (clang_equalCursors(cc->vars[i], d)) return;
-      if (cc->nvars == VARS_MAX) return note_memory(cc, at);
-      cc->var_at[cc->nvars] = where(cc, at);
-      cc->vars[cc->nvars++] = d;
-    } else if (is_reference(d) && clang_getCursorKind(d) != CXCursor_ParmDecl) {
-      note_memory(cc, at);  // a local reference: to what, the walk does not follow
-    }
-    return;  // a local, or a parameter (what the caller passed is its text's to say)
+    enum CXCursorKind dk = clang_getCursorKind(d);
+    // (A function's own local is no name of the caller's: recorded all the same, for a
+    // lambda's, which may be the caller's captured by reference.)
+    if (dk == CXCursor_VarDecl || (caller && dk == CXCursor_ParmDecl)) add_var(cc, d, at);
+    if (is_reference(d) && (caller || dk != CXCursor_ParmDecl)) note_memory(cc, at);  // to what: not followed
+    return;  // a function's parameter: what the caller passed is read at the call
   }
   case CXCursor_MemberRefExpr:
-    if (ks.n == 1 && !is_pointer(ks.v[0])) return changes_target(cc, ks.v[0], at);
+    if (ks.n == 1 && !is_pointer(ks.v[0])) return changes_target(cc, ks.v[0], at, caller);
     return note_memory(cc, at);  // through ->, or this
   case CXCursor_ArraySubscriptExpr:
-    if (ks.n == 2 && !is_pointer(az_uncast(ks.v[0]))) return changes_target(cc, ks.v[0], at);
+    if (ks.n == 2 && !is_pointer(az_uncast(ks.v[0]))) return changes_target(cc, ks.v[0], at, caller);
     return note_memory(cc, at);
   default: return note_memory(cc, at);
   }
@@ -133,7 +140,7 @@ static void changes_call(CallChanges *cc, CXCursor call) {
     CXCursor m = az_uncast(callee.v[0]);
     FeKids obj = fe_kids(m);
     if (clang_getCursorKind(m) == CXCursor_MemberRefExpr && obj.n == 1)
-      changes_target(cc, is_pointer(obj.v[0]) ? m : obj.v[0], call);
+      changes_target(cc, is_pointer(obj.v[0]) ? m : obj.v[0], call, false);
     else
       note_memory(cc, call);  // a method of this
   }
@@ -148,7 +155,7 @@ static void changes_call(CallChanges *cc, CXCursor call) {
                     : clang_getCursorType(clang_Cursor_getArgument(def, i));
     if (library_out) note_memory(cc, call);
     if (pt.kind == CXType_LValueReference && !clang_isConstQualifiedType(clang_getPointeeType(pt)))
-      changes_target(cc, a, call);
+      changes_target(cc, a, call, false);
   }
   changes_fn(cc, fn, call);
 }
@@ -159,13 +166,13 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
   FeKids ks = fe_kids(c);
   switch (clang_getCursorKind(c)) {
   case CXCursor_CompoundAssignOperator:
-    if (ks.n == 2) changes_target(cc, ks.v[0], c);
+    if (ks.n == 2) changes_target(cc, ks.v[0], c, false);
     break;
   case CXCursor_BinaryOperator:
-    if (ks.n == 2 && assigns(cc, ks.v[0], ks.v[1])) changes_target(cc, ks.v[0], c);
+    if (ks.n == 2 && assigns(cc, ks.v[0], ks.v[1])) changes_target(cc, ks.v[0], c, false);
     break;
   case CXCursor_UnaryOperator:
-    if (ks.n == 1 && unary_changes(cc, c)) changes_target(cc, ks.v[0], c);
+    if (ks.n == 1 && unary_changes(cc, c)) changes_target(cc, ks.v[0], c, false);
     break;
   case CXCursor_CallExpr: changes_call(cc, c); break;
   default: break;
@@ -186,32 +193,116 @@ static CXToken *piece_tokens(const Frontend *fe, const Piece *p, unsigned *n) {
   return toks;
 }
 
+// A call written in the text: what its function changes, and what it is passed
+// by a reference that is not const.
+static void changes_caller_call(CallChanges *cc, CXCursor call) {
+  CXCursor fn = clang_getCursorReferenced(call);
+  enum CXCursorKind k = clang_getCursorKind(fn);
+  if (k == CXCursor_Constructor) return;
+  int nparams = fe_is_function(k) ? clang_Cursor_getNumArguments(fn) : -1;
+  if (nparams < 0) {  // through a pointer, or not resolved
+    cc->args_read = false;
+    return note_anything(cc, call, clang_getNullCursor());
+  }
+  for (int a = 0; a < clang_Cursor_getNumArguments(call) && a < nparams; a++) {
+    CXType t = clang_getCursorType(clang_Cursor_getArgument(fn, a));
+    if (t.kind == CXType_LValueReference && !clang_isConstQualifiedType(clang_getPointeeType(t)))
+      changes_target(cc, clang_Cursor_getArgument(call, a), call, true);
+  }
+  changes_fn(cc, fn, call);
+}
+
 CallChanges *call_changes(const Frontend *fe, const Piece *p) {
   CallChanges *cc = xcalloc(1, sizeof *cc);
   cc->fe = fe;
+  cc->args_read = true;
   unsigned n = 0;
   CXToken *toks = piece_tokens(fe, p, &n);
-  for (unsigned i = 0; i < n && !cc->anything; i++) {
-    if (clang_getTokenKind(toks[i]) != CXToken_Identifier) continue;
+  for (unsigned i = 0; i < n; i++) {
     CXSourceLocation at = clang_getTokenLocation(fe->tu, toks[i]);
     CXCursor c = clang_getCursor(fe->tu, at);
     enum CXCursorKind k = clang_getCursorKind(c);
-    CXCursor fn = clang_getCursorReferenced(c);
-    if (k == CXCursor_MacroExpansion && clang_equalLocations(clang_getCursorLocation(c), at) &&
-        !fe_macro_pure(fe->tu, fn))
-      note_anything(cc, c, fn);  // what its body changes, the walk does not read
-    else if (k == CXCursor_OverloadedDeclRef)
+    if (clang_getTokenKind(toks[i]) == CXToken_Identifier && k == CXCursor_MacroExpansion &&
+        clang_equalLocations(clang_getCursorLocation(c), at) &&
+        !fe_macro_pure(fe->tu, clang_getCursorReferenced(c))) {
+      cc->args_read = false;  // what its body changes, the walk does not read
+      note_anything(cc, c, clang_getCursorReferenced(c));
+    } else if (fe_token_is(fe->tu, toks[i], "(") && k == CXCursor_CallExpr) {
+      changes_caller_call(cc, c);
+    } else if (k == CXCursor_OverloadedDeclRef) {
+      cc->args_read = false;
       note_anything(cc, c, clang_getNullCursor());
-    else if ((k == CXCursor_DeclRefExpr || k == CXCursor_MemberRefExpr || k == CXCursor_CallExpr) &&
-             fe_is_function(clang_getCursorKind(fn)) && clang_getCursorKind(fn) != CXCursor_Constructor)
-      changes_fn(cc, fn, c);  // its arguments, and the object of a method, are the text's to say
+    }
   }
   clang_disposeTokens(fe->tu, toks, n);
   return cc;
 }
 
+bool call_changes_args_read(const CallChanges *cc) { return cc->args_read; }
+
 static bool token_is(const Frontend *fe, const CXToken *toks, unsigned n, long i, const char *text) {
   return i >= 0 && (unsigned)i < n && fe_token_is(fe->tu, toks[i], text);
+}
+
+// Whether reading variable d (through a pointer: through) reads what the calls may change.
+static bool var_changed(const CallChanges *cc, CXCursor d, bool through, SrcLoc *at) {
+  bool memory = cc->memory || cc->anything;
+  CXType t = clang_getCanonicalType(clang_getCursorType(d));
+  *at = cc->anything ? cc->anything_at : cc->memory_at;
+  if (clang_isConstQualifiedType(t) && !through) return false;
+  for (int v = 0; v < cc->nvars; v++)
+    if (clang_equalCursors(cc->vars[v], d)) {
+      *at = cc->var_at[v];
+      return true;
+    }
+  return (cc->anything && lasting(d)) || (memory && (is_reference(d) || through));
+}
+
+typedef struct ReadWalk {
+  const CallChanges *cc;
+  CXCursor found;  // what is read (a DeclRefExpr, or the expression reading memory)
+  SrcLoc *at;
+  int depth;
+} ReadWalk;
+
+// What a function a reader calls reads (a helper returning an expression: `lr_of(n)`), 4 deep.
+static enum CXChildVisitResult reads_changed(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  ReadWalk *w = data;
+  const CallChanges *cc = w->cc;
+  bool memory = cc->memory || cc->anything;
+  FeKids ks = fe_kids(c);
+  switch (clang_getCursorKind(c)) {
+  case CXCursor_DeclRefExpr: {
+    CXCursor d = clang_getCanonicalCursor(clang_getCursorReferenced(c));
+    if (clang_getCursorKind(d) == CXCursor_VarDecl && var_changed(cc, d, false, w->at)) w->found = c;
+    break;
+  }
+  case CXCursor_MemberRefExpr:
+    if (memory && (ks.n == 0 || is_pointer(ks.v[0]))) w->found = c;  // this->m, p->m
+    break;
+  case CXCursor_ArraySubscriptExpr:
+    if (memory && ks.n == 2 && is_pointer(az_uncast(ks.v[0]))) w->found = c;
+    break;
+  case CXCursor_UnaryOperator: {
+    char *t = fe_cursor_text(cc->fe, c);
+    if (memory && t[0] == '*') w->found = c;
+    free(t);
+    break;
+  }
+  case CXCursor_CallExpr: {
+    CXCursor def = clang_getCursorDefinition(clang_getCursorReferenced(c));
+    if (!clang_Cursor_isNull(def) && !clang_Location_isInSystemHeader(clang_getCursorLocation(def)) &&
+        w->depth < DEPTH_MAX) {
+      w->depth++;
+      clang_visitChildren(def, reads_changed, w);
+      w->depth--;
+    }
+    break;
+  }
+  default: break;
+  }
+  return clang_Cursor_isNull(w->found) ? CXChildVisit_Recurse : CXChildVisit_Break;
 }
 
 const char *call_changes_read(const CallChanges *cc, const Piece *reader, char *buf, size_t size, SrcLoc *at) {
@@ -220,45 +311,39 @@ const char *call_changes_read(const CallChanges *cc, const Piece *reader, char *
   bool memory = cc->memory || cc->anything;
   unsigned n = 0;
   CXToken *toks = piece_tokens(fe, reader, &n);
-  const char *found = NULL;
-  for (unsigned i = 0; i < n && !found; i++) {
+  char *name = NULL;  // what is read that may change
+  for (unsigned i = 0; i < n && !name; i++) {
     CXTokenKind tk = clang_getTokenKind(toks[i]);
+    CXCursor c = clang_getCursor(fe->tu, clang_getTokenLocation(fe->tu, toks[i]));
+    CXCursor d = clang_getCanonicalCursor(clang_getCursorReferenced(c));
+    enum CXCursorKind k = clang_getCursorKind(c), dk = clang_getCursorKind(d);
     bool changed = false;
-    *at = cc->anything ? cc->anything_at : cc->memory_at;
     if (tk == CXToken_Keyword && fe_token_is(fe->tu, toks[i], "this")) {
       changed = memory;
+      *at = cc->anything ? cc->anything_at : cc->memory_at;
+    } else if (tk == CXToken_Punctuation && fe_token_is(fe->tu, toks[i], "(") && k == CXCursor_CallExpr) {
+      ReadWalk w = {cc, clang_getNullCursor(), at, 0};
+      reads_changed(c, c, &w);
+      if (!clang_Cursor_isNull(w.found)) name = fe_cursor_text(fe, w.found);
     } else if (tk == CXToken_Identifier) {
-      CXCursor c = clang_getCursor(fe->tu, clang_getTokenLocation(fe->tu, toks[i]));
-      CXCursor d = clang_getCanonicalCursor(clang_getCursorReferenced(c));
-      enum CXCursorKind k = clang_getCursorKind(c), dk = clang_getCursorKind(d);
       bool after_member = token_is(fe, toks, n, (long)i - 1, ".") || token_is(fe, toks, n, (long)i - 1, "->");
       if (k == CXCursor_MemberRefExpr && !after_member && dk == CXCursor_FieldDecl) {
         changed = memory;  // this->m
+        *at = cc->anything ? cc->anything_at : cc->memory_at;
       } else if (k == CXCursor_DeclRefExpr && (dk == CXCursor_VarDecl || dk == CXCursor_ParmDecl)) {
-        CXType t = clang_getCanonicalType(clang_getCursorType(d));
-        bool through = t.kind == CXType_Pointer &&
-                       (token_is(fe, toks, n, (long)i + 1, "->") || token_is(fe, toks, n, (long)i + 1, "[") ||
-                        token_is(fe, toks, n, (long)i - 1, "*"));
-        if (lasting(d) && !(clang_isConstQualifiedType(t) && !through)) {
-          changed = cc->anything;
-          for (int v = 0; v < cc->nvars && !changed; v++)
-            if (clang_equalCursors(cc->vars[v], d)) {
-              changed = true;
-              *at = cc->var_at[v];
-            }
-        }
-        if (!changed && (is_reference(d) || through)) changed = memory;
+        bool through = is_pointer(d) && (token_is(fe, toks, n, (long)i + 1, "->") ||
+                                         token_is(fe, toks, n, (long)i + 1, "[") ||
+                                         token_is(fe, toks, n, (long)i - 1, "*"));
+        changed = var_changed(cc, d, through, at);
       }
     }
-    if (changed) {
-      char *t = fe_token_text(fe->tu, toks[i]);
-      snprintf(buf, size, "%s", t);
-      free(t);
-      found = buf;
-    }
+    if (changed) name = fe_token_text(fe->tu, toks[i]);
   }
   clang_disposeTokens(fe->tu, toks, n);
-  return found;
+  if (!name) return NULL;
+  snprintf(buf, size, "%s", name);
+  free(name);
+  return buf;
 }
 
 const char *call_changes_unseen(const CallChanges *cc) { return cc->anything ? cc->unseen : NULL; }

@@ -154,9 +154,10 @@ static const char *chain_end(const char *p, bool *call) {
 }
 
 // Whether the name at [p, e) of an argument is what it may change: the target
-// of an assignment, ++ or --, an address taken, an argument of its own (a
-// call may take it by reference) or an object whose member is called.
-static bool changed_at(const char *text, const char *p, const char *e) {
+// of an assignment, ++ or --, an address taken, an object whose member is
+// called, or, unless the calls' parameters were read (args_read: call_changes.c
+// says which take a reference), an argument of its own.
+static bool changed_at(const char *text, const char *p, const char *e, bool args_read) {
   bool member_call;
   const char *end = chain_end(e, &member_call);
   const char *q = skip_blanks(end);
@@ -169,12 +170,12 @@ static bool changed_at(const char *text, const char *p, const char *e) {
   while (b > text && strchr(" \t\n\r", b[-1])) b--;
   if (b - text >= 2 && ((b[-1] == '+' && b[-2] == '+') || (b[-1] == '-' && b[-2] == '-'))) return true;
   if (b > text && b[-1] == '&' && (b - 1 == text || strchr("(,=&|!<>?:+-*/ ", b[-2]))) return true;
-  return b > text && (b[-1] == '(' || b[-1] == ',') && (*q == ',' || *q == ')');
+  return !args_read && b > text && (b[-1] == '(' || b[-1] == ',') && (*q == ',' || *q == ')');
 }
 
 // The first variable an argument with side effects may change that text also
 // reads, or NULL (written into buf).
-static const char *changed_in(const char *effect, const char *text, char *buf, size_t size) {
+static const char *changed_in(const char *effect, const char *text, char *buf, size_t size, bool args_read) {
   static const char *const keywords[] = {"float", "double", "int", "unsigned", "long", "short", "char", "bool",
                                          "const", "static_cast", "reinterpret_cast", "size_t", "sizeof",
                                          "true", "false", "nullptr", "void"};
@@ -187,7 +188,7 @@ static const char *changed_in(const char *effect, const char *text, char *buf, s
     bool keyword = false;
     for (size_t k = 0; k < sizeof keywords / sizeof *keywords && !keyword; k++)
       keyword = strlen(keywords[k]) == n && strncmp(keywords[k], p, n) == 0;
-    if (!member && !keyword && n < size && changed_at(effect, p, e)) {
+    if (!member && !keyword && n < size && changed_at(effect, p, e, args_read)) {
       snprintf(buf, size, "%.*s", (int)n, p);
       if (names_token(text, buf, n)) return buf;
     }
@@ -230,7 +231,7 @@ static int capture_reads_of(const Region *r, const IrRegion *ir, Arg *args, int 
     char var[128];
     if (i == j || (i > j && args[i].stmt != args[j].stmt)) continue;
     SrcLoc changed_at = args[j].p->range.begin;
-    const char *v = changed_in(args[j].p->text, args[i].p->text, var, sizeof var);
+    const char *v = changed_in(args[j].p->text, args[i].p->text, var, sizeof var, call_changes_args_read(calls));
     bool by_call = !v && (v = call_changes_read(calls, args[i].p, var, sizeof var, &changed_at));
     if (!v) continue;
     bool param = false, other_call = args[i].stmt != args[j].stmt;

@@ -173,12 +173,15 @@ void step_macro(float *w, float *g, float beta1, int t, int n, ncclComm_t comm, 
 #endif
 // MACRO: verify macro: ok
 // IMPURE: error: region 'macro': 'DECAYED(beta1)' changes 'beta1', and this argument, in the same call, reads it in an order C++ leaves unspecified
-// USER_POW: error: region 'powf': '1.0f - powf(beta1, t)' changes 'beta1', and this argument, in the same call, reads it in an order C++ leaves unspecified
+// USER_POW: error: region 'powf': '1.0f - powf(beta1, t)' calls a function that may change 'beta1', and this argument, in the same call, reads it in an order C++ leaves unspecified
 
 // What a function an argument calls changes is read in its body (and the
 // bodies it calls): a kernel's scalar argument written before it that reads a
 // variable of the file the function assigns is captured first (`g_lr`), one
-// it does not assign is not (`g_decay`). A count written before it that reads
+// it does not assign is not (`g_decay`), and so is one whose own call reads
+// one (`lr_of(n)` reads `g_steps`; it read the changed value, MISMATCH); a
+// count passed by value to a call (`lr_of(n)`) is not changed by it (it was
+// refused). A count written before it that reads
 // such a variable is refused (-DCOUNT; the generated block evaluated the call
 // first and all-reduced the changed count, exit 0), and so is one reading a
 // variable of the file when a function it calls has no body coconet can see
@@ -196,6 +199,7 @@ static float lr_step() {
   g_lr *= 0.5f;
   return g_lr;
 }
+static float lr_of(int steps) { return 0.01f / (float)(steps + g_steps); }
 static float lr_shrink() {
   g_rows -= 8;
   return 0.01f;
@@ -220,6 +224,7 @@ void step_calls(float *w, float *g, int n, ncclComm_t comm, cudaStream_t s) {
   {
     ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
     sgdw<<<(n + 255) / 256, 256, 0, s>>>(w, g, g_lr, g_decay, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr_of(n), n);
     sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr_step(), n);
   }
 #endif
@@ -227,9 +232,10 @@ void step_calls(float *w, float *g, int n, ncclComm_t comm, cudaStream_t s) {
 #endif
 // CALLS: verify calls: ok
 // CALLS-CODE: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg1 = g_lr;
-// CALLS-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg2 = lr_step();
-// CALLS-CODE: coconet_arg1, g_decay, coconet_arg2, coconet_p.slice_lo, coconet_p.slice_hi);
-// CALLS-COUNT: effects.cu:[[@LINE-23]]:25: error: region 'calls': 'lr_shrink()' calls a function that may change 'g_rows', and this argument, written before it, reads it; the schedule evaluates the change at the top of the generated block: compute 'lr_shrink()' into a local before the region
-// CALLS-COUNT: effects.cu:[[@LINE-33]]:3: note: 'g_rows' may be changed here
-// UNSEEN: effects.cu:[[@LINE-19]]:25: error: region 'calls': 'lr_unseen(g_steps)' calls a function that may change 'g_rows', and this argument, written before it, reads it
-// UNSEEN: effects.cu:[[@LINE-19]]:52: note: 'lr_unseen' is called here; coconet does not see into its body
+// CALLS-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg2 = lr_of(n);
+// CALLS-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg3 = lr_step();
+// CALLS-CODE: coconet_arg1, g_decay, coconet_arg2, coconet_arg3, coconet_p.slice_lo, coconet_p.slice_hi);
+// CALLS-COUNT: effects.cu:[[@LINE-25]]:25: error: region 'calls': 'lr_shrink()' calls a function that may change 'g_rows', and this argument, written before it, reads it; the schedule evaluates the change at the top of the generated block: compute 'lr_shrink()' into a local before the region
+// CALLS-COUNT: effects.cu:[[@LINE-35]]:3: note: 'g_rows' may be changed here
+// UNSEEN: effects.cu:[[@LINE-21]]:25: error: region 'calls': 'lr_unseen(g_steps)' calls a function that may change 'g_rows', and this argument, written before it, reads it
+// UNSEEN: effects.cu:[[@LINE-21]]:52: note: 'lr_unseen' is called here; coconet does not see into its body
