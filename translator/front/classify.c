@@ -465,6 +465,27 @@ static bool written_here(const Frontend *fe, CXCursor call, SrcRange cr) {
   return ok;
 }
 
+// A statement calling a host function of the user's: the call itself, or the
+// call checked (`NCCLCHECK(allreduce(...));`, `if (allreduce(...) !=
+// ncclSuccess) abort();`: the wrapper, as around a collective).
+static void see_through(const Frontend *fe, Stmt *s) {
+  CXCursor call = wrapper_call_in(fe, s->cursor);
+  if (clang_Cursor_isNull(call)) return;
+  SrcRange cr = fe_range(fe, clang_getCursorExtent(call));
+  bool checked = false;
+  if (cr.begin.file && cr.begin.offset != s->range.begin.offset) {
+    Toks t = tokens_of(fe, s->range);
+    checked = call_is_whole_statement(fe, s, &t, cr.begin.offset, cr.end.offset);
+    tokens_free(&t);
+  }
+  wrapper_see_through(fe, s, call, checked);
+  if (s->kind == STMT_OPAQUE) {
+    free(s->wrapper);
+    s->wrapper = NULL;
+    s->wrap = WRAP_NONE;
+  }
+}
+
 Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
   Stmt *s = xcalloc(1, sizeof *s);
   s->kind = STMT_OPAQUE;
@@ -474,7 +495,7 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
   if (clang_getCursorKind(cursor) == CXCursor_CallExpr) find_calls(cursor, cursor, &f);
   if (f.count == 0) clang_visitChildren(cursor, find_calls, &f);
   if (f.count != 1) {
-    if (f.count == 0) wrapper_see_through(fe, s);
+    if (f.count == 0) see_through(fe, s);
     return s;
   }
   SrcRange cr = fe_range(fe, clang_getCursorExtent(f.call));

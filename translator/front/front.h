@@ -282,12 +282,19 @@ extern const char CLASSIFY_MACRO_ARGS[];
 void stmt_free(Stmt *s);
 void launch_free(Launch *l);
 
-// wrapper.c: an opaque statement that is exactly a call of a host function of
-// the user's (in this file or a header; a template's instance too) whose body
-// is initialized locals and one launch or collective, or one call of another
-// such function, becomes that launch, its texts in the caller's terms
-// (Launch.wrapper names the function).
-void wrapper_see_through(const Frontend *fe, Stmt *s);
+// wrapper.c: an opaque statement that is a call of a host function of the
+// user's (in this file or a header; a template's instance too) whose body is
+// initialized locals and one launch or collective (or `return` of one, and of
+// its result or cudaGetLastError() after it), or one call of another such
+// function, becomes that launch or collective, its texts in the caller's terms
+// (Launch.wrapper, Stmt.seen_through name the function). The statement is
+// exactly the call, or (checked) a check of its result around it.
+void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checked);
+// The call of a host function of the user's a statement is, or holds as its
+// only one (`NCCLCHECK(allreduce(...))`, `if (allreduce(...) != ncclSuccess)
+// abort();`: checked, when classify reads the rest as a check of its result);
+// a null cursor if none.
+CXCursor wrapper_call_in(const Frontend *fe, CXCursor stmt);
 // Does expression e change nothing when evaluated: no assignment, and calls
 // only of min/max, the C library's math as its headers declare it (powf),
 // constructors and helpers returning such an expression? (wrapper.c)

@@ -58,6 +58,13 @@ static bool pure(CXCursor e, int depth);
 // The translated file's front end (fe may be a header's view).
 static const Frontend *root_of(const Frontend *fe) { return fe->root ? fe->root : fe; }
 
+// The call a statement is: the statement itself, or inside the cleanups of the
+// temporaries its arguments make (a `const float &` parameter given 0.5f).
+static CXCursor statement_call(CXCursor c) {
+  while (clang_getCursorKind(c) == CXCursor_UnexposedExpr && fe_kids(c).n == 1) c = fe_kids(c).v[0];
+  return c;
+}
+
 // Does expression e assign or increment (its tokens, wherever it is written)?
 // A macro it expands may, unless its body is pure (front: fe_macro_pure).
 static bool assigns(CXCursor e) {
@@ -584,6 +591,15 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   CXCursor result = clang_getNullCursor();  // `ncclResult_t r = <the collective>;`
   for (int i = 0; i < stmts.n && i < FE_KIDS && !sn->why; i++) {
     CXCursor st = stmts.v[i];
+    if (clang_getCursorKind(st) == CXCursor_ReturnStmt) {
+      FeKids rk = fe_kids(st);
+      CXCursor e = rk.n == 1 ? statement_call(rk.v[0]) : clang_getNullCursor();
+      if (rk.n == 0 || (sn->nccl && !clang_Cursor_isNull(result) &&
+                        clang_equalCursors(clang_getCursorReferenced(e), result)))
+        continue;  // `return;`, `return r;` (the generated code checks the collectives it runs)
+      if (last && !sn->nccl && error_check(ffe, e)) continue;  // `return cudaGetLastError();`
+      st = e;  // `return CALL;`: the call, as a statement of its own
+    }
     CXCursor inner = host_function(root, st), call = clang_getNullCursor();
     CXCursor res = !sn->nccl && clang_getCursorKind(st) == CXCursor_DeclStmt ? collective_result(st, &call)
                                                                                : clang_getNullCursor();
@@ -663,8 +679,8 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
       } else {
         sn->why = "its body has a statement that is not an initialized local, a launch, an NCCL collective or "
                   "group call, or a call of such a function";
-        char *text = fe_cursor_text(ffe, st);
-        SrcLoc at = fe_any_loc(ffe, clang_getCursorLocation(st));
+        char *text = fe_cursor_text(ffe, stmts.v[i]);  // (`return ...` whole)
+        SrcLoc at = fe_any_loc(ffe, clang_getCursorLocation(stmts.v[i]));
         const char *base = at.file && strrchr(at.file, '/') ? strrchr(at.file, '/') + 1 : at.file;
         sn->stmt = xasprintf(" ('%.*s%s' at %s:%u)", 60, text, strlen(text) > 60 ? "..." : "", base ? base : "?",
                              at.line);
@@ -685,15 +701,31 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   return launch;
 }
 
-// The call a statement is: the statement itself, or inside the cleanups of the
-// temporaries its arguments make (a `const float &` parameter given 0.5f).
-static CXCursor statement_call(CXCursor c) {
-  while (clang_getCursorKind(c) == CXCursor_UnexposedExpr && fe_kids(c).n == 1) c = fe_kids(c).v[0];
-  return c;
+typedef struct UserCall {
+  const Frontend *fe;
+  CXCursor call;
+  int n;
+} UserCall;
+
+static enum CXChildVisitResult find_user_call(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  UserCall *uc = data;
+  if (!clang_Cursor_isNull(host_function(uc->fe, c))) {
+    uc->call = c;
+    uc->n++;
+  }
+  return CXChildVisit_Recurse;
 }
 
-void wrapper_see_through(const Frontend *fe, Stmt *s) {
-  CXCursor call = statement_call(s->cursor);
+CXCursor wrapper_call_in(const Frontend *fe, CXCursor stmt) {
+  CXCursor call = statement_call(stmt);
+  if (!clang_Cursor_isNull(host_function(fe, call))) return call;
+  UserCall uc = {fe, clang_getNullCursor(), 0};
+  clang_visitChildren(stmt, find_user_call, &uc);
+  return uc.n == 1 ? uc.call : clang_getNullCursor();
+}
+
+void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checked) {
   CXCursor fn = host_function(fe, call);
   if (clang_Cursor_isNull(fn)) return;
   Seen sn = {0};
@@ -707,9 +739,9 @@ void wrapper_see_through(const Frontend *fe, Stmt *s) {
     free(l->template_args);
     l->template_args = strdup(l->def->args);
   }
-  // The statement must be the call and its ';', nothing around it.
+  // The statement must be the call and its ';', nothing around it but a check of its result.
   SrcRange cr = fe_range(fe, clang_getCursorExtent(call));
-  if (!sn.why && cr.begin.offset != s->range.begin.offset) sn.why = "the statement is more than the call";
+  if (!sn.why && !checked && cr.begin.offset != s->range.begin.offset) sn.why = "the statement is more than the call";
   char *name = function_name(fn);
   SrcLoc at = fe_any_loc(fe, clang_getCursorLocation(fn));
   if (sn.why && sn.launches) {
@@ -745,6 +777,9 @@ void wrapper_see_through(const Frontend *fe, Stmt *s) {
     return;
   }
   s->kind = STMT_LAUNCH;
+  s->wrap = WRAP_NONE;  // a launcher's result checked: the generated code checks what it launches
+  free(s->wrapper);
+  s->wrapper = NULL;
   s->launch = l;
   l->wrapper = name;
   l->wrapper_path = sn.path;

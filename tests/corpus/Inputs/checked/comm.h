@@ -1,0 +1,33 @@
+// A project's NCCL helpers: each returns NCCL's result for the caller to check.
+#pragma once
+#include <cstdio>
+#include <nccl.h>
+
+namespace comm {
+
+template <typename T> ncclDataType_t nccl_type();
+template <> inline ncclDataType_t nccl_type<float>() { return ncclFloat; }
+template <> inline ncclDataType_t nccl_type<double>() { return ncclDouble; }
+
+// Returns the collective's result directly.
+inline ncclResult_t all_reduce_sum(float *buf, size_t count, ncclComm_t comm, cudaStream_t stream) {
+  return ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, comm, stream);
+}
+
+// Logs a failure, then returns the result.
+template <typename T>
+ncclResult_t all_reduce(T *buf, size_t count, ncclComm_t comm, cudaStream_t stream) {
+  ncclResult_t r = ncclAllReduce((const void *)buf, (void *)buf, count, nccl_type<T>(), ncclSum, comm, stream);
+  if (r != ncclSuccess) fprintf(stderr, "all_reduce of %zu elements: %s\n", count, ncclGetErrorString(r));
+  return r;
+}
+
+#if defined(OTHER_RETURN)
+// Folds every failure into one code: what it returns is not the collective's result.
+inline ncclResult_t all_reduce_folded(float *buf, size_t count, ncclComm_t comm, cudaStream_t stream) {
+  return ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, comm, stream) == ncclSuccess ? ncclSuccess
+                                                                                          : ncclSystemError;
+}
+#endif
+
+}  // namespace comm

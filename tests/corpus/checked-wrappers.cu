@@ -1,0 +1,69 @@
+// A project whose NCCL helpers and kernel launchers return their result for
+// the caller to check (Inputs/checked): `return ncclAllReduce(...)`, a template
+// logging a failure and returning `r`, launchers returning cudaGetLastError()
+// after the launch. The region checks them as projects do, with a macro
+// (NCCLCHECK, CUDA_CHECK) or an `if` whose branch fails (-DIF). Pragma lines
+// only; what the helpers return (the result, checked by the macro) is replaced
+// by coconet's check of what it runs. A helper returning something else than
+// the collective's result is not seen through (-DOTHER_RETURN).
+// RUN: %coconet --verify=3 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
+// RUN: %coconet --verify=3 %s -- -I%S/Inputs -DIF | %FileCheck --check-prefix=EXEC-IF %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DOTHER_RETURN 2>&1 | %FileCheck --check-prefix=OTHER %s
+#include <cstdio>
+#include <cstdlib>
+
+#include "checked/comm.h"
+#include "checked/ops.h"
+
+#define NCCLCHECK(cmd)                                                                   \
+  do {                                                                                   \
+    ncclResult_t r_ = (cmd);                                                             \
+    if (r_ != ncclSuccess) {                                                             \
+      fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, ncclGetErrorString(r_));       \
+      exit(EXIT_FAILURE);                                                                \
+    }                                                                                    \
+  } while (0)
+#define CUDA_CHECK(cmd)                                                                  \
+  do {                                                                                   \
+    cudaError_t e_ = (cmd);                                                              \
+    if (e_ != cudaSuccess) {                                                             \
+      fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));        \
+      exit(EXIT_FAILURE);                                                                \
+    }                                                                                    \
+  } while (0)
+
+void train_step(float *w, float *g, float lr, int n, int nranks, ncclComm_t comm, cudaStream_t stream) {
+#if defined(IF)
+#pragma coconet region name(step_if) split reorder replicated(w)
+  {
+    if (comm::all_reduce_sum(g, n, comm, stream) != ncclSuccess) {
+      fprintf(stderr, "gradient all-reduce failed\n");
+      exit(EXIT_FAILURE);
+    }
+    CUDA_CHECK(launch_scale(g, 1.0f / nranks, n, stream));
+    CUDA_CHECK(launch_sgd(w, g, lr, n, stream));
+  }
+#elif defined(OTHER_RETURN)
+#pragma coconet region name(step_folded) split reorder replicated(w)
+  {
+    NCCLCHECK(comm::all_reduce_folded(g, n, comm, stream));
+    CUDA_CHECK(launch_sgd(w, g, lr, n, stream));
+  }
+#else
+#pragma coconet region name(step) split reorder replicated(w)
+  {
+    NCCLCHECK(comm::all_reduce(g, n, comm, stream));
+    CUDA_CHECK(launch_scale(g, 1.0f / nranks, n, stream));
+    CUDA_CHECK(launch_sgd(w, g, lr, n, stream));
+  }
+#endif
+}
+
+// EXEC: verify step: ok (the region as written and as scheduled agree within 0 ULP)
+// CODE: split reorder replicated(w): ReduceScatter(g) -> scale_kernel + sgd_kernel on this rank's slice
+// CODE: NCCLCHECK(ncclReduceScatter(g, g + coconet_p.slice_lo,
+// CODE: NCCLCHECK(ncclAllGather(
+// EXEC-IF: verify step_if: ok (the region as written and as scheduled agree within 0 ULP)
+// OTHER: error: split: region 'step_folded' has no ncclAllReduce to split
+// OTHER: note: the call of 'all_reduce_folded' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a statement that is not an initialized local, a launch, an NCCL collective or group call, or a call of such a function ('return ncclAllReduce(buf, buf, count, {{.*}}' at comm.h:{{[0-9]+}})
