@@ -25,6 +25,7 @@ typedef struct HVar {
   int extra_id;      // that buffer's number
   bool object;       // a pointer to a struct or class read only through `->` (`config->comm`):
                      // it points at a value-initialized object whose members the harness sets
+  char *alias_of;    // a local reference to another variable (`int &rc = calls;`): that variable
 } HVar;
 
 typedef struct Harness {
@@ -182,6 +183,7 @@ static void add_var(Harness *h, CXCursor d) {
   v->init = NULL;
   v->extra = IR_VOID;
   v->object = false;
+  v->alias_of = NULL;
 }
 
 // Sizes, scalars, buffers and handles are given values by the harness; other
@@ -216,6 +218,16 @@ static void close_over_initializers(Harness *h) {
     // from it, so that it agrees with the sizes the IR reads through the initializer.
     bool computed = !clang_Cursor_isNull(init) && clang_getCursorKind(v->decl) == CXCursor_VarDecl &&
                     never_assigned(h->fe, v->decl) && arithmetic_only(init);
+    CXCursor named = clang_Cursor_isNull(init) ? init : fe_kids(init).n <= 1 ? init : clang_getNullCursor();
+    while (!clang_Cursor_isNull(named) && clang_getCursorKind(named) == CXCursor_UnexposedExpr && fe_kids(named).n == 1)
+      named = fe_kids(named).v[0];
+    if (type.kind == CXType_LValueReference && !clang_Cursor_isNull(named) &&
+        clang_getCursorKind(named) == CXCursor_DeclRefExpr) {  // the variable itself, through its other name
+      v->alias_of = fe_spelling(clang_getCursorReferenced(named));
+      Walk w = {.h = h, .begin = v->offset + 1};
+      find_refs(named, named, &w);
+      continue;
+    }
     if (clang_Cursor_isNull(init) || !(is_arith(type) || is_dim3(type)) || (set_by_ir(h, v) && !computed)) continue;
     v->init = init_text(h, v->decl, init);
     Walk w = {.h = h, .begin = v->offset + 1};
@@ -426,6 +438,7 @@ static void print_init(Harness *h, FILE *f, int trial) {
   for (int i = 0; i < h->n; i++) {
     const HVar *v = &h->v[i];
     CXType type = clang_getCursorType(v->decl);
+    if (v->alias_of) continue;  // set through the variable it names
     if (v->init) {
       fprintf(f, "      %s = (%s);\n", v->name, v->init);
     } else if (v->object) {
@@ -656,7 +669,9 @@ static void print_region(Harness *h, FILE *f, int index, const char *written, co
   using_namespaces(h, f);
   fprintf(f, "  coconet_verify_region_begin(&coconet_verify_cx, %ld, %s);\n", ulp, reassociated ? "true" : "false");
   for (int i = 0; i < h->n; i++) {
-    if (h->v[i].object)  // a pointer to a const object too: the harness sets its members
+    if (h->v[i].alias_of)
+      fprintf(f, "  auto &%s = %s;\n", h->v[i].name, h->v[i].alias_of);
+    else if (h->v[i].object)  // a pointer to a const object too: the harness sets its members
       fprintf(f, "  std::remove_cv_t<std::remove_pointer_t<std::remove_cv_t<std::remove_reference_t<%s>>>> *%s{};\n",
               h->v[i].type, h->v[i].name);
     else
@@ -769,6 +784,7 @@ static void harness_free(Harness *h) {
     free(h->v[i].name);
     free(h->v[i].type);
     free(h->v[i].init);
+    free(h->v[i].alias_of);
   }
   for (int i = 0; i < h->nstreams; i++) free(h->streams[i]);
   for (int i = 0; i < h->nevents; i++) free(h->events[i]);
