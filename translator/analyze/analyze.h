@@ -22,16 +22,22 @@ int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool
 int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir);
 bool extract_stmt_has_effects(const Stmt *s);  // an argument it evaluates has side effects
 
-// call_changes.c: what the functions an argument's text calls may change, read in
-// their bodies (and the bodies they call): variables of the file, memory through
-// a pointer, a reference or `this`, or anything (a function coconet cannot see into).
+// call_changes.c: what the calls of an argument's text may change, read in the
+// bodies of the functions they call (and the bodies those call): variables
+// assigned by name, memory through a pointer, a reference or `this` (which may
+// be any variable of the file or whose address escaped), or anything (a call
+// coconet cannot see into).
 typedef struct CallChanges CallChanges;
 CallChanges *call_changes(const Frontend *fe, const Piece *p);
-// The first name reader's text reads that those calls may change (written into
-// buf), with where the change is (*at), or NULL.
+// The first thing reader's text reads (or a function it calls reads) that those
+// calls may change (its text written into buf), with where the change is (*at), or NULL.
 const char *call_changes_read(const CallChanges *cc, const Piece *reader, char *buf, size_t size, SrcLoc *at);
-// The function whose body coconet cannot see into, when that is why (NULL: none, or a pointer).
-const char *call_changes_unseen(const CallChanges *cc);
+// When the change call_changes_read found at `at` is a call coconet cannot see
+// into: *why not, and its function (NULL: a call through a pointer); else *why NULL.
+const char *call_changes_unseen(const CallChanges *cc, SrcLoc at, const char **why);
+// Whether the text calls through a pointer (`(*fp)(x)`, `(obj.*pm)()`): a side
+// effect its text does not show as a call.
+bool call_changes_through_pointer(const CallChanges *cc);
 // Whether every call of the text was read with its parameters' types: then what
 // it is passed by a non-const reference is among what it changes (else the
 // text's arguments are taken to be passed by reference).

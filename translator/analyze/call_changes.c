@@ -1,12 +1,23 @@
-// call_changes.c: what the functions an argument with side effects calls may
-// change, read on the AST in their bodies and the bodies they call (4 deep),
-// for effects.c, which evaluates that argument at the top of the generated
-// block: an argument written before it must not read what it changes.
-// Changes through the call's own arguments (`next_lr(calls)`, `&n`) are the
-// argument's text's to say (effects.c); here: variables of the file (not a
-// function's locals), memory reached through a pointer, a reference or
-// `this`, or anything at all (a call of a function whose body coconet cannot
-// see, a call through a pointer).
+// call_changes.c: what the calls of an argument with side effects may change,
+// read on the AST in the bodies of the functions they call and the bodies
+// those call (8 deep), for effects.c, which evaluates that argument at the top
+// of the generated block: an argument written before it must not read what it
+// changes. Changes are:
+//   - variables assigned by name: the caller's (passed by a non-const
+//     reference), the file's (its variables, a class's statics, a function's
+//     static), a function's own (a lambda's, which may be the caller's
+//     captured by reference);
+//   - aliased: a variable of the user's file was assigned by name, so what a
+//     pointer or reference reads may have changed;
+//   - memory: something was assigned through a pointer, a reference, `this` or
+//     a call's result, which may be any variable of the file or any variable
+//     whose address escaped;
+//   - anything: a call coconet cannot see into (no body in the translation
+//     unit, through a pointer, a virtual method, more than 8 deep, a macro that
+//     is not an expression of its arguments), which may change all of that.
+// The C and C++ libraries' functions are not read: they change what their
+// non-const pointer and reference arguments reach, and the object of a
+// non-const method, nothing of the user's else.
 #include "analyze/analyze_impl.h"
 #include "common/cuda_names.h"
 #include "common/text.h"
@@ -14,19 +25,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { VARS_MAX = 64, DEPTH_MAX = 4 };
+enum { VARS_MAX = 64, DEPTH_MAX = 8 };
 
 struct CallChanges {
   const Frontend *fe;
-  CXCursor vars[VARS_MAX];    // variables of the file assigned
+  CXCursor vars[VARS_MAX];    // variables assigned by name
   SrcLoc var_at[VARS_MAX];    // where
   int nvars;
-  bool memory;                // through a pointer, a reference or this
+  bool aliased;               // a variable of the user's file among them
+  bool memory;                // through a pointer, a reference, this or a call's result
   SrcLoc memory_at;
   bool anything;              // a call coconet cannot see into
   SrcLoc anything_at;
-  char *unseen;               // that call's function, or NULL (a call through a pointer)
+  const char *why;            // ... why it cannot
+  char *unseen;               // ... its function, or NULL
   bool args_read;             // every call of the text was read with its parameters' types
+  bool through_pointer;       // the text calls through a pointer (its text reads as no call)
+  CXCursor this_obj;          // the variable `this` is in the method being read (null: not known)
   int depth;
 };
 
@@ -35,8 +50,7 @@ static SrcLoc where(const CallChanges *cc, CXCursor c) { return fe_any_loc(cc->f
 // A variable that lives beyond any call of a function: of the file, of a
 // namespace, a class's static, a function's static.
 static bool lasting(CXCursor d) {
-  if (clang_getCursorKind(d) != CXCursor_VarDecl) return false;
-  return clang_Cursor_hasVarDeclGlobalStorage(d) == 1;
+  return clang_getCursorKind(d) == CXCursor_VarDecl && clang_Cursor_hasVarDeclGlobalStorage(d) == 1;
 }
 
 static bool is_reference(CXCursor d) {
@@ -46,19 +60,33 @@ static bool is_reference(CXCursor d) {
 
 static bool is_pointer(CXCursor e) { return clang_getCanonicalType(clang_getCursorType(e)).kind == CXType_Pointer; }
 
+static bool in_library(CXCursor c) { return clang_Location_isInSystemHeader(clang_getCursorLocation(c)) != 0; }
+
+// An object of a library's class (a FILE, a std::ostream), through references
+// and pointers: its state is the library's, no variable of the user's.
+static bool library_object(CXType t) {
+  t = clang_getCanonicalType(t);
+  while (t.kind == CXType_Pointer || t.kind == CXType_LValueReference || t.kind == CXType_RValueReference)
+    t = clang_getCanonicalType(clang_getPointeeType(t));
+  CXCursor d = clang_getTypeDeclaration(t);
+  return t.kind == CXType_Record && !clang_Cursor_isNull(d) && in_library(d);
+}
+
 static void note_memory(CallChanges *cc, CXCursor at) {
   if (!cc->memory) cc->memory_at = where(cc, at);
   cc->memory = true;
 }
 
-static void note_anything(CallChanges *cc, CXCursor at, CXCursor fn) {
+static void note_anything(CallChanges *cc, CXCursor at, CXCursor fn, const char *why) {
   if (cc->anything) return;
   cc->anything = true;
   cc->anything_at = where(cc, at);
+  cc->why = why;
   cc->unseen = clang_Cursor_isNull(fn) ? NULL : fe_spelling(fn);
 }
 
 static void add_var(CallChanges *cc, CXCursor d, CXCursor at) {
+  if (lasting(d) && !in_library(d)) cc->aliased = true;
   for (int i = 0; i < cc->nvars; i++)
     if (clang_equalCursors(cc->vars[i], d)) return;
   if (cc->nvars == VARS_MAX) return note_memory(cc, at);
@@ -66,9 +94,9 @@ static void add_var(CallChanges *cc, CXCursor d, CXCursor at) {
   cc->vars[cc->nvars++] = d;
 }
 
-// What an assignment to expression t changes: in a function called, a variable
-// of the file or memory (its locals and parameters are its own); in the
-// argument's text itself (caller), the caller's variable too.
+// What an assignment to expression t changes. A function's parameter is its
+// own (what the caller passed by reference is read at the call), except in
+// the argument's text itself (caller), where it is the caller's.
 static void changes_target(CallChanges *cc, CXCursor t, CXCursor at, bool caller) {
   t = az_uncast(t);
   FeKids ks = fe_kids(t);
@@ -76,25 +104,55 @@ static void changes_target(CallChanges *cc, CXCursor t, CXCursor at, bool caller
   case CXCursor_DeclRefExpr: {
     CXCursor d = clang_getCanonicalCursor(clang_getCursorReferenced(t));
     enum CXCursorKind dk = clang_getCursorKind(d);
-    // (A function's own local is no name of the caller's: recorded all the same, for a
-    // lambda's, which may be the caller's captured by reference.)
+    if (is_reference(d) && (caller || dk != CXCursor_ParmDecl)) return note_memory(cc, at);  // to what: not followed
     if (dk == CXCursor_VarDecl || (caller && dk == CXCursor_ParmDecl)) add_var(cc, d, at);
-    if (is_reference(d) && (caller || dk != CXCursor_ParmDecl)) note_memory(cc, at);  // to what: not followed
-    return;  // a function's parameter: what the caller passed is read at the call
+    return;
   }
-  case CXCursor_MemberRefExpr:
-    if (ks.n == 1 && !is_pointer(ks.v[0])) return changes_target(cc, ks.v[0], at, caller);
+  case CXCursor_MemberRefExpr: {
+    bool self = ks.n == 0 || clang_getCursorKind(az_uncast(ks.v[0])) == CXCursor_CXXThisExpr;
+    if (self && !clang_Cursor_isNull(cc->this_obj)) return add_var(cc, cc->this_obj, at);  // obj.method()'s
+    if (ks.n == 1 && !self && !is_pointer(ks.v[0])) return changes_target(cc, ks.v[0], at, caller);
     return note_memory(cc, at);  // through ->, or this
+  }
   case CXCursor_ArraySubscriptExpr:
     if (ks.n == 2 && !is_pointer(az_uncast(ks.v[0]))) return changes_target(cc, ks.v[0], at, caller);
     return note_memory(cc, at);
-  default: return note_memory(cc, at);
+  default:
+    if (library_object(clang_getCursorType(t))) return;  // `std::cout << x` returns the stream
+    return note_memory(cc, at);  // *p, a call's result, ...
   }
+}
+
+// What a library function changes through a non-const pointer it is given:
+// `&x` changes x, an array its elements, any other pointer what it points at.
+static void changes_pointee(CallChanges *cc, CXCursor a, CXCursor at, bool caller) {
+  a = az_uncast(a);
+  CXType pointee = clang_getCanonicalType(clang_getPointeeType(clang_getCanonicalType(clang_getCursorType(a))));
+  if (library_object(clang_getCursorType(a)) || pointee.kind == CXType_FunctionProto ||
+      pointee.kind == CXType_FunctionNoProto || clang_getCursorKind(clang_getCursorReferenced(a)) ==
+                                                    CXCursor_FunctionDecl)
+    return;  // a FILE *, a function (std::endl)
+  FeKids sum = fe_kids(a);
+  if (clang_getCursorKind(a) == CXCursor_BinaryOperator && sum.n == 2)  // p + k: what p points into
+    return changes_pointee(cc, is_pointer(sum.v[0]) || clang_getCanonicalType(clang_getCursorType(
+                                                          az_uncast(sum.v[0]))).kind == CXType_ConstantArray
+                                   ? sum.v[0]
+                                   : sum.v[1],
+                           at, caller);
+  char *t = clang_getCursorKind(a) == CXCursor_UnaryOperator ? fe_cursor_text(cc->fe, a) : NULL;
+  FeKids ks = fe_kids(a);
+  if (t && t[0] == '&' && ks.n == 1)
+    changes_target(cc, ks.v[0], at, caller);
+  else if (clang_getCanonicalType(clang_getCursorType(a)).kind == CXType_ConstantArray)
+    changes_target(cc, a, at, caller);
+  else
+    note_memory(cc, at);
+  free(t);
 }
 
 static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData data);
 
-// The text of the operator token between a binary expression's operands.
+// Whether the operator between a binary expression's operands is `=`.
 static bool assigns(const CallChanges *cc, CXCursor lhs, CXCursor rhs) {
   char *op = fe_between(cc->fe, clang_getRangeEnd(clang_getCursorExtent(lhs)),
                         clang_getRangeStart(clang_getCursorExtent(rhs)));
@@ -113,51 +171,128 @@ static bool unary_changes(const CallChanges *cc, CXCursor c) {
   return yes;
 }
 
-// What calling fn may change, its arguments aside.
-static void changes_fn(CallChanges *cc, CXCursor fn, CXCursor at) {
-  char *name = fe_spelling(fn);
-  bool library = clang_Location_isInSystemHeader(clang_getCursorLocation(fn));
-  bool pure = library && (cuda_name_in(name, HOST_PURE_MATH) || !strcmp(name, "min") || !strcmp(name, "max"));
-  free(name);
-  CXCursor def = clang_getCursorDefinition(fn);
-  if (pure || (library && clang_Cursor_isNull(def))) return;
-  if (clang_Cursor_isNull(def) || cc->depth >= DEPTH_MAX) return note_anything(cc, at, fn);
+static void walk_body(CallChanges *cc, CXCursor def) {
   cc->depth++;
   clang_visitChildren(def, visit, cc);
   cc->depth--;
 }
 
-// A call in a function called: the function, what it may change through its
-// object and the references it is passed, what a library function changes
-// through its pointers.
-static void changes_call(CallChanges *cc, CXCursor call) {
+// The user-provided destructor of a class, or a null cursor.
+static enum CXChildVisitResult find_destructor(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) == CXCursor_Destructor) *(CXCursor *)data = c;
+  return CXChildVisit_Continue;
+}
+
+// What calling fn may change, its arguments aside: its body, read (a
+// constructor's with its class's destructor, which runs when the object goes).
+static enum CXChildVisitResult find_pure_attr(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) == CXCursor_PureAttr || clang_getCursorKind(c) == CXCursor_ConstAttr) *(bool *)data = true;
+  return CXChildVisit_Continue;
+}
+
+static void changes_fn(CallChanges *cc, CXCursor fn, CXCursor at) {
+  enum CXCursorKind k = clang_getCursorKind(fn);
+  bool pure = false;  // __attribute__((pure)) or ((const)): it changes nothing
+  clang_visitChildren(fn, find_pure_attr, &pure);
+  if (in_library(fn) || pure) return;
+  if (k == CXCursor_CXXMethod && clang_CXXMethod_isVirtual(fn))
+    return note_anything(cc, at, fn, "a virtual method: which one runs is known only when it runs");
+  CXCursor def = clang_getCursorDefinition(fn);
+  if (clang_Cursor_isNull(def)) return note_anything(cc, at, fn, "coconet does not see its body");
+  if (cc->depth >= DEPTH_MAX) return note_anything(cc, at, fn, "it is more than 8 calls deep");
+  walk_body(cc, def);
+  if (k == CXCursor_Constructor) {
+    CXCursor dtor = clang_getNullCursor();
+    clang_visitChildren(clang_getCursorSemanticParent(fn), find_destructor, &dtor);
+    CXCursor ddef = clang_Cursor_isNull(dtor) ? dtor : clang_getCursorDefinition(dtor);
+    if (!clang_Cursor_isNull(ddef)) walk_body(cc, ddef);
+    else if (!clang_Cursor_isNull(dtor)) note_anything(cc, at, dtor, "coconet does not see its body");
+  }
+}
+
+// Whether a library function may call code of the user's: it is given a
+// callable or an object of the user's class (a comparator, a functor), or it is
+// a method of std::function.
+static bool calls_back(CXCursor fn, CXCursor call) {
+  CXCursor cls = clang_getCursorSemanticParent(fn);
+  char *owner = fe_spelling(cls);
+  bool yes = clang_getCursorKind(fn) == CXCursor_CXXMethod && !strcmp(owner, "function");
+  free(owner);
+  for (int i = 0; i < clang_Cursor_getNumArguments(call) && !yes; i++) {
+    CXCursor a = az_uncast(clang_Cursor_getArgument(call, i));
+    CXType t = clang_getCanonicalType(clang_getCursorType(a));
+    while (t.kind == CXType_LValueReference || t.kind == CXType_RValueReference)
+      t = clang_getCanonicalType(clang_getPointeeType(t));
+    CXType pointee = clang_getCanonicalType(clang_getPointeeType(t));
+    CXCursor named = clang_getCursorReferenced(a);
+    if (t.kind == CXType_Pointer && (pointee.kind == CXType_FunctionProto || pointee.kind == CXType_FunctionNoProto))
+      yes = !(fe_is_function(clang_getCursorKind(named)) && in_library(named));  // std::endl is the library's
+    else if (t.kind == CXType_Record)
+      yes = !library_object(t);
+  }
+  return yes;
+}
+
+// A call (caller: written in the argument's text): its function, the object of
+// a method that is not const, what it is passed by a non-const reference (and,
+// for a library function, by a non-const pointer).
+static void changes_call(CallChanges *cc, CXCursor call, bool caller) {
   CXCursor fn = clang_getCursorReferenced(call);
   enum CXCursorKind k = clang_getCursorKind(fn);
-  if (k == CXCursor_Constructor) return;
-  if (!fe_is_function(k)) return note_anything(cc, call, clang_getNullCursor());
-  FeKids callee = fe_kids(call);
-  if (k == CXCursor_CXXMethod && !clang_CXXMethod_isConst(fn) && !clang_CXXMethod_isStatic(fn) && callee.n >= 1) {
-    CXCursor m = az_uncast(callee.v[0]);
-    FeKids obj = fe_kids(m);
-    if (clang_getCursorKind(m) == CXCursor_MemberRefExpr && obj.n == 1)
-      changes_target(cc, is_pointer(obj.v[0]) ? m : obj.v[0], call, false);
-    else
-      note_memory(cc, call);  // a method of this
+  int nparams = fe_is_function(k) ? clang_Cursor_getNumArguments(fn) : -1;
+  if (nparams < 0) {
+    cc->args_read = false;
+    if (caller) cc->through_pointer = true;
+    return note_anything(cc, call, clang_getNullCursor(), "a call through a pointer");
   }
-  CXCursor def = clang_getCursorDefinition(fn);
-  for (int i = 0; i < clang_Cursor_getNumArguments(call); i++) {
+  FeKids callee = fe_kids(call);
+  CXCursor outer_this = cc->this_obj, obj_var = clang_getNullCursor();
+  int shift = 0;  // an operator method's call (`v[0]`, `s += t`, `d(rng)`): its object is argument 0
+  if (k == CXCursor_CXXMethod && !clang_CXXMethod_isStatic(fn) && callee.n >= 1) {
+    CXCursor m = az_uncast(callee.v[0]);
+    char *name = fe_spelling(fn);
+    bool op = clang_getCursorKind(m) != CXCursor_MemberRefExpr && !strncmp(name, "operator", 8) &&
+              clang_Cursor_getNumArguments(call) == nparams + 1;
+    free(name);
+    shift = op ? 1 : 0;
+    FeKids obj = fe_kids(m);
+    CXCursor o = op             ? az_uncast(clang_Cursor_getArgument(call, 0))
+                 : obj.n == 1 ? az_uncast(obj.v[0])
+                              : clang_getNullCursor();
+    bool arrow = !op && obj.n == 1 && is_pointer(obj.v[0]);
+    if (clang_getCursorKind(o) == CXCursor_DeclRefExpr && !arrow)
+      obj_var = clang_getCanonicalCursor(clang_getCursorReferenced(o));  // obj.method(): this is &obj
+    else if ((!op && obj.n == 0) || clang_getCursorKind(o) == CXCursor_CXXThisExpr)
+      obj_var = outer_this;  // a method of this
+    if (!clang_CXXMethod_isConst(fn)) {
+      if (op)
+        changes_target(cc, o, call, caller);
+      else if (clang_getCursorKind(m) == CXCursor_MemberRefExpr && obj.n == 1)
+        changes_target(cc, arrow ? m : obj.v[0], call, caller);
+      else if (!clang_Cursor_isNull(obj_var))
+        add_var(cc, obj_var, call);
+      else
+        note_memory(cc, call);
+    }
+  }
+  cc->this_obj = obj_var;
+  bool library = in_library(fn);
+  if (library && calls_back(fn, call))
+    return note_anything(cc, call, fn, "a library function given code of yours to call (a callable, a "
+                                       "std::function, an object of a class of yours)");
+  for (int i = shift; i < clang_Cursor_getNumArguments(call); i++) {
     CXCursor a = clang_Cursor_getArgument(call, i);
-    CXType t = clang_getCanonicalType(clang_getCursorType(a));
-    bool library_out = clang_Location_isInSystemHeader(clang_getCursorLocation(fn)) && t.kind == CXType_Pointer &&
-                       !clang_isConstQualifiedType(clang_getPointeeType(t));
-    CXType pt = clang_Cursor_isNull(def) || i >= clang_Cursor_getNumArguments(def)
-                    ? (CXType){.kind = CXType_Invalid}
-                    : clang_getCursorType(clang_Cursor_getArgument(def, i));
-    if (library_out) note_memory(cc, call);
-    if (pt.kind == CXType_LValueReference && !clang_isConstQualifiedType(clang_getPointeeType(pt)))
-      changes_target(cc, a, call, false);
+    CXType pt = i - shift < nparams ? clang_getCursorType(clang_Cursor_getArgument(fn, i - shift))
+                                    : clang_getCursorType(a);
+    CXType ct = clang_getCanonicalType(pt);
+    bool out = !clang_isConstQualifiedType(clang_getPointeeType(ct));
+    if (ct.kind == CXType_LValueReference && out) changes_target(cc, a, call, caller);
+    if (library && ct.kind == CXType_Pointer && out) changes_pointee(cc, a, call, caller);
   }
   changes_fn(cc, fn, call);
+  cc->this_obj = outer_this;
 }
 
 static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData data) {
@@ -174,12 +309,13 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
   case CXCursor_UnaryOperator:
     if (ks.n == 1 && unary_changes(cc, c)) changes_target(cc, ks.v[0], c, false);
     break;
-  case CXCursor_CallExpr: changes_call(cc, c); break;
+  case CXCursor_UnaryExpr:  // sizeof, alignof: not evaluated
+    return CXChildVisit_Continue;
+  case CXCursor_CallExpr: changes_call(cc, c, false); break;
   default: break;
   }
   return cc->anything ? CXChildVisit_Break : CXChildVisit_Recurse;
 }
-
 
 // The tokens of a piece, in the file it is written in.
 static CXToken *piece_tokens(const Frontend *fe, const Piece *p, unsigned *n) {
@@ -193,45 +329,39 @@ static CXToken *piece_tokens(const Frontend *fe, const Piece *p, unsigned *n) {
   return toks;
 }
 
-// A call written in the text: what its function changes, and what it is passed
-// by a reference that is not const.
-static void changes_caller_call(CallChanges *cc, CXCursor call) {
-  CXCursor fn = clang_getCursorReferenced(call);
-  enum CXCursorKind k = clang_getCursorKind(fn);
-  if (k == CXCursor_Constructor) return;
-  int nparams = fe_is_function(k) ? clang_Cursor_getNumArguments(fn) : -1;
-  if (nparams < 0) {  // through a pointer, or not resolved
-    cc->args_read = false;
-    return note_anything(cc, call, clang_getNullCursor());
-  }
-  for (int a = 0; a < clang_Cursor_getNumArguments(call) && a < nparams; a++) {
-    CXType t = clang_getCursorType(clang_Cursor_getArgument(fn, a));
-    if (t.kind == CXType_LValueReference && !clang_isConstQualifiedType(clang_getPointeeType(t)))
-      changes_target(cc, clang_Cursor_getArgument(call, a), call, true);
-  }
-  changes_fn(cc, fn, call);
-}
-
 CallChanges *call_changes(const Frontend *fe, const Piece *p) {
   CallChanges *cc = xcalloc(1, sizeof *cc);
   cc->fe = fe;
   cc->args_read = true;
+  cc->this_obj = clang_getNullCursor();
   unsigned n = 0;
   CXToken *toks = piece_tokens(fe, p, &n);
   for (unsigned i = 0; i < n; i++) {
+    static const char *const unevaluated[] = {"sizeof", "alignof", "decltype", "noexcept", "typeid"};
+    bool skip = false;
+    for (size_t u = 0; u < sizeof unevaluated / sizeof *unevaluated && !skip; u++)
+      skip = clang_getTokenKind(toks[i]) == CXToken_Keyword && fe_token_is(fe->tu, toks[i], unevaluated[u]);
+    for (int depth = 0; skip && i + 1 < n; i++) {  // past its operand
+      depth += fe_token_is(fe->tu, toks[i + 1], "(") - fe_token_is(fe->tu, toks[i + 1], ")");
+      if (depth <= 0 && !fe_token_is(fe->tu, toks[i + 1], "(")) break;
+    }
+    if (skip) continue;
     CXSourceLocation at = clang_getTokenLocation(fe->tu, toks[i]);
     CXCursor c = clang_getCursor(fe->tu, at);
     enum CXCursorKind k = clang_getCursorKind(c);
+    CXCursor fn = clang_getCursorReferenced(c);
     if (clang_getTokenKind(toks[i]) == CXToken_Identifier && k == CXCursor_MacroExpansion &&
-        clang_equalLocations(clang_getCursorLocation(c), at) &&
-        !fe_macro_pure(fe->tu, clang_getCursorReferenced(c))) {
-      cc->args_read = false;  // what its body changes, the walk does not read
-      note_anything(cc, c, clang_getCursorReferenced(c));
+        clang_equalLocations(clang_getCursorLocation(c), at) && !fe_macro_pure(fe->tu, fn)) {
+      cc->args_read = false;
+      note_anything(cc, c, fn, "a macro coconet does not read (its body is not an expression of its arguments)");
     } else if (fe_token_is(fe->tu, toks[i], "(") && k == CXCursor_CallExpr) {
-      changes_caller_call(cc, c);
+      changes_call(cc, c, true);
+    } else if (fe_token_is(fe->tu, toks[i], "(") && fe_is_function(clang_getCursorKind(fn))) {
+      cc->args_read = false;  // an object's operator() (the call's `(` names it)
+      changes_fn(cc, fn, c);
     } else if (k == CXCursor_OverloadedDeclRef) {
       cc->args_read = false;
-      note_anything(cc, c, clang_getNullCursor());
+      note_anything(cc, c, clang_getNullCursor(), "an overloaded call coconet does not resolve");
     }
   }
   clang_disposeTokens(fe->tu, toks, n);
@@ -240,22 +370,88 @@ CallChanges *call_changes(const Frontend *fe, const Piece *p) {
 
 bool call_changes_args_read(const CallChanges *cc) { return cc->args_read; }
 
+bool call_changes_through_pointer(const CallChanges *cc) { return cc->through_pointer; }
+
 static bool token_is(const Frontend *fe, const CXToken *toks, unsigned n, long i, const char *text) {
   return i >= 0 && (unsigned)i < n && fe_token_is(fe->tu, toks[i], text);
 }
 
-// Whether reading variable d (through a pointer: through) reads what the calls may change.
+typedef struct Escape {
+  const Frontend *fe;
+  CXCursor decl;
+  bool yes;
+  bool in_lambda;
+} Escape;
+
+static bool names(CXCursor e, CXCursor decl) {
+  e = az_uncast(e);
+  return clang_getCursorKind(e) == CXCursor_DeclRefExpr &&
+         clang_equalCursors(clang_getCanonicalCursor(clang_getCursorReferenced(e)), decl);
+}
+
+// Whether a local's address leaves it: `&x`, a reference bound to it, a
+// non-const reference parameter given it, a lambda naming it.
+static enum CXChildVisitResult find_escape(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Escape *e = data;
+  FeKids ks = fe_kids(c);
+  switch (clang_getCursorKind(c)) {
+  case CXCursor_LambdaExpr: {
+    Escape in = {e->fe, e->decl, false, true};
+    clang_visitChildren(c, find_escape, &in);
+    e->yes |= in.yes;
+    return e->yes ? CXChildVisit_Break : CXChildVisit_Continue;
+  }
+  case CXCursor_DeclRefExpr: e->yes |= e->in_lambda && names(c, e->decl); break;
+  case CXCursor_UnaryOperator:
+    if (ks.n == 1 && names(ks.v[0], e->decl)) {
+      char *t = fe_cursor_text(e->fe, c);
+      e->yes |= t[0] == '&';
+      free(t);
+    }
+    break;
+  case CXCursor_VarDecl:
+    e->yes |= is_reference(c) && ks.n && names(ks.last, e->decl);
+    break;
+  case CXCursor_CallExpr: {
+    CXCursor fn = clang_getCursorReferenced(c);
+    int np = fe_is_function(clang_getCursorKind(fn)) ? clang_Cursor_getNumArguments(fn) : 0;
+    for (int i = 0; i < clang_Cursor_getNumArguments(c) && i < np; i++) {
+      CXType t = clang_getCanonicalType(clang_getCursorType(clang_Cursor_getArgument(fn, i)));
+      e->yes |= t.kind == CXType_LValueReference && !clang_isConstQualifiedType(clang_getPointeeType(t)) &&
+                names(clang_Cursor_getArgument(c, i), e->decl);
+    }
+    break;
+  }
+  default: break;
+  }
+  return e->yes ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+// Whether local d's address leaves it in its function.
+static bool escapes(const Frontend *fe, CXCursor d) {
+  CXCursor fn = clang_getCursorSemanticParent(d);
+  if (!fe_is_function(clang_getCursorKind(fn))) return false;
+  Escape e = {fe, d, false, false};
+  clang_visitChildren(fn, find_escape, &e);
+  return e.yes;
+}
+
+static SrcLoc change_at(const CallChanges *cc) { return cc->anything ? cc->anything_at : cc->memory_at; }
+
+// Whether reading variable d (through: what it points at) reads what the calls may change.
 static bool var_changed(const CallChanges *cc, CXCursor d, bool through, SrcLoc *at) {
-  bool memory = cc->memory || cc->anything;
+  bool memory = cc->memory || cc->anything, alias = memory || cc->aliased;
   CXType t = clang_getCanonicalType(clang_getCursorType(d));
-  *at = cc->anything ? cc->anything_at : cc->memory_at;
   if (clang_isConstQualifiedType(t) && !through) return false;
   for (int v = 0; v < cc->nvars; v++)
     if (clang_equalCursors(cc->vars[v], d)) {
       *at = cc->var_at[v];
       return true;
     }
-  return (cc->anything && lasting(d)) || (memory && (is_reference(d) || through));
+  *at = memory || !cc->nvars ? change_at(cc) : cc->var_at[0];
+  if (memory && lasting(d)) return true;
+  return alias && (through || is_reference(d) || (!lasting(d) && escapes(cc->fe, d)));
 }
 
 typedef struct ReadWalk {
@@ -265,12 +461,12 @@ typedef struct ReadWalk {
   int depth;
 } ReadWalk;
 
-// What a function a reader calls reads (a helper returning an expression: `lr_of(n)`), 4 deep.
+// What a function a reader calls reads (a helper returning an expression: `lr_of(n)`), 8 deep.
 static enum CXChildVisitResult reads_changed(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
   ReadWalk *w = data;
   const CallChanges *cc = w->cc;
-  bool memory = cc->memory || cc->anything;
+  bool alias = cc->memory || cc->anything || cc->aliased;
   FeKids ks = fe_kids(c);
   switch (clang_getCursorKind(c)) {
   case CXCursor_DeclRefExpr: {
@@ -279,36 +475,41 @@ static enum CXChildVisitResult reads_changed(CXCursor c, CXCursor parent, CXClie
     break;
   }
   case CXCursor_MemberRefExpr:
-    if (memory && (ks.n == 0 || is_pointer(ks.v[0]))) w->found = c;  // this->m, p->m
+    if (alias && (ks.n == 0 || is_pointer(ks.v[0]))) w->found = c;  // this->m, p->m
     break;
   case CXCursor_ArraySubscriptExpr:
-    if (memory && ks.n == 2 && is_pointer(az_uncast(ks.v[0]))) w->found = c;
+    if (alias && ks.n == 2 && is_pointer(az_uncast(ks.v[0]))) w->found = c;
     break;
   case CXCursor_UnaryOperator: {
     char *t = fe_cursor_text(cc->fe, c);
-    if (memory && t[0] == '*') w->found = c;
+    if (alias && t[0] == '*') w->found = c;
     free(t);
     break;
   }
+  case CXCursor_UnaryExpr: return CXChildVisit_Continue;
   case CXCursor_CallExpr: {
-    CXCursor def = clang_getCursorDefinition(clang_getCursorReferenced(c));
-    if (!clang_Cursor_isNull(def) && !clang_Location_isInSystemHeader(clang_getCursorLocation(def)) &&
-        w->depth < DEPTH_MAX) {
+    CXCursor fn = clang_getCursorReferenced(c);
+    CXCursor def = clang_getCursorDefinition(fn);
+    if (!in_library(fn) && !clang_Cursor_isNull(def) && w->depth < DEPTH_MAX) {
       w->depth++;
       clang_visitChildren(def, reads_changed, w);
       w->depth--;
+    } else if (!in_library(fn) && (cc->memory || cc->anything || cc->nvars)) {
+      w->found = c;  // what it reads, coconet does not see
+      *w->at = change_at(cc);
     }
     break;
   }
   default: break;
   }
+  if (!clang_Cursor_isNull(w->found) && clang_getCursorKind(w->found) != CXCursor_DeclRefExpr) *w->at = change_at(cc);
   return clang_Cursor_isNull(w->found) ? CXChildVisit_Recurse : CXChildVisit_Break;
 }
 
 const char *call_changes_read(const CallChanges *cc, const Piece *reader, char *buf, size_t size, SrcLoc *at) {
   const Frontend *fe = cc->fe;
   if (!cc->nvars && !cc->memory && !cc->anything) return NULL;
-  bool memory = cc->memory || cc->anything;
+  bool alias = cc->memory || cc->anything || cc->aliased;
   unsigned n = 0;
   CXToken *toks = piece_tokens(fe, reader, &n);
   char *name = NULL;  // what is read that may change
@@ -319,8 +520,14 @@ const char *call_changes_read(const CallChanges *cc, const Piece *reader, char *
     enum CXCursorKind k = clang_getCursorKind(c), dk = clang_getCursorKind(d);
     bool changed = false;
     if (tk == CXToken_Keyword && fe_token_is(fe->tu, toks[i], "this")) {
-      changed = memory;
-      *at = cc->anything ? cc->anything_at : cc->memory_at;
+      if (alias && token_is(fe, toks, n, (long)i + 1, "->") && i + 2 < n) {
+        char *m = fe_token_text(fe->tu, toks[i + 2]);
+        name = xasprintf("this->%s", m);
+        free(m);
+      } else if (alias) {
+        name = strdup("*this");
+      }
+      *at = change_at(cc);
     } else if (tk == CXToken_Punctuation && fe_token_is(fe->tu, toks[i], "(") && k == CXCursor_CallExpr) {
       ReadWalk w = {cc, clang_getNullCursor(), at, 0};
       reads_changed(c, c, &w);
@@ -328,8 +535,8 @@ const char *call_changes_read(const CallChanges *cc, const Piece *reader, char *
     } else if (tk == CXToken_Identifier) {
       bool after_member = token_is(fe, toks, n, (long)i - 1, ".") || token_is(fe, toks, n, (long)i - 1, "->");
       if (k == CXCursor_MemberRefExpr && !after_member && dk == CXCursor_FieldDecl) {
-        changed = memory;  // this->m
-        *at = cc->anything ? cc->anything_at : cc->memory_at;
+        changed = alias;  // a member of this
+        *at = change_at(cc);
       } else if (k == CXCursor_DeclRefExpr && (dk == CXCursor_VarDecl || dk == CXCursor_ParmDecl)) {
         bool through = is_pointer(d) && (token_is(fe, toks, n, (long)i + 1, "->") ||
                                          token_is(fe, toks, n, (long)i + 1, "[") ||
@@ -346,7 +553,12 @@ const char *call_changes_read(const CallChanges *cc, const Piece *reader, char *
   return buf;
 }
 
-const char *call_changes_unseen(const CallChanges *cc) { return cc->anything ? cc->unseen : NULL; }
+const char *call_changes_unseen(const CallChanges *cc, SrcLoc at, const char **why) {
+  bool here = cc->anything && at.offset == cc->anything_at.offset && at.file && cc->anything_at.file &&
+              !strcmp(at.file, cc->anything_at.file);
+  *why = here ? cc->why : NULL;
+  return here ? cc->unseen : NULL;
+}
 
 void call_changes_free(CallChanges *cc) {
   if (!cc) return;

@@ -253,9 +253,10 @@ static int capture_reads_of(const Region *r, const IrRegion *ir, Arg *args, int 
     diag_error(&args[i].at, "region '%s': '%s' %s '%s', and this argument, %s: compute '%s' into a local "
                             "before the region", r->name, args[j].p->text,
                by_call ? "calls a function that may change" : "changes", v, when, args[j].p->text);
-    const char *unseen = by_call ? call_changes_unseen(calls) : NULL;
-    if (unseen)
-      diag_note(&changed_at, "'%s' is called here; coconet does not see into its body", unseen);
+    const char *why = NULL, *unseen = by_call ? call_changes_unseen(calls, changed_at, &why) : NULL;
+    if (by_call && why)
+      diag_note(&changed_at, "%s%s%scalled here: %s", unseen ? "'" : "a function is ", unseen ? unseen : "",
+                unseen ? "' is " : "", why);
     else if (by_call)
       diag_note(&changed_at, "'%s' may be changed here", v);
     else
@@ -274,6 +275,15 @@ static int capture_reads(const Frontend *fe, const Region *r, const IrRegion *ir
     if (rc) return rc;
   }
   return 0;
+}
+
+// `(*fp)(x)`, `(obj.*pm)()`: a call its text does not show as one.
+static bool calls_through_pointer(const Frontend *fe, const Piece *p) {
+  if (!strchr(p->text, '(')) return false;
+  CallChanges *cc = call_changes(fe, p);
+  bool yes = call_changes_through_pointer(cc);
+  call_changes_free(cc);
+  return yes;
 }
 
 // A kernel's scalar argument evaluated at the top into `local`: its op reads the local.
@@ -312,7 +322,7 @@ int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
     int n = stmt_pieces(s, pieces, 64);
     for (int i = 0; i < n && rc == 0; i++) {
       const Piece *p = pieces[i];
-      bool effects = !p->pure && source_has_effects(p->text);
+      bool effects = !p->pure && (source_has_effects(p->text) || calls_through_pointer(fe, p));
       if (effects) {
         for (int k = 0; k < nargs && rc == 0; k++) {
           if (!args[k].effects || !same_text(args[k].p->text, p->text)) continue;

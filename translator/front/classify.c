@@ -389,6 +389,15 @@ static bool only_check_context(const Toks *t, unsigned from, unsigned to) {
   return true;
 }
 
+// Is token i the name of a function of the C or C++ library (exit, not a
+// macro or a lambda of the user's named so)?
+static bool library_call(const Frontend *fe, const Toks *t, unsigned i) {
+  CXCursor c = clang_getCursor(fe->tu, clang_getTokenLocation(t->tu, t->t[i]));
+  CXCursor fn = clang_getCursorReferenced(c);
+  return clang_getCursorKind(c) != CXCursor_MacroExpansion && clang_getCursorKind(fn) == CXCursor_FunctionDecl &&
+         clang_Location_isInSystemHeader(clang_getCursorLocation(fn));
+}
+
 // Is the statement exactly `CALL;`, `NAME(CALL);`, `NAME(CALL, "what");` or `if (CALL !=
 // ncclSuccess) throw ...;`? Sets wrap and wrapper.
 static bool call_is_whole_statement(const Frontend *fe, Stmt *s, const Toks *t, unsigned call_begin,
@@ -412,7 +421,12 @@ static bool call_is_whole_statement(const Frontend *fe, Stmt *s, const Toks *t, 
       depth += tok_is(t, i, "{") ? 1u : tok_is(t, i, "}") ? -1u : 0u;
       block = depth > 0;
     }
-    if (block) {  // its last statement fails: `... abort(); }`, `... throw ...; }`
+    if (block) {  // its last statement fails: `... abort(); }`, `... throw ...; }`; nothing leaves it before
+      static const char *const flow[] = {"if", "return", "goto", "break", "continue", "for", "while", "do",
+                                         "switch", "co_return"};
+      for (unsigned i = act + 1; i + 1 < last; i++)
+        for (size_t f = 0; f < sizeof flow / sizeof *flow; f++)
+          if (tok_is(t, i, flow[f])) return false;
       unsigned end = last - 2, from = end;
       while (from > act + 1 && !tok_is(t, from - 1, ";") && !tok_is(t, from - 1, "{") && !tok_is(t, from - 1, "}"))
         from--;
@@ -421,8 +435,9 @@ static bool call_is_whole_statement(const Frontend *fe, Stmt *s, const Toks *t, 
     }
     bool std = act + 2 < last && tok_is(t, act, "std") && tok_is(t, act + 1, "::");
     unsigned verb = std ? act + 2 : act;
-    return (!std && tok_is(t, act, "throw")) || tok_is(t, verb, "abort") || tok_is(t, verb, "exit") ||
-           tok_is(t, verb, "terminate");
+    if (!std && tok_is(t, act, "throw")) return true;
+    return (tok_is(t, verb, "abort") || tok_is(t, verb, "exit") || tok_is(t, verb, "terminate")) &&
+           library_call(fe, t, verb);
   }
   // NAME ( CALL )
   if (last < 4 || !tok_is(t, 1, "(") || !tok_is(t, last - 1, ")")) return false;

@@ -1,9 +1,10 @@
 // A collective tested against ncclSuccess by an `if` whose branch fails (one
-// statement, or a block whose last statement is abort(), exit(...), throw or
-// std::terminate(), with no else) is read as the bare call: the calls the
-// schedule generates get coconet's own check. A branch that goes on (a message
-// only), one with an else, or one whose last statement is another `if` stays
-// opaque.
+// statement, or a block whose last statement is the C or C++ library's
+// abort(), exit(...), std::terminate(), or a throw, and that has no other way
+// out, with no else) is read as the bare call: the calls the schedule
+// generates get coconet's own check. A branch that goes on (a message only),
+// one with an else, an `if` or a `return` inside, or a call of the user's named
+// abort stays opaque.
 // RUN: %coconet --check %s | %FileCheck %s
 // RUN: %coconet --verify=2 %s -- -DSPLIT | %FileCheck --check-prefix=SPLIT %s
 #include <cuda_runtime.h>
@@ -29,7 +30,8 @@ void average(float *g, int n, int nranks, ncclComm_t comm, cudaStream_t s) {
   }
 }
 #else
-void step(float *g, int n, ncclComm_t comm, cudaStream_t s) {
+void step(float *g, int n, bool verbose, ncclComm_t comm, cudaStream_t s) {
+  auto abort = [&] { n = 0; };
 #pragma coconet region name(kinds)
   {
     if (ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s) != ncclSuccess) {
@@ -54,9 +56,17 @@ void step(float *g, int n, ncclComm_t comm, cudaStream_t s) {
       { puts("x"); }
       throw std::runtime_error("nccl");
     }
+    if (ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s) != ncclSuccess) {
+      fprintf(stderr, "allreduce failed\n");
+      if (!verbose) return;
+      exit(1);
+    }
+    if (ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s) != ncclSuccess) {
+      abort();
+    }
   }
 }
 #endif
 
-// CHECK: region kinds ({{.*}}if-checks.cu:[[@LINE-28]]) in step: nccl:ncclAllReduce nccl:ncclAllReduce opaque opaque opaque nccl:ncclAllReduce{{$}}
+// CHECK: region kinds ({{.*}}if-checks.cu:[[@LINE-36]]) in step: nccl:ncclAllReduce nccl:ncclAllReduce opaque opaque opaque nccl:ncclAllReduce opaque opaque{{$}}
 // SPLIT: verify average: ok

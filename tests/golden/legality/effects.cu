@@ -238,4 +238,86 @@ void step_calls(float *w, float *g, int n, ncclComm_t comm, cudaStream_t s) {
 // CALLS-COUNT: effects.cu:[[@LINE-25]]:25: error: region 'calls': 'lr_shrink()' calls a function that may change 'g_rows', and this argument, written before it, reads it; the schedule evaluates the change at the top of the generated block: compute 'lr_shrink()' into a local before the region
 // CALLS-COUNT: effects.cu:[[@LINE-35]]:3: note: 'g_rows' may be changed here
 // UNSEEN: effects.cu:[[@LINE-21]]:25: error: region 'calls': 'lr_unseen(g_steps)' calls a function that may change 'g_rows', and this argument, written before it, reads it
-// UNSEEN: effects.cu:[[@LINE-21]]:52: note: 'lr_unseen' is called here; coconet does not see into its body
+// UNSEEN: effects.cu:[[@LINE-21]]:52: note: 'lr_unseen' is called here: coconet does not see its body
+
+// Aliases: a variable written through a pointer (`*p_lr`), read through a
+// reference (`r_mom`), a local whose address escaped (`t`, through `rt`), a
+// call through a function pointer (`(*g_sched)()`, which reads as no call) and
+// an object's operator(): each reader before the change is captured first (each
+// read the changed value, MISMATCH, exit 0 without --verify).
+// RUN: %coconet --verify=2 %s -- -DCASE_ALIASES | %FileCheck --check-prefix=ALIASES %s
+// RUN: %coconet %s -- -DCASE_ALIASES | %FileCheck --check-prefix=ALIASES-CODE %s
+#if defined(CASE_ALIASES)
+float g_lr = 0.01f, g_mom = 0.9f;
+float *p_lr = &g_lr;
+float &r_mom = g_mom;
+static float lr_alias() {
+  *p_lr *= 0.5f;
+  return 0.02f;
+}
+float (*g_sched)() = lr_alias;
+struct Decay {
+  float operator()() const {
+    g_mom *= 0.5f;
+    return g_mom;
+  }
+} g_decay;
+
+void step_aliases(float *w, float *g, int n, ncclComm_t comm, cudaStream_t s) {
+  int calls = 3;
+  int &rc = calls;
+#pragma coconet region name(aliases) split reorder scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, g_lr, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, r_mom * 0.01f, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, 0.001f * calls, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, (*g_sched)(), n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, g_decay(), n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, next_lr(rc), n);
+  }
+}
+#endif
+// ALIASES: verify aliases: ok
+// ALIASES-CODE: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg1 = g_lr;
+// ALIASES-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg2 = r_mom * 0.01f;
+// ALIASES-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg3 = 0.001f * calls;
+// ALIASES-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg4 = (*g_sched)();
+// ALIASES-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg5 = g_decay();
+// ALIASES-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg6 = next_lr(rc);
+
+// What the C and C++ libraries' functions change is what they are given by
+// non-const pointer or reference (and a stream, a FILE, is the library's): a
+// function that logs, or builds a local vector or string, changes nothing a
+// count reads; neither does a call inside sizeof, which is not evaluated. Each
+// was refused.
+// RUN: %coconet --check %s -- -DCASE_LIBRARY | %FileCheck --check-prefix=LIBRARY %s
+#if defined(CASE_LIBRARY)
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+int g_rows = 1000, g_step = 0;
+static float lr_logged() {
+  ++g_step;
+  fprintf(stderr, "step %d\n", g_step);
+  std::cout << "step " << g_step << std::endl;
+  std::vector<float> v(4, 0.01f);
+  std::string name = "lr";
+  name += std::to_string(g_step);
+  return v[0] * (float)name.size();
+}
+static float shrink() {
+  g_rows -= 8;
+  return 0.01f;
+}
+
+void step_library(float *w, float *g, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(library) split reorder scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, g_rows, ncclFloat, ncclSum, comm, s);
+    sgd<<<(g_rows + 255) / 256, 256, 0, s>>>(w, g, lr_logged() + sizeof(shrink()) * 0.0f, g_rows);
+  }
+}
+#endif
+// LIBRARY: region library ({{.*}}effects.cu:[[@LINE-7]]) in step_library: nccl:ncclAllReduce launch:sgd
