@@ -87,7 +87,8 @@
 //   main.c          options, exit codes, the stages run in order
 //   verify_exec.c   --verify: the region as written and as scheduled, run on
 //                   the host backend by a generated harness, compared (driver.h;
-//                   verify_impl.h maps it, verify_harness.c, the harness's text, and
+//                   verify_impl.h maps it, verify_harness.c, the harness's text,
+//                   verify_globals.c, the file's variables set back between the runs, and
 //                   verify_cache.c, COCONET_VERIFY_CACHE: a test run's memo of harness runs)
 //
 // cc/         coconet-cc, the nvcc drop-in: runs coconet, then nvcc or the host

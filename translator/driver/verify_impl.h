@@ -2,7 +2,8 @@
 //   verify_exec.c     --verify: the harness program built with coconet-cc
 //                     --target=host, run under mpirun for 1..N ranks, its report
 //                     read back and summed up
-//   verify_harness.c  one region's harness function, the file's variables reset
+//   verify_harness.c  one region's harness function
+//   verify_globals.c  the file's variables, set back between a region's two runs
 //   verify_cache.c    COCONET_VERIFY_CACHE: a test run's memo of harness builds and runs
 #ifndef COCONET_VERIFY_IMPL_H
 #define COCONET_VERIFY_IMPL_H
@@ -31,8 +32,9 @@ typedef struct Verified {   // one region of the harness
 int harness_write_region(FILE *f, const Frontend *fe, const Region *fr, const IrRegion *r, const Edit *lowered,
                          const char *scheduled, const Verified *v);
 
-// The file's own variables (namespace scope, defined in it, not const, not
-// __shared__): coconet_verify_globals_save/_restore/_compare, which each region's
+// verify_globals.c: the file's own variables (namespace scope, defined in it,
+// not const, not __shared__; numbers, enums, arrays and classes of them without
+// pointers): coconet_verify_globals_save/_restore/_compare, which each region's
 // harness calls so that state a region changes (`g_step++`) is the same before
 // its run as written and its run as scheduled, and is compared after them.
 void harness_write_globals(FILE *f, const Frontend *fe);

@@ -271,10 +271,12 @@ static inline void coconet_verify_host(coconet_verify_ctx *cx, const char *name,
  * enums and arrays of them up to 16 MiB only: a pointer (a workspace allocated on
  * first use) or a struct holding one would be set back to memory the written run
  * freed, and two runs' allocations differ. */
-template <typename T> struct coconet_verify_global {
+template <typename T, bool Plain = false> struct coconet_verify_global {
   using element = typename std::remove_all_extents<T>::type;
-  static constexpr bool kept =
-      (std::is_arithmetic<element>::value || std::is_enum<element>::value) && sizeof(T) <= (16u << 20);
+  /* Numbers, enums, arrays of them; Plain: a class of those the translator found without pointers. */
+  static constexpr bool kept = (std::is_arithmetic<element>::value || std::is_enum<element>::value ||
+                                (Plain && std::is_trivially_copyable<element>::value)) &&
+                               sizeof(T) <= (16u << 20);
   std::vector<unsigned char> before, written;
   void save(const T &v) {
     if constexpr (kept) {

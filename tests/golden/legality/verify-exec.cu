@@ -26,12 +26,16 @@ static float next_lr(int &calls) { return 0.01f * ++calls; }
 
 namespace {
 int g_steps;  // a variable of the file the region changes: both runs start from its value
+struct Schedule {  // a class of numbers: set back and compared like them
+  int step;
+  float base[2];
+} g_schedule = {0, {0.01f, 0.02f}};
 }
 #if defined(CASE_GLOBAL)
 // Other variables of the file the harness builds with: a class's static member
 // and a variable template (not set back: not namespace-scope variables), C
-// linkage, device and constant memory, an RNG and a vector (not set back: only
-// numbers, enums and arrays of them are), a workspace allocated on first use
+// linkage, device and constant memory, an RNG (its state is numbers: set back)
+// and a vector (not set back: it holds a pointer), a workspace allocated on first use
 // (a pointer: setting it back would hand the scheduled run freed memory).
 #include <random>
 #include <vector>
@@ -73,7 +77,8 @@ static float tick_lr() {
   ++g_steps;
   return 0.1f;
 #else
-  return 0.01f * (float)(++g_steps % 3 + 1);  // a schedule by step
+  ++g_schedule.step;
+  return g_schedule.base[g_schedule.step % 2] * (float)(++g_steps % 3 + 1);  // a schedule by step
 #endif
 }
 
