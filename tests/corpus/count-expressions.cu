@@ -3,6 +3,9 @@
 // the loop, a member of a by-value parameter struct (llm.c-style `p.n`).
 // RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
+// In a method, a member named alone (`n_`) and through `this->` are one count (-DMETHOD).
+// RUN: %coconet --verify=ir:2 %s -- -DMETHOD | %FileCheck --check-prefix=METHOD %s
+// RUN: %coconet %s -- -DMETHOD | %FileCheck --check-prefix=METHOD-CODE %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -39,6 +42,27 @@ void step(float *w, float *g, Params params, ncclComm_t comm, cudaStream_t s) {
     sgd_params<<<(params.n + 255) / 256, 256, 0, s>>>(w, g, params);
   }
 }
+
+#if defined(METHOD)
+__global__ void scale(float *x, float a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= a;
+}
+
+struct Averager {
+  int n_;
+  float inv_ranks_;
+  void average(float *g, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(method) split reorder
+    {
+      ncclAllReduce(g, g, this->n_, ncclFloat, ncclSum, comm, s);
+      scale<<<(n_ + 255) / 256, 256, 0, s>>>(g, inv_ranks_, n_);
+    }
+  }
+};
+#endif
+// METHOD: verify=ir method: ok
+// METHOD-CODE: const coconet_part coconet_p = coconet_slice(this->n_, coconet_rank, coconet_nranks);
 
 // IR: verify=ir rows_cols: output 'dx' (f32): max relative error 0 over 1..4 ranks x 3 inputs
 // IR: verify=ir rows_cols: ok

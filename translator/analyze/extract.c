@@ -111,6 +111,10 @@ const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) 
   CXSourceLocation at = clang_getLocationForOffset(fe->tu, fe->file, p->range.begin.offset);
   CXCursor c = clang_getCursor(fe->tu, at);
   CXCursor d = clang_getCursorReferenced(c);
+  // A member of this named alone (`n_` in a method) is `this->n_`, as the other counts may write it.
+  if (clang_getCursorKind(c) == CXCursor_MemberRefExpr && clang_getCursorKind(d) == CXCursor_FieldDecl &&
+      fe_kids(c).n == 0 && text_is_identifier(p->text))
+    return ir_printf(ir, "this->%s", p->text);
   if (clang_getCursorKind(c) != CXCursor_DeclRefExpr || clang_getCursorKind(d) != CXCursor_VarDecl ||
       !never_assigned(fe, d))
     return p->text;

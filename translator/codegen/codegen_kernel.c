@@ -239,14 +239,6 @@ static int gather_stmts(Plan *p) {
 // Names
 //
 
-static bool is_identifier(const char *s) {
-  if (!*s || (*s >= '0' && *s <= '9')) return false;
-  for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
-      return false;
-  return true;
-}
-
 static void name_all(Plan *p) {
   static const char *reserved[] = {"i", "lo", "hi", "first", "stride", "nvec", "j", "i0", "k", "add"};
   for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++) names_add(&p->names, reserved[i]);
@@ -254,7 +246,7 @@ static void name_all(Plan *p) {
   for (int i = 0; i < p->nscalars; i++) p->scalars[i].name = names_add(&p->names, p->scalars[i].name);
   for (int i = 0; i < p->nsizes; i++) {
     const IrSize *k = p->sizes[i].k;
-    bool ident = k->kind == IR_SIZE_VAR && is_identifier(k->var->text);
+    bool ident = k->kind == IR_SIZE_VAR && text_is_identifier(k->var->text);
     p->sizes[i].name = names_add(&p->names, ident ? k->var->text : "k");
   }
   char buf[256];

@@ -11,6 +11,13 @@ bool text_ident_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
+bool text_is_identifier(const char *s) {
+  if (!*s || (*s >= '0' && *s <= '9')) return false;
+  for (; *s; s++)
+    if (!text_ident_char(*s)) return false;
+  return true;
+}
+
 bool text_has_ident(const char *text, const char *name) {
   size_t n = strlen(name);
   for (const char *p = text; *p;) {

@@ -10,6 +10,8 @@
 
 // A character of a C identifier: [A-Za-z0-9_].
 bool text_ident_char(char c);
+// Whether s is one C identifier (not empty, no leading digit).
+bool text_is_identifier(const char *s);
 // Whether C text spells name as a whole identifier outside comments and literals
 // (in preprocessor lines and inactive #if branches too).
 bool text_has_ident(const char *text, const char *name);

@@ -451,13 +451,6 @@ long ir_size_eval(const IrSize *s, const double *vals) {
 // Tensors
 //
 
-static bool is_identifier(const char *s) {
-  if (!isalpha((unsigned char)*s) && *s != '_') return false;
-  for (; *s; s++)
-    if (!isalnum((unsigned char)*s) && *s != '_') return false;
-  return true;
-}
-
 IrTensor *ir_tensor_find(const IrRegion *r, const char *text) {
   for (IrTensor *t = r->tensors; t; t = t->next) {
     const char *a = t->text, *b = text;
@@ -493,7 +486,7 @@ IrTensor *ir_tensor_get_or_add(IrRegion *r, const char *text, IrType type, IrSiz
   t->region = r;
   t->id = ++r->ntensors;
   t->text = squeeze(r, text);
-  t->name = is_identifier(t->text) ? t->text : ir_printf(r, "t%d", t->id);
+  t->name = text_is_identifier(t->text) ? t->text : ir_printf(r, "t%d", t->id);
   t->type = type;
   t->count = count;
   t->live_after = true;
