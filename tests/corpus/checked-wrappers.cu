@@ -5,11 +5,13 @@
 // (NCCLCHECK, CUDA_CHECK) or an `if` whose branch fails (-DIF). Pragma lines
 // only; what the helpers return (the result, checked by the macro) is replaced
 // by coconet's check of what it runs. A helper returning something else than
-// the collective's result is not seen through (-DOTHER_RETURN).
+// the collective's result is not seen through (-DOTHER_RETURN), nor is one
+// whose local's initializer changes a variable (-DCOUNTED: the change would be dropped).
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs -DIF | %FileCheck --check-prefix=EXEC-IF %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DOTHER_RETURN 2>&1 | %FileCheck --check-prefix=OTHER %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DCOUNTED 2>&1 | %FileCheck --check-prefix=COUNTED %s
 #include <cstdio>
 #include <cstdlib>
 
@@ -44,6 +46,12 @@ void train_step(float *w, float *g, float lr, int n, int nranks, ncclComm_t comm
     CUDA_CHECK(launch_scale(g, 1.0f / nranks, n, stream));
     CUDA_CHECK(launch_sgd(w, g, lr, n, stream));
   }
+#elif defined(COUNTED)
+#pragma coconet region name(step_counted) split reorder replicated(w)
+  {
+    NCCLCHECK(comm::all_reduce_counted(g, n, comm, stream));
+    CUDA_CHECK(launch_sgd(w, g, lr, n, stream));
+  }
 #elif defined(OTHER_RETURN)
 #pragma coconet region name(step_folded) split reorder replicated(w)
   {
@@ -67,3 +75,5 @@ void train_step(float *w, float *g, float lr, int n, int nranks, ncclComm_t comm
 // EXEC-IF: verify step_if: ok (the region as written and as scheduled agree within 0 ULP)
 // OTHER: error: split: region 'step_folded' has no ncclAllReduce to split
 // OTHER: note: the call of 'all_reduce_folded' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a statement that is not an initialized local, a launch, an NCCL collective or group call, or a call of such a function ('return ncclAllReduce(buf, buf, count, {{.*}}' at comm.h:{{[0-9]+}})
+// COUNTED: error: split: region 'step_counted' has no ncclAllReduce to split
+// COUNTED: note: the call of 'all_reduce_counted' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a local whose initializer assigns a variable

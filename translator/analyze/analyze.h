@@ -35,9 +35,13 @@ const char *call_changes_read(const CallChanges *cc, const Piece *reader, char *
 // When the change call_changes_read found at `at` is a call coconet cannot see
 // into: *why not, and its function (NULL: a call through a pointer); else *why NULL.
 const char *call_changes_unseen(const CallChanges *cc, SrcLoc at, const char **why);
-// Whether the text calls through a pointer (`(*fp)(x)`, `(obj.*pm)()`): a side
-// effect its text does not show as a call.
-bool call_changes_through_pointer(const CallChanges *cc);
+// Whether the text calls what it does not show as a call: through a pointer
+// (`(*fp)(x)`, `(obj.*pm)()`), an operator of a class (`g_sched + 1`), a class's
+// conversion or copy: a side effect, evaluated once.
+bool call_changes_hidden(const CallChanges *cc);
+// Whether the text is one object of a class of the user's with a conversion or
+// a constructor of its own (`g_conv`, passed to a float parameter).
+bool call_changes_class_value(const CallChanges *cc);
 // Whether every call of the text was read with its parameters' types: then what
 // it is passed by a non-const reference is among what it changes (else the
 // text's arguments are taken to be passed by reference).

@@ -40,8 +40,11 @@ struct CallChanges {
   const char *why;            // ... why it cannot
   char *unseen;               // ... its function, or NULL
   bool args_read;             // every call of the text was read with its parameters' types
-  bool through_pointer;       // the text calls through a pointer (its text reads as no call)
+  bool hidden;                // the text calls what its text does not show as a call: through a
+                              // pointer, an operator, a conversion, a copy
   CXCursor this_obj;          // the variable `this` is in the method being read (null: not known)
+  bool found_user_member;     // user_class_value's finding
+  bool class_value;           // the text is an object of a class of the user's, converted or copied
   int depth;
 };
 
@@ -227,7 +230,10 @@ static bool calls_back(CXCursor fn, CXCursor call) {
       t = clang_getCanonicalType(clang_getPointeeType(t));
     CXType pointee = clang_getCanonicalType(clang_getPointeeType(t));
     CXCursor named = clang_getCursorReferenced(a);
-    if (t.kind == CXType_Pointer && (pointee.kind == CXType_FunctionProto || pointee.kind == CXType_FunctionNoProto))
+    bool function = t.kind == CXType_FunctionProto || t.kind == CXType_FunctionNoProto ||
+                    (t.kind == CXType_Pointer &&
+                     (pointee.kind == CXType_FunctionProto || pointee.kind == CXType_FunctionNoProto));
+    if (function)
       yes = !(fe_is_function(clang_getCursorKind(named)) && in_library(named));  // std::endl is the library's
     else if (t.kind == CXType_Record)
       yes = !library_object(t);
@@ -244,7 +250,7 @@ static void changes_call(CallChanges *cc, CXCursor call, bool caller) {
   int nparams = fe_is_function(k) ? clang_Cursor_getNumArguments(fn) : -1;
   if (nparams < 0) {
     cc->args_read = false;
-    if (caller) cc->through_pointer = true;
+    if (caller) cc->hidden = true;
     return note_anything(cc, call, clang_getNullCursor(), "a call through a pointer");
   }
   FeKids callee = fe_kids(call);
@@ -291,6 +297,8 @@ static void changes_call(CallChanges *cc, CXCursor call, bool caller) {
     if (ct.kind == CXType_LValueReference && out) changes_target(cc, a, call, caller);
     if (library && ct.kind == CXType_Pointer && out) changes_pointee(cc, a, call, caller);
   }
+  for (int i = 0; i < nparams; i++)  // default arguments (`float lr_d(float x = bump())`) run in the call
+    clang_visitChildren(clang_Cursor_getArgument(fn, i), visit, cc);
   changes_fn(cc, fn, call);
   cc->this_obj = outer_this;
 }
@@ -329,6 +337,34 @@ static CXToken *piece_tokens(const Frontend *fe, const Piece *p, unsigned *n) {
   return toks;
 }
 
+// A variable of a class of the user's with a conversion function or a
+// constructor of its own (a copy runs one): what they may change is read; true
+// when there is any.
+static enum CXChildVisitResult find_user_members(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  CallChanges *cc = data;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  if ((k == CXCursor_ConversionFunction || k == CXCursor_Constructor) && !clang_Cursor_isNull(clang_getCursorDefinition(c))) {
+    cc->found_user_member = true;
+    changes_fn(cc, c, c);
+  }
+  return CXChildVisit_Continue;
+}
+
+static bool user_class_value(CallChanges *cc, CXCursor c) {
+  CXCursor d = clang_getCursorReferenced(c);
+  enum CXCursorKind dk = clang_getCursorKind(d);
+  if (dk != CXCursor_VarDecl && dk != CXCursor_ParmDecl && dk != CXCursor_FieldDecl) return false;
+  CXType t = clang_getCanonicalType(clang_getCursorType(d));
+  while (t.kind == CXType_LValueReference || t.kind == CXType_RValueReference)
+    t = clang_getCanonicalType(clang_getPointeeType(t));
+  CXCursor cls = clang_getTypeDeclaration(t);
+  if (t.kind != CXType_Record || clang_Cursor_isNull(cls) || in_library(cls)) return false;
+  cc->found_user_member = false;
+  clang_visitChildren(cls, find_user_members, cc);
+  return cc->found_user_member;
+}
+
 CallChanges *call_changes(const Frontend *fe, const Piece *p) {
   CallChanges *cc = xcalloc(1, sizeof *cc);
   cc->fe = fe;
@@ -356,9 +392,21 @@ CallChanges *call_changes(const Frontend *fe, const Piece *p) {
       note_anything(cc, c, fn, "a macro coconet does not read (its body is not an expression of its arguments)");
     } else if (fe_token_is(fe->tu, toks[i], "(") && k == CXCursor_CallExpr) {
       changes_call(cc, c, true);
-    } else if (fe_token_is(fe->tu, toks[i], "(") && fe_is_function(clang_getCursorKind(fn))) {
-      cc->args_read = false;  // an object's operator() (the call's `(` names it)
+    } else if (clang_getTokenKind(toks[i]) == CXToken_Punctuation && k == CXCursor_CallExpr) {
+      cc->hidden = true;  // an operator of a class (`g_sched + 1`)
+      changes_call(cc, c, true);
+    } else if (clang_getTokenKind(toks[i]) == CXToken_Punctuation && fe_is_function(clang_getCursorKind(fn))) {
+      cc->args_read = false;  // an object's operator(), an operator: the token names it
+      cc->hidden |= !fe_token_is(fe->tu, toks[i], "(");
+      char *owner = fe_spelling(clang_getCursorSemanticParent(fn));
+      if (in_library(fn) && !strcmp(owner, "function"))
+        note_anything(cc, c, fn, "a library function given code of yours to call (a callable, a std::function, "
+                                 "an object of a class of yours)");
+      free(owner);
       changes_fn(cc, fn, c);
+    } else if (clang_getTokenKind(toks[i]) == CXToken_Identifier && user_class_value(cc, c)) {
+      cc->hidden = true;  // its conversion or copy runs code of the user's
+      cc->class_value = n == 1;
     } else if (k == CXCursor_OverloadedDeclRef) {
       cc->args_read = false;
       note_anything(cc, c, clang_getNullCursor(), "an overloaded call coconet does not resolve");
@@ -370,7 +418,9 @@ CallChanges *call_changes(const Frontend *fe, const Piece *p) {
 
 bool call_changes_args_read(const CallChanges *cc) { return cc->args_read; }
 
-bool call_changes_through_pointer(const CallChanges *cc) { return cc->through_pointer; }
+bool call_changes_hidden(const CallChanges *cc) { return cc->hidden; }
+
+bool call_changes_class_value(const CallChanges *cc) { return cc->class_value; }
 
 static bool token_is(const Frontend *fe, const CXToken *toks, unsigned n, long i, const char *text) {
   return i >= 0 && (unsigned)i < n && fe_token_is(fe->tu, toks[i], text);

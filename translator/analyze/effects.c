@@ -204,6 +204,7 @@ typedef struct Arg {   // a piece of a statement the schedule may rewrite, in th
   bool effects, hoist;
   bool launch_arg;     // an argument of a kernel launch (not its grid, block, memory or stream)
   bool inside;         // written in its statement (not in a host function the statement calls)
+  bool object;         // an object of a class of the user's, converted for its kernel's parameter
   SrcLoc at;           // where it is written, or its statement when that is in such a function
 } Arg;
 
@@ -277,11 +278,12 @@ static int capture_reads(const Frontend *fe, const Region *r, const IrRegion *ir
   return 0;
 }
 
-// `(*fp)(x)`, `(obj.*pm)()`: a call its text does not show as one.
-static bool calls_through_pointer(const Frontend *fe, const Piece *p) {
-  if (!strchr(p->text, '(')) return false;
+// `(*fp)(x)`, `g_sched + 1`, a class's conversion: a call its text does not
+// show as one (*object: the text is such an object alone).
+static bool calls_hidden(const Frontend *fe, const Piece *p, bool *object) {
   CallChanges *cc = call_changes(fe, p);
-  bool yes = call_changes_through_pointer(cc);
+  bool yes = call_changes_hidden(cc);
+  *object = call_changes_class_value(cc);
   call_changes_free(cc);
   return yes;
 }
@@ -322,7 +324,8 @@ int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
     int n = stmt_pieces(s, pieces, 64);
     for (int i = 0; i < n && rc == 0; i++) {
       const Piece *p = pieces[i];
-      bool effects = !p->pure && (source_has_effects(p->text) || calls_through_pointer(fe, p));
+      bool object = false;
+      bool effects = !p->pure && (source_has_effects(p->text) || calls_hidden(fe, p, &object));
       if (effects) {
         for (int k = 0; k < nargs && rc == 0; k++) {
           if (!args[k].effects || !same_text(args[k].p->text, p->text)) continue;
@@ -349,7 +352,8 @@ int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
       bool inside = p->range.begin.file && s->range.begin.file && !strcmp(p->range.begin.file, s->range.begin.file) &&
                     p->range.begin.offset >= s->range.begin.offset && p->range.end.offset <= s->range.end.offset;
       if (rc == 0)
-        args[nargs++] = (Arg){p, op, nstmt, effects, effects, launch_arg, inside, inside ? p->range.begin : s->range.begin};
+        args[nargs++] = (Arg){p, op, nstmt, effects, effects, launch_arg, inside, object,
+                              inside ? p->range.begin : s->range.begin};
     }
   }
   if (rc == 0) rc = capture_reads(fe, r, ir, args, nargs);
@@ -362,6 +366,10 @@ int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
     while (fe->names_in_use && text_has_ident(fe->names_in_use, h->name));
     h->text = ir_strdup(ir, args[i].p->text);
     h->range = args[i].p->range;
+    h->type = IR_VOID;
+    if (args[i].object && args[i].op->kind == IR_OP_POINTWISE)  // converted once, as the launch does
+      for (const IrParam *pp = args[i].op->pw.params; pp; pp = pp->next)
+        if (same_text(pp->arg_text, h->text)) h->type = pp->type;
     *tail = h;
     tail = &h->next;
     if (args[i].effects)

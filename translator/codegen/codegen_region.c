@@ -367,7 +367,8 @@ static int generate(Cg *cg, const Scope *sc) {
   for (const IrHoist *h = cg->r->hoists; h; h = h->next) {
     if (strcmp(names_add(&cg->names, h->name), h->name) != 0)  // effects.c chose a name not in use
       COCONET_BUG("the name '%s' of an argument with side effects is in use", h->name);
-    cg_line(cg, "[[maybe_unused]] const auto %s = %s;", h->name, h->text);
+    cg_line(cg, "[[maybe_unused]] const %s %s = %s;", h->type == IR_VOID ? "auto" : cg_ctype(h->type), h->name,
+            h->text);
   }
   Buf head = cg->out;  // the ops go to a buffer of their own, the (void) lines before them
   cg->out = (Buf){0};

@@ -92,6 +92,34 @@ static bool assigns(CXCursor e) {
   return yes;
 }
 
+static enum CXChildVisitResult find_user_copy(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) == CXCursor_Constructor && clang_CXXConstructor_isCopyConstructor(c) &&
+      !clang_CXXMethod_isDefaulted(c))
+    *(bool *)data = true;
+  return CXChildVisit_Continue;
+}
+
+// What a call runs that its text does not show: a default argument that is not
+// pure (`float lr(float x = bump())`), a copy constructor of the user's for an
+// argument passed by value.
+static bool hidden_impure(CXCursor call, CXCursor fn, int depth) {
+  int nparams = clang_Cursor_getNumArguments(fn);
+  for (int i = 0; i < nparams; i++) {
+    CXCursor param = clang_Cursor_getArgument(fn, (unsigned)i);
+    FeKids k = fe_kids(param);
+    if (k.n && clang_isExpression(clang_getCursorKind(k.last)) && (assigns(k.last) || !pure(k.last, depth + 1)))
+      return true;
+    CXType t = clang_getCanonicalType(clang_getCursorType(param));
+    CXCursor cls = clang_getTypeDeclaration(t);
+    bool copy = false;
+    if (t.kind == CXType_Record && !clang_Location_isInSystemHeader(clang_getCursorLocation(cls)))
+      clang_visitChildren(cls, find_user_copy, &copy);
+    if (copy && i < clang_Cursor_getNumArguments(call)) return true;
+  }
+  return false;
+}
+
 static enum CXChildVisitResult find_impure_call(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
   int *depth = data;
@@ -107,7 +135,9 @@ static enum CXChildVisitResult find_impure_call(CXCursor c, CXCursor parent, CXC
                 (clang_getCursorKind(scope) == CXCursor_Namespace && strcmp(ns, "std") == 0);
   // The C library's math as its headers declare it (not a function of the user's of that name).
   bool library = clang_Location_isInSystemHeader(clang_getCursorLocation(fn)) && cuda_name_in(name, HOST_PURE_MATH);
-  bool ok = k == CXCursor_Constructor ||
+  // A constructor: the library's (dim3) or a defaulted one (a copy of a struct of the user's).
+  bool ok = (k == CXCursor_Constructor && (clang_Location_isInSystemHeader(clang_getCursorLocation(fn)) ||
+                                           clang_CXXMethod_isDefaulted(fn))) ||
             (k == CXCursor_FunctionDecl && global && (!strcmp(name, "min") || !strcmp(name, "max") || library));
   free(name);
   free(ns);
@@ -119,7 +149,7 @@ static enum CXChildVisitResult find_impure_call(CXCursor c, CXCursor parent, CXC
                                                                                    : (FeKids){.n = 0};
     FeKids ret = stmts.n == 1 && clang_getCursorKind(stmts.v[0]) == CXCursor_ReturnStmt ? fe_kids(stmts.v[0])
                                                                                        : (FeKids){.n = 0};
-    ok = ret.n == 1 && !assigns(ret.v[0]) && pure(ret.v[0], *depth + 1);
+    ok = ret.n == 1 && !assigns(ret.v[0]) && pure(ret.v[0], *depth + 1) && !hidden_impure(c, fn, *depth);
   }
   if (!ok) {
     *depth = -1;
@@ -634,6 +664,11 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
           wrapper_add(&w, vars.v[j], r, &w, NULL, dim3);
           w.v[w.n - 1].impure = effects(root, &w, r, pure(e, 0), &foreign);
           if (!dim3) w.v[w.n - 1].cast = wrapper_conversion(vars.v[j], wrapper_written_type(e));
+          // One that assigns (`const int k = ++g_calls;`): the generated code, which does not run the
+          // function, would drop the change.
+          char *init = fe_text(ffe, r);
+          if (source_assigns(init)) sn->why = "its body has a local whose initializer assigns a variable";
+          free(init);
         }
       }
     } else if (sn->nccl && !clang_Cursor_isNull(inner)) {

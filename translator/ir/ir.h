@@ -628,6 +628,8 @@ typedef struct IrHoist {
   const char *name;     // "coconet_arg1", ...
   const char *text;     // as written
   SrcRange range;       // where it is written
+  IrType type;          // a kernel's scalar parameter's type, when the text is an object of a class the
+                        // call converts (its conversion runs once, here); IR_VOID: auto
 } IrHoist;
 
 // A run-time precondition of the schedule: a pointer a kernel tests against

@@ -321,3 +321,69 @@ void step_library(float *w, float *g, ncclComm_t comm, cudaStream_t s) {
 }
 #endif
 // LIBRARY: region library ({{.*}}effects.cu:[[@LINE-7]]) in step_library: nccl:ncclAllReduce launch:sgd
+
+// Calls the text does not show as calls: a conversion operator (`g_conv` read as
+// a float), an operator of a class (`g_sched + 1`), a default argument (`lr_d()`
+// runs `bump()`), a function of the user's passed to the C library (`qsort`
+// calls `by_eps`). Each is evaluated once and what it changes is read (the first
+// two were evaluated in both the slice and the tail launch; each reader before
+// them read the changed value: MISMATCH); the object is converted once, into
+// the kernel parameter's type.
+// RUN: %coconet --verify=2 %s -- -DCASE_HIDDEN | %FileCheck --check-prefix=HIDDEN %s
+// RUN: %coconet %s -- -DCASE_HIDDEN | %FileCheck --check-prefix=HIDDEN-CODE %s
+#if defined(CASE_HIDDEN)
+#include <cstdlib>
+float g_lr = 0.01f, g_mom = 0.9f, g_beta = 0.5f, g_eps = 0.1f;
+struct Conv {
+  operator float() const {
+    g_lr *= 0.5f;
+    return 0.02f;
+  }
+} g_conv;
+struct Sched {
+  float base;
+};
+static float operator+(Sched a, int k) {
+  g_mom *= 0.5f;
+  return a.base * (float)k;
+}
+Sched g_sched = {0.01f};
+static float bump() {
+  g_beta *= 0.5f;
+  return 1.0f;
+}
+static float lr_d(float x = bump()) { return 0.02f * x; }
+static int by_eps(const void *a, const void *b) {
+  g_eps *= 0.5f;
+  return *(const int *)a - *(const int *)b;
+}
+static float lr_sorted() {
+  int v[3] = {3, 1, 2};
+  qsort(v, 3, sizeof(int), by_eps);
+  return 0.01f * (float)v[0];
+}
+
+void step_hidden(float *w, float *g, int n, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(hidden) split reorder scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, g_lr, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, g_conv, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, g_mom, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, g_sched + 1, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, g_beta, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr_d(), n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, g_eps, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr_sorted(), n);
+  }
+}
+#endif
+// HIDDEN: verify hidden: ok
+// HIDDEN-CODE: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg1 = g_lr;
+// HIDDEN-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const float coconet_arg2 = g_conv;
+// HIDDEN-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg3 = g_mom;
+// HIDDEN-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg4 = g_sched + 1;
+// HIDDEN-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg5 = g_beta;
+// HIDDEN-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg6 = lr_d();
+// HIDDEN-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg7 = g_eps;
+// HIDDEN-CODE-NEXT: {{\[\[}}maybe_unused{{\]\]}} const auto coconet_arg8 = lr_sorted();
