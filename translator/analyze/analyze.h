@@ -18,7 +18,7 @@ int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool
 // evaluated once at the top of the generated block in the order written (ir->hoists),
 // with the kernel arguments before them that read what they change; 0, or -1 with
 // the reason reported where that would change the program. Their names,
-// coconet_argN, are none of fe->names_in_use.
+// coconet_argN, are none of fe_names_in_use.
 int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir);
 bool extract_stmt_has_effects(const Stmt *s);  // an argument it evaluates has side effects
 

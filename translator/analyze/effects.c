@@ -363,7 +363,7 @@ int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
     if (!args[i].hoist) continue;
     IrHoist *h = ir_alloc(ir, sizeof *h);
     do h->name = ir_printf(ir, "coconet_arg%d", ++count);
-    while (fe->names_in_use && text_has_ident(fe->names_in_use, h->name));
+    while (text_has_ident(fe_names_in_use(fe), h->name));
     h->text = ir_strdup(ir, args[i].p->text);
     h->range = args[i].p->range;
     h->type = IR_VOID;

@@ -444,7 +444,7 @@ int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Targ
   Cg *cg = calloc(1, sizeof *cg);
   if (!cg) COCONET_BUG("out of memory");
   *cg = (Cg){.fe = fe, .fr = fr, .r = r, .target = target, .indent = indent, .cuda_check = cuda_wrapper(fr),
-             .names.spelled = fe->names_in_use};
+             .names.spelled = fe_names_in_use(fe)};
   cg->unit = indent_unit(fe, fr, indent);
   Scope sc = scope_of(list);
   int rc = generate(cg, &sc);

@@ -79,7 +79,7 @@ typedef struct Frontend {
   FeCopy *copies;     // an instance parse: where its copies come from
   int ncopies;
   const struct Frontend *root;  // a header's view (wrapper.c: file and src are the header's), else NULL
-  char *names_in_use;  // a main parse: the names generated code must not declare (fe_names_in_use)
+  struct FeNames *names;  // a main parse: what fe_names_in_use computes on first use
 } Frontend;
 
 // Parse opts->input with the CUDA 13 flag set (see frontend.c) plus flags from
@@ -336,11 +336,14 @@ bool place_copy_beside(const Frontend *fe, const KernelDef *def, unsigned offset
 // that is at file scope and in the same #if blocks as `before` (*found), else
 // (*found false) nowhere: the caller places it above the declaration instead.
 unsigned place_include(const Frontend *fe, unsigned before, bool *found);
-// What generated names must not be (malloc'd, for text_has_ident): the main
-// file's text, then the names starting with coconet_ the translation unit
-// declares or defines as macros outside system headers (a header's, a pasted one).
-// frontend_parse keeps it in fe->names_in_use.
-char *fe_names_in_use(const Frontend *fe);
+// What generated names must not be (for text_has_ident): the main file's text,
+// then the names starting with coconet_ the translation unit declares or
+// defines as macros outside system headers (a header's, a pasted one). A walk
+// of the translation unit, on first use, kept for the parse (fe->names).
+typedef struct FeNames {
+  char *text;
+} FeNames;
+const char *fe_names_in_use(const Frontend *fe);
 
 //
 // directives.c

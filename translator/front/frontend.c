@@ -451,7 +451,7 @@ int frontend_parse(const Options *opts, SourceFile src, Frontend *fe) {
   }
   fe->file = clang_getFile(fe->tu, src.path);
   if (report_clang_errors(fe, opts->nclang_args == 0 && !opts->compdb_dir)) return -1;
-  fe->names_in_use = fe_names_in_use(fe);
+  fe->names = xcalloc(1, sizeof *fe->names);
   return 0;
 }
 
@@ -521,8 +521,9 @@ void frontend_dispose(Frontend *fe) {
   for (int i = 0; i < fe->nargs; i++) free(fe->args[i]);
   free(fe->args);
   free(fe->copies);
-  free(fe->names_in_use);
-  fe->names_in_use = NULL;
+  if (fe->names) free(fe->names->text);
+  free(fe->names);
+  fe->names = NULL;
   fe->tu = NULL;
   fe->index = NULL;
   fe->tmpdir = NULL;

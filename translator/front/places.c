@@ -211,10 +211,14 @@ static enum CXChildVisitResult find_own_names(CXCursor c, CXCursor parent, CXCli
              : CXChildVisit_Recurse;
 }
 
-char *fe_names_in_use(const Frontend *fe) {
-  Text t = {0};
-  text_add(&t, fe->src.buf);
-  text_add(&t, "\n");
-  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_own_names, &t);
-  return t.s;
+const char *fe_names_in_use(const Frontend *fe) {
+  if (!fe->names) return fe->src.buf;  // no translation unit of its own to walk
+  if (!fe->names->text) {
+    Text t = {0};
+    text_add(&t, fe->src.buf);
+    text_add(&t, "\n");
+    clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_own_names, &t);
+    fe->names->text = t.s;
+  }
+  return fe->names->text;
 }
