@@ -65,12 +65,18 @@ static bool is_pointer(CXCursor e) { return clang_getCanonicalType(clang_getCurs
 
 static bool in_library(CXCursor c) { return clang_Location_isInSystemHeader(clang_getCursorLocation(c)) != 0; }
 
+// The canonical type a reference (and, with pointers, a pointer) refers to, through every level.
+static CXType referred(CXType t, bool pointers) {
+  t = clang_getCanonicalType(t);
+  while (t.kind == CXType_LValueReference || t.kind == CXType_RValueReference || (pointers && t.kind == CXType_Pointer))
+    t = clang_getCanonicalType(clang_getPointeeType(t));
+  return t;
+}
+
 // An object of a library's class (a FILE, a std::ostream), through references
 // and pointers: its state is the library's, no variable of the user's.
 static bool library_object(CXType t) {
-  t = clang_getCanonicalType(t);
-  while (t.kind == CXType_Pointer || t.kind == CXType_LValueReference || t.kind == CXType_RValueReference)
-    t = clang_getCanonicalType(clang_getPointeeType(t));
+  t = referred(t, true);
   CXCursor d = clang_getTypeDeclaration(t);
   return t.kind == CXType_Record && !clang_Cursor_isNull(d) && in_library(d);
 }
@@ -225,9 +231,7 @@ static bool calls_back(CXCursor fn, CXCursor call) {
   free(owner);
   for (int i = 0; i < clang_Cursor_getNumArguments(call) && !yes; i++) {
     CXCursor a = az_uncast(clang_Cursor_getArgument(call, i));
-    CXType t = clang_getCanonicalType(clang_getCursorType(a));
-    while (t.kind == CXType_LValueReference || t.kind == CXType_RValueReference)
-      t = clang_getCanonicalType(clang_getPointeeType(t));
+    CXType t = referred(clang_getCursorType(a), false);
     CXType pointee = clang_getCanonicalType(clang_getPointeeType(t));
     CXCursor named = clang_getCursorReferenced(a);
     bool function = t.kind == CXType_FunctionProto || t.kind == CXType_FunctionNoProto ||
@@ -355,9 +359,7 @@ static bool user_class_value(CallChanges *cc, CXCursor c) {
   CXCursor d = clang_getCursorReferenced(c);
   enum CXCursorKind dk = clang_getCursorKind(d);
   if (dk != CXCursor_VarDecl && dk != CXCursor_ParmDecl && dk != CXCursor_FieldDecl) return false;
-  CXType t = clang_getCanonicalType(clang_getCursorType(d));
-  while (t.kind == CXType_LValueReference || t.kind == CXType_RValueReference)
-    t = clang_getCanonicalType(clang_getPointeeType(t));
+  CXType t = referred(clang_getCursorType(d), false);
   CXCursor cls = clang_getTypeDeclaration(t);
   if (t.kind != CXType_Record || clang_Cursor_isNull(cls) || in_library(cls)) return false;
   cc->found_user_member = false;

@@ -205,6 +205,7 @@ typedef struct Arg {   // a piece of a statement the schedule may rewrite, in th
   bool launch_arg;     // an argument of a kernel launch (not its grid, block, memory or stream)
   bool inside;         // written in its statement (not in a host function the statement calls)
   bool object;         // an object of a class of the user's, converted for its kernel's parameter
+  CallChanges *calls;  // with effects: what the calls in it may change (call_changes.c)
   SrcLoc at;           // where it is written, or its statement when that is in such a function
 } Arg;
 
@@ -267,24 +268,24 @@ static int capture_reads_of(const Region *r, const IrRegion *ir, Arg *args, int 
   return 0;
 }
 
-static int capture_reads(const Frontend *fe, const Region *r, const IrRegion *ir, Arg *args, int n) {
-  for (int j = 0; j < n; j++) {
-    if (!args[j].effects) continue;
-    CallChanges *calls = call_changes(fe, args[j].p);
-    int rc = capture_reads_of(r, ir, args, n, j, calls);
-    call_changes_free(calls);
-    if (rc) return rc;
-  }
+static int capture_reads(const Region *r, const IrRegion *ir, Arg *args, int n) {
+  for (int j = 0; j < n; j++)
+    if (args[j].effects && capture_reads_of(r, ir, args, n, j, args[j].calls)) return -1;
   return 0;
 }
 
-// `(*fp)(x)`, `g_sched + 1`, a class's conversion: a call its text does not
-// show as one (*object: the text is such an object alone).
-static bool calls_hidden(const Frontend *fe, const Piece *p, bool *object) {
+// A piece's side effects: in its text, or a call the text does not show as one
+// (`(*fp)(x)`, `g_sched + 1`, a class's conversion; *object: the text is such
+// an object alone). With effects, *calls is what its calls may change.
+static bool piece_effects(const Frontend *fe, const Piece *p, bool *object, CallChanges **calls) {
+  *object = false;
+  *calls = NULL;
+  if (p->pure) return false;
   CallChanges *cc = call_changes(fe, p);
-  bool yes = call_changes_hidden(cc);
+  bool yes = source_has_effects(p->text) || call_changes_hidden(cc);
   *object = call_changes_class_value(cc);
-  call_changes_free(cc);
+  if (yes) *calls = cc;
+  else call_changes_free(cc);
   return yes;
 }
 
@@ -324,8 +325,9 @@ int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
     int n = stmt_pieces(s, pieces, 64);
     for (int i = 0; i < n && rc == 0; i++) {
       const Piece *p = pieces[i];
-      bool object = false;
-      bool effects = !p->pure && (source_has_effects(p->text) || calls_hidden(fe, p, &object));
+      bool object;
+      CallChanges *calls;
+      bool effects = piece_effects(fe, p, &object, &calls);
       if (effects) {
         for (int k = 0; k < nargs && rc == 0; k++) {
           if (!args[k].effects || !same_text(args[k].p->text, p->text)) continue;
@@ -352,11 +354,13 @@ int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
       bool inside = p->range.begin.file && s->range.begin.file && !strcmp(p->range.begin.file, s->range.begin.file) &&
                     p->range.begin.offset >= s->range.begin.offset && p->range.end.offset <= s->range.end.offset;
       if (rc == 0)
-        args[nargs++] = (Arg){p, op, nstmt, effects, effects, launch_arg, inside, object,
+        args[nargs++] = (Arg){p, op, nstmt, effects, effects, launch_arg, inside, object, calls,
                               inside ? p->range.begin : s->range.begin};
+      else
+        call_changes_free(calls);
     }
   }
-  if (rc == 0) rc = capture_reads(fe, r, ir, args, nargs);
+  if (rc == 0) rc = capture_reads(r, ir, args, nargs);
   IrHoist **tail = &ir->hoists;
   int count = 0;
   for (int i = 0; i < nargs && rc == 0; i++) {
@@ -377,6 +381,7 @@ int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
     else
       rename_param(ir, args[i].op, h->text, h->name);
   }
+  for (int i = 0; i < nargs; i++) call_changes_free(args[i].calls);
   free(args);
   if (rc) return rc;
   const char *left = left_with_effects(r, ir);
