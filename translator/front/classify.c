@@ -105,24 +105,14 @@ static StmtKind call_kind(CXCursor call, const char *name) {
   return STMT_OPAQUE;
 }
 
-typedef struct Found {
-  const Frontend *fe;
-  CXCursor call;
-  int count;
-} Found;
-
-static enum CXChildVisitResult find_calls(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  Found *f = data;
-  if (clang_getCursorKind(c) == CXCursor_CallExpr) {
-    char *name = callee_name(c);
-    if (name && call_kind(c, name) != STMT_OPAQUE) {
-      f->call = c;
-      f->count++;
-    }
-    free(name);
-  }
-  return CXChildVisit_Recurse;
+// A call of a kind classify reads (an NCCL or CUDA call, a launch, ...).
+static bool known_call(const Frontend *fe, CXCursor c) {
+  (void)fe;
+  if (clang_getCursorKind(c) != CXCursor_CallExpr) return false;
+  char *name = callee_name(c);
+  bool yes = name && call_kind(c, name) != STMT_OPAQUE;
+  free(name);
+  return yes;
 }
 
 // Tokens of a range of the main file.
@@ -506,23 +496,22 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
   s->kind = STMT_OPAQUE;
   s->cursor = cursor;
   s->range = with_semicolon(fe, fe_range(fe, clang_getCursorExtent(cursor)));
-  Found f = {fe, clang_getNullCursor(), 0};
-  if (clang_getCursorKind(cursor) == CXCursor_CallExpr) find_calls(cursor, cursor, &f);
-  if (f.count == 0) clang_visitChildren(cursor, find_calls, &f);
-  if (f.count != 1) {
-    if (f.count == 0) see_through(fe, s);
+  CXCursor call = cursor;
+  int count = known_call(fe, cursor) ? 1 : fe_count_below(fe, cursor, known_call, &call);
+  if (count != 1) {
+    if (count == 0) see_through(fe, s);
     return s;
   }
-  SrcRange cr = fe_range(fe, clang_getCursorExtent(f.call));
-  if (!cr.begin.file || !cr.end.file || !written_here(fe, f.call, cr)) return s;
+  SrcRange cr = fe_range(fe, clang_getCursorExtent(call));
+  if (!cr.begin.file || !cr.end.file || !written_here(fe, call, cr)) return s;
   Toks t = tokens_of(fe, s->range);
   if (call_is_whole_statement(fe, s, &t, cr.begin.offset, cr.end.offset)) {
-    s->callee = callee_name(f.call);
-    s->kind = call_kind(f.call, s->callee);
+    s->callee = callee_name(call);
+    s->kind = call_kind(call, s->callee);
     s->call_range = cr;
     if (s->kind == STMT_LAUNCH) {
-      s->launch = launch_of(fe, f.call, &t, tok_at(fe, &t, cr.begin.offset));
-      if (s->launch && (s->launch->nargs != clang_Cursor_getNumArguments(f.call) || !s->launch->block.text)) {
+      s->launch = launch_of(fe, call, &t, tok_at(fe, &t, cr.begin.offset));
+      if (s->launch && (s->launch->nargs != clang_Cursor_getNumArguments(call) || !s->launch->block.text)) {
         // A macro in the launch stands for several arguments (`PAIR(a, b)`): its texts are not the call's.
         launch_free(s->launch);
         s->launch = NULL;
@@ -536,7 +525,7 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
         s->nargs = s->launch->nargs;
       }
     } else {
-      s->args = call_args(fe, f.call, &s->nargs);
+      s->args = call_args(fe, call, &s->nargs);
     }
   } else {
     free(s->wrapper);

@@ -726,6 +726,30 @@ int fe_kids_of_kind(CXCursor fn, enum CXCursorKind a, enum CXCursorKind b, enum 
   return x.n;
 }
 
+typedef struct Matching {
+  const Frontend *fe;
+  bool (*test)(const Frontend *fe, CXCursor c);
+  CXCursor last;
+  int n;
+} Matching;
+
+static enum CXChildVisitResult count_matching(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Matching *m = data;
+  if (m->test(m->fe, c)) {
+    m->last = c;
+    m->n++;
+  }
+  return CXChildVisit_Recurse;
+}
+
+int fe_count_below(const Frontend *fe, CXCursor root, bool (*test)(const Frontend *fe, CXCursor c), CXCursor *last) {
+  Matching m = {fe, test, clang_getNullCursor(), 0};
+  clang_visitChildren(root, count_matching, &m);
+  *last = m.last;
+  return m.n;
+}
+
 const char *fe_file_bytes(const Frontend *fe, CXFile f, size_t *len) {
   if (clang_File_isEqual(f, fe->file)) {
     *len = fe->src.len;

@@ -736,28 +736,12 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   return launch;
 }
 
-typedef struct UserCall {
-  const Frontend *fe;
-  CXCursor call;
-  int n;
-} UserCall;
-
-static enum CXChildVisitResult find_user_call(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  UserCall *uc = data;
-  if (!clang_Cursor_isNull(host_function(uc->fe, c))) {
-    uc->call = c;
-    uc->n++;
-  }
-  return CXChildVisit_Recurse;
-}
+static bool user_call(const Frontend *fe, CXCursor c) { return !clang_Cursor_isNull(host_function(fe, c)); }
 
 CXCursor wrapper_call_in(const Frontend *fe, CXCursor stmt) {
   CXCursor call = statement_call(stmt);
-  if (!clang_Cursor_isNull(host_function(fe, call))) return call;
-  UserCall uc = {fe, clang_getNullCursor(), 0};
-  clang_visitChildren(stmt, find_user_call, &uc);
-  return uc.n == 1 ? uc.call : clang_getNullCursor();
+  if (user_call(fe, call)) return call;
+  return fe_count_below(fe, stmt, user_call, &call) == 1 ? call : clang_getNullCursor();
 }
 
 void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checked) {
