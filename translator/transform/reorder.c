@@ -6,16 +6,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+// A size as the program writes it, for messages: a hoisted argument's name
+// (coconet_argN) is shown as its text.
 static char *size_text(IrRegion *r, const IrSize *s) {
-  char *buf = NULL;
-  size_t len = 0;
+  char *buf = NULL, *out = NULL;
+  size_t len = 0, n = 0;
   FILE *f = open_memstream(&buf, &len);
   if (!f) COCONET_BUG("out of memory");
   ir_print_size(f, s);
   fclose(f);
-  char *out = ir_strdup(r, buf);
+  f = open_memstream(&out, &n);
+  if (!f) COCONET_BUG("out of memory");
+  for (const char *p = buf; *p;) {
+    size_t id = isalpha((unsigned char)*p) || *p == '_' ? 1 : 0;
+    while (id && (isalnum((unsigned char)p[id]) || p[id] == '_')) id++;
+    if (!id) {
+      fputc(*p++, f);
+      continue;
+    }
+    char *name = strndup(p, id);
+    if (!name) COCONET_BUG("out of memory");
+    fputs(ir_text_as_written(r, name), f);
+    free(name);
+    p += id;
+  }
+  fclose(f);
+  char *text = ir_strdup(r, out);
   free(buf);
-  return out;
+  free(out);
+  return text;
 }
 
 static char *index_text(IrRegion *r, const IrUse *u) {

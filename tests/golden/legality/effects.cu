@@ -13,6 +13,7 @@
 // RUN: %coconet %s -- -DCASE_READ_BEFORE | %FileCheck --check-prefix=READ %s
 // RUN: %coconet --verify=4 %s -- -DCASE_READ_BEFORE | %FileCheck --check-prefix=READ-EXEC %s
 // RUN: %expect 1 %coconet --check %s -- -DCASE_COUNT_BEFORE 2>&1 | %FileCheck --check-prefix=COUNT %s
+// RUN: %expect 1 %coconet --check %s -- -DCASE_COUNT_CALL 2>&1 | %FileCheck --check-prefix=COUNT_CALL %s
 // RUN: %expect 1 %coconet --check %s -- -DCASE_SAME_CALL 2>&1 | %FileCheck --check-prefix=SAME %s
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -66,6 +67,12 @@ void step(float *w, float *g, float lr, int n, ncclComm_t comm, cudaStream_t s) 
     ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s);
     sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr * n--, n);
   }
+#elif defined(CASE_COUNT_CALL)
+#pragma coconet region name(count_call) split reorder scratch(g) replicated(w)
+  {
+    ncclAllReduce(g, g, n + (next_lr(calls) > 1.0f), ncclFloat, ncclSum, comm, s);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, lr, n);
+  }
 #elif defined(CASE_SAME_CALL)
 #pragma coconet region name(same_call) split reorder scratch(g) replicated(w)
   {
@@ -82,8 +89,8 @@ void step(float *w, float *g, float lr, int n, ncclComm_t comm, cudaStream_t s) 
 // ONCE: coconet_once_slice<<<coconet_grid_size(coconet_p.tail), COCONET_BLOCK_SIZE, 0, s>>>(w, g, coconet_arg1, coconet_p.tail_lo, coconet_p.hi);
 // ONCE-EXEC: verify once: output 'w' (f32): max 0 ULP apart over 1..3 ranks x 3 inputs
 // ONCE-EXEC: verify once: ok
-// TWICE: effects.cu:[[@LINE-39]]:47: error: 'next_lr(calls)' has side effects and is written twice in region 'twice'; the schedule evaluates each argument once and cannot tell the two apart: compute it into a local before the region
-// TWICE: effects.cu:[[@LINE-41]]:47: note: it is also written here
+// TWICE: effects.cu:[[@LINE-45]]:47: error: 'next_lr(calls)' has side effects and is written twice in region 'twice'; the schedule evaluates each argument once and cannot tell the two apart: compute it into a local before the region
+// TWICE: effects.cu:[[@LINE-47]]:47: note: it is also written here
 // OPAQUE: error: 'next_lr(calls)' has side effects; the schedule evaluates it once at the top of region 'after_opaque', before a statement coconet does not see into: compute it into a local before the region
 // OPAQUE: note: this statement comes first
 // OPAQUE-NEXT: {{^}}    calls += n;
@@ -94,9 +101,11 @@ void step(float *w, float *g, float lr, int n, ncclComm_t comm, cudaStream_t s) 
 // READ-NEXT: coconet_arg1, coconet_arg2, lr, coconet_p.slice_lo, coconet_p.slice_hi);
 // READ-EXEC: verify read_before: output 'w' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
 // READ-EXEC: verify read_before: ok
-// COUNT: effects.cu:[[@LINE-31]]:25: error: region 'count_before': 'lr * n--' changes 'n', and this argument, written before it, reads it; the schedule evaluates the change at the top of the generated block: compute 'lr * n--' into a local before the region
+// COUNT: effects.cu:[[@LINE-37]]:25: error: region 'count_before': 'lr * n--' changes 'n', and this argument, written before it, reads it; the schedule evaluates the change at the top of the generated block: compute 'lr * n--' into a local before the region
 // COUNT: note: 'n' is changed here
-// SAME: effects.cu:[[@LINE-26]]:60: error: region 'same_call': 'lr *= 0.5f' changes 'lr', and this argument, in the same call, reads it in an order C++ leaves unspecified
+// A hoisted count is named as written, not by its generated local:
+// COUNT_CALL: effects.cu:[[@LINE-33]]:5: error: reorder: kernel 'sgd' runs over n elements but 'g' has n + (next_lr(calls) > 1.0f); work on a slice needs the same count
+// SAME: effects.cu:[[@LINE-28]]:60: error: region 'same_call': 'lr *= 0.5f' changes 'lr', and this argument, in the same call, reads it in an order C++ leaves unspecified
 
 // A launch argument the kernel never reads (`unused`) written before a change
 // to it is captured too, so that the launch, kept as written by `split`, sees
