@@ -1,16 +1,19 @@
 // A project whose NCCL helpers and kernel launchers return their result for
-// the caller to check (Inputs/checked): `return ncclAllReduce(...)`, a template
-// logging a failure and returning `r`, launchers returning cudaGetLastError()
-// after the launch. The region checks them as projects do, with a macro
+// the caller to check (Inputs/checked): `return ncclAllReduce(...)` with the
+// reduction a default argument, a template logging a failure and returning `r`,
+// a helper keeping another helper's result in a local (-DIF), launchers
+// returning cudaGetLastError() after the launch. The region checks them as projects do, with a macro
 // (NCCLCHECK, CUDA_CHECK) or an `if` whose branch fails (-DIF). Pragma lines
 // only; what the helpers return (the result, checked by the macro) is replaced
 // by coconet's check of what it runs. A helper returning something else than
 // the collective's result is not seen through (-DOTHER_RETURN), nor is one
-// whose local's initializer changes a variable (-DCOUNTED: the change would be dropped).
+// whose local's initializer changes a variable (-DCOUNTED: the change would be dropped)
+// or whose default argument does (-DDEFAULT_EFFECTS).
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs -DIF | %FileCheck --check-prefix=EXEC-IF %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DOTHER_RETURN 2>&1 | %FileCheck --check-prefix=OTHER %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DDEFAULT_EFFECTS 2>&1 | %FileCheck --check-prefix=DEFAULT %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DCOUNTED 2>&1 | %FileCheck --check-prefix=COUNTED %s
 #include <cstdio>
 #include <cstdlib>
@@ -39,7 +42,7 @@ void train_step(float *w, float *g, float lr, int n, int nranks, ncclComm_t comm
 #if defined(IF)
 #pragma coconet region name(step_if) split reorder replicated(w)
   {
-    if (comm::all_reduce_sum(g, n, comm, stream) != ncclSuccess) {
+    if (comm::all_reduce_logged(g, n, comm, stream) != ncclSuccess) {
       fprintf(stderr, "gradient all-reduce failed\n");
       exit(EXIT_FAILURE);
     }
@@ -50,6 +53,12 @@ void train_step(float *w, float *g, float lr, int n, int nranks, ncclComm_t comm
 #pragma coconet region name(step_counted) split reorder replicated(w)
   {
     NCCLCHECK(comm::all_reduce_counted(g, n, comm, stream));
+    CUDA_CHECK(launch_sgd(w, g, lr, n, stream));
+  }
+#elif defined(DEFAULT_EFFECTS)
+#pragma coconet region name(step_default) split reorder replicated(w)
+  {
+    NCCLCHECK(comm::all_reduce_counted_op(g, n, comm, stream));
     CUDA_CHECK(launch_sgd(w, g, lr, n, stream));
   }
 #elif defined(OTHER_RETURN)
@@ -75,5 +84,7 @@ void train_step(float *w, float *g, float lr, int n, int nranks, ncclComm_t comm
 // EXEC-IF: verify step_if: ok (the region as written and as scheduled agree within 0 ULP)
 // OTHER: error: split: region 'step_folded' has no ncclAllReduce to split
 // OTHER: note: the call of 'all_reduce_folded' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a statement that is not an initialized local, a launch, an NCCL collective or group call, or a call of such a function ('return ncclAllReduce(buf, buf, count, {{.*}}' at comm.h:{{[0-9]+}})
+// DEFAULT: error: split: region 'step_default' has no ncclAllReduce to split
+// DEFAULT: note: the call of 'all_reduce_counted_op' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: the call leaves an argument to a default with side effects (a call, ++, an assignment)
 // COUNTED: error: split: region 'step_counted' has no ncclAllReduce to split
 // COUNTED: note: the call of 'all_reduce_counted' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a local whose initializer assigns a variable

@@ -100,16 +100,24 @@ static enum CXChildVisitResult find_user_copy(CXCursor c, CXCursor parent, CXCli
   return CXChildVisit_Continue;
 }
 
+// The default argument of fn's parameter i, where fn or its first declaration gives it; or a null cursor.
+static CXCursor default_argument(CXCursor fn, unsigned i) {
+  CXCursor decls[2] = {fn, clang_getCanonicalCursor(fn)};
+  for (int d = 0; d < 2; d++) {
+    FeKids k = fe_kids(clang_Cursor_getArgument(decls[d], i));
+    if (k.n && clang_isExpression(clang_getCursorKind(k.last))) return k.last;
+  }
+  return clang_getNullCursor();
+}
+
 // What a call runs that its text does not show: a default argument that is not
 // pure (`float lr(float x = bump())`), a copy constructor of the user's for an
 // argument passed by value.
 static bool hidden_impure(CXCursor call, CXCursor fn, int depth) {
   int nparams = clang_Cursor_getNumArguments(fn);
   for (int i = 0; i < nparams; i++) {
-    CXCursor param = clang_Cursor_getArgument(fn, (unsigned)i);
-    FeKids k = fe_kids(param);
-    if (k.n && clang_isExpression(clang_getCursorKind(k.last)) && (assigns(k.last) || !pure(k.last, depth + 1)))
-      return true;
+    CXCursor param = clang_Cursor_getArgument(fn, (unsigned)i), given = default_argument(fn, (unsigned)i);
+    if (!clang_Cursor_isNull(given) && (assigns(given) || !pure(given, depth + 1))) return true;
     CXType t = clang_getCanonicalType(clang_getCursorType(param));
     CXCursor cls = clang_getTypeDeclaration(t);
     bool copy = false;
@@ -588,13 +596,22 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   for (int i = 0; i < nparams; i++) {
     CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i), param = clang_Cursor_getArgument(fn, (unsigned)i);
     SrcRange r = fe_range(fe, clang_getCursorExtent(arg));
-    if (r.end.offset <= r.begin.offset && !sn->why)
-      sn->why = "the call leaves an argument to its default (write it in the call)";
-    else if (effects(root, up, r, false, &foreign) && !sn->why)
+    const Wrapper *terms = up;
+    if (r.end.offset <= r.begin.offset) {
+      // A default argument: its text where fn declares it, in fn's terms (a template's parameters).
+      CXCursor e = default_argument(fn, (unsigned)i);
+      r = clang_Cursor_isNull(e) ? (SrcRange){0} : fe_range(ffe, clang_getCursorExtent(e));
+      terms = &w;
+      if (!r.begin.file && !sn->why) sn->why = "the call leaves an argument to a default coconet does not read";
+      else if (effects(root, &w, r, pure(e, 0), &foreign) && !sn->why)
+        sn->why = "the call leaves an argument to a default with side effects (a call, ++, an assignment)";
+      if (!r.begin.file) continue;
+    } else if (effects(root, up, r, false, &foreign) && !sn->why) {
       sn->why = "an argument of the call has side effects (a call, ++, an assignment)";
+    }
     // A dim3 parameter given one value (`256`): param.x is that value.
     CXType at = wrapper_written_type(arg);
-    wrapper_add(&w, param, r, up, NULL, wrapper_is_dim3(clang_getCursorType(param)) && !wrapper_is_dim3(at));
+    wrapper_add(&w, param, r, terms, NULL, wrapper_is_dim3(clang_getCursorType(param)) && !wrapper_is_dim3(at));
     w.v[w.n - 1].cast = wrapper_conversion(param, at);
   }
   CXCursor tmpl = clang_getSpecializedCursorTemplate(fn);
@@ -633,6 +650,13 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
     CXCursor inner = host_function(root, st), call = clang_getNullCursor();
     CXCursor res = !sn->nccl && clang_getCursorKind(st) == CXCursor_DeclStmt ? collective_result(st, &call)
                                                                                : clang_getNullCursor();
+    // `ncclResult_t r = helper(...);`: the helper's collective, r its result.
+    if (!clang_Cursor_isNull(res) && !clang_Cursor_isNull(host_function(root, call))) {
+      st = call;
+      inner = host_function(root, call);
+      result = res;
+      res = clang_getNullCursor();
+    }
     Stmt *coll = clang_Cursor_isNull(res) ? NULL : classify_stmt(ffe, call);
     if (coll && (coll->kind != STMT_NCCL || !strcmp(coll->callee, "ncclGroupStart") ||
                  !strcmp(coll->callee, "ncclGroupEnd"))) {

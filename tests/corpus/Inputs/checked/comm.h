@@ -9,9 +9,17 @@ template <typename T> ncclDataType_t nccl_type();
 template <> inline ncclDataType_t nccl_type<float>() { return ncclFloat; }
 template <> inline ncclDataType_t nccl_type<double>() { return ncclDouble; }
 
-// Returns the collective's result directly.
-inline ncclResult_t all_reduce_sum(float *buf, size_t count, ncclComm_t comm, cudaStream_t stream) {
-  return ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, comm, stream);
+// Returns the collective's result directly; the reduction is a default argument.
+inline ncclResult_t all_reduce_op(float *buf, size_t count, ncclComm_t comm, cudaStream_t stream,
+                                  ncclRedOp_t op = ncclSum) {
+  return ncclAllReduce(buf, buf, count, ncclFloat, op, comm, stream);
+}
+
+// Calls another helper, keeps its result in a local and logs a failure.
+inline ncclResult_t all_reduce_logged(float *buf, size_t count, ncclComm_t comm, cudaStream_t stream) {
+  ncclResult_t r = all_reduce_op(buf, count, comm, stream);
+  if (r != ncclSuccess) fprintf(stderr, "all_reduce_logged: %s\n", ncclGetErrorString(r));
+  return r;
 }
 
 // Logs a failure, then returns the result.
@@ -29,6 +37,16 @@ inline ncclResult_t all_reduce_counted(float *buf, size_t count, ncclComm_t comm
   const int call = ++g_all_reduces;
   (void)call;
   return ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, comm, stream);
+}
+#endif
+
+#if defined(DEFAULT_EFFECTS)
+int g_reductions = 0;
+inline ncclRedOp_t counted_op() { return ++g_reductions > 0 ? ncclSum : ncclMax; }
+// Its default argument counts: the generated code, which does not call it, would not count.
+inline ncclResult_t all_reduce_counted_op(float *buf, size_t count, ncclComm_t comm, cudaStream_t stream,
+                                          ncclRedOp_t op = counted_op()) {
+  return ncclAllReduce(buf, buf, count, ncclFloat, op, comm, stream);
 }
 #endif
 
