@@ -8,12 +8,14 @@
 // by coconet's check of what it runs. A helper returning something else than
 // the collective's result is not seen through (-DOTHER_RETURN), nor is one
 // whose local's initializer changes a variable (-DCOUNTED: the change would be dropped)
-// or whose default argument does (-DDEFAULT_EFFECTS).
+// or whose default argument does (-DDEFAULT_EFFECTS); a launcher given an
+// argument with side effects is not either, and the note says so (-DCALL_ARG).
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs -DIF | %FileCheck --check-prefix=EXEC-IF %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DOTHER_RETURN 2>&1 | %FileCheck --check-prefix=OTHER %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DDEFAULT_EFFECTS 2>&1 | %FileCheck --check-prefix=DEFAULT %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DCALL_ARG 2>&1 | %FileCheck --check-prefix=CALL_ARG %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DCOUNTED 2>&1 | %FileCheck --check-prefix=COUNTED %s
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +40,11 @@
     }                                                                                    \
   } while (0)
 
+#if defined(CALL_ARG)
+static int g_steps = 0;
+static float next_lr(float lr) { return lr / float(1 + g_steps++); }
+#endif
+
 void train_step(float *w, float *g, float lr, int n, int nranks, ncclComm_t comm, cudaStream_t stream) {
 #if defined(IF)
 #pragma coconet region name(step_if) split reorder replicated(w)
@@ -60,6 +67,12 @@ void train_step(float *w, float *g, float lr, int n, int nranks, ncclComm_t comm
   {
     NCCLCHECK(comm::all_reduce_counted_op(g, n, comm, stream));
     CUDA_CHECK(launch_sgd(w, g, lr, n, stream));
+  }
+#elif defined(CALL_ARG)
+#pragma coconet region name(step_call_arg) split reorder replicated(w)
+  {
+    NCCLCHECK(comm::all_reduce(g, n, comm, stream));
+    CUDA_CHECK(launch_sgd(w, g, next_lr(lr), n, stream));
   }
 #elif defined(OTHER_RETURN)
 #pragma coconet region name(step_folded) split reorder replicated(w)
@@ -86,5 +99,7 @@ void train_step(float *w, float *g, float lr, int n, int nranks, ncclComm_t comm
 // OTHER: note: the call of 'all_reduce_folded' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a statement that is not an initialized local, a launch, an NCCL collective or group call, or a call of such a function ('return ncclAllReduce(buf, buf, count, {{.*}}' at comm.h:{{[0-9]+}})
 // DEFAULT: error: split: region 'step_default' has no ncclAllReduce to split
 // DEFAULT: note: the call of 'all_reduce_counted_op' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: the call leaves an argument to a default with side effects (a call, ++, an assignment)
+// CALL_ARG: error: reorder: no pointwise kernel consumes the result of a split AllReduce
+// CALL_ARG: note: the call of 'launch_sgd' ({{.*}}ops.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: an argument of the call has side effects (a call, ++, an assignment)
 // COUNTED: error: split: region 'step_counted' has no ncclAllReduce to split
 // COUNTED: note: the call of 'all_reduce_counted' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a local whose initializer assigns a variable

@@ -497,7 +497,7 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
   s->cursor = cursor;
   s->range = with_semicolon(fe, fe_range(fe, clang_getCursorExtent(cursor)));
   CXCursor call = cursor;
-  int count = known_call(fe, cursor) ? 1 : fe_count_below(fe, cursor, known_call, &call);
+  int count = known_call(fe, cursor) ? 1 : fe_count_below(fe, cursor, known_call, true, &call);
   if (count != 1) {
     if (count == 0) see_through(fe, s);
     return s;

@@ -182,8 +182,10 @@ int fe_kids_of_kind(CXCursor c, enum CXCursorKind a, enum CXCursorKind b, enum C
 // A function's declaration: a function, method, constructor, destructor,
 // conversion or function template.
 bool fe_is_function(enum CXCursorKind k);
-// How many cursors below root (at any depth, root left out) pass test; *last: the last one visited.
-int fe_count_below(const Frontend *fe, CXCursor root, bool (*test)(const Frontend *fe, CXCursor c), CXCursor *last);
+// How many cursors below root (at any depth, root left out) pass test, with nested those inside
+// one that passes too; *last: the last one visited.
+int fe_count_below(const Frontend *fe, CXCursor root, bool (*test)(const Frontend *fe, CXCursor c), bool nested,
+                   CXCursor *last);
 
 //
 // classify.c

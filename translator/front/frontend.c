@@ -729,6 +729,7 @@ int fe_kids_of_kind(CXCursor fn, enum CXCursorKind a, enum CXCursorKind b, enum 
 typedef struct Matching {
   const Frontend *fe;
   bool (*test)(const Frontend *fe, CXCursor c);
+  bool nested;
   CXCursor last;
   int n;
 } Matching;
@@ -736,15 +737,15 @@ typedef struct Matching {
 static enum CXChildVisitResult count_matching(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
   Matching *m = data;
-  if (m->test(m->fe, c)) {
-    m->last = c;
-    m->n++;
-  }
-  return CXChildVisit_Recurse;
+  if (!m->test(m->fe, c)) return CXChildVisit_Recurse;
+  m->last = c;
+  m->n++;
+  return m->nested ? CXChildVisit_Recurse : CXChildVisit_Continue;
 }
 
-int fe_count_below(const Frontend *fe, CXCursor root, bool (*test)(const Frontend *fe, CXCursor c), CXCursor *last) {
-  Matching m = {fe, test, clang_getNullCursor(), 0};
+int fe_count_below(const Frontend *fe, CXCursor root, bool (*test)(const Frontend *fe, CXCursor c), bool nested,
+                   CXCursor *last) {
+  Matching m = {fe, test, nested, clang_getNullCursor(), 0};
   clang_visitChildren(root, count_matching, &m);
   *last = m.last;
   return m.n;

@@ -765,7 +765,8 @@ static bool user_call(const Frontend *fe, CXCursor c) { return !clang_Cursor_isN
 CXCursor wrapper_call_in(const Frontend *fe, CXCursor stmt) {
   CXCursor call = statement_call(stmt);
   if (user_call(fe, call)) return call;
-  return fe_count_below(fe, stmt, user_call, &call) == 1 ? call : clang_getNullCursor();
+  // (the outer call of `check(launch(w, lr_of(lr), n))`: the argument's call is the launcher's to see)
+  return fe_count_below(fe, stmt, user_call, false, &call) == 1 ? call : clang_getNullCursor();
 }
 
 void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checked) {
