@@ -388,6 +388,40 @@ static bool library_call(const Frontend *fe, const Toks *t, unsigned i) {
          clang_Location_isInSystemHeader(clang_getCursorLocation(fn));
 }
 
+// Why `if (CALL ...) ...` (t: its tokens up to last) is not a check of CALL's
+// result that fails the program, or NULL when it is one.
+static const char *if_check_why(const Frontend *fe, const Toks *t, unsigned last, unsigned call_end) {
+  unsigned after = 2;
+  while (after < last && tok_offset(fe, t, after) < call_end) after++;
+  unsigned act = after + 3;
+  if (act >= last || !tok_is(t, after, "!=") ||
+      !(tok_is(t, after + 1, "ncclSuccess") || tok_is(t, after + 1, "cudaSuccess")) || !tok_is(t, after + 2, ")"))
+    return "its condition is not 'CALL != ncclSuccess'";
+  bool block = tok_is(t, act, "{") && tok_is(t, last - 1, "}");
+  for (unsigned i = act + 1, depth = 1; block && i + 1 < last; i++) {  // one block: no else after it
+    depth += tok_is(t, i, "{") ? 1u : tok_is(t, i, "}") ? -1u : 0u;
+    if (depth == 0) return "it has an else";
+  }
+  if (block) {  // its last statement fails: `... abort(); }`, `... throw ...; }`; nothing leaves it before
+    static const char *const flow[] = {"if", "return", "goto", "break", "continue", "for", "while", "do",
+                                       "switch", "co_return"};
+    for (unsigned i = act + 1; i + 1 < last; i++)
+      for (size_t f = 0; f < sizeof flow / sizeof *flow; f++)
+        if (tok_is(t, i, flow[f])) return "its block has a statement that may leave it or loop";
+    unsigned end = last - 2, from = end;
+    while (from > act + 1 && !tok_is(t, from - 1, ";") && !tok_is(t, from - 1, "{") && !tok_is(t, from - 1, "}"))
+      from--;
+    if (!tok_is(t, end, ";")) return "its block does not end in a statement that fails the program";
+    act = from;
+  }
+  bool std = act + 2 < last && tok_is(t, act, "std") && tok_is(t, act + 1, "::");
+  unsigned verb = std ? act + 2 : act;
+  if (!std && tok_is(t, act, "throw")) return NULL;
+  if (!tok_is(t, verb, "abort") && !tok_is(t, verb, "exit") && !tok_is(t, verb, "terminate"))
+    return "its branch does not end in abort(), exit(...), std::terminate() or a throw";
+  return library_call(fe, t, verb) ? NULL : "its abort, exit or terminate is not the C or C++ library's";
+}
+
 // Is the statement exactly `CALL;`, `NAME(CALL);`, `NAME(CALL, "what");` or `if (CALL !=
 // ncclSuccess) throw ...;`? Sets wrap and wrapper.
 static bool call_is_whole_statement(const Frontend *fe, Stmt *s, const Toks *t, unsigned call_begin,
@@ -400,34 +434,13 @@ static bool call_is_whole_statement(const Frontend *fe, Stmt *s, const Toks *t, 
   // if (CALL != ncclSuccess) throw ... / abort() / exit(...), or a block that ends so (`{ fprintf(...);
   // exit(1); }`), without else: a check; the generated calls get coconet's own.
   if (last > 6 && tok_is(t, 0, "if") && tok_is(t, 1, "(") && tok_offset(fe, t, 2) == call_begin) {
-    unsigned after = 2;
-    while (after < last && tok_offset(fe, t, after) < call_end) after++;
-    unsigned act = after + 3;
-    if (act >= last || !tok_is(t, after, "!=") || !(tok_is(t, after + 1, "ncclSuccess") ||
-        tok_is(t, after + 1, "cudaSuccess")) || !tok_is(t, after + 2, ")"))
-      return false;
-    bool block = tok_is(t, act, "{") && tok_is(t, last - 1, "}");
-    for (unsigned i = act + 1, depth = 1; block && i + 1 < last; i++) {  // one block: no else after it
-      depth += tok_is(t, i, "{") ? 1u : tok_is(t, i, "}") ? -1u : 0u;
-      block = depth > 0;
-    }
-    if (block) {  // its last statement fails: `... abort(); }`, `... throw ...; }`; nothing leaves it before
-      static const char *const flow[] = {"if", "return", "goto", "break", "continue", "for", "while", "do",
-                                         "switch", "co_return"};
-      for (unsigned i = act + 1; i + 1 < last; i++)
-        for (size_t f = 0; f < sizeof flow / sizeof *flow; f++)
-          if (tok_is(t, i, flow[f])) return false;
-      unsigned end = last - 2, from = end;
-      while (from > act + 1 && !tok_is(t, from - 1, ";") && !tok_is(t, from - 1, "{") && !tok_is(t, from - 1, "}"))
-        from--;
-      if (!tok_is(t, end, ";")) return false;
-      act = from;
-    }
-    bool std = act + 2 < last && tok_is(t, act, "std") && tok_is(t, act + 1, "::");
-    unsigned verb = std ? act + 2 : act;
-    if (!std && tok_is(t, act, "throw")) return true;
-    return (tok_is(t, verb, "abort") || tok_is(t, verb, "exit") || tok_is(t, verb, "terminate")) &&
-           library_call(fe, t, verb);
+    const char *why = if_check_why(fe, t, last, call_end);
+    if (why && !s->why_opaque)
+      s->why_opaque = xasprintf("the 'if' around the call is not a check coconet reads: %s; coconet reads 'if (CALL != "
+                                "ncclSuccess)' (or cudaSuccess) without else whose branch, a statement or the "
+                                "last of a block with no if, return, goto or loop, is the C library's abort(), "
+                                "exit(...), std::terminate() or a throw", why);
+    return !why;
   }
   // NAME ( CALL )
   if (last < 4 || !tok_is(t, 1, "(") || !tok_is(t, last - 1, ")")) return false;

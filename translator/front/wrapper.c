@@ -785,7 +785,11 @@ void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checke
   }
   // The statement must be the call and its ';', nothing around it but a check of its result.
   SrcRange cr = fe_range(fe, clang_getCursorExtent(call));
-  if (!sn.why && !checked && cr.begin.offset != s->range.begin.offset) sn.why = "the statement is more than the call";
+  // (an `if` around it that is not a check classify reads: classify's reason)
+  char *around = s->why_opaque;
+  s->why_opaque = NULL;
+  if (!sn.why && !checked && cr.begin.offset != s->range.begin.offset)
+    sn.why = around ? around : "the statement is more than the call";
   char *name = function_name(fn);
   SrcLoc at = fe_any_loc(fe, clang_getCursorLocation(fn));
   if (sn.why && sn.launches) {
@@ -797,6 +801,7 @@ void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checke
                               sn.path ? sn.path : "", sn.path ? "') " : "", sn.why, sn.stmt ? sn.stmt : "");
   }
   free(sn.stmt);
+  free(around);
   if (!sn.why && sn.nccl) {
     // The collective, its texts in the region's terms; coconet's own check wraps what it generates.
     Stmt *c = sn.nccl;

@@ -4,9 +4,10 @@
 // out, with no else) is read as the bare call: the calls the schedule
 // generates get coconet's own check. A branch that goes on (a message only),
 // one with an else, an `if` or a `return` inside, or a call of the user's named
-// abort stays opaque.
+// abort stays opaque, and a refused region's note says why (-DLOGGED).
 // RUN: %coconet --check %s | %FileCheck %s
 // RUN: %coconet --verify=2 %s -- -DSPLIT | %FileCheck --check-prefix=SPLIT %s
+// RUN: %expect 1 %coconet --check %s -- -DLOGGED 2>&1 | %FileCheck --check-prefix=LOGGED %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <cstdio>
@@ -26,6 +27,14 @@ void average(float *g, int n, int nranks, ncclComm_t comm, cudaStream_t s) {
       fprintf(stderr, "allreduce of %d floats failed\n", n);
       exit(1);
     }
+    scale<<<(n + 255) / 256, 256, 0, s>>>(g, 1.0f / nranks, n);
+  }
+}
+#elif defined(LOGGED)
+void logged(float *g, int n, int nranks, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(logged) split reorder
+  {
+    if (ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s) != ncclSuccess) fprintf(stderr, "failed\n");
     scale<<<(n + 255) / 256, 256, 0, s>>>(g, 1.0f / nranks, n);
   }
 }
@@ -70,3 +79,6 @@ void step(float *g, int n, bool verbose, ncclComm_t comm, cudaStream_t s) {
 
 // CHECK: region kinds ({{.*}}if-checks.cu:[[@LINE-36]]) in step: nccl:ncclAllReduce nccl:ncclAllReduce opaque opaque opaque nccl:ncclAllReduce opaque opaque{{$}}
 // SPLIT: verify average: ok
+// A refused region says why its `if` is not the call:
+// LOGGED: error: split: region 'logged' has no ncclAllReduce to split
+// LOGGED: if-checks.cu:[[@LINE-47]]:5: note: the 'if' around the call is not a check coconet reads: its branch does not end in abort(), exit(...), std::terminate() or a throw; coconet reads 'if (CALL != ncclSuccess)' (or cudaSuccess) without else
