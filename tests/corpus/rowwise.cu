@@ -5,8 +5,8 @@
 // LayerNorm with a size_t row offset and a per-row scale, LayerNorm saving
 // each row's mean and rstd (thread 0 writes them) read back by an elementwise
 // kernel at [i / h], softmax through pointers to the row, a bf16 RMSNorm
-// template with __ldg, RMSNorm reduced with cub::BlockReduce, and an
-// elementwise bias kernel before a row-wise one. `split reorder` runs each kernel, as
+// template with __ldg, and an elementwise bias kernel before a row-wise one
+// (RMSNorm reduced with cub::BlockReduce is rowwise-cub.cu's). `split reorder` runs each kernel, as
 // written, on this rank's whole rows (ReduceScatter and AllGather in rows; the
 // rows that do not divide by the rank count are all-reduced and computed by
 // every rank; per-row outputs are gathered in rows of one element). Each -D variant below is a kernel coconet must refuse, with
@@ -17,8 +17,9 @@
 // launched with fewer blocks than rows) and PARTIAL_REPLICATED, which it must
 // translate so that the program computes the same. Each variant's RUN line
 // also passes ONLY=N, the bit of the one region it changes (add_norm 1, softmax
-// 2, layernorm 4, ln_stats 8, rmsnorm_bf16 16, rmsnorm_cub 32, variant 64): the
-// others are left out of its runs (the plain RUN lines check them).
+// 2, layernorm 4, ln_stats 8, rmsnorm_bf16 16, variant 64): the others are left
+// out of its runs (the plain RUN lines check them). The includes come first, so
+// that coconet's parse precompiles them.
 // RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
@@ -56,15 +57,13 @@
 // RUN: %coconet --verify=4 %s -- -DHALVING -DONLY=1 | %FileCheck --check-prefix=HALVING %s
 // RUN: %coconet --verify=4 %s -- -DSHARED_FILL -DONLY=1 | %FileCheck --check-prefix=SHARED_FILL %s
 // RUN: %expect 1 %coconet --check %s -- -DSHARED_FILL_GLOBAL -DONLY=1 2>&1 | %FileCheck --check-prefix=SHARED_FILL_GLOBAL %s
-#ifndef ONLY
-#define ONLY 127
-#endif
-#if ONLY & 32
-#include <cub/cub.cuh>
-#endif
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
+
+#ifndef ONLY
+#define ONLY 127
+#endif
 
 // Residual add + RMSNorm: a shared-memory tree, the sum written back to the residual.
 __global__ void add_rmsnorm(float *out, float *residual, const float *x, const float *gamma, int tokens, int hidden,
@@ -221,23 +220,6 @@ __global__ void rescale_rows(float *out, const float *rstd, const float *mean, i
 #endif
 }
 
-#if ONLY & 32
-// RMSNorm reduced with cub::BlockReduce, the scale broadcast through shared memory.
-template <int BLOCK>
-__global__ void rmsnorm_cub(float *out, const float *x, const float *g, int rows, int h) {
-  typedef cub::BlockReduce<float, BLOCK> BlockReduce;
-  __shared__ typename BlockReduce::TempStorage temp;
-  __shared__ float scale;
-  const int row = blockIdx.x;
-  if (row >= rows) return;
-  float ss = 0.0f;
-  for (int j = threadIdx.x; j < h; j += BLOCK) ss += x[row * h + j] * x[row * h + j];
-  const float total = BlockReduce(temp).Sum(ss);
-  if (threadIdx.x == 0) scale = rsqrtf(total / h + 1e-6f);
-  __syncthreads();
-  for (int j = threadIdx.x; j < h; j += BLOCK) out[row * h + j] = x[row * h + j] * scale * g[j];
-}
-#endif
 
 // A bf16 RMSNorm template, the block size a template argument, reads through __ldg.
 template <typename T, int BLOCK>
@@ -515,15 +497,6 @@ void bf16_output(__nv_bfloat16 *y, __nv_bfloat16 *out, const __nv_bfloat16 *weig
 }
 #endif
 
-#if ONLY & 32
-void cub_output(float *y, float *out, const float *g, int rows, int h, ncclComm_t comm, cudaStream_t stream) {
-#pragma coconet region name(rmsnorm_cub) split reorder replicated(g) scratch(y)
-  {
-    ncclAllReduce(y, y, rows * h, ncclFloat, ncclSum, comm, stream);
-    rmsnorm_cub<128><<<rows, 128, 0, stream>>>(out, y, g, rows, h);
-  }
-}
-#endif
 
 #if ONLY & 64
 #ifndef OUT_T
@@ -572,7 +545,6 @@ void variant(float *y, OUT_T *out, int rows, int h, ncclComm_t comm, cudaStream_
 // IR: verify=ir ln_stats: output 'out' (f32): max relative error 0 over 1..4 ranks x 3 inputs
 // IR: verify=ir ln_stats: ok
 // IR: verify=ir rmsnorm_bf16: ok
-// IR: verify=ir rmsnorm_cub: ok
 // IR: verify=ir variant: ok
 // EXEC: verify add_norm: output 'residual' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
 // EXEC: verify add_norm: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
@@ -587,8 +559,6 @@ void variant(float *y, OUT_T *out, int rows, int h, ncclComm_t comm, cudaStream_
 // EXEC: verify ln_stats: ok
 // EXEC: verify rmsnorm_bf16: output 'out' (bf16): max 0 ULP apart over 1..4 ranks x 3 inputs
 // EXEC: verify rmsnorm_bf16: ok
-// EXEC: verify rmsnorm_cub: output 'out' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
-// EXEC: verify rmsnorm_cub: ok
 // EXEC: verify variant: ok
 // CODE:    const coconet_part coconet_p = coconet_slice_rows((size_t)tokens * hidden, hidden,
 // CODE-NEXT:        coconet_rank, coconet_nranks);
@@ -634,7 +604,7 @@ void variant(float *y, OUT_T *out, int rows, int h, ncclComm_t comm, cudaStream_
 // GRID_STRIDE_VALUE: error: kernel 'smooth' uses its row index 'blockIdx.x' as a value
 // GRID_STRIDE_OUTSIDE: error: kernel 'smooth' writes out[blockIdx.x * h + threadIdx.x]; a row-wise kernel writes global memory only at [row * H + j]
 // GRID_STRIDE_STEP: error: kernel 'smooth' reads gridDim.x; a row-wise kernel is one block per row along blockIdx.x, and the schedule changes the grid
-// GRID_STRIDE_CARRY: rowwise.cu:[[@LINE-322]]:9: error: kernel 'smooth' writes 'carry' in its grid-stride loop over the rows and reads it there before assigning it: it carries a value from one row to the block's next, and the schedule runs each row in a block of its own; compute it from the row alone
+// GRID_STRIDE_CARRY: rowwise.cu:[[@LINE-310]]:9: error: kernel 'smooth' writes 'carry' in its grid-stride loop over the rows and reads it there before assigning it: it carries a value from one row to the block's next, and the schedule runs each row in a block of its own; compute it from the row alone
 // GRID_STRIDE_SHARED_CARRY: error: kernel 'smooth' writes 'acc' in its grid-stride loop over the rows and reads it there before assigning it
 // GRID_STRIDE_NESTED: error: kernel 'smooth' reads gridDim.x; a row-wise kernel is one block per row along blockIdx.x, and the schedule changes the grid
 // PER_ROW_OUT: rowwise.cu:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'smooth' writes out[row] and writes out[row * h + j]: one buffer both per row element ([row * H + j]) and per row ([row]); coconet splits a buffer in rows of H elements or of one
@@ -645,7 +615,7 @@ void variant(float *y, OUT_T *out, int rows, int h, ncclComm_t comm, cudaStream_
 // ATOMIC: error: kernel 'smooth' takes the address of an element of a global buffer (&); coconet cannot follow where it is used
 // HALF_GRID: error: kernel 'smooth' is row-wise (one block per row), but the launch's grid 'rows / 2' is not its row count 'rows'; coconet runs one block per row of a slice
 // The column loop whose bound is not the row length is named, at its bound:
-// COLUMN_BOUND: rowwise.cu:105:33: error: kernel 'add_rmsnorm': the column loop runs to 'hidden - 1', not to the row length 'hidden': a row-wise kernel's column loops run to the row length, a parameter (j < H), so that each row is computed whole
+// COLUMN_BOUND: rowwise.cu:104:33: error: kernel 'add_rmsnorm': the column loop runs to 'hidden - 1', not to the row length 'hidden': a row-wise kernel's column loops run to the row length, a parameter (j < H), so that each row is computed whole
 // COLUMN_WRITE: error: kernel 'smooth' reads out[j], outside its block's row, of a buffer it writes (out[row * h + j]): rows would depend on each other
 // FUSE: verify variant: ok (the region as written and as scheduled agree within 0 ULP)
 // PARTIAL: error: reorder: kernel 'smooth' updates 'out' on this rank's slice and its slices are then gathered, but 'out' at region entry is not known to be identical on every rank
