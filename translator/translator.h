@@ -88,7 +88,8 @@
 //   verify_exec.c   --verify: the region as written and as scheduled, run on
 //                   the host backend by a generated harness, compared (driver.h;
 //                   verify_impl.h maps it, verify_harness.c, the harness's text,
-//                   verify_globals.c, the file's variables set back between the runs, and
+//                   verify_globals.c, the file's variables set back between the runs,
+//                   verify_members.c, the struct members that hold the rank count or rank, and
 //                   verify_cache.c, COCONET_VERIFY_CACHE: a test run's memo of harness runs)
 //
 // cc/         coconet-cc, the nvcc drop-in: runs coconet, then nvcc or the host

@@ -443,6 +443,11 @@ static void print_init(Harness *h, FILE *f, int trial) {
       fprintf(f, "      %s = (%s);\n", v->name, v->init);
     } else if (v->object) {
       fprintf(f, "      %s = coconet_verify_object(%s);\n", v->name, v->name);
+      CXType t = clang_getCanonicalType(type);
+      if (t.kind == CXType_LValueReference) t = clang_getCanonicalType(clang_getPointeeType(t));
+      harness_write_members(f, h->fe, clang_getPointeeType(t), v->name, true);
+    } else if (clang_getCanonicalType(type).kind == CXType_Record) {
+      harness_write_members(f, h->fe, type, v->name, false);
     } else if (is_arith(type) && !set_by_ir(h, v)) {
       // A number nothing else sets (a grid size passed in): small and positive, the same on every rank.
       uint64_t z = mix((uint64_t)trial * 31u + (uint64_t)i + 17u);

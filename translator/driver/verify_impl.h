@@ -4,6 +4,7 @@
 //                     read back and summed up
 //   verify_harness.c  one region's harness function
 //   verify_globals.c  the file's variables, set back between a region's two runs
+//   verify_members.c  the members of the user's structs that hold the rank count or the rank
 //   verify_cache.c    COCONET_VERIFY_CACHE: a test run's memo of harness builds and runs
 #ifndef COCONET_VERIFY_IMPL_H
 #define COCONET_VERIFY_IMPL_H
@@ -38,6 +39,12 @@ int harness_write_region(FILE *f, const Frontend *fe, const Region *fr, const Ir
 // harness calls so that state a region changes (`g_step++`) is the same before
 // its run as written and its run as scheduled, and is compared after them.
 void harness_write_globals(FILE *f, const Frontend *fe);
+
+// verify_members.c: the assignments that give the harness's object of the
+// user's struct `record` (`object`, a pointer to it or the object itself) the
+// rank count and this rank in the members the program sets from
+// MPI_Comm_size/ncclCommCount and MPI_Comm_rank/ncclCommUserRank.
+void harness_write_members(FILE *f, const Frontend *fe, CXType record, const char *object, bool pointer);
 
 // COCONET_VERIFY_CACHE=DIR: the commands that build and run the harness file
 // HARNESS are answered from DIR when another process ran them (waiting while it

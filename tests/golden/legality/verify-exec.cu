@@ -148,22 +148,33 @@ void step(float *w, float *g, float *o, int n, int off, ncclComm_t comm, cudaStr
 
 // A pointer to the trainer's configuration read only through `->` (llm.c's
 // `multi_gpu_config->nccl_comm`, in the region or in a local before it) points at
-// a value-initialized object whose members the harness sets (CONFIG); passed
-// whole to a call coconet does not see into, it is not run (CONFIG_PASSED).
+// a value-initialized object whose members the harness sets (CONFIG): the
+// communicator, and the rank count and rank in the members the program sets with
+// ncclCommCount and ncclCommUserRank (a count of 0 would divide by zero in
+// `per_rank`); passed whole to a call coconet does not see into, it is not run
+// (CONFIG_PASSED).
 // RUN: %coconet --verify=2 %s -- -DCASE_CONFIG | %FileCheck --check-prefix=CONFIG %s
 // RUN: %expect 1 %coconet --verify=2 %s -- -DCASE_CONFIG -DCONFIG_PASSED 2>&1 | %FileCheck --check-prefix=CONFIG-PASSED %s
 // The communicator read through the pointer in the collective itself (CONFIG_DIRECT).
 // RUN: %coconet --verify=2 %s -- -DCASE_CONFIG -DCONFIG_DIRECT | %FileCheck --check-prefix=CONFIG %s
 #if defined(CASE_CONFIG)
 typedef struct {
+  int process_rank;
   int num_processes;
   ncclComm_t nccl_comm;
 } MultiGpuConfig;
 
 void log_config(const MultiGpuConfig *c);
 
+void config_init(MultiGpuConfig *c, ncclComm_t comm) {
+  c->nccl_comm = comm;
+  ncclCommCount(comm, &c->num_processes);
+  ncclCommUserRank(comm, &c->process_rank);
+}
+
 void config_step(float *w, float *g, int n, const MultiGpuConfig *multi_gpu_config, cudaStream_t s) {
   ncclComm_t nccl_comm = multi_gpu_config->nccl_comm;
+  const int per_rank = n / multi_gpu_config->num_processes;
 #pragma coconet region name(config) split reorder scratch(g) replicated(w)
   {
 #if defined(CONFIG_DIRECT)
@@ -171,7 +182,7 @@ void config_step(float *w, float *g, int n, const MultiGpuConfig *multi_gpu_conf
 #else
     ncclAllReduce(g, g, n, ncclFloat, ncclSum, nccl_comm, s);
 #endif
-    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, 0.1f / multi_gpu_config->num_processes, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, 0.1f * per_rank / n, n);
 #if defined(CONFIG_PASSED)
     log_config(multi_gpu_config);
 #endif
