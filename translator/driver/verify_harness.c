@@ -147,13 +147,20 @@ static bool in_function(CXCursor decl) {
 
 static void add_var(Harness *h, CXCursor d);
 
+// Where d's name is (`count` of `const size_t total = n, count = total;` comes after `total`, whose
+// declaration's extent begins at the same type).
+static unsigned name_offset(const Frontend *fe, CXCursor d) {
+  CXSourceLocation at = clang_getCursorLocation(d);
+  return fe_range(fe, clang_getRange(at, at)).begin.offset;
+}
+
 static enum CXChildVisitResult find_refs(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
   Walk *w = data;
   if (clang_getCursorKind(c) == CXCursor_DeclRefExpr) {
     CXCursor d = clang_getCursorReferenced(c);
     enum CXCursorKind k = clang_getCursorKind(d);
-    unsigned at = fe_range(w->h->fe, clang_getCursorExtent(d)).begin.offset;
+    unsigned at = name_offset(w->h->fe, d);
     if ((k == CXCursor_VarDecl || k == CXCursor_ParmDecl) && in_function(d) && at < w->begin) add_var(w->h, d);
   }
   return CXChildVisit_Recurse;
@@ -179,7 +186,7 @@ static void add_var(Harness *h, CXCursor d) {
   CXString ts = clang_getTypeSpelling(clang_getCursorType(d));
   v->type = strdup(clang_getCString(ts));
   clang_disposeString(ts);
-  v->offset = fe_range(h->fe, clang_getCursorExtent(d)).begin.offset;
+  v->offset = name_offset(h->fe, d);
   v->init = NULL;
   v->extra = IR_VOID;
   v->object = false;

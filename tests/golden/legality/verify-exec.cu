@@ -151,8 +151,8 @@ void step(float *w, float *g, float *o, int n, int off, ncclComm_t comm, cudaStr
 // a value-initialized object whose members the harness sets (CONFIG): the
 // communicator, and the rank count and rank in the members the program sets with
 // ncclCommCount and ncclCommUserRank (a count of 0 would divide by zero in
-// `per_rank`); passed whole to a call coconet does not see into, it is not run
-// (CONFIG_PASSED).
+// `per_rank`, computed after `ranks` in one declaration); passed whole to a call
+// coconet does not see into, it is not run (CONFIG_PASSED).
 // RUN: %coconet --verify=2 %s -- -DCASE_CONFIG | %FileCheck --check-prefix=CONFIG %s
 // RUN: %expect 1 %coconet --verify=2 %s -- -DCASE_CONFIG -DCONFIG_PASSED 2>&1 | %FileCheck --check-prefix=CONFIG-PASSED %s
 // The communicator read through the pointer in the collective itself (CONFIG_DIRECT).
@@ -174,7 +174,7 @@ void config_init(MultiGpuConfig *c, ncclComm_t comm) {
 
 void config_step(float *w, float *g, int n, const MultiGpuConfig *multi_gpu_config, cudaStream_t s) {
   ncclComm_t nccl_comm = multi_gpu_config->nccl_comm;
-  const int per_rank = n / multi_gpu_config->num_processes;
+  const int ranks = multi_gpu_config->num_processes, per_rank = n / ranks;
 #pragma coconet region name(config) split reorder scratch(g) replicated(w)
   {
 #if defined(CONFIG_DIRECT)
