@@ -521,35 +521,16 @@ static bool is_handle_type(const char *type) {
   return false;
 }
 
-// Is every use of name in text followed by `->` (a member read through it)?
-static bool members_only(const char *text, const char *name) {
-  size_t n = strlen(name);
-  for (const char *p = strstr(text, name); p; p = strstr(p + 1, name)) {
-    if ((p > text && text_ident_char(p[-1])) || text_ident_char(p[n])) continue;
-    const char *q = p + n;
-    while (*q == ' ' || *q == '\n' || *q == '\t') q++;
-    if (q[0] != '-' || q[1] != '>') return false;
-  }
-  return true;
-}
-
 // A pointer to a struct or class that the region, and the initial values the
-// harness computes, read only through `->`.
+// harness computes, read only through `->` (verify_members.c).
 static bool object_pointer(const Harness *h, const HVar *v, CXType pointee) {
   if (pointee.kind != CXType_Record) return false;
   bool only = true;
-  char *t;
-  for (const Stmt *st = h->fr->stmts; st && only; st = st->next) {  // the statements compiled, not #if'd out
-    t = fe_text(h->fe, st->range);
-    only = members_only(t, v->name);
-    free(t);
-  }
+  for (const Stmt *st = h->fr->stmts; st && only; st = st->next)  // the statements compiled, not #if'd out
+    only = harness_object_only(st->cursor, v->decl);
   for (int i = 0; i < h->n && only; i++) {
     CXCursor init = initializer(h->v[i].decl);
-    if (clang_Cursor_isNull(init)) continue;
-    t = fe_text(h->fe, fe_range(h->fe, clang_getCursorExtent(init)));
-    only = members_only(t, v->name);
-    free(t);
+    if (!clang_Cursor_isNull(init)) only = harness_object_only(init, v->decl);
   }
   return only;
 }

@@ -4,7 +4,8 @@
 //                     read back and summed up
 //   verify_harness.c  one region's harness function
 //   verify_globals.c  the file's variables, set back between a region's two runs
-//   verify_members.c  the members of the user's structs that hold the rank count or the rank
+//   verify_members.c  the objects of the user's structs: pointers read only through `->`, and
+//                     the members that hold the rank count or the rank
 //   verify_cache.c    COCONET_VERIFY_CACHE: a test run's memo of harness builds and runs
 #ifndef COCONET_VERIFY_IMPL_H
 #define COCONET_VERIFY_IMPL_H
@@ -45,6 +46,9 @@ void harness_write_globals(FILE *f, const Frontend *fe);
 // rank count and this rank in the members the program sets from
 // MPI_Comm_size/ncclCommCount and MPI_Comm_rank/ncclCommUserRank.
 void harness_write_members(FILE *f, const Frontend *fe, CXType record, const char *object, bool pointer);
+// Is the pointer variable target read in root only through `->`, or passed to
+// functions of the user's that read their parameter only so (4 calls deep)?
+bool harness_object_only(CXCursor root, CXCursor target);
 
 // COCONET_VERIFY_CACHE=DIR: the commands that build and run the harness file
 // HARNESS are answered from DIR when another process ran them (waiting while it

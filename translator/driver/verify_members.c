@@ -1,5 +1,8 @@
-// verify_members.c: the members of the user's structs that hold the rank count
-// or this rank, for the objects --verify's harness builds. A region that reads
+// verify_members.c: the objects of the user's structs --verify's harness builds.
+// A pointer the region reads only through `->` points at one object: where it
+// is passed to a function of the user's that reads its parameter only so too
+// (llm.c's `multi_gpu_get_shard_offset(tensor.size, multi_gpu_config, 1)`).
+// Their members that hold the rank count or this rank: a region that reads
 // its communicator through a configuration (`multi_gpu_config->nccl_comm`) may
 // also compute with the configuration's rank count
 // (`tensor.offset / multi_gpu_config->num_processes`); the harness's object is
@@ -62,3 +65,57 @@ void harness_write_members(FILE *f, const Frontend *fe, CXType record, const cha
   free(m.count);
   free(m.rank);
 }
+
+// Implicit conversions and parentheses around e.
+static CXCursor bare(CXCursor e) {
+  while (clang_getCursorKind(e) == CXCursor_UnexposedExpr || clang_getCursorKind(e) == CXCursor_ParenExpr) {
+    FeKids k = fe_kids(e);
+    if (k.n != 1) break;
+    e = k.v[0];
+  }
+  return e;
+}
+
+static bool names(CXCursor e, CXCursor decl) {
+  e = bare(e);
+  return clang_getCursorKind(e) == CXCursor_DeclRefExpr && clang_equalCursors(clang_getCursorReferenced(e), decl);
+}
+
+enum { CALL_DEPTH = 4 };
+
+typedef struct Uses {
+  CXCursor target;
+  int refs, through;  // the references to target; those that read a member or pass it on so
+  int depth;
+} Uses;
+
+static bool object_only_at(CXCursor root, CXCursor target, int depth);
+
+static enum CXChildVisitResult count_uses(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Uses *u = data;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  if (k == CXCursor_DeclRefExpr && clang_equalCursors(clang_getCursorReferenced(c), u->target)) u->refs++;
+  if (k == CXCursor_MemberRefExpr) {
+    FeKids kids = fe_kids(c);
+    if (kids.n >= 1 && names(kids.v[0], u->target)) u->through++;  // a pointer's member: `->`
+  }
+  if (k == CXCursor_CallExpr) {
+    CXCursor fn = clang_getCursorDefinition(clang_getCursorReferenced(c));
+    bool seen = !clang_Cursor_isNull(fn) && clang_getCursorKind(fn) == CXCursor_FunctionDecl &&
+                !clang_Location_isInSystemHeader(clang_getCursorLocation(fn)) && u->depth < CALL_DEPTH;
+    for (int i = 0; i < clang_Cursor_getNumArguments(c); i++)
+      if (names(clang_Cursor_getArgument(c, (unsigned)i), u->target) && seen && i < clang_Cursor_getNumArguments(fn))
+        u->through += object_only_at(fe_kids(fn).last, clang_Cursor_getArgument(fn, (unsigned)i), u->depth + 1);
+  }
+  return CXChildVisit_Recurse;
+}
+
+static bool object_only_at(CXCursor root, CXCursor target, int depth) {
+  Uses u = {target, 0, 0, depth};
+  count_uses(root, root, &u);
+  clang_visitChildren(root, count_uses, &u);
+  return u.refs == u.through;
+}
+
+bool harness_object_only(CXCursor root, CXCursor target) { return object_only_at(root, target, 0); }

@@ -151,8 +151,10 @@ void step(float *w, float *g, float *o, int n, int off, ncclComm_t comm, cudaStr
 // a value-initialized object whose members the harness sets (CONFIG): the
 // communicator, and the rank count and rank in the members the program sets with
 // ncclCommCount and ncclCommUserRank (a count of 0 would divide by zero in
-// `per_rank`, computed after `ranks` in one declaration); passed whole to a call
-// coconet does not see into, it is not run (CONFIG_PASSED).
+// `per_rank`, computed after `ranks` in one declaration). Passed to a function of
+// the file that reads it only through `->` too (`shard_of`), it is the same
+// object; passed whole to a call coconet does not see into, it is not run
+// (CONFIG_PASSED).
 // RUN: %coconet --verify=2 %s -- -DCASE_CONFIG | %FileCheck --check-prefix=CONFIG %s
 // RUN: %expect 1 %coconet --verify=2 %s -- -DCASE_CONFIG -DCONFIG_PASSED 2>&1 | %FileCheck --check-prefix=CONFIG-PASSED %s
 // The communicator read through the pointer in the collective itself (CONFIG_DIRECT).
@@ -166,6 +168,16 @@ typedef struct {
 
 void log_config(const MultiGpuConfig *c);
 
+typedef struct {
+  int offset, count;
+} Shard;
+
+// Reads the configuration only through `->` (llm.c's multi_gpu_get_shard_offset).
+static Shard shard_of(int n, const MultiGpuConfig *c) {
+  const int count = n / c->num_processes;
+  return Shard{c->process_rank * count, count};
+}
+
 void config_init(MultiGpuConfig *c, ncclComm_t comm) {
   c->nccl_comm = comm;
   ncclCommCount(comm, &c->num_processes);
@@ -175,6 +187,7 @@ void config_init(MultiGpuConfig *c, ncclComm_t comm) {
 void config_step(float *w, float *g, int n, const MultiGpuConfig *multi_gpu_config, cudaStream_t s) {
   ncclComm_t nccl_comm = multi_gpu_config->nccl_comm;
   const int ranks = multi_gpu_config->num_processes, per_rank = n / ranks;
+  const Shard shard = shard_of(n, multi_gpu_config);
 #pragma coconet region name(config) split reorder scratch(g) replicated(w)
   {
 #if defined(CONFIG_DIRECT)
@@ -182,7 +195,7 @@ void config_step(float *w, float *g, int n, const MultiGpuConfig *multi_gpu_conf
 #else
     ncclAllReduce(g, g, n, ncclFloat, ncclSum, nccl_comm, s);
 #endif
-    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, 0.1f * per_rank / n, n);
+    sgd<<<(n + 255) / 256, 256, 0, s>>>(w, g, 0.1f * per_rank / n + 0.001f * shard.count, n);
 #if defined(CONFIG_PASSED)
     log_config(multi_gpu_config);
 #endif
