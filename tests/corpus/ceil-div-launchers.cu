@@ -5,7 +5,8 @@
 // weights tested against NULL: the schedule runs when the caller's pointer is not
 // null, the region as written when it is) and its launcher, which
 // sizes the grid with CEIL_DIV and computes the bias corrections with powf;
-// scale.cuh a gradient scale launched with CEIL_DIV. The call site has pragma
+// scale.cuh a gradient scale launched with CEIL_DIV (-DELEMENT_HELPER: the kernel's
+// body is one call of a __device__ helper holding the loop, as llm.c writes it). The call site has pragma
 // lines only; llm.c's own call (its shard's size as the count, the tensor's as the
 // strides: region slices) runs the schedule when they are equal, tested at run
 // time. The nearest refusals: a CEIL_DIV that is not ((M) + (N) - 1) / (N)
@@ -22,6 +23,7 @@
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DMASTER_CHOSEN 2>&1 | %FileCheck --check-prefix=CHOSEN %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DSLICE_CHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
 // RUN: %coconet --explain %s -- -I%S/Inputs | %FileCheck --check-prefix=EXPLAIN %s
+// RUN: %coconet --explain %s -- -I%S/Inputs -DELEMENT_HELPER | %FileCheck --check-prefix=HELPER %s
 // RUN: %coconet --check %s -- -I%S/Inputs -DGLOBAL_SLICE
 // RUN: %expect 1 %coconet --verify=2 %s -- -I%S/Inputs -DGLOBAL_SLICE 2>&1 | %FileCheck --check-prefix=GLOBAL %s
 // RUN: %coconet --verify=ir:3 %s -- -I%S/Inputs | %FileCheck --check-prefix=IR %s
@@ -120,6 +122,11 @@ void reduce_scaled_here(floatX *grads, size_t n, float factor, ncclComm_t comm, 
 // IR: verify=ir slices: the schedule checked is for (size_t)(tensor.size) == (size_t)(shard.size) (the region runs as written otherwise)
 // IR: verify=ir slices: ok
 // GLOBAL: error: --verify: region 'global' cannot be run by the harness: its schedule is for g_tensor.size == shard.size, and 'g_tensor.size' is not a variable of the enclosing function, so the harness cannot make them equal
+// The kernel's body one call of a __device__ helper holding the loop (llm.c's shape): where
+// the header tests and steps is named by its file:
+// HELPER: - analysis: kernel 'adamw_kernel3' steps from slice to slice by 'g_stride' ({{.*}}adamw.cuh:{{[0-9]+}}:{{[0-9]+}}),
+// HELPER: - analysis: kernel 'adamw_kernel3' tests 'master' against NULL ({{.*}}adamw.cuh:{{[0-9]+}}:{{[0-9]+}})
+// HELPER-NOT: (?:
 // EXPLAIN: explain slices
 // EXPLAIN: - analysis: kernel 'adamw_kernel3' steps from slice to slice by 'g_stride' ({{.*}}adamw.cuh:{{[0-9]+}}:{{[0-9]+}}), passed 'tensor.size', and its count is passed 'shard.size': the schedule is for tensor.size == shard.size, tested at the top of the region; the region runs as written otherwise
 // CHOSEN: adamw.cuh:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'adamw_kernel3' tests 'master_params_memory' against NULL, and the launch passes 'step > 0 ? master : nullptr', which coconet cannot tell is NULL or not

@@ -418,7 +418,7 @@ static IrExpr *null_test_value(Az *az, CXCursor c, CXCursor buffer, int sign) {
     // never assigned there): the schedule is for a non-null pointer; the region runs
     // as written when it is null (ir_region_assume, codegen.c).
     e = ir_expr_int(az->ir, sign > 0, IR_I32);
-    ir_region_assume(az->ir, arg, az->launch->kernel, fe_loc(az->fe, clang_getCursorLocation(c)));
+    ir_region_assume(az->ir, arg, az->launch->kernel, fe_any_loc(az->fe, clang_getCursorLocation(c)));
   } else
     az_fail(az, c, "kernel '%s' tests '%s' against NULL, and the launch passes '%s', which coconet cannot tell is "
                 "NULL or not; it handles a pointer the launch passes as NULL or nullptr (the test is then false and "

@@ -239,7 +239,7 @@ static bool stride_is_count(Az *az, CXCursor s, CXCursor at) {
   bool assumed = !eq && a && b && wide && member_chain(a) && member_chain(b);
   if (assumed) {
     char *param = fe_spelling(d);
-    ir_region_assume_equal(az->ir, a, b, az->launch->kernel, param, fe_loc(az->fe, clang_getCursorLocation(at)));
+    ir_region_assume_equal(az->ir, a, b, az->launch->kernel, param, fe_any_loc(az->fe, clang_getCursorLocation(at)));
     free(param);
   }
   bool narrow = a && b && !wide && strcmp(a, b) == 0;
