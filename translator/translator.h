@@ -30,7 +30,8 @@
 //                   GEMM, async CUDA call, or opaque; exact source ranges for all
 //   wrapper.c       a launch or an NCCL collective inside small host functions
 //                   (templates too, any depth, in headers too), seen through (wrapper_impl.h maps
-//                   it and wrapper_text.c, their texts in the caller's terms)
+//                   it, wrapper_text.c, their texts in the caller's terms, and wrapper_pure.c,
+//                   what a text runs that it does not show)
 //   macro.c         a macro's definition read from its tokens: pure function-like
 //                   macros (CEIL_DIV), the ceiling-division form of a grid macro
 //   instantiate.c   kernel templates: an instance parse with a copy of each

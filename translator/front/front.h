@@ -301,7 +301,7 @@ void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checke
 CXCursor wrapper_call_in(const Frontend *fe, CXCursor stmt);
 // Does expression e change nothing when evaluated: no assignment, and calls
 // only of min/max, the C library's math as its headers declare it (powf),
-// constructors and helpers returning such an expression? (wrapper.c)
+// constructors and helpers returning such an expression? (wrapper_pure.c)
 bool wrapper_pure(CXCursor e);
 
 //

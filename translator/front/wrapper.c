@@ -53,8 +53,6 @@ static bool effects(const Frontend *fe, const Wrapper *w, SrcRange r, bool pure,
   return yes;
 }
 
-static bool pure(CXCursor e, int depth);
-
 // The translated file's front end (fe may be a header's view).
 static const Frontend *root_of(const Frontend *fe) { return fe->root ? fe->root : fe; }
 
@@ -63,123 +61,6 @@ static const Frontend *root_of(const Frontend *fe) { return fe->root ? fe->root 
 static CXCursor statement_call(CXCursor c) {
   while (clang_getCursorKind(c) == CXCursor_UnexposedExpr && fe_kids(c).n == 1) c = fe_kids(c).v[0];
   return c;
-}
-
-// Does expression e assign or increment (its tokens, wherever it is written)?
-// A macro it expands may, unless its body is pure (front: fe_macro_pure).
-static bool assigns(CXCursor e) {
-  CXTranslationUnit tu = clang_Cursor_getTranslationUnit(e);
-  CXToken *toks = NULL;
-  unsigned n = 0;
-  CXSourceRange r = fe_file_extent(e);
-  if (clang_Range_isNull(r)) return true;  // not one file's text: it may
-  clang_tokenize(tu, r, &toks, &n);
-  static const char *const ops[] = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"};
-  bool yes = false;
-  for (unsigned i = 0; i < n && !yes; i++) {
-    if (clang_getTokenKind(toks[i]) == CXToken_Identifier) {
-      CXCursor c = clang_getCursor(tu, clang_getTokenLocation(tu, toks[i]));
-      yes = clang_getCursorKind(c) == CXCursor_MacroExpansion &&
-            clang_equalLocations(clang_getCursorLocation(c), clang_getTokenLocation(tu, toks[i])) &&
-            !fe_macro_pure(tu, clang_getCursorReferenced(c));
-    }
-    if (clang_getTokenKind(toks[i]) != CXToken_Punctuation) continue;
-    CXString t = clang_getTokenSpelling(tu, toks[i]);
-    for (size_t k = 0; k < sizeof ops / sizeof *ops && !yes; k++) yes = strcmp(clang_getCString(t), ops[k]) == 0;
-    clang_disposeString(t);
-  }
-  clang_disposeTokens(tu, toks, n);
-  return yes;
-}
-
-static enum CXChildVisitResult find_user_copy(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  if (clang_getCursorKind(c) == CXCursor_Constructor && clang_CXXConstructor_isCopyConstructor(c) &&
-      !clang_CXXMethod_isDefaulted(c))
-    *(bool *)data = true;
-  return CXChildVisit_Continue;
-}
-
-// The default argument of fn's parameter i, where fn or its first declaration gives it; or a null cursor.
-static CXCursor default_argument(CXCursor fn, unsigned i) {
-  CXCursor decls[2] = {fn, clang_getCanonicalCursor(fn)};
-  for (int d = 0; d < 2; d++) {
-    FeKids k = fe_kids(clang_Cursor_getArgument(decls[d], i));
-    if (k.n && clang_isExpression(clang_getCursorKind(k.last))) return k.last;
-  }
-  return clang_getNullCursor();
-}
-
-// What a call runs that its text does not show: a default argument that is not
-// pure (`float lr(float x = bump())`), a copy constructor of the user's for an
-// argument passed by value.
-static bool hidden_impure(CXCursor call, CXCursor fn, int depth) {
-  int nparams = clang_Cursor_getNumArguments(fn);
-  for (int i = 0; i < nparams; i++) {
-    CXCursor param = clang_Cursor_getArgument(fn, (unsigned)i), given = default_argument(fn, (unsigned)i);
-    if (!clang_Cursor_isNull(given) && (assigns(given) || !pure(given, depth + 1))) return true;
-    CXType t = clang_getCanonicalType(clang_getCursorType(param));
-    CXCursor cls = clang_getTypeDeclaration(t);
-    bool copy = false;
-    if (t.kind == CXType_Record && !clang_Location_isInSystemHeader(clang_getCursorLocation(cls)))
-      clang_visitChildren(cls, find_user_copy, &copy);
-    if (copy && i < clang_Cursor_getNumArguments(call)) return true;
-  }
-  return false;
-}
-
-static enum CXChildVisitResult find_impure_call(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  int *depth = data;
-  if (clang_getCursorKind(c) != CXCursor_CallExpr) return CXChildVisit_Recurse;
-  CXCursor fn = clang_getCursorReferenced(c);
-  enum CXCursorKind k = clang_getCursorKind(fn);
-  char *name = fe_spelling(fn);
-  CXCursor scope = clang_getCursorSemanticParent(fn);
-  while (clang_getCursorKind(scope) == CXCursor_LinkageSpec || clang_getCursorKind(scope) == CXCursor_UnexposedDecl)
-    scope = clang_getCursorSemanticParent(scope);  // extern "C" { ... } (math.h's powf)
-  char *ns = fe_spelling(scope);
-  bool global = clang_getCursorKind(scope) == CXCursor_TranslationUnit ||
-                (clang_getCursorKind(scope) == CXCursor_Namespace && strcmp(ns, "std") == 0);
-  // The C library's math as its headers declare it (not a function of the user's of that name).
-  bool library = clang_Location_isInSystemHeader(clang_getCursorLocation(fn)) && cuda_name_in(name, HOST_PURE_MATH);
-  // A constructor: the library's (dim3) or a defaulted one (a copy of a struct of the user's).
-  bool ok = (k == CXCursor_Constructor && (clang_Location_isInSystemHeader(clang_getCursorLocation(fn)) ||
-                                           clang_CXXMethod_isDefaulted(fn))) ||
-            (k == CXCursor_FunctionDecl && global && (!strcmp(name, "min") || !strcmp(name, "max") || library));
-  free(name);
-  free(ns);
-  if (!ok && k == CXCursor_FunctionDecl && *depth < 4) {
-    // A helper whose body is `return e;` with e pure (ceil_div, div_up).
-    CXCursor def = clang_getCursorDefinition(fn);
-    FeKids body = clang_Cursor_isNull(def) ? (FeKids){.n = 0} : fe_kids(def);
-    FeKids stmts = body.n && clang_getCursorKind(body.last) == CXCursor_CompoundStmt ? fe_kids(body.last)
-                                                                                   : (FeKids){.n = 0};
-    FeKids ret = stmts.n == 1 && clang_getCursorKind(stmts.v[0]) == CXCursor_ReturnStmt ? fe_kids(stmts.v[0])
-                                                                                       : (FeKids){.n = 0};
-    ok = ret.n == 1 && !assigns(ret.v[0]) && pure(ret.v[0], *depth + 1) && !hidden_impure(c, fn, *depth);
-  }
-  if (!ok) {
-    *depth = -1;
-    return CXChildVisit_Break;
-  }
-  return CXChildVisit_Recurse;
-}
-
-// Does expression e call only pure functions: min and max (std:: or the host
-// overloads), the C library's math (powf: a bias correction), constructors
-// (dim3), helpers returning a pure expression?
-// (Assignments and ++ are the text's to say: source_assigns.)
-bool wrapper_pure(CXCursor e) { return !assigns(e) && pure(e, 0); }
-
-static bool pure(CXCursor e, int depth) {
-  int d = depth;
-  if (clang_getCursorKind(e) == CXCursor_CallExpr) {
-    find_impure_call(e, e, &d);
-    if (d < 0) return false;
-  }
-  clang_visitChildren(e, find_impure_call, &d);
-  return d >= 0;
 }
 
 // A text of the launch, in the caller's terms. The generated code uses it in
@@ -599,11 +480,11 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
     const Wrapper *terms = up;
     if (r.end.offset <= r.begin.offset) {
       // A default argument: its text where fn declares it, in fn's terms (a template's parameters).
-      CXCursor e = default_argument(fn, (unsigned)i);
+      CXCursor e = wrapper_default_argument(fn, (unsigned)i);
       r = clang_Cursor_isNull(e) ? (SrcRange){0} : fe_range(ffe, clang_getCursorExtent(e));
       terms = &w;
       if (!r.begin.file && !sn->why) sn->why = "the call leaves an argument to a default coconet does not read";
-      else if (effects(root, &w, r, pure(e, 0), &foreign) && !sn->why)
+      else if (effects(root, &w, r, wrapper_calls_pure(e), &foreign) && !sn->why)
         sn->why = "the call leaves an argument to a default with side effects (a call, ++, an assignment)";
       if (!r.begin.file) continue;
     } else if (effects(root, up, r, false, &foreign) && !sn->why) {
@@ -686,7 +567,7 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
         } else {
           // One with side effects (a trait call: getNcclDataType<T>()) refuses a text that reads it.
           wrapper_add(&w, vars.v[j], r, &w, NULL, dim3);
-          w.v[w.n - 1].impure = effects(root, &w, r, pure(e, 0), &foreign);
+          w.v[w.n - 1].impure = effects(root, &w, r, wrapper_calls_pure(e), &foreign);
           if (!dim3) w.v[w.n - 1].cast = wrapper_conversion(vars.v[j], wrapper_written_type(e));
           // One that assigns (`const int k = ++g_calls;`): the generated code, which does not run the
           // function, would drop the change.

@@ -1,8 +1,9 @@
 // wrapper_impl.h: host functions seen through (front.h's wrapper_see_through),
-// private to its two files.
+// private to its three files.
 //   wrapper.c       the walk down the chain of calls to one launch or one NCCL
 //                   collective, and why a call is not seen through
 //   wrapper_text.c  the texts of the chain in the caller's terms
+//   wrapper_pure.c  what a text runs that it does not show: impure calls, default arguments
 #ifndef COCONET_WRAPPER_IMPL_H
 #define COCONET_WRAPPER_IMPL_H
 
@@ -49,5 +50,12 @@ char *wrapper_conversion(CXCursor decl, CXType from);
 CXType wrapper_written_type(CXCursor e);
 void wrapper_add(Wrapper *w, CXCursor decl, SrcRange range, const Wrapper *in, char *fixed, bool dim3);
 void wrapper_free(Wrapper *w);
+
+// wrapper_pure.c (front.h has wrapper_pure: no assignment and wrapper_calls_pure)
+
+// Does expression e call only pure functions (assignments are the text's to say)?
+bool wrapper_calls_pure(CXCursor e);
+// The default argument of fn's parameter i, where fn or its first declaration gives it; or a null cursor.
+CXCursor wrapper_default_argument(CXCursor fn, unsigned i);
 
 #endif
