@@ -6,7 +6,8 @@
 // the caller could read otherwise (a one-argument constructor that is not a
 // dim3, an enumerator of the wrapper's namespace, a constant of a launcher
 // class, recursion) is not seen through. A static member function is a wrapper;
-// an argument a call leaves to its default is the default's text.
+// an argument a call leaves to its default is the default's text, unless it
+// names a type, namespace or enumerator of the file (QUALIFIED_DEFAULT).
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -o %t.cu
 // RUN: %expect 1 %coconet --check %s -- -DNOT_DIM3 2>&1 | %FileCheck --check-prefix=NOT_DIM3 %s
@@ -15,6 +16,7 @@
 // RUN: %expect 1 %coconet --check %s -- -DOFFSET 2>&1 | %FileCheck --check-prefix=OFFSET %s
 // RUN: %expect 1 %coconet --check %s -- -DENUM_PARAM 2>&1 | %FileCheck --check-prefix=ENUM_PARAM %s
 // RUN: %coconet %s -- -DDEFAULT_ARG | %FileCheck --check-prefix=DEFAULT_ARG %s
+// RUN: %expect 1 %coconet --check %s -- -DDEFAULT_ARG -DQUALIFIED_DEFAULT 2>&1 | %FileCheck --check-prefix=QUALIFIED %s
 // RUN: %expect 1 %coconet --check %s -- -DLATER_EFFECT 2>&1 | %FileCheck --check-prefix=LATER_EFFECT %s
 // RUN: %expect 1 %coconet --check %s -- -DCLASS_CONSTANT 2>&1 | %FileCheck --check-prefix=CLASS %s
 #include <algorithm>
@@ -89,7 +91,14 @@ void addFrom(float *y, const float *g, int offset, int count, cudaStream_t s) {
 #endif
 
 #ifdef DEFAULT_ARG
+#if defined(QUALIFIED_DEFAULT)
+struct Halves {
+  static constexpr float kHalf = 0.5f;
+};
+void launchHalf(float *x, int n, cudaStream_t s, float a = Halves::kHalf) {
+#else
 void launchHalf(float *x, int n, cudaStream_t s, float a = 0.5f) {
+#endif
   scale<<<(n + 255) / 256, 256, 0, s>>>(x, a, n);
 }
 #endif
@@ -206,4 +215,7 @@ void step(float *x, int *k, float *h, float *w, float *acc, int n, int world, nc
 // The argument launchHalf leaves to its default is the default's text:
 // DEFAULT_ARG: coconet_default_arg_slice<<<coconet_grid_size(coconet_p.s), COCONET_BLOCK_SIZE, 0, s>>>(w,
 // DEFAULT_ARG-NEXT: {{^}}        0.5f, coconet_p.slice_lo, coconet_p.slice_hi);
+// A default naming a class of the file (`Halves::kHalf`) is not the caller's to read: the caller's
+// scope may have another Halves (a namespace's own), so it is not pasted there:
+// QUALIFIED: note: the call of 'launchHalf' ({{.*}}) is not seen through as the kernel launch or collective inside it: a text of its launch reads a variable that is not the function's parameter or local, a name of its namespace or class
 // LATER_EFFECT: error: region 'later_effect': 'a *= 0.5f' changes 'a', and this argument, passed before it to a host function coconet sees through, reads it; the schedule evaluates the change at the top of the generated block: compute 'a *= 0.5f' into a local before the region

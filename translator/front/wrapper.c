@@ -457,6 +457,32 @@ static const Frontend *file_of(const Frontend *root, CXCursor fn, Frontend *view
   return view;
 }
 
+// Argument i as the call's tokens write it (empty where the call leaves it to its default).
+static SrcRange written_argument(const Frontend *fe, CXCursor call, unsigned i) {
+  CXToken *t = NULL;
+  unsigned n = 0;
+  SrcRange r = {0};
+  clang_tokenize(fe->tu, fe_file_extent(call), &t, &n);
+  unsigned k = 0, arg = 0, from = 0;
+  while (k < n && !fe_token_is(fe->tu, t[k], "(")) k++;
+  for (int depth = 0; k < n; k++) {
+    bool open = fe_token_is(fe->tu, t[k], "(") || fe_token_is(fe->tu, t[k], "[") || fe_token_is(fe->tu, t[k], "{");
+    bool close = fe_token_is(fe->tu, t[k], ")") || fe_token_is(fe->tu, t[k], "]") || fe_token_is(fe->tu, t[k], "}");
+    if (depth == 1 && (close || fe_token_is(fe->tu, t[k], ","))) {
+      if (arg++ == i && k > from) {
+        r.begin = fe_loc(fe, clang_getTokenLocation(fe->tu, t[from]));
+        r.end = fe_loc(fe, clang_getRangeEnd(clang_getTokenExtent(fe->tu, t[k - 1])));
+        break;
+      }
+      from = k + 1;
+    }
+    if (open && depth++ == 0) from = k + 1;
+    if (close && --depth == 0) break;
+  }
+  clang_disposeTokens(fe->tu, t, n);
+  return r;
+}
+
 // See through the call `call` of fn (its arguments in up's terms, written in
 // the file fe reads) down to one launch, its texts in the region's terms;
 // NULL (and sn->why) otherwise.
@@ -477,6 +503,8 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   for (int i = 0; i < nparams; i++) {
     CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i), param = clang_Cursor_getArgument(fn, (unsigned)i);
     SrcRange r = fe_range(fe, clang_getCursorExtent(arg));
+    // An argument that is a macro written in another macro's arguments (`CUDA_CHECK(f(w, LR))`): where it is written.
+    if (r.end.offset <= r.begin.offset) r = written_argument(fe, call, (unsigned)i);
     const Wrapper *terms = up;
     if (r.end.offset <= r.begin.offset) {
       // A default argument: its text where fn declares it, in fn's terms (a template's parameters).

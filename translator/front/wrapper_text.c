@@ -64,6 +64,15 @@ static bool scoped(CXCursor d) {
   return false;
 }
 
+static bool user_scope_name(CXCursor d) {
+  enum CXCursorKind k = clang_getCursorKind(d);
+  bool named = k == CXCursor_Namespace || k == CXCursor_NamespaceAlias || k == CXCursor_StructDecl ||
+               k == CXCursor_ClassDecl || k == CXCursor_UnionDecl || k == CXCursor_EnumDecl ||
+               k == CXCursor_TypedefDecl || k == CXCursor_TypeAliasDecl || k == CXCursor_ClassTemplate ||
+               k == CXCursor_TypeAliasTemplateDecl || k == CXCursor_EnumConstantDecl;
+  return named && !clang_Location_isInSystemHeader(clang_getCursorLocation(d));
+}
+
 typedef struct NameAt {
   unsigned offset;
   CXFile file;
@@ -274,6 +283,9 @@ char *wrapper_substituted(const Frontend *root, const Wrapper *w, SrcRange r, bo
       if (!s && (dk == CXCursor_EnumConstantDecl || dk == CXCursor_FunctionDecl || dk == CXCursor_FunctionTemplate) &&
           scoped(d))
         *foreign = true;
+      // A namespace, type or enumerator of the user's (`HP::lr`, `hp::kDiv`, `sizeof(Big)`, `kHalf`): the
+      // caller's scope may have its own of that name. The libraries' (std::, ncclSum) mean the same there.
+      if (!s && user_scope_name(d)) *foreign = true;
     }
     // NAME.y of a dim3 of one value: 1u; NAME.x: the value, unsigned.
     char *member = s && s->dim3 && i + 2 < n && clang_getTokenKind(toks[i + 1]) == CXToken_Punctuation
