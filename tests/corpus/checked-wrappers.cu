@@ -8,6 +8,7 @@
 // by coconet's check of what it runs. A helper returning something else than
 // the collective's result is not seen through (-DOTHER_RETURN), nor is one
 // whose local's initializer changes a variable (-DCOUNTED: the change would be dropped)
+// or that counts after the helper it calls (-DCOUNTED_AFTER)
 // or whose default argument does (-DDEFAULT_EFFECTS); a launcher given an
 // argument with side effects is not either, and the note says so (-DCALL_ARG).
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
@@ -16,6 +17,7 @@
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DOTHER_RETURN 2>&1 | %FileCheck --check-prefix=OTHER %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DDEFAULT_EFFECTS 2>&1 | %FileCheck --check-prefix=DEFAULT %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DCALL_ARG 2>&1 | %FileCheck --check-prefix=CALL_ARG %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DCOUNTED_AFTER 2>&1 | %FileCheck --check-prefix=NOTED %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DCOUNTED 2>&1 | %FileCheck --check-prefix=COUNTED %s
 #include <cstdio>
 #include <cstdlib>
@@ -65,6 +67,12 @@ void train_step(float *w, float *g, float lr, int n, int nranks, ncclComm_t comm
     NCCLCHECK(comm::all_reduce_counted(g, n, comm, stream));
     CUDA_CHECK(launch_sgd(w, g, lr, n, stream));
   }
+#elif defined(COUNTED_AFTER)
+#pragma coconet region name(step_noted) split reorder replicated(w)
+  {
+    NCCLCHECK(comm::all_reduce_noted(g, n, comm, stream));
+    CUDA_CHECK(launch_sgd(w, g, lr, n, stream));
+  }
 #elif defined(DEFAULT_EFFECTS)
 #pragma coconet region name(step_default) split reorder replicated(w)
   {
@@ -104,5 +112,8 @@ void train_step(float *w, float *g, float lr, int n, int nranks, ncclComm_t comm
 // DEFAULT: note: the call of 'all_reduce_counted_op' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: the call leaves an argument to a default with side effects (a call, ++, an assignment)
 // CALL_ARG: error: reorder: no pointwise kernel consumes the result of a split AllReduce
 // CALL_ARG: note: the call of 'launch_sgd' ({{.*}}ops.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: an argument of the call has side effects (a call, ++, an assignment)
+// The statement in the way is the outer helper's, after the inner one's call:
+// NOTED: note: the call of 'all_reduce_noted' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a statement that is not an initialized local, a launch, an NCCL collective or group call, or a call of such a function ('g_reduced++' at comm.h:{{[0-9]+}})
+// NOTED-NOT: (in 'all_reduce_op')
 // COUNTED: error: split: region 'step_counted' has no ncclAllReduce to split
 // COUNTED: note: the call of 'all_reduce_counted' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a local whose initializer assigns a variable

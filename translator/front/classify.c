@@ -393,9 +393,12 @@ static bool library_call(const Frontend *fe, const Toks *t, unsigned i) {
 static const char *if_check_why(const Frontend *fe, const Toks *t, unsigned last, unsigned call_end) {
   unsigned after = 2;
   while (after < last && tok_offset(fe, t, after) < call_end) after++;
-  unsigned act = after + 3;
-  if (act >= last || !tok_is(t, after, "!=") ||
-      !(tok_is(t, after + 1, "ncclSuccess") || tok_is(t, after + 1, "cudaSuccess")) || !tok_is(t, after + 2, ")"))
+  // `CALL != ncclSuccess` (cudaSuccess, 0), or the call alone: true when it failed.
+  bool alone = tok_is(t, after, ")");
+  unsigned act = alone ? after + 1 : after + 3;
+  if (act >= last || (!alone && (!tok_is(t, after, "!=") || !tok_is(t, after + 2, ")") ||
+                                 !(tok_is(t, after + 1, "ncclSuccess") || tok_is(t, after + 1, "cudaSuccess") ||
+                                   tok_is(t, after + 1, "0")))))
     return "its condition is not 'CALL != ncclSuccess'";
   bool block = tok_is(t, act, "{") && tok_is(t, last - 1, "}");
   for (unsigned i = act + 1, depth = 1; block && i + 1 < last; i++) {  // one block: no else after it
@@ -437,9 +440,9 @@ static bool call_is_whole_statement(const Frontend *fe, Stmt *s, const Toks *t, 
     const char *why = if_check_why(fe, t, last, call_end);
     if (why && !s->why_opaque)
       s->why_opaque = xasprintf("the 'if' around the call is not a check coconet reads: %s; coconet reads 'if (CALL != "
-                                "ncclSuccess)' (or cudaSuccess) without else whose branch, a statement or the "
-                                "last of a block with no if, return, goto or loop, is the C library's abort(), "
-                                "exit(...), std::terminate() or a throw", why);
+                                "ncclSuccess)' (or cudaSuccess, 0, or the call alone) without else whose branch, a "
+                                "statement or the last of a block with no if, return, goto or loop, is the C "
+                                "library's abort(), exit(...), std::terminate() or a throw", why);
     return !why;
   }
   // NAME ( CALL )

@@ -543,6 +543,10 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   FeKids stmts = fe_kids(body);
   Launch *launch = NULL;
   bool last = false, after_end = false;
+  // The chain's path above the call this body makes, and whether that call was seen through: a statement
+  // after it in the way (`ncclResult_t r = helper(...); ...`) is this body's, named by the path above.
+  char *outer_path = NULL;
+  bool inner_seen = false;
   int starts = 0, ends = 0;
   CXCursor result = clang_getNullCursor();  // `ncclResult_t r = <the collective>;`
   for (int i = 0; i < stmts.n && i < FE_KIDS && !sn->why; i++) {
@@ -612,9 +616,11 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
       last = true;
       char *name = function_name(inner), *path = sn->path;
       sn->path = path ? xasprintf("%s, %s", path, name) : strdup(name);
-      free(path);
+      free(outer_path);
+      outer_path = path;
       free(name);
       launch = see(ffe, &w, st, inner, depth + 1, sn);
+      inner_seen = !sn->why;
       // The call must be the whole statement: the body's last statement is the call itself.
     } else {
       Stmt *s = classify_stmt(ffe, st);
@@ -661,6 +667,12 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   if (!sn->why && starts != ends) sn->why = "its ncclGroupStart and ncclGroupEnd do not pair";
   if (!sn->why && ((!launch && !sn->nccl) || stmts.n > FE_KIDS))
     sn->why = "its body is not initialized locals and then one kernel launch or NCCL collective";
+  if (inner_seen && sn->why) {
+    free(sn->path);
+    sn->path = outer_path;
+    outer_path = NULL;
+  }
+  free(outer_path);
   wrapper_free(&w);
   if (sn->why && launch) {
     launch_free(launch);

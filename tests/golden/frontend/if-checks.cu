@@ -1,4 +1,5 @@
-// A collective tested against ncclSuccess by an `if` whose branch fails (one
+// A collective tested against ncclSuccess (or 0, or alone: true when it
+// failed) by an `if` whose branch fails (one
 // statement, or a block whose last statement is the C or C++ library's
 // abort(), exit(...), std::terminate(), or a throw, and that has no other way
 // out, with no else) is read as the bare call: the calls the schedule
@@ -73,12 +74,17 @@ void step(float *g, int n, bool verbose, ncclComm_t comm, cudaStream_t s) {
     if (ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s) != ncclSuccess) {
       abort();
     }
+    if (ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s)) exit(1);
+    if (ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s) != 0) {
+      exit(1);
+    }
+    if (ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, s) == 0) exit(1);
   }
 }
 #endif
 
-// CHECK: region kinds ({{.*}}if-checks.cu:[[@LINE-36]]) in step: nccl:ncclAllReduce nccl:ncclAllReduce opaque opaque opaque nccl:ncclAllReduce opaque opaque{{$}}
+// CHECK: region kinds ({{.*}}if-checks.cu:[[@LINE-41]]) in step: nccl:ncclAllReduce nccl:ncclAllReduce opaque opaque opaque nccl:ncclAllReduce opaque opaque nccl:ncclAllReduce nccl:ncclAllReduce opaque{{$}}
 // SPLIT: verify average: ok
 // A refused region says why its `if` is not the call:
 // LOGGED: error: split: region 'logged' has no ncclAllReduce to split
-// LOGGED: if-checks.cu:[[@LINE-47]]:5: note: the 'if' around the call is not a check coconet reads: its branch does not end in abort(), exit(...), std::terminate() or a throw; coconet reads 'if (CALL != ncclSuccess)' (or cudaSuccess) without else
+// LOGGED: if-checks.cu:[[@LINE-52]]:5: note: the 'if' around the call is not a check coconet reads: its branch does not end in abort(), exit(...), std::terminate() or a throw; coconet reads 'if (CALL != ncclSuccess)' (or cudaSuccess, 0, or the call alone) without else
