@@ -440,7 +440,7 @@ static void assign_handles(Harness *h, FILE *f, const HVar *base) {
 
 // The assignments of one input: each harness variable in declaration order,
 // recomputed or given its value, then what the IR reaches through it.
-static void print_init(Harness *h, FILE *f, int trial) {
+static void print_init(Harness *h, FILE *f, int trial, char *const *members) {
   fprintf(f, "    case %d:\n", trial);
   for (int i = 0; i < h->n; i++) {
     const HVar *v = &h->v[i];
@@ -449,12 +449,9 @@ static void print_init(Harness *h, FILE *f, int trial) {
     if (v->init) {
       fprintf(f, "      %s = (%s);\n", v->name, v->init);
     } else if (v->object) {
-      fprintf(f, "      %s = coconet_verify_object(%s);\n", v->name, v->name);
-      CXType t = clang_getCanonicalType(type);
-      if (t.kind == CXType_LValueReference) t = clang_getCanonicalType(clang_getPointeeType(t));
-      harness_write_members(f, h->fe, clang_getPointeeType(t), v->name, true);
-    } else if (clang_getCanonicalType(type).kind == CXType_Record) {
-      harness_write_members(f, h->fe, type, v->name, false);
+      fprintf(f, "      %s = coconet_verify_object(%s);\n%s", v->name, v->name, members[i] ? members[i] : "");
+    } else if (members[i]) {
+      fputs(members[i], f);
     } else if (is_arith(type) && !set_by_ir(h, v)) {
       // A number nothing else sets (a grid size passed in): small and positive, the same on every rank.
       uint64_t z = mix((uint64_t)trial * 31u + (uint64_t)i + 17u);
@@ -671,7 +668,17 @@ static void print_region(Harness *h, FILE *f, int index, const char *written, co
       fprintf(f, "  std::remove_cv_t<std::remove_reference_t<%s>> %s{};\n", h->v[i].type, h->v[i].name);
   }
   fprintf(f, "  auto coconet_verify_init = [&](int coconet_verify_trial) {\n    switch (coconet_verify_trial) {\n");
-  for (int t = 0; t < TRIALS; t++) print_init(h, f, t);
+  // The members of the user's structs that hold the rank count or the rank (found once).
+  char *members[MAX_HVARS] = {0};
+  for (int i = 0; i < h->n; i++) {
+    CXType t = clang_getCanonicalType(clang_getCursorType(h->v[i].decl));
+    if (t.kind == CXType_LValueReference) t = clang_getCanonicalType(clang_getPointeeType(t));
+    if (h->v[i].object) members[i] = harness_members(h->fe, clang_getPointeeType(t), h->v[i].name, true);
+    else if (t.kind == CXType_Record && !h->v[i].init && !h->v[i].alias_of)
+      members[i] = harness_members(h->fe, t, h->v[i].name, false);
+  }
+  for (int t = 0; t < TRIALS; t++) print_init(h, f, t, members);
+  for (int i = 0; i < h->n; i++) free(members[i]);
   fprintf(f, "    }\n  };\n");
   fprintf(f, "  auto coconet_verify_written = [&]() {\n%s\n  };\n", written);
   fprintf(f, "  auto coconet_verify_scheduled = [&]() {\n%s\n  };\n", scheduled);

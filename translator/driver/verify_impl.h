@@ -41,11 +41,12 @@ int harness_write_region(FILE *f, const Frontend *fe, const Region *fr, const Ir
 // its run as written and its run as scheduled, and is compared after them.
 void harness_write_globals(FILE *f, const Frontend *fe);
 
-// verify_members.c: the assignments that give the harness's object of the
-// user's struct `record` (`object`, a pointer to it or the object itself) the
-// rank count and this rank in the members the program sets from
-// MPI_Comm_size/ncclCommCount and MPI_Comm_rank/ncclCommUserRank.
-void harness_write_members(FILE *f, const Frontend *fe, CXType record, const char *object, bool pointer);
+// verify_members.c: the assignments (malloc'd lines; NULL for a library's
+// type) that give the harness's object of the user's struct `record` (`object`,
+// a pointer to it or the object itself) the rank count and this rank in the
+// members the program sets from MPI_Comm_size/ncclCommCount and
+// MPI_Comm_rank/ncclCommUserRank.
+char *harness_members(const Frontend *fe, CXType record, const char *object, bool pointer);
 // Is the pointer variable target read in root only through `->`, or passed to
 // functions of the user's that read their parameter only so (4 calls deep)?
 bool harness_object_only(CXCursor root, CXCursor target);

@@ -54,16 +54,19 @@ static enum CXChildVisitResult find_setters(CXCursor c, CXCursor parent, CXClien
   return CXChildVisit_Recurse;
 }
 
-void harness_write_members(FILE *f, const Frontend *fe, CXType record, const char *object, bool pointer) {
+char *harness_members(const Frontend *fe, CXType record, const char *object, bool pointer) {
   CXCursor decl = clang_getTypeDeclaration(clang_getCanonicalType(record));
-  if (clang_Cursor_isNull(decl) || clang_Location_isInSystemHeader(clang_getCursorLocation(decl))) return;
+  if (clang_Cursor_isNull(decl) || clang_Location_isInSystemHeader(clang_getCursorLocation(decl))) return NULL;
   Members m = {clang_getCanonicalCursor(decl), NULL, NULL};
   clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_setters, &m);
   const char *sep = pointer ? "->" : ".";
-  if (m.count) fprintf(f, "      %s%s%s = coconet_verify_cx.nranks;\n", object, sep, m.count);
-  if (m.rank) fprintf(f, "      %s%s%s = coconet_verify_cx.rank;\n", object, sep, m.rank);
+  char *count = m.count ? xasprintf("      %s%s%s = coconet_verify_cx.nranks;\n", object, sep, m.count) : strdup("");
+  char *out = m.rank ? xasprintf("%s      %s%s%s = coconet_verify_cx.rank;\n", count, object, sep, m.rank)
+                     : strdup(count);
+  free(count);
   free(m.count);
   free(m.rank);
+  return out;
 }
 
 // Implicit conversions and parentheses around e.
