@@ -73,11 +73,12 @@ void *xcalloc(size_t n, size_t size) {
 
 // Where line [s, s + n) may break to fit width: the offset just after the last
 // ", " (outside literals and comments; in a launch's <<<...>>> only when
-// nowhere else) before column width, and the column its continuation is
+// nowhere else) before column width, else just after the first one past it
+// (the line stays too long, by less), and the column its continuation is
 // indented to (under the innermost open parenthesis, else `hang`); 0 when
 // there is none.
 static size_t break_point(const char *s, size_t n, int width, size_t indent, size_t hang, size_t *cont) {
-  size_t best = 0, in_launch = 0, launch_cont = hang, open[64];
+  size_t best = 0, in_launch = 0, launch_cont = hang, past = 0, past_cont = hang, open[64];
   int depth = 0;
   char quote = 0;
   bool launch = false;
@@ -93,14 +94,20 @@ static size_t break_point(const char *s, size_t n, int width, size_t indent, siz
     else if (strncmp(s + i, "<<<", 3) == 0 || strncmp(s + i, ">>>", 3) == 0) launch = c == '<', i += 2;
     else if (c == '(' && depth < 64) open[depth++] = i;
     else if (c == ')' && depth > 0) depth--;
-    else if (c == ',' && i + 1 < n && s[i + 1] == ' ' && i + 1 < (size_t)width && i > indent) {
+    else if (c == ',' && i + 1 < n && s[i + 1] == ' ' && i > indent) {
       size_t under = depth > 0 && open[depth - 1] + 1 <= (size_t)width / 2 ? open[depth - 1] + 1 : hang;
-      if (launch) in_launch = i + 2, launch_cont = hang;
-      else best = i + 2, *cont = under;
+      if (i + 1 >= (size_t)width) {
+        if (!past) past = i + 2, past_cont = launch ? hang : under;
+      } else if (launch) {
+        in_launch = i + 2, launch_cont = hang;
+      } else {
+        best = i + 2, *cont = under;
+      }
     }
   }
-  if (!best && in_launch) *cont = launch_cont;
-  return best ? best : in_launch;
+  if (best) return best;
+  *cont = in_launch ? launch_cont : past_cont;
+  return in_launch ? in_launch : past;
 }
 
 static void wrap_comment(FILE *out, const char *s, size_t n, size_t indent, int width) {

@@ -24,7 +24,8 @@ char *text_without(const char *in, const char *drop);
 // columns broken after a ", " between tokens (never in a string or character
 // literal, a comment or a preprocessor line), the rest indented under the
 // innermost open parenthesis or 4 past the line's indent; a line that is only
-// a // comment is broken between words into // lines. Lines that cannot be
+// a // comment is broken between words into // lines. A line with no ", "
+// before column width breaks after the first one past it; lines that cannot be
 // broken stay as they are. Returns a malloc'd copy.
 char *text_wrap(const char *text, int width);
 // The edit distance of two short words (insertions, deletions, substitutions;

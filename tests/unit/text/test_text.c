@@ -37,9 +37,9 @@ static void calls_break_after_commas_under_their_parenthesis(void **state) {
 
 static void never_inside_literals_comments_or_directives(void **state) {
   (void)state;
-  // The only ", " before column 20 is in the string: the line stays; at 30 it breaks after it.
-  expect_wrap("f(\"a, b, c, d, e, f, g, h\", x);\n", 20, "f(\"a, b, c, d, e, f, g, h\", x);\n");
+  // The only ", " before column 30 is in the string: the line breaks after the string.
   expect_wrap("f(\"a, b, c, d, e, f, g, h\", x);\n", 30, "f(\"a, b, c, d, e, f, g, h\",\n  x);\n");
+  expect_wrap("f(\"a, b, c, d, e, f, g, h, i\");\n", 20, "f(\"a, b, c, d, e, f, g, h, i\");\n");
   expect_wrap("g(',', ' ', x, y, z, w, v, u);\n", 16, "g(',', ' ', x,\n  y, z, w, v,\n  u);\n");
   // Nothing breaks inside a trailing comment.
   expect_wrap("x = h(a); // one, two, three, four\n", 20, "x = h(a); // one, two, three, four\n");
@@ -62,6 +62,19 @@ static void launch_configurations_break_last(void **state) {
   expect_wrap("kernel_name<<<grid, block, 0, stream>>>(a, b);\n", 30,
               "kernel_name<<<grid, block, 0,\n"
               "    stream>>>(a, b);\n");
+}
+
+// No ", " before the width: the line breaks at the first one past it (too long, by less).
+static void lines_without_an_early_comma_break_at_the_first(void **state) {
+  (void)state;
+  expect_wrap("    k<T><<<(unsigned)(p.tail / hidden), block, 0, s>>>(out + p.tail_lo, in, n);\n", 30,
+              "    k<T><<<(unsigned)(p.tail / hidden),\n"
+              "        block, 0,\n"
+              "        s>>>(out + p.tail_lo,\n"
+              "             in, n);\n");
+  expect_wrap("  long_function_name_here(argument_one, b);\n", 20,
+              "  long_function_name_here(argument_one,\n"
+              "      b);\n");
 }
 
 static void wrapping_twice_changes_nothing(void **state) {
@@ -109,6 +122,7 @@ int main(void) {
       cmocka_unit_test(never_inside_literals_comments_or_directives),
       cmocka_unit_test(comment_lines_break_between_words),
       cmocka_unit_test(launch_configurations_break_last),
+      cmocka_unit_test(lines_without_an_early_comma_break_at_the_first),
       cmocka_unit_test(wrapping_twice_changes_nothing),
       cmocka_unit_test(identifiers_and_blanks),
       cmocka_unit_test(spelled_identifiers),
