@@ -55,12 +55,15 @@ void codegen_explain(FILE *f, const IrRegion *r);
 // FLAGS = COCONET_HOST_SIMPLE when the kernel and everything it calls provably
 // use no barrier or warp collective, else COCONET_HOST_SYNC; and every
 // `extern __shared__ T name[];` becomes `T *name = (T *)coconet_host_dynamic_shared();`.
-// Launches and declarations inside a range already edited (a region the code
+// A launch written in a macro's body is lowered in the #define (FLAGS then
+// COCONET_HOST_SYNC: its uses may launch different kernels). Launches and declarations inside a range already edited (a region the code
 // generator replaced) are left to that edit. A header of the user's that needs
 // the same has its #include replaced by its lowered text between #line
 // directives (host_include.c). Returns -1 after reporting errors.
 int host_lower(const Frontend *fe, Edit **edits);
-// The same inside cursor c only (a kernel body that code generation copies).
+// The same inside cursor c only (a kernel body that code generation copies, a
+// statement kept as written): a launch in a macro's body is left to the file's
+// lowering of the #define.
 int host_lower_in(const Frontend *fe, CXCursor c, Edit **edits);
 
 #endif

@@ -236,6 +236,7 @@ typedef struct Lower {
   size_t len;
   Edit **edits;
   int errors;
+  bool whole;         // the whole file: its macros' bodies are lowered too
   CXCursor seen[16];  // kernels already asked about (kernel_name_overloaded), and the answers
   bool seen_overloaded[16];
   int nseen;
@@ -331,31 +332,142 @@ static char *kernel_pointer_cast(CXCursor kernel) {
   return done;
 }
 
+// The launch configuration from token `from` on: *open its '<<<', *close its
+// '>>>', *commas the commas between them; whether it is whole, the call's '('
+// and ')' after it within the tokens.
+static bool config_tokens(const Toks *t, unsigned from, unsigned *open, unsigned *close, unsigned *commas) {
+  unsigned o = from;
+  while (o < t->n && !tok_is(t, o, "<<<")) o++;
+  unsigned c = o, n = 0;
+  int depth = 0;
+  for (; c < t->n && !tok_is(t, c, ">>>"); c++) {
+    if (tok_is(t, c, "(") || tok_is(t, c, "[") || tok_is(t, c, "{")) depth++;
+    else if (tok_is(t, c, ")") || tok_is(t, c, "]") || tok_is(t, c, "}")) depth--;
+    else if (depth == 0 && tok_is(t, c, ",")) n++;
+  }
+  *open = o, *close = c, *commas = n;
+  return o < t->n && c + 2 < t->n && tok_is(t, c + 1, "(") && n <= 3 && closing(t, c + 1) < t->n;
+}
+
+// The edits of a launch whose configuration tokens config_tokens found:
+// `head` before byte `at` (where the kernel's name begins), the '<<<' a comma,
+// `>>>(` the configuration's missing arguments and a comma.
+static void edit_launch(Lower *l, const Toks *t, unsigned at, const char *head, bool cast, unsigned open,
+                        unsigned close, unsigned commas) {
+  bool no_args = tok_is(t, close + 2, ")");
+  unsigned after_paren = tok_end(l, t, close + 1);
+  const char *sep = no_args ? "" : (after_paren < l->len && is_space(l->buf[after_paren])) ? "," : ", ";
+  char zeros[16] = "";
+  for (unsigned i = commas; i < 3; i++) strcat(zeros, ", 0");
+  char *tail = xasprintf("%s%s", zeros, sep);
+  unsigned conf_begin = tok_end(l, t, open);
+  bool spaced = conf_begin < l->len && is_space(l->buf[conf_begin]);
+  edit_add(l->edits, at, at, head);
+  edit_add(l->edits, tok_begin(l, t, open), conf_begin, cast ? (spaced ? ")," : "), ") : spaced ? "," : ", ");
+  edit_add(l->edits, tok_end(l, t, close - 1), after_paren, tail);
+  free(tail);
+}
+
+//
+// Launches written in a macro's body
+//
+
+// The first token of the kernel a launch's '<<<' at `open` follows: its name,
+// qualified or not, and its template arguments; `open` when there is none at
+// or after `first`.
+static unsigned kernel_start(const Toks *t, unsigned first, unsigned open) {
+  unsigned j = open;
+  if (j > first && tok_is(t, j - 1, ">")) {
+    int depth = 0;
+    for (j--; j > first; j--) {
+      depth += tok_is(t, j, ">") ? 1 : tok_is(t, j, ">>") ? 2 : tok_is(t, j, "<") ? -1 : 0;
+      if (depth == 0) break;
+    }
+    if (depth != 0) return open;
+  }
+  if (j == first || clang_getTokenKind(t->t[j - 1]) != CXToken_Identifier) return open;
+  j--;
+  while (j >= first + 2 && tok_is(t, j - 1, "::") && clang_getTokenKind(t->t[j - 2]) == CXToken_Identifier) j -= 2;
+  if (j > first && tok_is(t, j - 1, "::")) j--;
+  return j;
+}
+
+static void tokenize_range(const Lower *l, SrcRange r, Toks *t) {
+  t->tu = l->fe->tu;
+  CXSourceLocation b = clang_getLocationForOffset(t->tu, l->file, r.begin.offset);
+  CXSourceLocation e = clang_getLocationForOffset(t->tu, l->file, r.end.offset);
+  clang_tokenize(t->tu, clang_getRange(b, e), &t->t, &t->n);
+}
+
+// The launches of a #define's body (FasterTransformer's `k<N><<<m, block, 0,
+// stream>>>(...)` in a macro of its launchers), each written whole there: its
+// kernel, '<<<', '>>>' and arguments. Lowered once, for every use of the macro
+// (edit): each use may launch another kernel, or an overload or instance that
+// its arguments pick, so the launch calls the kernel as written,
+// `coconet_host_launch_call(COCONET_HOST_SYNC, (k<N>), m, block, 0, stream, ...)`,
+// with the flag that runs any kernel. False when one is not whole
+// (`#define OPEN <<<`): then nothing is edited, and its uses are refused.
+static bool macro_launches(Lower *l, CXCursor def, bool edit) {
+  Toks t = {l->fe->tu, NULL, 0};
+  clang_tokenize(t.tu, clang_getCursorExtent(def), &t.t, &t.n);
+  unsigned open, close, commas;
+  bool whole = true;
+  for (unsigned from = 0; from < t.n && whole; from = close + 1) {
+    whole = config_tokens(&t, from, &open, &close, &commas);
+    if (open >= t.n) return clang_disposeTokens(t.tu, t.t, t.n), true;
+    unsigned k = kernel_start(&t, 1, open);
+    whole = whole && k < open;
+    if (whole && edit)
+      edit_launch(l, &t, tok_begin(l, &t, k), "coconet_host_launch_call(COCONET_HOST_SYNC, (", true, open, close,
+                  commas);
+  }
+  clang_disposeTokens(t.tu, t.t, t.n);
+  return whole;
+}
+
+static void lower_macro_def(Lower *l, CXCursor def) {
+  if (macro_launches(l, def, false)) macro_launches(l, def, true);
+}
+
+// The definition of the macro whose use holds the tokens of [r) (the first
+// macro used there), or a null cursor.
+static CXCursor macro_used_in(const Lower *l, SrcRange r) {
+  Toks t;
+  tokenize_range(l, r, &t);
+  CXCursor def = clang_getNullCursor();
+  for (unsigned i = 0; i < t.n && clang_Cursor_isNull(def); i++) {
+    if (clang_getTokenKind(t.t[i]) != CXToken_Identifier) continue;
+    CXCursor c = clang_getCursor(t.tu, clang_getTokenLocation(t.tu, t.t[i]));
+    if (clang_getCursorKind(c) == CXCursor_MacroExpansion) def = clang_getCursorReferenced(c);
+  }
+  clang_disposeTokens(t.tu, t.t, t.n);
+  return clang_getCursorKind(def) == CXCursor_MacroDefinition ? def : clang_getNullCursor();
+}
+
+// Why a launch written in a macro's body cannot be lowered, or NULL: lower_macro_def
+// lowers the body, in the file that defines it (a header of the user's is
+// lowered too), when each launch there is written whole.
+static const char *macro_launch_why(Lower *l, CXCursor def) {
+  if (clang_Cursor_isNull(def)) return "its '<<<' or '>>>' is not written in this file (a launch inside a macro?)";
+  if (clang_Location_isInSystemHeader(clang_getCursorLocation(def))) return "it is written in a system header's macro";
+  if (!macro_launches(l, def, false))
+    return "its kernel, '<<<', '>>>' and arguments are not all written in the body of the macro it is in";
+  return NULL;
+}
+
 // Lower one launch, spelled in the main file as the tokens of [b, e).
 static void lower_launch(Lower *l, CXCursor call, SrcRange r) {
   const Frontend *fe = l->fe;
-  CXSourceLocation lb = clang_getLocationForOffset(fe->tu, l->file, r.begin.offset);
-  CXSourceLocation le = clang_getLocationForOffset(fe->tu, l->file, r.end.offset);
-  Toks t = {fe->tu, NULL, 0};
-  clang_tokenize(fe->tu, clang_getRange(lb, le), &t.t, &t.n);
-  unsigned open = 0;
-  while (open < t.n && !tok_is(&t, open, "<<<")) open++;
-  unsigned close = open, commas = 0;
-  int depth = 0;
-  for (; close < t.n && !tok_is(&t, close, ">>>"); close++) {
-    if (tok_is(&t, close, "(") || tok_is(&t, close, "[") || tok_is(&t, close, "{")) depth++;
-    else if (tok_is(&t, close, ")") || tok_is(&t, close, "]") || tok_is(&t, close, "}")) depth--;
-    else if (depth == 0 && tok_is(&t, close, ",")) commas++;
-  }
-  if (open == 0 || close + 2 >= t.n || !tok_is(&t, close + 1, "(") || commas > 3 ||
-      closing(&t, close + 1) >= t.n) {
-    diag_error(&r.begin, "--target=host: cannot lower this kernel launch: its '<<<' or '>>>' is not "
-                         "written in this file (a launch inside a macro?); write the launch out");
-    l->errors++;
+  Toks t;
+  tokenize_range(l, r, &t);
+  unsigned open, close, commas;
+  if (!config_tokens(&t, 0, &open, &close, &commas) || open == 0) {
+    const char *why = macro_launch_why(l, macro_used_in(l, r));
+    if (why) {
+      diag_error(&r.begin, "--target=host: cannot lower this kernel launch: %s; write the launch out", why);
+      l->errors++;
+    }
   } else {
-    bool no_args = tok_is(&t, close + 2, ")");
-    unsigned after_paren = tok_end(l, &t, close + 1);
-    const char *sep = no_args ? "" : (after_paren < l->len && is_space(l->buf[after_paren])) ? "," : ", ";
     CXCursor callee = clang_getCursorReferenced(call);
     const bool is_template = !clang_Cursor_isNull(clang_getSpecializedCursorTemplate(callee));
     unsigned lt = 0;
@@ -371,12 +483,7 @@ static void lower_launch(Lower *l, CXCursor call, SrcRange r) {
                      ? kernel_pointer_cast(callee)
                      : strdup("");
     char *head = xasprintf("coconet_host_launch%s(%s, %s", by_call ? "_call" : "", launch_flags(call), cast);
-    char zeros[16] = "";
-    for (unsigned i = commas; i < 3; i++) strcat(zeros, ", 0");
-    char *tail = xasprintf("%s%s", zeros, sep);
-    unsigned conf_begin = tok_end(l, &t, open);
-    bool spaced = conf_begin < l->len && is_space(l->buf[conf_begin]);
-    edit_add(l->edits, r.begin.offset, r.begin.offset, head);
+    edit_launch(l, &t, r.begin.offset, head, cast[0], open, close, commas);
     // A template's arguments, all of them (some may be deduced at the launch):
     // the host launch takes the kernel as a function pointer.
     char *targs = lt == 0 || !is_template ? NULL : template_args_of(callee);
@@ -386,11 +493,8 @@ static void lower_launch(Lower *l, CXCursor call, SrcRange r) {
       free(spelled);
       free(targs);
     }
-    edit_add(l->edits, tok_begin(l, &t, open), conf_begin, cast[0] ? (spaced ? ")," : "), ") : spaced ? "," : ", ");
-    edit_add(l->edits, tok_end(l, &t, close - 1), after_paren, tail);
     free(cast);
     free(head);
-    free(tail);
   }
   clang_disposeTokens(fe->tu, t.t, t.n);
 }
@@ -548,6 +652,7 @@ static enum CXChildVisitResult lower_visit(CXCursor c, CXCursor parent, CXClient
     if (!edited) lower_launch(l, c, r);
     return CXChildVisit_Continue;
   }
+  if (k == CXCursor_MacroDefinition && !edited && l->whole) lower_macro_def(l, c);
   if (k == CXCursor_DeclStmt && !edited) lower_shared_stmt(l, c, r);
   if (k == CXCursor_VarDecl && is_dynamic_shared(c) && clang_getCursorKind(parent) != CXCursor_DeclStmt) {
     if (!edited) lower_shared_global(l, c, r);
@@ -556,18 +661,18 @@ static enum CXChildVisitResult lower_visit(CXCursor c, CXCursor parent, CXClient
   return CXChildVisit_Recurse;
 }
 
-static int lower_in(const Frontend *fe, CXCursor c, CXFile file, Edit **edits) {
+static int lower_in(const Frontend *fe, CXCursor c, CXFile file, bool whole, Edit **edits) {
   size_t len = 0;
   const char *buf = clang_File_isEqual(file, fe->file) ? fe->src.buf : clang_getFileContents(fe->tu, file, &len);
   if (clang_File_isEqual(file, fe->file)) len = fe->src.len;
   if (!buf) return 0;
-  Lower l = {.fe = fe, .file = file, .buf = buf, .len = len, .edits = edits};
+  Lower l = {.fe = fe, .file = file, .buf = buf, .len = len, .edits = edits, .whole = whole};
   clang_visitChildren(c, lower_visit, &l);
   return l.errors ? -1 : 0;
 }
 
 int host_lower_file(const Frontend *fe, CXFile file, Edit **edits) {
-  return lower_in(fe, clang_getTranslationUnitCursor(fe->tu), file, edits);
+  return lower_in(fe, clang_getTranslationUnitCursor(fe->tu), file, true, edits);
 }
 
-int host_lower_in(const Frontend *fe, CXCursor c, Edit **edits) { return lower_in(fe, c, fe->file, edits); }
+int host_lower_in(const Frontend *fe, CXCursor c, Edit **edits) { return lower_in(fe, c, fe->file, false, edits); }

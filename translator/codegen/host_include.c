@@ -214,7 +214,7 @@ static int collect(Headers *hs) {
 }
 
 int host_lower(const Frontend *fe, Edit **edits) {
-  int status = host_lower_in(fe, clang_getTranslationUnitCursor(fe->tu), edits);
+  int status = host_lower_file(fe, fe->file, edits);
   Headers *hs = xcalloc(1, sizeof *hs);
   hs->fe = fe;
   scan(hs, fe->file);

@@ -1,14 +1,116 @@
-// A launch spelled inside a macro's body cannot be rewritten in place for
-// --target=host: an error that says so, exit 1, nothing written.
-// RUN: rm -f %t.out
-// RUN: %expect 1 %coconet --target=host %s -o %t.out 2>&1 | %FileCheck %s
-// RUN: test ! -e %t.out
-__global__ void k(float *x) { x[0] = 1; }
-#define LAUNCH_K(x) k<<<1, 1>>>(x)
+// --target=host lowers a launch written in a macro's body in the #define, once
+// for every use of the macro (FasterTransformer's launchers choose among
+// kernels in macros of several launches): each becomes
+// coconet_host_launch_call, which calls the kernel as written, so that each
+// use picks its own overload or instance (a kernel template's arguments
+// deduced, two kernel templates of one name for half2 and float2), with
+// COCONET_HOST_SYNC, the flag that runs any kernel. A macro of a header of the
+// user's is lowered in the header's text, which the kept file holds in place
+// of its #include. The program then runs on the host backend and checks every
+// result. The nearest refusal: a launch whose '<<<' comes from one macro and
+// its '>>>' from another (-DSPLIT).
+// REQUIRES: host-runtime
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %coconet-cc --target=host --keep=%t/keep -O1 -I%S/Inputs %s -o %t/macros
+// RUN: %FileCheck %s < %t/keep/macro-launch.cu
+// RUN: %t/macros | %FileCheck --check-prefix=RUNS %s
+// RUN: %expect 1 %coconet --target=host %s -o %t/split.cu -- -I%S/Inputs -DSPLIT 2>&1 \
+// RUN:   | %FileCheck --check-prefix=SPLIT %s
+#include <cuda_runtime.h>
+#include <stdio.h>
 
-void f(float *x) {
-  LAUNCH_K(x);
+#include "macros/launchers.cuh"
+
+__global__ void fill(float *x, float v, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = v;
 }
-// CHECK: macro-launch.cu:10:3: error: --target=host: cannot lower this kernel launch: its '<<<' or '>>>' is not written in this file (a launch inside a macro?); write the launch out
-// CHECK-NEXT: {{^  LAUNCH_K\(x\);$}}
-// CHECK-NEXT: {{^  \^$}}
+
+// A block sum through shared memory: it needs the barrier-capable launch.
+template <int BLOCK>
+__global__ void block_sum(const float *x, float *out, int n) {
+  __shared__ float part[BLOCK];
+  float s = 0;
+  for (int i = threadIdx.x; i < n; i += BLOCK) s += x[i];
+  part[threadIdx.x] = s;
+  __syncthreads();
+  for (int k = BLOCK / 2; k > 0; k >>= 1) {
+    if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = part[0];
+}
+
+#define FILL(x, v, n) fill<<<((n) + 255) / 256, 256>>>(x, v, n)
+
+// Two launches in one macro, the kernel chosen at run time as a launcher does.
+#define SUM_WITH(B, x, out, n) \
+  if ((n) >= 4 * (B)) { \
+    block_sum<B><<<1, B>>>(x, out, n); \
+  } else { \
+    block_sum<32><<<1, 32, 0, 0>>>(x, out, n); \
+  }
+
+// A kernel template launched with its arguments deduced, and two kernels of one name.
+template <typename T>
+__global__ void twice(T *x, int n) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) x[i] *= 2;
+}
+__global__ void offset(float *x, int n) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) x[i] += 1;
+}
+__global__ void offset(double *x, int n) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) x[i] += 2;
+}
+#define TWICE(x, n) twice<<<1, 32>>>(x, n)
+#define OFFSET(x, n) offset<<<1, 64>>>(x, n)
+
+#if defined(SPLIT)
+#define OPEN <<<
+#define CLOSE >>>
+#endif
+
+int main() {
+  const int n = 1000;
+  float *x, *sum;
+  cudaMallocManaged(&x, n * sizeof(float));
+  cudaMallocManaged(&sum, sizeof(float));
+  FILL(x, 1.0f, n);
+  LAUNCH_ADD_N(float, 2, x, n, 0);
+  SUM_WITH(128, x, sum, n);
+  cudaDeviceSynchronize();
+  printf("sum %.1f\n", *sum);
+  SUM_WITH(512, x, sum, n);
+  cudaDeviceSynchronize();
+  printf("small sum %.1f\n", *sum);
+  double *d;
+  cudaMallocManaged(&d, 4 * sizeof(double));
+  for (int i = 0; i < 4; i++) d[i] = i;
+  TWICE(x, n);
+  TWICE(d, 4);
+  OFFSET(x, n);
+  OFFSET(d, 4);
+  cudaDeviceSynchronize();
+  printf("x[7] %.1f d %.1f %.1f %.1f %.1f\n", x[7], d[0], d[1], d[2], d[3]);
+  cudaFree(d);
+#if defined(SPLIT)
+  fill OPEN 1, 1 CLOSE(x, 0.0f, n);
+#endif
+  cudaFree(x);
+  cudaFree(sum);
+  return 0;
+}
+// CHECK: #line 1 "{{.*}}Inputs/macros/launchers.cuh"
+// CHECK: #define LAUNCH_ADD_N(T, N, x, n, s) \
+// CHECK-NEXT: coconet_host_launch_call(COCONET_HOST_SYNC, (add_n<T, N>), ((n) + 127) / 128, 128, 0, s, x, \
+// CHECK: #define FILL(x, v, n) coconet_host_launch_call(COCONET_HOST_SYNC, (fill), ((n) + 255) / 256, 256, 0, 0, x, v, n)
+// CHECK: coconet_host_launch_call(COCONET_HOST_SYNC, (block_sum<B>), 1, B, 0, 0, x, out, n); \
+// CHECK: coconet_host_launch_call(COCONET_HOST_SYNC, (block_sum<32>), 1, 32, 0, 0, x, out, n); \
+// RUNS: sum 3000.0
+// RUNS-NEXT: small sum 3000.0
+// RUNS-NEXT: x[7] 7.0 d 2.0 4.0 6.0 8.0
+// CHECK: #define TWICE(x, n) coconet_host_launch_call(COCONET_HOST_SYNC, (twice), 1, 32, 0, 0, x, n)
+// CHECK: #define OFFSET(x, n) coconet_host_launch_call(COCONET_HOST_SYNC, (offset), 1, 64, 0, 0, x, n)
+// SPLIT: macro-launch.cu:[[@LINE-17]]:3: error: --target=host: cannot lower this kernel launch: its kernel, '<<<', '>>>' and arguments are not all written in the body of the macro it is in; write the launch out
+// SPLIT-NEXT: {{^  fill OPEN 1, 1 CLOSE\(x, 0.0f, n\);$}}
+// SPLIT-NEXT: {{^  \^$}}
