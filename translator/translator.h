@@ -30,8 +30,9 @@
 //                   GEMM, async CUDA call, or opaque; exact source ranges for all
 //   wrapper.c       a launch or an NCCL collective inside small host functions
 //                   (templates too, any depth, in headers too), seen through (wrapper_impl.h maps
-//                   it, wrapper_text.c, their texts in the caller's terms, and wrapper_pure.c,
-//                   what a text runs that it does not show)
+//                   it, wrapper_text.c, their texts in the caller's terms, wrapper_pure.c,
+//                   what a text runs that it does not show, and wrapper_dispatch.c, a
+//                   launcher that picks its kernel at run time)
 //   macro.c         a macro's definition read from its tokens: pure function-like
 //                   macros (CEIL_DIV), the ceiling-division form of a grid macro
 //   instantiate.c   kernel templates: an instance parse with a copy of each
@@ -47,6 +48,7 @@
 //
 // analyze/    from the front end's regions to the IR (analyze.h)
 //   extract.c       each statement of a region becomes an op, in source order
+//                   (assume.c: the schedule's run-time preconditions)
 //   effects.c       arguments with side effects, evaluated once in the order
 //                   written (call_changes.c: what the functions they call change)
 //   coverage.c      whether a launch gives every element of its count a thread

@@ -1,5 +1,6 @@
 // analyze.h: from the front end's regions to the IR (ir/ir.h): extract.c
-// turns each statement of a region into an op, coverage.c proves a launch
+// turns each statement of a region into an op (assume.c, its run-time
+// preconditions), coverage.c proves a launch
 // gives every element a thread, analyze*.c read a launch's kernel as a
 // pointwise op or a row-wise one (analyze_impl.h is their own map).
 #ifndef COCONET_ANALYZE_H
@@ -13,6 +14,15 @@
 // and is an error (with the reason) when scheduling and the region's schedule
 // needs it. Returns -1 after reporting errors.
 int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool scheduling);
+
+// assume.c, for extract.c: the position of identifier `name` as a whole token in
+// text, or NULL; the schedule's precondition for a launch whose launcher picks
+// its kernel at run time (Launch.when), and --explain's notes on the kernels the
+// schedule is not for; 0, or -1 with the reason reported when a statement of region
+// r that coconet does not see into could change what a precondition reads first.
+const char *extract_find_token(const char *text, const char *name);
+void extract_launch_paths(const Frontend *fe, IrRegion *ir, const Stmt *s);
+int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegion *ir);
 
 // effects.c: the arguments with side effects of a scheduled region's statements,
 // evaluated once at the top of the generated block in the order written (ir->hoists),

@@ -400,6 +400,7 @@ static int extract_launch(const Frontend *fe, const Program *prog, const Region 
                           const Stmt *s, bool scheduling) {
   char *why;
   SrcLoc why_loc;
+  extract_launch_paths(fe, ir, s);
   if (analyze_launch(fe, ir, s, prog, &why, &why_loc)) return 0;
   bool rowish = false;
   if (s->launch->def) {
@@ -429,6 +430,10 @@ static int extract_launch(const Frontend *fe, const Program *prog, const Region 
     diag_error(&why_loc, "%s", why);
     diag_note(&s->range.begin, "region '%s' needs this launch to be %s for its schedule", r->name,
               rowish ? "row-wise (or pointwise)" : "pointwise");
+    if (s->launch->other)
+      diag_note(&s->range.begin, "'%s' picks its kernel at run time, and the region schedules with none of those it "
+                "may launch; the reason above is for the first, '%s', which it launches when %s", s->launch->wrapper,
+                s->launch->kernel, s->launch->when);
     status = -1;
   }
   free(why);
@@ -474,58 +479,6 @@ static int check_overlap(const Region *r, const IrRegion *ir) {
   return 0;
 }
 
-// The position of identifier `name` as a whole token in text, or NULL.
-static const char *find_token(const char *text, const char *name) {
-  size_t n = strlen(name);
-  for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
-    bool start = at == text || !(isalnum((unsigned char)at[-1]) || at[-1] == '_');
-    bool end = !(isalnum((unsigned char)at[n]) || at[n] == '_');
-    if (start && end) return at;
-  }
-  return NULL;
-}
-
-// A run-time precondition (`master != nullptr`) is tested at the top of the
-// region: no statement of the region before the launch may change the
-// variable. Statements coconet does not see into may (a call taking its
-// address, an assignment), and so may a copy into its address.
-static int check_assumptions(const Frontend *fe, const Region *r, const IrRegion *ir) {
-  for (const IrAssume *a = ir->assumes; a; a = a->next)
-    for (int k = 0; k < (a->other ? 2 : 1); k++) {
-      const char *name = k ? a->other : a->var;
-      char var[256];
-      size_t n = strcspn(name, ".-[ ");
-      snprintf(var, sizeof var, "%.*s", (int)(n < sizeof var ? n : sizeof var - 1), name);
-      for (const Stmt *s = r->stmts; s; s = s->next) {
-        if (s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) continue;
-        char *text = fe_text(fe, s->range);
-        const char *at = find_token(text, var);
-        bool address = false;
-        for (const char *p = at; p && !address; p = find_token(p + 1, var)) {
-          const char *q = p;
-          while (q > text && q[-1] == ' ') q--;
-          address = q > text && q[-1] == '&';
-        }
-        free(text);
-        if (!at || (s->kind == STMT_CUDA && !address)) continue;
-        if (a->other)
-          diag_error(&s->range.begin, "region '%s': kernel '%s' steps from slice to slice by '%s' and its count is "
-                                      "'%s', so the schedule runs when they are equal at the top of the region; this "
-                                      "statement also uses '%s' and could change it first: move the statement out",
-                     r->name, a->kernel, a->var, a->other, var);
-        else
-          diag_error(&s->range.begin, "region '%s': kernel '%s' %s '%s' %s, so the schedule runs when %s at the top "
-                                      "of the region; this statement also uses '%s' and could change it first: test "
-                                      "it before the region, or move the statement out", r->name, a->kernel,
-                     a->sometimes ? "reaches" : "tests", var, a->sometimes ? "only under a condition" : "against NULL",
-                     a->test, var);
-        diag_note(&a->loc, a->other ? "kernel '%s' uses the stride here" : "kernel '%s' tests it here", a->kernel);
-        return -1;
-      }
-    }
-  return 0;
-}
-
 // A statement coconet does not see into that only checks for errors
 // (`cudaCheck(cudaGetLastError());`, a synchronize) and names no buffer of the
 // region: it reads and writes none.
@@ -536,13 +489,13 @@ static void mark_error_checks(IrRegion *ir) {
     if (op->kind != IR_OP_OPAQUE || !op->text) continue;
     bool query = false;
     for (size_t i = 0; i < sizeof queries / sizeof *queries && !query; i++)
-      query = find_token(op->text, queries[i]) != NULL;
+      query = extract_find_token(op->text, queries[i]) != NULL;
     for (const IrTensor *t = ir->tensors; t && query; t = t->next) {
       size_t n = 0;
       while (text_ident_char(t->text[n])) n++;
       char base[128];
       snprintf(base, sizeof base, "%.*s", (int)(n < sizeof base ? n : sizeof base - 1), t->text);
-      if (n == 0 || find_token(op->text, base)) query = false;
+      if (n == 0 || extract_find_token(op->text, base)) query = false;
     }
     op->error_check = query;
   }
@@ -712,7 +665,7 @@ static bool region_local(const Frontend *fe, const Region *r, const Stmt *s) {
     bool named = false;
     for (const Stmt *b = r->stmts; b && b != s && !named; b = b->next) {
       char *text = fe_text(fe, b->range);
-      named = find_token(text, name) != NULL;
+      named = extract_find_token(text, name) != NULL;
       free(text);
     }
     free(name);
@@ -770,7 +723,7 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
   if (diag_error_count() > errors) status = -1;  // a call's arguments contradict each other
   if (status || !scheduling) return status;
   if (schedules(r) && directives_check_region_lines(fe, r)) return -1;
-  if (check_overlap(r, ir) || check_assumptions(fe, r, ir)) return -1;
+  if (check_overlap(r, ir) || extract_check_assumptions(fe, r, ir)) return -1;
   if (!schedules(r)) return 0;
   if (extract_hoist_effects(fe, r, ir)) return -1;
   ungroup(ir, ngroups);

@@ -379,7 +379,27 @@ static int generate(Cg *cg, const Scope *sc) {
   Buf test = {0};
   for (const IrAssume *a = cg->r->assumes; a; a = a->next) {
     SrcLoc at = a->loc;
-    if (a->other)
+    if (a->launcher) {
+      // The path's conditions, long as the launcher's locals are written out in them: a line of their own.
+      const char *path = names_add(&cg->names, "coconet_path");
+      cg_line(cg, "// coconet: '%s' picks its kernel at run time: the schedule is for '%s', which it launches "
+               "(%s:%u:%u) when %s holds; the region runs as written otherwise", a->launcher, a->kernel,
+               cg_base_name(at.file), at.line, at.col, path);
+      // One condition a line (they are joined by the top-level &&s).
+      const char *from = a->test;
+      int depth = 0;
+      for (const char *c = a->test;; c++) {
+        depth += *c == '(' ? 1 : *c == ')' ? -1 : 0;
+        if (*c && (depth || strncmp(c, " && ", 4) != 0)) continue;
+        if (from == a->test) cg_line(cg, "const bool %s = %.*s%s", path, (int)(c - from), from, *c ? " &&" : ";");
+        else cg_line(cg, "    %.*s%s", (int)(c - from), from, *c ? " &&" : ";");
+        if (!*c) break;
+        from = c + 4;
+        c += 3;
+      }
+      buf_printf(&test, "%s%s", test.len ? " && " : "", path);
+      continue;
+    } else if (a->other)
       cg_line(cg, "// coconet: kernel '%s' steps from slice to slice by '%s' (passed '%s') and its count is '%s' "
                "(%s:%u:%u): the schedule is for %s == %s; the region runs as written otherwise", a->kernel, a->param,
                a->var, a->other, cg_base_name(at.file), at.line, at.col, a->var, a->other);

@@ -54,7 +54,27 @@ void diag_print_source(const SrcLoc *loc) {
   fputs(use_color() ? "\033[1;32m^\033[0m\n" : "^\n", stderr);
 }
 
+static bool muted;
+static unsigned muted_errors;
+static char *muted_first;
+
+void diag_mute(bool on) {
+  muted = on;
+  if (!on) return;
+  muted_errors = 0;
+  free(muted_first);
+  muted_first = NULL;
+}
+
+unsigned diag_muted_errors(void) { return muted_errors; }
+const char *diag_muted_first(void) { return muted_first; }
+
 void diag_vreport(const char *kind, const SrcLoc *loc, const char *fmt, va_list ap) {
+  if (muted) {
+    if (strcmp(kind, "error") != 0) return;
+    if (!muted_errors++ && vasprintf(&muted_first, fmt, ap) < 0) COCONET_BUG("out of memory");
+    return;
+  }
   bool color = use_color();
   bool has_loc = loc && loc->file;
   if (color) fputs("\033[1m", stderr);
@@ -105,6 +125,10 @@ void diag_reset(void) {
     files = next;
   }
   errors = 0;
+  diag_mute(false);
+  muted_errors = 0;
+  free(muted_first);
+  muted_first = NULL;
 }
 
 char *xasprintf(const char *fmt, ...) {

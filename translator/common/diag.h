@@ -53,6 +53,12 @@ _Noreturn void diag_internal(const char *file, int line, const char *fmt, ...)
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 unsigned diag_error_count(void);
+// Muted (on: from now, afresh): reports are neither printed nor counted; the
+// muted errors are counted apart and the first one's message kept (a trial the
+// driver makes and drops).
+void diag_mute(bool on);
+unsigned diag_muted_errors(void);
+const char *diag_muted_first(void);  // NULL when none
 void diag_reset(void);  // forget counts and files (unit tests)
 
 #endif

@@ -396,6 +396,53 @@ static int schedule_all(const Options *o, const Frontend *fe, const Program *pro
   return status ? status : failed;
 }
 
+// Whether region r, with the launches its statements have now, extracts and
+// schedules without an error (printed nothing: a trial; *why, malloc'd, the
+// first error's message when not).
+static bool schedules_alone(const Frontend *fe, const Program *prog, const Region *r, const IrCostModel *model,
+                            char **why) {
+  Region one = *r;
+  one.next = NULL;
+  Program alone = *prog;
+  alone.regions = &one;
+  alone.nregions = 1;
+  IrProgram *ir = ir_program_new();
+  IrSchedOptions opt = {.model = model};
+  diag_mute(true);
+  bool ok = extract_program(fe, &alone, ir, true) == 0 && ir->regions && ir_schedule(ir->regions, &opt) == 0 &&
+            diag_muted_errors() == 0;
+  *why = ok || !diag_muted_first() ? NULL : strdup(diag_muted_first());
+  diag_mute(false);
+  ir_program_free(ir);
+  return ok;
+}
+
+// A launcher that picks its kernel at run time (front.h's Launch.when): the
+// schedule is for the first kernel, in the order written, with which the region
+// schedules; it runs when that kernel's path is taken, the region as written
+// otherwise (extract.c). When none does, the first stays, and the region's
+// errors are its.
+static void choose_paths(const Options *o, const Frontend *fe, Program *prog, const IrCostModel *model) {
+  if (o->schedule_none) return;
+  for (Region *r = prog->regions; r; r = r->next)
+    for (Stmt *s = r->stmts; s; s = s->next) {
+      if (s->kind != STMT_LAUNCH || !s->launch->other) continue;
+      Launch *order[64];
+      int n = 0;
+      for (Launch *l = s->launch; l && n < 64; l = l->other) order[n++] = l;
+      Launch *chosen = NULL;
+      for (int i = 0; i < n; i++) {
+        stmt_put_first(s, order[i]);
+        free(order[i]->why_not);
+        bool ok = schedules_alone(fe, prog, r, model, &order[i]->why_not);
+        if (ok && !chosen) chosen = order[i];
+        else if (ok) order[i]->why_not = strdup("the schedule is for one of its kernels, the first written that it fits");
+      }
+      for (int i = n - 1; i >= 0; i--) stmt_put_first(s, order[i]);
+      if (chosen) stmt_put_first(s, chosen);
+    }
+}
+
 // The IR views the options ask for (--dump=ir, --explain, --emit-dot, --verify=ir).
 static int show_ir(const Options *o, IrProgram *ir, const IrCostModel *model) {
   int status = 0;
@@ -510,6 +557,7 @@ static int translate(const Options *o, SourceFile src) {
   int status = directives_collect(&fe, &prog) ? EXIT_INPUT : 0;
   if (status == 0) instantiate_program(&fe, &prog);
   if (status == 0 && load_model(o, &model)) status = EXIT_INPUT;
+  if (status == 0) choose_paths(o, &fe, &prog, &model);
   IrProgram *ir = ir_program_new();
   char *out = NULL;
   size_t len = 0;

@@ -160,7 +160,16 @@ static double buffer_ulp(const char *text, int index, const char *tname) {
 }
 
 
-static void report_region(const Verified *v, char **reports, int ran) {
+// The runs of region `index` in a report that took the path the schedule is for (-1: not counted).
+static long paths_taken(const char *text, int index) {
+  char key[64];
+  snprintf(key, sizeof key, "coconet-verify: region %d paths ", index);
+  const char *at = text ? strstr(text, key) : NULL;
+  return at ? strtol(at + strlen(key), NULL, 10) : -1;
+}
+
+// Region v's lines; 1 when it was not checked after all (no run took the path its schedule is for).
+static int report_region(const Verified *v, char **reports, int ran) {
   const IrRegion *r = v->r;
   for (const IrTensor *t = r->tensors; t; t = t->next) {
     double worst = -1;
@@ -191,16 +200,33 @@ static void report_region(const Verified *v, char **reports, int ran) {
     printf("verify %s: memory '%s' (used where coconet does not look): max %.0f ULP apart over 1..%d ranks x %d "
            "inputs\n", r->name, name, worst, ran, TRIALS);
   }
+  long taken = -1;
+  for (int np = 1; np <= ran; np++) {
+    long t = reports[np] ? paths_taken(reports[np], v->index) : -1;
+    if (t >= 0) taken = (taken < 0 ? 0 : taken) + t;
+  }
   for (const IrAssume *a = r->assumes; a; a = a->next)
-    printf("verify %s: run with %s (the schedule's branch; the other runs the region as written)\n", r->name,
-           a->test);
+    if (a->launcher)
+      printf("verify %s: run with %s ('%s' launches '%s' then: the schedule's branch, taken in %ld of %d runs; the "
+             "others run the region as written)\n", r->name, a->test, a->launcher, a->kernel, taken < 0 ? 0 : taken,
+             ran * TRIALS);
+    else
+      printf("verify %s: run with %s (the schedule's branch; the other runs the region as written)\n", r->name,
+             a->test);
   if (v->stopped) printf("verify %s: NOT CHECKED: %s\n", r->name, v->first);
+  else if (taken == 0 && !v->failed) {
+    printf("verify %s: NOT CHECKED: no input took the path the schedule is for (its conditions never held for the "
+           "sizes the harness chose, the numbers they compare with included): the region ran as written both "
+           "times\n", r->name);
+    return 1;
+  }
   else if (v->failed) printf("verify %s: MISMATCH: %s\n", r->name, v->first);
   else if (v->reassociated)
     printf("verify %s: ok (the region as written and as scheduled agree within %ld ULP, or where a sum in "
            "another order rounds differently within 1e-5 (f32), 1e-12 (f64) of the buffer's largest magnitude)\n",
            r->name, v->ulp);
   else printf("verify %s: ok (the region as written and as scheduled agree within %ld ULP)\n", r->name, v->ulp);
+  return 0;
 }
 
 static char *build_command(const Options *o, const Frontend *fe, const char *src, const char *exe) {
@@ -411,7 +437,7 @@ int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const
     free(cmd);
   }
   for (int k = 0; k < nv; k++)
-    if (vs[k].index >= 0 && ran > 0) report_region(&vs[k], reports, ran);
+    if (vs[k].index >= 0 && ran > 0 && report_region(&vs[k], reports, ran)) status = 1;
   fflush(stdout);
   for (int k = 0; k <= 64; k++) free(reports[k]);
   free(vs);

@@ -6,6 +6,7 @@
 #include "analyze/analyze.h"
 #include "common/text.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -440,6 +441,69 @@ static void assign_handles(Harness *h, FILE *f, const HVar *base) {
 
 // The assignments of one input: each harness variable in declaration order,
 // recomputed or given its value, then what the IR reaches through it.
+// The path a launcher that picks its kernel at run time takes when the schedule runs (the
+// conjunction of the launcher assumes, "true" when none; malloc'd).
+static char *path_test(const Harness *h) {
+  char *t = strdup("true");
+  for (const IrAssume *a = h->r->assumes; a; a = a->next) {
+    if (!a->launcher) continue;
+    char *both = strcmp(t, "true") ? xasprintf("%s && (%s)", t, a->test) : xasprintf("(%s)", a->test);
+    free(t);
+    t = both;
+  }
+  return t;
+}
+
+// The path the schedule is for, in the last input: the integer variables its
+// conditions read (two at most) try the values around the numbers they are
+// compared with (c - 1, c, c + 1, 2c + 1) until the path is taken, the locals
+// computed from them again each time; the inputs as chosen when none takes it.
+static void print_path_search(const Harness *h, FILE *f) {
+  char names[16][256];
+  const HVar *vars[2];
+  int nv = 0;
+  long values[64];
+  int nvalues = 0;
+  for (const IrAssume *a = h->r->assumes; a; a = a->next) {
+    if (!a->launcher) continue;
+    for (int k = 0, n = ir_assume_names(a, names, 16); k < n && nv < 2; k++) {
+      const HVar *v = assign_base(h, names[k]);
+      enum CXTypeKind tk = v ? clang_getCanonicalType(clang_getCursorType(v->decl)).kind : CXType_Invalid;
+      bool integer = v && is_arith(clang_getCursorType(v->decl)) && tk != CXType_Float && tk != CXType_Double &&
+                     tk != CXType_Bool && !v->init && strcmp(v->name, names[k]) == 0;
+      for (int j = 0; j < nv && integer; j++) integer = vars[j] != v;
+      if (integer) vars[nv++] = v;
+    }
+    for (const char *c = a->test; *c && nvalues < 60; c++) {
+      if (!isdigit((unsigned char)*c) || (c > a->test && (isalnum((unsigned char)c[-1]) || c[-1] == '_' || c[-1] == '.')))
+        continue;
+      char *end;
+      long x = strtol(c, &end, 0);
+      c = end - 1;
+      if (*end == '.' || x > 32768) continue;
+      long around[] = {x - 1, x, x + 1, 2 * x + 1};
+      for (int i = 0; i < 4; i++)
+        if (around[i] > 0) values[nvalues++] = around[i];
+    }
+  }
+  if (!nv || !nvalues) return;
+  char *test = path_test(h);
+  fprintf(f, "      {  // the path the schedule is for: tried with the numbers its conditions compare with\n");
+  fprintf(f, "        static const long coconet_verify_values[] = {");
+  for (int i = 0; i < nvalues; i++) fprintf(f, "%s%ld", i ? ", " : "", values[i]);
+  fprintf(f, "};\n        bool coconet_verify_taken = %s;\n", test);
+  for (int j = 0; j < nv; j++)
+    fprintf(f, "%*sfor (long coconet_verify_v%d : coconet_verify_values) {\n%*sif (coconet_verify_taken) break;\n"
+               "%*s%s = static_cast<decltype(%s)>(coconet_verify_v%d);\n", 8 + 2 * j, "", j, 10 + 2 * j, "",
+            10 + 2 * j, "", vars[j]->name, vars[j]->name, j);
+  for (int i = 0; i < h->n; i++)
+    if (h->v[i].init) fprintf(f, "%*s%s = (%s);\n", 8 + 2 * nv, "", h->v[i].name, h->v[i].init);
+  fprintf(f, "%*scoconet_verify_taken = %s;\n", 8 + 2 * nv, "", test);
+  for (int j = nv - 1; j >= 0; j--) fprintf(f, "%*s}\n", 8 + 2 * j, "");
+  fprintf(f, "      }\n");
+  free(test);
+}
+
 static void print_init(Harness *h, FILE *f, int trial, char *const *members) {
   fprintf(f, "    case %d:\n", trial);
   for (int i = 0; i < h->n; i++) {
@@ -472,6 +536,7 @@ static void print_init(Harness *h, FILE *f, int trial, char *const *members) {
   // otherwise): made equal, so that the harness runs the schedule.
   for (const IrAssume *a = h->r->assumes; a; a = a->next)
     if (a->other && assign_base(h, a->var)) fprintf(f, "      %s = %s;\n", a->var, a->other);
+  if (trial == TRIALS - 1) print_path_search(h, f);
   // Buffers last: their counts may use any of the values above.
   for (const IrTensor *t = h->r->tensors; t; t = t->next) {
     if (!assign_base(h, t->text)) continue;
@@ -689,7 +754,11 @@ static void print_region(Harness *h, FILE *f, int index, const char *written, co
   for (int i = 0; i < h->n; i++)
     if (is_arith(clang_getCursorType(h->v[i].decl)) && !is_handle_type(h->v[i].type))
       fprintf(f, "    const auto coconet_verify_host_%d = %s;\n", i, h->v[i].name);
-  fprintf(f, "    coconet_verify_init(coconet_verify_trial);\n    coconet_verify_scheduled();\n");
+  fprintf(f, "    coconet_verify_init(coconet_verify_trial);\n");
+  char *test = path_test(h);
+  if (strcmp(test, "true") != 0) fprintf(f, "    coconet_verify_path(&coconet_verify_cx, %s);\n", test);
+  free(test);
+  fprintf(f, "    coconet_verify_scheduled();\n");
   fprintf(f, "    coconet_verify_snapshot(&coconet_verify_cx, true);\n    {\n");
   print_compare(h, f);
   fprintf(f, "    }\n");

@@ -558,6 +558,9 @@ static void pieces_free(Piece *p, int n) {
 }
 
 void launch_free(Launch *l) {
+  if (l->other) launch_free(l->other);
+  free(l->when);
+  free(l->why_not);
   free(l->kernel);
   free(l->wrapper);
   free(l->wrapper_path);
@@ -582,6 +585,19 @@ void launch_free(Launch *l) {
     free(l->def);
   }
   free(l);
+}
+
+void stmt_put_first(Stmt *s, Launch *l) {
+  Launch **at = &s->launch;
+  while (*at && *at != l) at = &(*at)->other;
+  if (!*at) COCONET_BUG("launch not among the statement's");
+  *at = l->other;
+  l->other = s->launch;
+  s->launch = l;
+  s->args = l->args;
+  s->nargs = l->nargs;
+  free(s->callee);
+  s->callee = strdup(l->kernel);
 }
 
 void stmt_free(Stmt *s) {

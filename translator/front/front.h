@@ -253,6 +253,13 @@ typedef struct Launch {
   char *wrapper;         // the host function the launch is seen through (wrapper.c), or NULL
   char *wrapper_path;    // the functions below it the launch is seen through ("invokeB"), or NULL
   SrcLoc wrapper_loc;
+  // A launcher that picks its kernel at run time (wrapper_dispatch.c): the path's conditions
+  // in the region's terms ("!(n == 0) && n % 4 == 0"), else NULL; the other launches it may
+  // make instead (the driver puts the one the schedule is for first); why the schedule is not
+  // for this one (malloc'd), else NULL.
+  char *when;
+  struct Launch *other;
+  char *why_not;
 } Launch;
 
 typedef struct Stmt {
@@ -285,6 +292,10 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor stmt);
 extern const char CLASSIFY_MACRO_ARGS[];
 void stmt_free(Stmt *s);
 void launch_free(Launch *l);
+// A launch statement whose launcher picks its kernel at run time: l (one of
+// s->launch's chain) becomes its launch, the first of the chain, the others
+// after it in their order.
+void stmt_put_first(Stmt *s, Launch *l);
 
 // wrapper.c: an opaque statement that is a call of a host function of the
 // user's (in this file or a header; a template's instance too) whose body is

@@ -255,14 +255,15 @@ void instantiate_program(const Frontend *fe, Program *prog) {
   KernelDef **defs = NULL;
   int n = 0;
   for (Region *r = prog->regions; r; r = r->next)
-    for (Stmt *s = r->stmts; s; s = s->next) {
-      KernelDef *k = s->kind == STMT_LAUNCH && s->launch->def ? s->launch->def : NULL;
-      if (!k || !k->is_template || !k->header) continue;
-      KernelDef **grown = realloc(defs, sizeof *defs * (size_t)(n + 1));
-      if (!grown) COCONET_BUG("out of memory");
-      defs = grown;
-      defs[n++] = k;
-    }
+    for (Stmt *s = r->stmts; s; s = s->next)
+      for (Launch *l = s->kind == STMT_LAUNCH ? s->launch : NULL; l; l = l->other) {
+        KernelDef *k = l->def;
+        if (!k || !k->is_template || !k->header) continue;
+        KernelDef **grown = realloc(defs, sizeof *defs * (size_t)(n + 1));
+        if (!grown) COCONET_BUG("out of memory");
+        defs = grown;
+        defs[n++] = k;
+      }
   if (!n) return;
   FeCopy *copies = calloc((size_t)n, sizeof *copies);
   if (!copies) COCONET_BUG("out of memory");

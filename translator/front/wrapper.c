@@ -44,17 +44,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Does the text of range r (in w's terms) have side effects, or read a name
-// that is not the functions' own (*foreign)? pure: its calls are all pure.
-static bool effects(const Frontend *fe, const Wrapper *w, SrcRange r, bool pure, bool *foreign) {
+bool wrapper_effects(const Frontend *fe, const Wrapper *w, SrcRange r, bool pure, bool *foreign) {
   char *t = wrapper_substituted(fe, w, r, foreign);
   bool yes = !*t || (pure ? source_assigns(t) : source_has_effects(t));
   free(t);
   return yes;
 }
 
-// The translated file's front end (fe may be a header's view).
-static const Frontend *root_of(const Frontend *fe) { return fe->root ? fe->root : fe; }
+const Frontend *wrapper_root(const Frontend *fe) { return fe->root ? fe->root : fe; }
 
 // The call a statement is: the statement itself, or inside the cleanups of the
 // temporaries its arguments make (a `const float &` parameter given 0.5f).
@@ -69,7 +66,7 @@ static CXCursor statement_call(CXCursor c) {
 static void substitute_piece(const Wrapper *w, Piece *p, const char **why) {
   if (!p->text) return;
   bool foreign = false;
-  char *t = wrapper_substituted(root_of(w->fe), w, p->range, &foreign);
+  char *t = wrapper_substituted(wrapper_root(w->fe), w, p->range, &foreign);
   // What the names stand for was checked where they are declared (arguments, locals' initializers);
   // the text's own calls and macros must change nothing (classify: CEIL_DIV(n, block), powf(b, t)).
   if (source_has_effects(p->text) && !p->pure && !*why)
@@ -125,6 +122,29 @@ static SrcRange initializer(const Frontend *fe, CXCursor var, bool *dim3, CXCurs
   return r;
 }
 
+void wrapper_locals(const Frontend *ffe, Wrapper *w, CXCursor st, const char **why, bool *foreign) {
+  const Frontend *root = wrapper_root(ffe);
+  FeKids vars = fe_kids(st);
+  for (int j = 0; j < vars.n && j < FE_KIDS && !*why; j++) {
+    bool dim3 = false;
+    CXCursor e = clang_getNullCursor();
+    SrcRange r = initializer(ffe, vars.v[j], &dim3, &e);
+    if (!r.begin.file) {
+      *why = "its body declares a local without an initializer of one value";
+      continue;
+    }
+    // One with side effects (a trait call: getNcclDataType<T>()) refuses a text that reads it.
+    wrapper_add(w, vars.v[j], r, w, NULL, dim3);
+    w->v[w->n - 1].impure = wrapper_effects(root, w, r, wrapper_calls_pure(e), foreign);
+    if (!dim3) w->v[w->n - 1].cast = wrapper_conversion(vars.v[j], wrapper_written_type(e));
+    // One that assigns (`const int k = ++g_calls;`): the generated code, which does not run the
+    // function, would drop the change.
+    char *init = fe_text(ffe, r);
+    if (source_assigns(init)) *why = "its body has a local whose initializer assigns a variable";
+    free(init);
+  }
+}
+
 // The function a call statement calls, when it is a host function of the
 // user's (this file or a header of theirs; a static member function of a
 // class too) with a body (a template's instance: libclang gives the
@@ -140,7 +160,7 @@ static CXCursor host_function(const Frontend *fe, CXCursor call) {
                 clang_Cursor_isNull(clang_getSpecializedCursorTemplate(owner));
   if ((clang_getCursorKind(callee) != CXCursor_FunctionDecl && !member) || cursor_is_kernel(callee)) return none;
   CXCursor fn = clang_getCursorDefinition(callee);
-  if (clang_Cursor_isNull(fn) || !fe_in_user_code(root_of(fe), clang_getCursorLocation(fn))) return none;
+  if (clang_Cursor_isNull(fn) || !fe_in_user_code(wrapper_root(fe), clang_getCursorLocation(fn))) return none;
   // A checking function around a collective (`check_nccl(ncclAllReduce(...), "what")`): the collective.
   for (int i = 0; i < clang_Cursor_getNumArguments(call); i++) {
     CXCursor a = clang_Cursor_getArgument(call, (unsigned)i);
@@ -184,6 +204,20 @@ static void qualify_kernel(Launch *l) {
 }
 
 // Its name as the explanation gives it: "invokeScale<float>" for a template's instance.
+Launch *wrapper_launch(const Wrapper *w, Stmt *s, const char **why) {
+  Launch *launch = s->launch;
+  qualify_kernel(launch);
+  s->launch = NULL;
+  s->args = NULL;
+  s->nargs = 0;
+  // The generated code uses the grid and block in the caller too (the launch it falls back to, a
+  // thread's coordinates).
+  Piece *conf[] = {&launch->grid, &launch->block, &launch->shmem, &launch->stream};
+  for (int c = 0; c < 4; c++) substitute_piece(w, conf[c], why);
+  for (int a = 0; a < launch->nargs; a++) substitute_piece(w, &launch->args[a], why);
+  return launch;
+}
+
 static char *function_name(CXCursor fn) {
   char *name = fe_spelling(fn), *args = NULL;
   if (clang_getCursorKind(fn) == CXCursor_CXXMethod) {  // Launcher::go
@@ -345,7 +379,7 @@ static void see_collective(const Wrapper *w, CXCursor st, Stmt *s, const char **
       s->args[i].range = fe_range(fe, clang_getCursorExtent(a));
     }
     bool foreign = false;
-    char *text = wrapper_substituted(root_of(fe), w, s->args[i].range, &foreign);
+    char *text = wrapper_substituted(wrapper_root(fe), w, s->args[i].range, &foreign);
     // A datatype that is a constant there (a trait's member for the instance's T): its enumerator.
     char *constant = i == dt && !nccl_name(text) ? enumerator_of(a) : NULL;
     if (constant) {
@@ -373,10 +407,7 @@ static void see_collective(const Wrapper *w, CXCursor st, Stmt *s, const char **
   free(elem);
 }
 
-// `cudaCheck(cudaGetLastError());` (any one checking function or macro around
-// the query, or none; cudaPeekAtLastError too) after a launch: it reads no
-// buffer and names nothing of the function's.
-static bool error_check(const Frontend *fe, CXCursor st) {
+bool wrapper_error_check(const Frontend *fe, CXCursor st) {
   char *t = fe_cursor_text(fe, st), *u = text_without(t, TEXT_BLANKS);
   free(t);
   size_t n = strlen(u);
@@ -483,11 +514,19 @@ static SrcRange written_argument(const Frontend *fe, CXCursor call, unsigned i) 
   return r;
 }
 
+// An `if` classify reads as a check of one call's result (`if (ncclAllReduce(...) != ncclSuccess) throw ...;`).
+static bool checked_call(const Frontend *ffe, CXCursor st) {
+  Stmt *s = classify_stmt(ffe, st);
+  bool yes = s->kind != STMT_OPAQUE;
+  stmt_free(s);
+  return yes;
+}
+
 // See through the call `call` of fn (its arguments in up's terms, written in
 // the file fe reads) down to one launch, its texts in the region's terms;
 // NULL (and sn->why) otherwise.
 static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCursor fn, int depth, Seen *sn) {
-  const Frontend *root = root_of(fe);
+  const Frontend *root = wrapper_root(fe);
   Frontend view;
   const Frontend *ffe = file_of(root, fn, &view);
   int nparams = clang_Cursor_getNumArguments(fn), nargs = clang_Cursor_getNumArguments(call);
@@ -512,10 +551,10 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
       r = clang_Cursor_isNull(e) ? (SrcRange){0} : fe_range(ffe, clang_getCursorExtent(e));
       terms = &w;
       if (!r.begin.file && !sn->why) sn->why = "the call leaves an argument to a default coconet does not read";
-      else if (effects(root, &w, r, wrapper_calls_pure(e), &foreign) && !sn->why)
+      else if (wrapper_effects(root, &w, r, wrapper_calls_pure(e), &foreign) && !sn->why)
         sn->why = "the call leaves an argument to a default with side effects (a call, ++, an assignment)";
       if (!r.begin.file) continue;
-    } else if (effects(root, up, r, false, &foreign) && !sn->why) {
+    } else if (wrapper_effects(root, up, r, false, &foreign) && !sn->why) {
       sn->why = "an argument of the call has side effects (a call, ++, an assignment)";
     }
     // A dim3 parameter given one value (`256`): param.x is that value.
@@ -557,7 +596,7 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
       if (rk.n == 0 || (sn->nccl && !clang_Cursor_isNull(result) &&
                         clang_equalCursors(clang_getCursorReferenced(e), result)))
         continue;  // `return;`, `return r;` (the generated code checks the collectives it runs)
-      if (last && !sn->nccl && error_check(ffe, e)) continue;  // `return cudaGetLastError();`
+      if (last && !sn->nccl && wrapper_error_check(ffe, e)) continue;  // `return cudaGetLastError();`
       st = e;  // `return CALL;`: the call, as a statement of its own
     }
     CXCursor inner = host_function(root, st), call = clang_getNullCursor();
@@ -576,7 +615,7 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
       stmt_free(coll);
       coll = NULL;
     }
-    if (last && !sn->nccl && error_check(ffe, st)) {
+    if (last && !sn->nccl && wrapper_error_check(ffe, st)) {
       continue;  // the generated code checks what it launches
     } else if (coll) {
       see_collective(&w, call, coll, &sn->why);
@@ -589,25 +628,7 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
     } else if (sn->nccl && clang_getCursorKind(st) == CXCursor_DeclStmt) {
       sn->why = "its body has a statement after the collective";
     } else if (clang_getCursorKind(st) == CXCursor_DeclStmt) {
-      FeKids vars = fe_kids(st);
-      for (int j = 0; j < vars.n && j < FE_KIDS && !sn->why; j++) {
-        bool dim3 = false;
-        CXCursor e = clang_getNullCursor();
-        SrcRange r = initializer(ffe, vars.v[j], &dim3, &e);
-        if (!r.begin.file) {
-          sn->why = "its body declares a local without an initializer of one value";
-        } else {
-          // One with side effects (a trait call: getNcclDataType<T>()) refuses a text that reads it.
-          wrapper_add(&w, vars.v[j], r, &w, NULL, dim3);
-          w.v[w.n - 1].impure = effects(root, &w, r, wrapper_calls_pure(e), &foreign);
-          if (!dim3) w.v[w.n - 1].cast = wrapper_conversion(vars.v[j], wrapper_written_type(e));
-          // One that assigns (`const int k = ++g_calls;`): the generated code, which does not run the
-          // function, would drop the change.
-          char *init = fe_text(ffe, r);
-          if (source_assigns(init)) sn->why = "its body has a local whose initializer assigns a variable";
-          free(init);
-        }
-      }
+      wrapper_locals(ffe, &w, st, &sn->why, &foreign);
     } else if (sn->nccl && !clang_Cursor_isNull(inner)) {
       sn->why = "its body has a statement after the collective";
     } else if (!clang_Cursor_isNull(inner) && depth >= WRAPPER_DEPTH) {
@@ -622,6 +643,11 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
       launch = see(ffe, &w, st, inner, depth + 1, sn);
       inner_seen = !sn->why;
       // The call must be the whole statement: the body's last statement is the call itself.
+    } else if (clang_getCursorKind(st) == CXCursor_IfStmt && !launch && !sn->nccl && stmts.n <= FE_KIDS &&
+               !checked_call(ffe, st)) {
+      // A launcher that picks its kernel at run time: the launch of each path (wrapper_dispatch.c).
+      launch = wrapper_dispatch(ffe, &w, stmts.v + i, stmts.n - i, &sn->why, &sn->stmt);
+      break;
     } else {
       Stmt *s = classify_stmt(ffe, st);
       bool group = s->kind == STMT_NCCL && (!strcmp(s->callee, "ncclGroupStart") || !strcmp(s->callee, "ncclGroupEnd"));
@@ -638,16 +664,7 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
         s = NULL;
         last = false;
       } else if (s->kind == STMT_LAUNCH && s->wrap == WRAP_NONE && !s->launch->wrapper && !sn->nccl) {
-        launch = s->launch;
-        qualify_kernel(launch);
-        s->launch = NULL;
-        s->args = NULL;
-        s->nargs = 0;
-        // The generated code uses the grid and block in the caller too (the launch it falls back to, a
-        // thread's coordinates).
-        Piece *conf[] = {&launch->grid, &launch->block, &launch->shmem, &launch->stream};
-        for (int c = 0; c < 4; c++) substitute_piece(&w, conf[c], &sn->why);
-        for (int a = 0; a < launch->nargs; a++) substitute_piece(&w, &launch->args[a], &sn->why);
+        launch = wrapper_launch(&w, s, &sn->why);
       } else if (s->why_opaque && strcmp(s->why_opaque, CLASSIFY_MACRO_ARGS) == 0) {
         sn->why = CLASSIFY_MACRO_ARGS;
       } else {
@@ -700,10 +717,11 @@ void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checke
     sn.nccl = NULL;
   }
   // A launch of a kernel template inside a template: its arguments written out as the instance's.
-  if (l && sn.is_template && l->def && l->def->is_template && l->def->args) {
-    free(l->template_args);
-    l->template_args = strdup(l->def->args);
-  }
+  for (Launch *a = l; a && sn.is_template; a = a->other)
+    if (a->def && a->def->is_template && a->def->args) {
+      free(a->template_args);
+      a->template_args = strdup(a->def->args);
+    }
   // The statement must be the call and its ';', nothing around it but a check of its result.
   SrcRange cr = fe_range(fe, clang_getCursorExtent(call));
   // (an `if` around it that is not a check classify reads: classify's reason)
@@ -751,6 +769,11 @@ void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checke
   free(s->wrapper);
   s->wrapper = NULL;
   s->launch = l;
+  for (Launch *a = l->other; a; a = a->other) {
+    a->wrapper = strdup(name);
+    a->wrapper_path = sn.path ? strdup(sn.path) : NULL;
+    a->wrapper_loc = at;
+  }
   l->wrapper = name;
   l->wrapper_path = sn.path;
   l->wrapper_loc = at;

@@ -4,6 +4,7 @@
 //                   collective, and why a call is not seen through
 //   wrapper_text.c  the texts of the chain in the caller's terms
 //   wrapper_pure.c  what a text runs that it does not show: impure calls, default arguments
+//   wrapper_dispatch.c  a launcher that picks its kernel at run time: the launch of each path
 #ifndef COCONET_WRAPPER_IMPL_H
 #define COCONET_WRAPPER_IMPL_H
 
@@ -34,6 +35,34 @@ typedef struct Wrapper {
 } Wrapper;
 
 enum { WRAPPER_DEPTH = 8 };
+
+// wrapper.c
+
+// The translated file's front end (fe may be a header's view).
+const Frontend *wrapper_root(const Frontend *fe);
+// Does the text of range r (in w's terms) have side effects, or read a name
+// that is not the functions' own (*foreign)? pure: its calls are all pure.
+bool wrapper_effects(const Frontend *fe, const Wrapper *w, SrcRange r, bool pure, bool *foreign);
+// `cudaCheck(cudaGetLastError());` (any one checking function or macro around
+// the query, or none; cudaPeekAtLastError too) after a launch: it reads no
+// buffer and names nothing of the function's.
+bool wrapper_error_check(const Frontend *fe, CXCursor st);
+// The locals a declaration statement of w's body declares, each standing for its initializer
+// (*why when one cannot).
+void wrapper_locals(const Frontend *ffe, Wrapper *w, CXCursor st, const char **why, bool *foreign);
+// The launch statement s of w's body (classified: STMT_LAUNCH), taken from s, its texts in
+// the region's terms (*why when one cannot move there).
+Launch *wrapper_launch(const Wrapper *w, Stmt *s, const char **why);
+
+// wrapper_dispatch.c
+
+// The statements v[0, n) of w's body, from an `if` on, read as paths that each end in
+// one launch (or in none: a `return;`, the body's end), the locals of each path standing for
+// what it declares or assigns them: the launches, chained by Launch.other in the order
+// written, each with Launch.when, the path's conditions in the region's terms. NULL with
+// *why (and *stmt, the statement in the way) when a path holds another statement or a
+// condition cannot move to the region.
+Launch *wrapper_dispatch(const Frontend *ffe, Wrapper *w, const CXCursor *v, int n, const char **why, char **stmt);
 
 // wrapper_text.c
 

@@ -34,9 +34,10 @@ static char *grouped(char *t) {
   return g;
 }
 
+// (the last one: a local a launcher's path assigns stands for the value assigned)
 static const Subst *subst_of(const Wrapper *w, CXCursor decl) {
   CXSourceLocation at = clang_getCursorLocation(decl);
-  for (int i = 0; i < w->n; i++)
+  for (int i = w->n - 1; i >= 0; i--)
     if (clang_equalLocations(w->v[i].at, at)) return &w->v[i];
   return NULL;
 }

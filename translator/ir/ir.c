@@ -133,6 +133,43 @@ void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc l
   add_assume(r, var, NULL, kernel, loc);
 }
 
+void ir_region_assume_path(IrRegion *r, const char *when, const char *kernel, const char *launcher, SrcLoc loc) {
+  IrAssume *a = add_assume(r, when, NULL, kernel, loc);
+  if (!a) return;
+  a->test = a->var;
+  a->launcher = ir_strdup(r, launcher);
+}
+
+int ir_assume_names(const IrAssume *a, char names[][256], int max) {
+  int n = 0;
+  if (!a->launcher) {
+    for (int k = 0; k < (a->other ? 2 : 1) && n < max; k++) {
+      const char *name = k ? a->other : a->var;
+      size_t len = strcspn(name, ".-[ ");
+      snprintf(names[n++], 256, "%.*s", (int)(len < 256 ? len : 255), name);
+    }
+    return n;
+  }
+  const char *t = a->test;
+  for (size_t i = 0; t[i] && n < max;) {
+    if (!(isalpha((unsigned char)t[i]) || t[i] == '_') || (i && (isalnum((unsigned char)t[i - 1]) || t[i - 1] == '_'))) {
+      i++;
+      continue;
+    }
+    size_t e = i;
+    while (isalnum((unsigned char)t[e]) || t[e] == '_') e++;
+    size_t after = e;
+    while (t[after] == ' ') after++;
+    size_t before = i;
+    while (before > 0 && t[before - 1] == ' ') before--;
+    bool member = before > 0 && (t[before - 1] == '.' || t[before - 1] == ':' || t[before - 1] == '>');
+    bool called = t[after] == '(' || t[after] == ':' || t[after] == '<';
+    if (!member && !called && e - i < 256) snprintf(names[n++], 256, "%.*s", (int)(e - i), t + i);
+    i = e;
+  }
+  return n;
+}
+
 void ir_region_assume_reached(IrRegion *r, const char *var, const char *kernel, SrcLoc loc) {
   IrAssume *a = add_assume(r, var, NULL, kernel, loc);
   if (a) a->sometimes = true;

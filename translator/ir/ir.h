@@ -646,6 +646,8 @@ typedef struct IrAssume {
   SrcLoc loc;           // the kernel's test, or its use of the stride
   bool sometimes;       // not a test of the kernel's: it reaches var's buffer only under a condition,
                         // where the program may pass NULL, and the schedule would reach it always
+  const char *launcher; // the launcher that picks the kernel at run time: the schedule is for the
+                        // kernel it launches when var (the path's conditions, = test) holds; else NULL
 } IrAssume;
 
 // What a text of the IR stands for in the source: the hoisted argument's
@@ -692,6 +694,12 @@ IrRegion *ir_region_new(IrProgram *p, const char *name, SrcLoc loc, SrcRange ran
 void ir_region_note(IrRegion *r, const char *what);  // appended to r->notes
 // Records that the schedule needs `var != nullptr` (once per variable).
 void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc loc);
+// The variables a run-time precondition reads (at most max, each at most 255
+// characters): var's and other's bases; for a launcher's path conditions every
+// name not after '.', '->' or '::' and not before '(', '<' or '::' (`n`, not `std`, `min`).
+int ir_assume_names(const IrAssume *a, char names[][256], int max);
+// The schedule is for the kernel that launcher launches when `when` holds (loc: the launch).
+void ir_region_assume_path(IrRegion *r, const char *when, const char *kernel, const char *launcher, SrcLoc loc);
 // ... because the kernel reaches var's buffer only under a condition (IrAssume.sometimes).
 void ir_region_assume_reached(IrRegion *r, const char *var, const char *kernel, SrcLoc loc);
 // A kernel steps from slice to slice by param, passed var, read as its count, passed

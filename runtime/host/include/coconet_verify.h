@@ -12,6 +12,9 @@
  *   coconet-verify: region R buffer NAME TYPE ULP    largest difference in ULPs, all ranks
  *   coconet-verify: region R mismatch TEXT           the first element or host variable
  *                                                    beyond the bound (lowest rank first)
+ *   coconet-verify: region R paths TAKEN             the runs that took the path the schedule is
+ *                                                    for (a launcher that picks its kernel at run
+ *                                                    time), when the region has one
  *   coconet-verify: region R done NRANKS TRIALS MISMATCHES
  */
 #ifndef COCONET_VERIFY_H
@@ -62,6 +65,7 @@ struct coconet_verify_ctx {
                          interpreter's tolerance of its type (coconet_verify_relative) times the
                          buffer's largest magnitude (rounding magnified where values cancel) */
   char first[512];    /* the first mismatch */
+  long paths;         /* the runs that took the path the schedule is for; -1: the region has none */
 };
 
 /* A harness whose regions have fused kernels allocates its buffers in symmetric
@@ -115,6 +119,12 @@ static inline void coconet_verify_region_begin(coconet_verify_ctx *cx, long ulp_
   cx->ulp_bound = ulp_bound;
   cx->reassociated = reassociated;
   cx->first[0] = '\0';
+  cx->paths = -1;
+}
+
+/* Before a scheduled run: whether it takes the path the schedule is for. */
+static inline void coconet_verify_path(coconet_verify_ctx *cx, bool taken) {
+  cx->paths = (cx->paths < 0 ? 0 : cx->paths) + (taken ? 1 : 0);
 }
 
 /* The relative difference accepted where a region sums in another order: the
@@ -319,6 +329,7 @@ static inline long coconet_verify_region_end(coconet_verify_ctx *cx, int region,
   }
   if (cx->rank == 0) {
     if (total) std::printf("coconet-verify: region %d mismatch %s\n", region, cx->first);
+    if (cx->paths >= 0) std::printf("coconet-verify: region %d paths %ld\n", region, cx->paths);
     std::printf("coconet-verify: region %d done %d %d %ld\n", region, cx->nranks, trials, total);
     std::fflush(stdout);
   }

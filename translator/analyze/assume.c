@@ -1,0 +1,83 @@
+// assume.c: the run-time preconditions of a region's schedule (ir->assumes):
+// the path a launcher that picks its kernel at run time takes to the kernel
+// the schedule is for, and that no statement of the region before the launch
+// may change what a precondition reads (it is tested at the region's top).
+#include "analyze/analyze.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The position of identifier `name` as a whole token in text, or NULL.
+const char *extract_find_token(const char *text, const char *name) {
+  size_t n = strlen(name);
+  for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
+    bool start = at == text || !(isalnum((unsigned char)at[-1]) || at[-1] == '_');
+    bool end = !(isalnum((unsigned char)at[n]) || at[n] == '_');
+    if (start && end) return at;
+  }
+  return NULL;
+}
+
+// A run-time precondition (`master != nullptr`) is tested at the top of the
+// region: no statement of the region before the launch may change the
+// variable. Statements coconet does not see into may (a call taking its
+// address, an assignment), and so may a copy into its address.
+int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegion *ir) {
+  char names[16][256];
+  for (const IrAssume *a = ir->assumes; a; a = a->next)
+    for (int k = 0, n = ir_assume_names(a, names, 16); k < n; k++) {
+      const char *var = names[k];
+      for (const Stmt *s = r->stmts; s; s = s->next) {
+        if (s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) continue;
+        char *text = fe_text(fe, s->range);
+        const char *at = extract_find_token(text, var);
+        bool address = false;
+        for (const char *p = at; p && !address; p = extract_find_token(p + 1, var)) {
+          const char *q = p;
+          while (q > text && q[-1] == ' ') q--;
+          address = q > text && q[-1] == '&';
+        }
+        free(text);
+        if (!at || (s->kind == STMT_CUDA && !address)) continue;
+        if (a->launcher)
+          diag_error(&s->range.begin, "region '%s': '%s' launches kernel '%s' when %s, so the schedule, which is "
+                                      "for that kernel, runs when it holds at the top of the region; this statement "
+                                      "also uses '%s' and could change it first: move the statement out",
+                     r->name, a->launcher, a->kernel, a->test, var);
+        else if (a->other)
+          diag_error(&s->range.begin, "region '%s': kernel '%s' steps from slice to slice by '%s' and its count is "
+                                      "'%s', so the schedule runs when they are equal at the top of the region; this "
+                                      "statement also uses '%s' and could change it first: move the statement out",
+                     r->name, a->kernel, a->var, a->other, var);
+        else
+          diag_error(&s->range.begin, "region '%s': kernel '%s' %s '%s' %s, so the schedule runs when %s at the top "
+                                      "of the region; this statement also uses '%s' and could change it first: test "
+                                      "it before the region, or move the statement out", r->name, a->kernel,
+                     a->sometimes ? "reaches" : "tests", var, a->sometimes ? "only under a condition" : "against NULL",
+                     a->test, var);
+        diag_note(&a->loc, a->launcher ? "the launch is here" : a->other ? "kernel '%s' uses the stride here"
+                                                                          : "kernel '%s' tests it here", a->kernel);
+        return -1;
+      }
+    }
+  return 0;
+}
+
+// A launcher that picks its kernel at run time: the schedule is for the kernel
+// it launches on the path the driver chose (s->launch), when that path's
+// conditions hold; --explain names the others, which run as written.
+void extract_launch_paths(const Frontend *fe, IrRegion *ir, const Stmt *s) {
+  const Launch *l = s->launch;
+  if (!l->when) return;
+  ir_region_assume_path(ir, l->when, l->kernel, l->wrapper, fe_any_loc(fe, clang_getCursorLocation(l->call)));
+  for (const Launch *o = l->other; o; o = o->other) {
+    SrcLoc at = fe_any_loc(fe, clang_getCursorLocation(o->call));
+    char *note = xasprintf("'%s' launches kernel '%s' when %s (%s:%u:%u): the region runs as written then%s%s",
+                           o->wrapper, o->kernel, o->when, at.file ? at.file : "?", at.line, at.col,
+                           o->why_not ? ": " : "", o->why_not ? o->why_not : "");
+    ir_region_note(ir, note);
+    free(note);
+  }
+}
+
