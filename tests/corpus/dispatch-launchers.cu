@@ -89,5 +89,6 @@ void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, nc
 
 // NONE: norm.h:{{[0-9]+}}:3: error: kernel 'serve::normCached' declares shared memory
 // NONE: note: 'invokeNormCachedOnly<float>' picks its kernel at run time, and the region schedules with none of those it may launch; the reason above is for the first, 'serve::normCached', which it launches when (hidden <= 1024)
+// NONE: norm.h:{{[0-9]+}}:8: note: and 'serve::normCached', which it launches when !(hidden <= 1024): kernel 'serve::normCached' declares shared memory
 
-// CHANGED: dispatch-launchers.cu:[[@LINE-44]]:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement also uses 'n' and could change it first: move the statement out
+// CHANGED: dispatch-launchers.cu:[[@LINE-45]]:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement also uses 'n' and could change it first: move the statement out

@@ -434,6 +434,10 @@ static int extract_launch(const Frontend *fe, const Program *prog, const Region 
       diag_note(&s->range.begin, "'%s' picks its kernel at run time, and the region schedules with none of those it "
                 "may launch; the reason above is for the first, '%s', which it launches when %s", s->launch->wrapper,
                 s->launch->kernel, s->launch->when);
+    for (const Launch *o = s->launch->other; o; o = o->other) {
+      SrcLoc at = fe_any_loc(fe, clang_getCursorLocation(o->call));
+      diag_note(&at, "and '%s', which it launches when %s: %s", o->kernel, o->when, o->why_not ? o->why_not : "?");
+    }
     status = -1;
   }
   free(why);
