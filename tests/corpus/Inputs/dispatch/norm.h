@@ -8,20 +8,11 @@
 #include <algorithm>
 #include <cuda_runtime.h>
 
+#include "ft/layernorm_kernels.h"
+
 namespace serve {
 
-template <typename T>
-__device__ __forceinline__ T blockSum(T val) {
-  static __shared__ T shared[32];
-  int lane = threadIdx.x & 0x1f;
-  int wid = threadIdx.x >> 5;
-  for (int mask = 16; mask > 0; mask >>= 1) val += __shfl_xor_sync(0xffffffff, val, mask, 32);
-  if (lane == 0) shared[wid] = val;
-  __syncthreads();
-  val = (threadIdx.x < (blockDim.x / 32.f)) ? shared[lane] : (T)(0.0f);
-  for (int mask = 16; mask > 0; mask >>= 1) val += __shfl_xor_sync(0xffffffff, val, mask, 32);
-  return val;
-}
+using fastertransformer::blockReduceSum;  // the block's sum, as the other inference library writes it
 
 template <typename T, int N>
 __global__ void normCached(T *out, const T *residual, const T *bias, const T *gamma, const T *beta, float eps, int m,
@@ -35,7 +26,7 @@ __global__ void normCached(T *out, const T *residual, const T *bias, const T *ga
     sum += cache[i];
     idx += blockDim.x;
   }
-  sum = blockSum<float>(sum);
+  sum = blockReduceSum<float>(sum);
   if (threadIdx.x == 0) s_mean = sum / n;
   __syncthreads();
   float var = 0.0f;
@@ -43,7 +34,7 @@ __global__ void normCached(T *out, const T *residual, const T *bias, const T *ga
     var += (cache[i] - s_mean) * (cache[i] - s_mean);
     idx += blockDim.x;
   }
-  var = blockSum<float>(var);
+  var = blockReduceSum<float>(var);
   if (threadIdx.x == 0) s_rstd = rsqrtf(var / n + eps);
   __syncthreads();
   for (int idx = threadIdx.x, i = 0; idx < n && i < N; ++i) {
@@ -60,7 +51,7 @@ __global__ void normGeneral(T *out, const T *residual, const T *bias, const T *g
   float sum = 0.0f;
   for (int idx = threadIdx.x; idx < n; idx += blockDim.x)
     sum += (float)(out[blockIdx.x * n + idx] + residual[blockIdx.x * n + idx] + bias[idx]);
-  sum = blockSum<float>(sum);
+  sum = blockReduceSum<float>(sum);
   if (threadIdx.x == 0) s_mean = sum / n;
   __syncthreads();
   float var = 0.0f;
@@ -68,7 +59,7 @@ __global__ void normGeneral(T *out, const T *residual, const T *bias, const T *g
     float d = (float)(out[blockIdx.x * n + idx] + residual[blockIdx.x * n + idx] + bias[idx]) - s_mean;
     var += d * d;
   }
-  var = blockSum<float>(var);
+  var = blockReduceSum<float>(var);
   if (threadIdx.x == 0) s_rstd = rsqrtf(var / n + eps);
   __syncthreads();
   for (int idx = threadIdx.x; idx < n; idx += blockDim.x) {
@@ -81,7 +72,7 @@ template <typename T>
 void invokeNorm(T *out, const T *residual, const T *bias, const T *gamma, const T *beta, float eps, int m, int n,
                 cudaStream_t stream) {
   dim3 grid(m);
-  dim3 block(std::min((n + 31) / 32 * 32, 1024));  // whole warps: blockSum shuffles all 32 lanes
+  dim3 block(std::min((n + 31) / 32 * 32, 1024));  // whole warps: blockReduceSum shuffles all 32 lanes
   if (n <= 1024) {
     normCached<T, 1><<<grid, block, 0, stream>>>(out, residual, bias, gamma, beta, eps, m, n);
   } else {
