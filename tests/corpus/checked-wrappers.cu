@@ -10,7 +10,8 @@
 // whose local's initializer changes a variable (-DCOUNTED: the change would be dropped)
 // or that counts after the helper it calls (-DCOUNTED_AFTER)
 // or whose default argument does (-DDEFAULT_EFFECTS); a launcher given an
-// argument with side effects is not either, and the note says so (-DCALL_ARG).
+// argument with side effects is not either, and the note says so (-DCALL_ARG); one
+// calling a function without side effects is (`inverse(nranks)`).
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs -DIF | %FileCheck --check-prefix=EXEC-IF %s
@@ -42,6 +43,8 @@
     }                                                                                    \
   } while (0)
 
+inline float inverse(int k) { return 1.0f / (float)k; }
+
 #if defined(CALL_ARG)
 static int g_steps = 0;
 static float next_lr(float lr) { return lr / float(1 + g_steps++); }
@@ -58,7 +61,7 @@ void train_step(float *w, float *g, float lr, int n, int nranks, ncclComm_t comm
       fprintf(stderr, "gradient all-reduce failed\n");
       exit(EXIT_FAILURE);
     }
-    CUDA_CHECK(launch_scale(g, 1.0f / nranks, n, stream));
+    CUDA_CHECK(launch_scale(g, inverse(nranks), n, stream));
     CUDA_CHECK(launch_sgd(w, g, LR, n, stream));
   }
 #elif defined(COUNTED)
@@ -95,7 +98,7 @@ void train_step(float *w, float *g, float lr, int n, int nranks, ncclComm_t comm
 #pragma coconet region name(step) split reorder replicated(w)
   {
     NCCLCHECK(comm::all_reduce(g, n, comm, stream));
-    CUDA_CHECK(launch_scale(g, 1.0f / nranks, n, stream));
+    CUDA_CHECK(launch_scale(g, inverse(nranks), n, stream));
     CUDA_CHECK(launch_sgd(w, g, lr, n, stream));
   }
 #endif

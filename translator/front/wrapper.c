@@ -554,7 +554,8 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
       else if (wrapper_effects(root, &w, r, wrapper_calls_pure(e), &foreign) && !sn->why)
         sn->why = "the call leaves an argument to a default with side effects (a call, ++, an assignment)";
       if (!r.begin.file) continue;
-    } else if (wrapper_effects(root, up, r, false, &foreign) && !sn->why) {
+    } else if (wrapper_effects(root, up, r, wrapper_calls_pure(arg), &foreign) && !sn->why) {
+      // (a call of a pure function moves with the text: `launch(w, g, lr_at(step), n, s)`)
       sn->why = "an argument of the call has side effects (a call, ++, an assignment)";
     }
     // A dim3 parameter given one value (`256`): param.x is that value.
