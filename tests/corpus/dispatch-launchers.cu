@@ -11,7 +11,8 @@
 // many runs took the path. The nearest refusals: a condition with side effects
 // (EFFECTS), one read through a pointer (THROUGH), no kernel the region schedules
 // with (NONE_FITS), a statement of the region that could change what a condition
-// reads first (CHANGED).
+// reads first (CHANGED, a call given its address; LAMBDA, a lambda capturing it
+// by reference).
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --explain %s -- -I%S/Inputs | %FileCheck --check-prefix=EXPLAIN %s
@@ -19,6 +20,7 @@
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DTHROUGH 2>&1 | %FileCheck --check-prefix=THROUGH %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DNONE_FITS 2>&1 | %FileCheck --check-prefix=NONE %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DCHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DLAMBDA 2>&1 | %FileCheck --check-prefix=LAMBDA %s
 #include <nccl.h>
 
 #include "dispatch/norm.h"
@@ -42,11 +44,16 @@ void attention_out(float *out, const float *residual, const float *bias, const f
 
 void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, ncclComm_t comm,
              cudaStream_t stream) {
+#if defined(LAMBDA)
+  auto halve = [&] { n /= 2; };
+#endif
 #pragma coconet region name(unscale) split reorder
   {
     ncclAllReduce(grads, grads, n, ncclFloat, ncclSum, comm, stream);
 #if defined(CHANGED)
     log_size(&n);
+#elif defined(LAMBDA)
+    halve();
 #endif
 #if defined(EFFECTS)
     launchScaleCounted(grads, inv_scale, n, stream);
@@ -91,4 +98,5 @@ void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, nc
 // NONE: note: 'invokeNormCachedOnly<float>' picks its kernel at run time, and the region schedules with none of those it may launch; the reason above is for the first, 'serve::normCached', which it launches when (hidden <= 1024)
 // NONE: norm.h:{{[0-9]+}}:8: note: and 'serve::normCached', which it launches when !(hidden <= 1024): kernel 'serve::normCached' declares shared memory
 
-// CHANGED: dispatch-launchers.cu:[[@LINE-45]]:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement also uses 'n' and could change it first: move the statement out
+// CHANGED: dispatch-launchers.cu:[[@LINE-47]]:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement calls what may change 'n' first: move the statement out
+// LAMBDA: dispatch-launchers.cu:[[@LINE-46]]:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement calls what may change 'n' first: move the statement out

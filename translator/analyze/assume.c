@@ -19,13 +19,55 @@ const char *extract_find_token(const char *text, const char *name) {
   return NULL;
 }
 
+// A statement before the launcher's call that calls what may change a variable
+// the call passes (a lambda capturing it by reference, a function given its
+// address): the path's conditions read the call's arguments. The change, or NULL.
+static const char *changed_by_call(const Frontend *fe, const Region *r, const Stmt *launch, char *buf,
+                                   size_t size, const Stmt **by) {
+  CXCursor call = wrapper_call_in(fe, launch->cursor);
+  int nargs = clang_Cursor_isNull(call) ? 0 : clang_Cursor_getNumArguments(call);
+  const char *what = NULL;
+  for (const Stmt *s = r->stmts; s && s != launch && !what; s = s->next) {
+    if (s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) continue;
+    Piece p = {fe_text(fe, s->range), s->range, false};
+    CallChanges *cc = call_changes(fe, &p);
+    for (int i = 0; i < nargs && !what; i++) {
+      SrcRange ar = fe_range(fe, clang_getCursorExtent(clang_Cursor_getArgument(call, (unsigned)i)));
+      if (!ar.begin.file || ar.end.offset <= ar.begin.offset) continue;
+      Piece a = {fe_text(fe, ar), ar, false};
+      SrcLoc at;
+      what = call_changes_read(cc, &a, buf, size, &at);
+      free(a.text);
+    }
+    if (what) *by = s;
+    call_changes_free(cc);
+    free(p.text);
+  }
+  return what;
+}
+
 // A run-time precondition (`master != nullptr`) is tested at the top of the
 // region: no statement of the region before the launch may change the
 // variable. Statements coconet does not see into may (a call taking its
 // address, an assignment), and so may a copy into its address.
 int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegion *ir) {
   char names[16][256];
-  for (const IrAssume *a = ir->assumes; a; a = a->next)
+  for (const IrAssume *a = ir->assumes; a; a = a->next) {
+    const Stmt *launch = r->stmts;
+    while (a->launcher && launch && !(launch->kind == STMT_LAUNCH && launch->launch->when &&
+                                      strcmp(launch->launch->when, a->test) == 0))
+      launch = launch->next;
+    char buf[256];
+    const Stmt *by = NULL;
+    const char *what = a->launcher && launch ? changed_by_call(fe, r, launch, buf, sizeof buf, &by) : NULL;
+    if (what) {
+      diag_error(&by->range.begin, "region '%s': '%s' launches kernel '%s' when %s, so the schedule, which is for "
+                                   "that kernel, runs when it holds at the top of the region; this statement calls "
+                                   "what may change '%s' first: move the statement out", r->name, a->launcher,
+                 a->kernel, a->test, what);
+      diag_note(&a->loc, "the launch is here");
+      return -1;
+    }
     for (int k = 0, n = ir_assume_names(a, names, 16); k < n; k++) {
       const char *var = names[k];
       for (const Stmt *s = r->stmts; s; s = s->next) {
@@ -61,6 +103,7 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
         return -1;
       }
     }
+  }
   return 0;
 }
 

@@ -6,7 +6,8 @@
 //   - variables assigned by name: the caller's (passed by a non-const
 //     reference), the file's (its variables, a class's statics, a function's
 //     static), a function's own (a lambda's, which may be the caller's
-//     captured by reference);
+//     captured by reference; a parameter of the function around a lambda
+//     that its body names is that function's);
 //   - aliased: a variable of the user's file was assigned by name, so what a
 //     pointer or reference reads may have changed;
 //   - memory: something was assigned through a pointer, a reference, `this` or
@@ -43,6 +44,7 @@ struct CallChanges {
   bool hidden;                // the text calls what its text does not show as a call: through a
                               // pointer, an operator, a conversion, a copy
   CXCursor this_obj;          // the variable `this` is in the method being read (null: not known)
+  CXCursor walked;            // the function whose body is being read (null: the text itself)
   bool found_user_member;     // user_class_value's finding
   bool class_value;           // the text is an object of a class of the user's, converted or copied
   int depth;
@@ -113,6 +115,11 @@ static void changes_target(CallChanges *cc, CXCursor t, CXCursor at, bool caller
   case CXCursor_DeclRefExpr: {
     CXCursor d = clang_getCanonicalCursor(clang_getCursorReferenced(t));
     enum CXCursorKind dk = clang_getCursorKind(d);
+    // (a lambda's body naming a parameter of the function around it: that function's, captured)
+    bool own = dk == CXCursor_ParmDecl && !clang_Cursor_isNull(cc->walked) &&
+               clang_equalCursors(clang_getCanonicalCursor(clang_getCursorSemanticParent(d)),
+                                  clang_getCanonicalCursor(cc->walked));
+    if (dk == CXCursor_ParmDecl && !own) caller = true;
     if (is_reference(d) && (caller || dk != CXCursor_ParmDecl)) return note_memory(cc, at);  // to what: not followed
     if (dk == CXCursor_VarDecl || (caller && dk == CXCursor_ParmDecl)) add_var(cc, d, at);
     return;
@@ -181,9 +188,12 @@ static bool unary_changes(const CallChanges *cc, CXCursor c) {
 }
 
 static void walk_body(CallChanges *cc, CXCursor def) {
+  CXCursor outer = cc->walked;
+  cc->walked = def;
   cc->depth++;
   clang_visitChildren(def, visit, cc);
   cc->depth--;
+  cc->walked = outer;
 }
 
 // The user-provided destructor of a class, or a null cursor.
@@ -372,6 +382,7 @@ CallChanges *call_changes(const Frontend *fe, const Piece *p) {
   cc->fe = fe;
   cc->args_read = true;
   cc->this_obj = clang_getNullCursor();
+  cc->walked = clang_getNullCursor();
   unsigned n = 0;
   CXToken *toks = piece_tokens(fe, p, &n);
   for (unsigned i = 0; i < n; i++) {
