@@ -7,7 +7,8 @@
 // that may be NULL at run time, as llm.c's trainer does: the schedule is for a
 // non-null pointer, tested at the top of the region, and the region runs as
 // written when it is null. -DMASTER_CHANGED changes the pointer inside the
-// region before the launch: refused (the test at the top would be stale).
+// region before the launch: refused (the test at the top would be stale); so does
+// -DMASTER_LAMBDA, through a lambda capturing it by reference.
 // RUN: %coconet --verify=ir:4 %s | %FileCheck --check-prefix=IR %s
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
@@ -15,6 +16,7 @@
 // RUN: %coconet %s -- -DMASTER_VARIABLE | %FileCheck --check-prefix=VARCODE %s
 // RUN: %coconet --explain %s -- -DMASTER_VARIABLE | %FileCheck --check-prefix=VAREXPLAIN %s
 // RUN: %expect 1 %coconet --check %s -- -DMASTER_VARIABLE -DMASTER_CHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
+// RUN: %expect 1 %coconet --check %s -- -DMASTER_VARIABLE -DMASTER_LAMBDA 2>&1 | %FileCheck --check-prefix=LAMBDA %s
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -51,6 +53,9 @@ void step(__nv_bfloat16 *params, float *master, float *grads, float *m, float *v
 #ifndef MASTER_VARIABLE
   (void)master;  // this build keeps no master weights
 #endif
+#ifdef MASTER_LAMBDA
+  auto drop_master = [&] { master = nullptr; };
+#endif
 #ifdef MASTER_VARIABLE
 #pragma coconet region name(adamw) split reorder replicated(params, master) shard(m, v) scratch(grads)
 #else
@@ -60,6 +65,8 @@ void step(__nv_bfloat16 *params, float *master, float *grads, float *m, float *v
     ncclAllReduce(grads, grads, n, ncclFloat, ncclSum, comm, stream);
 #ifdef MASTER_CHANGED
     keep_master(&master, n > 1000);
+#elif defined(MASTER_LAMBDA)
+    drop_master();
 #endif
 #ifdef MASTER_VARIABLE
     adamw<<<(n + 255) / 256, 256, 0, stream>>>(params, master, grads, m, v, n, 3e-4f, 0.9f, 0.95f, 1e-8f, 0.1f);
@@ -98,3 +105,4 @@ void project(float *out, float *x, int rows, int cols, ncclComm_t comm, cudaStre
 // VAREXPLAIN: - analysis: kernel 'adamw' tests 'master' against NULL ({{.*}}optional-pointers.cu:{{[0-9]+}}:15) and the launch passes a variable: the schedule is for master != nullptr, tested at the top of the region; the region runs as written otherwise
 // CHANGED: optional-pointers.cu:62:5: error: region 'adamw': kernel 'adamw' tests 'master' against NULL, so the schedule runs when master != nullptr at the top of the region; this statement also uses 'master' and could change it first
 // CHANGED: note: kernel 'adamw' tests it here
+// LAMBDA: optional-pointers.cu:[[# @LINE]]:5: error: region 'adamw': the schedule runs when master != nullptr at the top of the region (kernel 'adamw' tests it against NULL); this statement calls what may change 'master' first: move the statement out

@@ -19,24 +19,30 @@ const char *extract_find_token(const char *text, const char *name) {
   return NULL;
 }
 
-// A statement before the launcher's call that calls what may change a variable
-// the call passes (a lambda capturing it by reference, a function given its
-// address): the path's conditions read the call's arguments. The change, or NULL.
-static const char *changed_by_call(const Frontend *fe, const Region *r, const Stmt *launch, char *buf,
-                                   size_t size, const Stmt **by) {
-  CXCursor call = wrapper_call_in(fe, launch->cursor);
-  int nargs = clang_Cursor_isNull(call) ? 0 : clang_Cursor_getNumArguments(call);
+// A statement before the launch that calls what may change a variable the
+// launch passes (a lambda capturing it by reference, a function given its
+// address): a precondition reads the launch's arguments, or those of the call
+// of the launcher it is seen through. The change, or NULL.
+static const char *changed_by_call(const Frontend *fe, const Region *r, const IrAssume *pre, const Stmt *launch,
+                                   char *buf, size_t size, const Stmt **by) {
+  char names[16][256];
+  int nnames = ir_assume_names(pre, names, 16);
+  CXCursor call = launch->launch->wrapper ? wrapper_call_in(fe, launch->cursor) : clang_getNullCursor();
+  int nargs = clang_Cursor_isNull(call) ? launch->nargs : clang_Cursor_getNumArguments(call);
   const char *what = NULL;
   for (const Stmt *s = r->stmts; s && s != launch && !what; s = s->next) {
     if (s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) continue;
     Piece p = {fe_text(fe, s->range), s->range, false};
     CallChanges *cc = call_changes(fe, &p);
     for (int i = 0; i < nargs && !what; i++) {
-      SrcRange ar = fe_range(fe, clang_getCursorExtent(clang_Cursor_getArgument(call, (unsigned)i)));
+      SrcRange ar = clang_Cursor_isNull(call) ? launch->args[i].range
+                    : fe_range(fe, clang_getCursorExtent(clang_Cursor_getArgument(call, (unsigned)i)));
       if (!ar.begin.file || ar.end.offset <= ar.begin.offset) continue;
       Piece a = {fe_text(fe, ar), ar, false};
+      bool reads = false;  // (only what the precondition reads)
+      for (int k = 0; k < nnames && !reads; k++) reads = extract_find_token(a.text, names[k]) != NULL;
       SrcLoc at;
-      what = call_changes_read(cc, &a, buf, size, &at);
+      if (reads) what = call_changes_read(cc, &a, buf, size, &at);
       free(a.text);
     }
     if (what) *by = s;
@@ -53,21 +59,6 @@ static const char *changed_by_call(const Frontend *fe, const Region *r, const St
 int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegion *ir) {
   char names[16][256];
   for (const IrAssume *a = ir->assumes; a; a = a->next) {
-    const Stmt *launch = r->stmts;
-    while (a->launcher && launch && !(launch->kind == STMT_LAUNCH && launch->launch->when &&
-                                      strcmp(launch->launch->when, a->test) == 0))
-      launch = launch->next;
-    char buf[256];
-    const Stmt *by = NULL;
-    const char *what = a->launcher && launch ? changed_by_call(fe, r, launch, buf, sizeof buf, &by) : NULL;
-    if (what) {
-      diag_error(&by->range.begin, "region '%s': '%s' launches kernel '%s' when %s, so the schedule, which is for "
-                                   "that kernel, runs when it holds at the top of the region; this statement calls "
-                                   "what may change '%s' first: move the statement out", r->name, a->launcher,
-                 a->kernel, a->test, what);
-      diag_note(&a->loc, "the launch is here");
-      return -1;
-    }
     for (int k = 0, n = ir_assume_names(a, names, 16); k < n; k++) {
       const char *var = names[k];
       for (const Stmt *s = r->stmts; s; s = s->next) {
@@ -102,6 +93,31 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
                                                                           : "kernel '%s' tests it here", a->kernel);
         return -1;
       }
+    }
+    // The launch whose precondition it is: its path's, or the first of its kernel.
+    const Stmt *launch = r->stmts;
+    while (launch && !(launch->kind == STMT_LAUNCH &&
+                       (a->launcher ? launch->launch->when && strcmp(launch->launch->when, a->test) == 0
+                                    : strcmp(launch->launch->kernel, a->kernel) == 0)))
+      launch = launch->next;
+    char buf[256];
+    const Stmt *by = NULL;
+    const char *what = launch ? changed_by_call(fe, r, a, launch, buf, sizeof buf, &by) : NULL;
+    if (what && a->launcher) {
+      diag_error(&by->range.begin, "region '%s': '%s' launches kernel '%s' when %s, so the schedule, which is for "
+                                   "that kernel, runs when it holds at the top of the region; this statement calls "
+                                   "what may change '%s' first: move the statement out", r->name, a->launcher,
+                 a->kernel, a->test, what);
+      diag_note(&a->loc, "the launch is here");
+      return -1;
+    }
+    if (what) {
+      diag_error(&by->range.begin, "region '%s': the schedule runs when %s at the top of the region (kernel '%s' "
+                                   "%s); this statement calls what may change '%s' first: move the statement out",
+                 r->name, a->test, a->kernel, a->other ? "steps from slice to slice by it" : "tests it against NULL",
+                 what);
+      diag_note(&a->loc, a->other ? "kernel '%s' uses the stride here" : "kernel '%s' tests it here", a->kernel);
+      return -1;
     }
   }
   return 0;
