@@ -261,6 +261,39 @@ static inline bool coconet_check_clauses(void) {
   return on == 1;
 }
 
+/* The smallest and the largest of v over the ranks of comm (seen[0], seen[1]). */
+static inline void coconet_check_range(unsigned long long v, ncclComm_t comm, cudaStream_t stream,
+                                       unsigned long long seen[2], const char *file, int line) {
+  unsigned long long pair[2] = {v, v}, *dev = NULL;
+  coconet_cuda_check(cudaMalloc((void **)&dev, sizeof pair), "cudaMalloc", file, line);
+  coconet_cuda_check(cudaMemcpy(dev, pair, sizeof pair, cudaMemcpyHostToDevice), "cudaMemcpy", file, line);
+  coconet_nccl_check(ncclAllReduce(dev, dev, 1, ncclUint64, ncclMin, comm, stream), "ncclAllReduce", file, line);
+  coconet_nccl_check(ncclAllReduce(dev + 1, dev + 1, 1, ncclUint64, ncclMax, comm, stream), "ncclAllReduce", file,
+                     line);
+  coconet_cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize", file, line);
+  coconet_cuda_check(cudaMemcpy(seen, dev, 2 * sizeof *seen, cudaMemcpyDeviceToHost), "cudaMemcpy", file, line);
+  coconet_cuda_check(cudaFree(dev), "cudaFree", file, line);
+}
+
+/* A launcher that picks its kernel at run time: every rank of comm takes the
+ * path the schedule is for, or none does (else the ranks would run different
+ * collectives); else the process stops with the region and the rank. */
+static inline void coconet_check_path(bool taken, ncclComm_t comm, cudaStream_t stream, const char *region,
+                                      const char *launcher, const char *file, int line) {
+  unsigned long long seen[2];
+  coconet_cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize", file, line);
+  coconet_check_range(taken ? 1 : 0, comm, stream, seen, file, line);
+  if (seen[0] == seen[1]) return;
+  int rank = -1, nranks = 0;
+  coconet_comm_info(comm, &rank, &nranks);
+  fprintf(stderr,
+          "%s:%d: COCONET_CHECK=clauses: region '%s': '%s' picks its kernel at run time, and rank %d of %d %s the "
+          "path the schedule is for while another rank %s: the ranks would run different collectives; make the "
+          "launcher's choice the same on every rank, or take it out of the region\n",
+          file, line, region, launcher, rank, nranks, taken ? "takes" : "does not take", taken ? "does not" : "does");
+  abort();
+}
+
 /* replicated(name): the bytes of buf hash the same on every rank of comm
  * (FNV-1a over a host copy, the smallest and largest hash all-reduced);
  * else the process stops with the clause, the buffer and the rank. A NULL
@@ -268,27 +301,19 @@ static inline bool coconet_check_clauses(void) {
  * hashes as 0: every rank must pass NULL then. */
 static inline void coconet_check_replicated(const void *buf, size_t bytes, ncclComm_t comm, cudaStream_t stream,
                                             const char *region, const char *name, const char *file, int line) {
-  unsigned long long hash[2] = {1469598103934665603ull, 0};
+  unsigned long long hash = 1469598103934665603ull;
   coconet_cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize", file, line);
   if (buf) {
     unsigned char *host = (unsigned char *)malloc(bytes ? bytes : 1);
     if (!host) coconet_fail(file, line, "coconet_check_replicated", "out of host memory");
     coconet_cuda_check(cudaMemcpy(host, buf, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", file, line);
-    for (size_t i = 0; i < bytes; i++) hash[0] = (hash[0] ^ host[i]) * 1099511628211ull;
+    for (size_t i = 0; i < bytes; i++) hash = (hash ^ host[i]) * 1099511628211ull;
     free(host);
   } else {
-    hash[0] = 0;
+    hash = 0;
   }
-  hash[1] = hash[0];
-  unsigned long long *dev = NULL, seen[2];
-  coconet_cuda_check(cudaMalloc((void **)&dev, sizeof hash), "cudaMalloc", file, line);
-  coconet_cuda_check(cudaMemcpy(dev, hash, sizeof hash, cudaMemcpyHostToDevice), "cudaMemcpy", file, line);
-  coconet_nccl_check(ncclAllReduce(dev, dev, 1, ncclUint64, ncclMin, comm, stream), "ncclAllReduce", file, line);
-  coconet_nccl_check(ncclAllReduce(dev + 1, dev + 1, 1, ncclUint64, ncclMax, comm, stream), "ncclAllReduce", file,
-                     line);
-  coconet_cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize", file, line);
-  coconet_cuda_check(cudaMemcpy(seen, dev, sizeof seen, cudaMemcpyDeviceToHost), "cudaMemcpy", file, line);
-  coconet_cuda_check(cudaFree(dev), "cudaFree", file, line);
+  unsigned long long seen[2];
+  coconet_check_range(hash, comm, stream, seen, file, line);
   if (seen[0] == seen[1]) return;
   int rank = -1, nranks = 0;
   coconet_comm_info(comm, &rank, &nranks);
@@ -296,7 +321,7 @@ static inline void coconet_check_replicated(const void *buf, size_t bytes, ncclC
           "%s:%d: COCONET_CHECK=clauses: region '%s': replicated(%s) does not hold: rank %d of %d holds other "
           "bytes than another rank (hash %016llx; the ranks' range %016llx..%016llx); the schedule would gather "
           "slices of different copies\n",
-          file, line, region, name, rank, nranks, hash[0], seen[0], seen[1]);
+          file, line, region, name, rank, nranks, hash, seen[0], seen[1]);
   abort();
 }
 

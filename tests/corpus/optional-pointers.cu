@@ -103,6 +103,6 @@ void project(float *out, float *x, int rows, int cols, ncclComm_t comm, cudaStre
 // VARCODE-NEXT: adamw<<<(n + 255) / 256, 256, 0, stream>>>(params, master, grads, m, v, n, 3e-4f, 0.9f, 0.95f, 1e-8f, 0.1f);
 // VARCODE-NEXT: }
 // VAREXPLAIN: - analysis: kernel 'adamw' tests 'master' against NULL ({{.*}}optional-pointers.cu:{{[0-9]+}}:15) and the launch passes a variable: the schedule is for master != nullptr, tested at the top of the region; the region runs as written otherwise
-// CHANGED: optional-pointers.cu:62:5: error: region 'adamw': kernel 'adamw' tests 'master' against NULL, so the schedule runs when master != nullptr at the top of the region; this statement also uses 'master' and could change it first
+// CHANGED: optional-pointers.cu:67:5: error: region 'adamw': kernel 'adamw' tests 'master' against NULL, so the schedule runs when master != nullptr at the top of the region; this statement also uses 'master' and could change it first
 // CHANGED: note: kernel 'adamw' tests it here
-// LAMBDA: optional-pointers.cu:[[# @LINE]]:5: error: region 'adamw': the schedule runs when master != nullptr at the top of the region (kernel 'adamw' tests it against NULL); this statement calls what may change 'master' first: move the statement out
+// LAMBDA: optional-pointers.cu:69:5: error: region 'adamw': the schedule runs when master != nullptr at the top of the region (kernel 'adamw' tests it against NULL); this statement calls what may change 'master' first: move the statement out

@@ -7,7 +7,10 @@
 // dim3, an enumerator of the wrapper's namespace, a constant of a launcher
 // class, recursion) is not seen through. A static member function is a wrapper;
 // an argument a call leaves to its default is the default's text, unless it
-// names a type, namespace or enumerator of the file (QUALIFIED_DEFAULT).
+// names a type, namespace or enumerator of the file (QUALIFIED_DEFAULT). A local
+// initialized by a call that changes something is not seen through either, read
+// or not (DROPPED_CALL: the generated code, which does not call the launcher,
+// would drop the count), while a trait computing with its own locals is read.
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -o %t.cu
 // RUN: %expect 1 %coconet --check %s -- -DNOT_DIM3 2>&1 | %FileCheck --check-prefix=NOT_DIM3 %s
@@ -19,6 +22,7 @@
 // RUN: %expect 1 %coconet --check %s -- -DDEFAULT_ARG -DQUALIFIED_DEFAULT 2>&1 | %FileCheck --check-prefix=QUALIFIED %s
 // RUN: %expect 1 %coconet --check %s -- -DLATER_EFFECT 2>&1 | %FileCheck --check-prefix=LATER_EFFECT %s
 // RUN: %expect 1 %coconet --check %s -- -DCLASS_CONSTANT 2>&1 | %FileCheck --check-prefix=CLASS %s
+// RUN: %expect 1 %coconet --check %s -- -DDROPPED_CALL 2>&1 | %FileCheck --check-prefix=DROPPED %s
 #include <algorithm>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -111,6 +115,15 @@ __global__ void actMode(float *x, Mode m, int n) {
 }
 #endif
 
+#ifdef DROPPED_CALL
+static int g_launches = 0;
+static int count_launch() { return ++g_launches; }
+void launchCounted(float *x, int n, cudaStream_t s) {
+  const int seq = count_launch();
+  scale<<<(n + 255) / 256, 256, 0, s>>>(x, 0.5f, n);
+}
+#endif
+
 // A static member function launches as a free function does; a name of its class
 // (CLASS_CONSTANT) is the class's, not the caller's.
 struct Launcher {
@@ -191,6 +204,12 @@ void step(float *x, int *k, float *h, float *w, float *acc, int n, int world, nc
     launchScale(w, a, world, n, s);
     scale<<<(n + 255) / 256, 256, 0, s>>>(acc, a *= 0.5f, n);
   }
+#elif defined(DROPPED_CALL)
+#pragma coconet region name(dropped_call) split reorder
+  {
+    ncclAllReduce(w, w, n, ncclFloat, ncclSum, comm, s);
+    launchCounted(w, n, s);
+  }
 #elif defined(ENUM_PARAM)
 #pragma coconet region name(enum_param) split reorder
   {
@@ -219,3 +238,4 @@ void step(float *x, int *k, float *h, float *w, float *acc, int n, int world, nc
 // scope may have another Halves (a namespace's own), so it is not pasted there:
 // QUALIFIED: note: the call of 'launchHalf' ({{.*}}) is not seen through as the kernel launch or collective inside it: a text of its launch reads a variable that is not the function's parameter or local, a name of its namespace or class
 // LATER_EFFECT: error: region 'later_effect': 'a *= 0.5f' changes 'a', and this argument, passed before it to a host function coconet sees through, reads it; the schedule evaluates the change at the top of the generated block: compute 'a *= 0.5f' into a local before the region
+// DROPPED: note: the call of 'launchCounted' ({{.*}}wrapper-edges.cu:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a local whose initializer calls a function that may change something (the generated code, which does not call this one, would not run it)

@@ -39,6 +39,8 @@ bool extract_stmt_has_effects(const Stmt *s);  // an argument it evaluates has s
 // coconet cannot see into).
 typedef struct CallChanges CallChanges;
 CallChanges *call_changes(const Frontend *fe, const Piece *p);
+// The same for a statement, its own assignments too (`rm = 1 - rm;` through a reference).
+CallChanges *call_changes_stmt(const Frontend *fe, CXCursor stmt);
 // The first thing reader's text reads (or a function it calls reads) that those
 // calls may change (its text written into buf), with where the change is (*at), or NULL.
 const char *call_changes_read(const CallChanges *cc, const Piece *reader, char *buf, size_t size, SrcLoc *at);

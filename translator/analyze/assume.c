@@ -21,8 +21,8 @@ const char *extract_find_token(const char *text, const char *name) {
 
 // A statement before the launch that calls what may change a variable the
 // launch passes (a lambda capturing it by reference, a function given its
-// address): a precondition reads the launch's arguments, or those of the call
-// of the launcher it is seen through. The change, or NULL.
+// address, an assignment through a reference): a precondition reads the launch's
+// arguments, or those of the call of the launcher it is seen through. The change, or NULL.
 static const char *changed_by_call(const Frontend *fe, const Region *r, const IrAssume *pre, const Stmt *launch,
                                    char *buf, size_t size, const Stmt **by) {
   char names[16][256];
@@ -33,10 +33,11 @@ static const char *changed_by_call(const Frontend *fe, const Region *r, const Ir
   for (const Stmt *s = r->stmts; s && s != launch && !what; s = s->next) {
     if (s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) continue;
     Piece p = {fe_text(fe, s->range), s->range, false};
-    CallChanges *cc = call_changes(fe, &p);
-    for (int i = 0; i < nargs && !what; i++) {
-      SrcRange ar = clang_Cursor_isNull(call) ? launch->args[i].range
-                    : fe_range(fe, clang_getCursorExtent(clang_Cursor_getArgument(call, (unsigned)i)));
+    CallChanges *ccs[2] = {call_changes(fe, &p), call_changes_stmt(fe, s->cursor)};
+    for (int i = 0; i < 2 * nargs && !what; i++) {
+      const CallChanges *cc = ccs[i % 2];
+      SrcRange ar = clang_Cursor_isNull(call) ? launch->args[i / 2].range
+                    : fe_range(fe, clang_getCursorExtent(clang_Cursor_getArgument(call, (unsigned)(i / 2))));
       if (!ar.begin.file || ar.end.offset <= ar.begin.offset) continue;
       Piece a = {fe_text(fe, ar), ar, false};
       bool reads = false;  // (only what the precondition reads)
@@ -46,7 +47,8 @@ static const char *changed_by_call(const Frontend *fe, const Region *r, const Ir
       free(a.text);
     }
     if (what) *by = s;
-    call_changes_free(cc);
+    call_changes_free(ccs[0]);
+    call_changes_free(ccs[1]);
     free(p.text);
   }
   return what;
@@ -59,7 +61,14 @@ static const char *changed_by_call(const Frontend *fe, const Region *r, const Ir
 int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegion *ir) {
   char names[16][256];
   for (const IrAssume *a = ir->assumes; a; a = a->next) {
-    for (int k = 0, n = ir_assume_names(a, names, 16); k < n; k++) {
+    int n = ir_assume_names(a, names, 16);
+    if (n < 0) {
+      diag_error(&a->loc, "region '%s': the schedule runs when %s at the top of the region, which reads more "
+                          "variables than coconet follows (16) for what the region's statements change first",
+                 r->name, a->test);
+      return -1;
+    }
+    for (int k = 0; k < n; k++) {
       const char *var = names[k];
       for (const Stmt *s = r->stmts; s; s = s->next) {
         if (s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) continue;

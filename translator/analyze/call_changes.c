@@ -377,12 +377,23 @@ static bool user_class_value(CallChanges *cc, CXCursor c) {
   return cc->found_user_member;
 }
 
-CallChanges *call_changes(const Frontend *fe, const Piece *p) {
+static CallChanges *cc_new(const Frontend *fe) {
   CallChanges *cc = xcalloc(1, sizeof *cc);
   cc->fe = fe;
   cc->args_read = true;
   cc->this_obj = clang_getNullCursor();
   cc->walked = clang_getNullCursor();
+  return cc;
+}
+
+CallChanges *call_changes_stmt(const Frontend *fe, CXCursor stmt) {
+  CallChanges *cc = cc_new(fe);
+  if (visit(stmt, stmt, cc) == CXChildVisit_Recurse) clang_visitChildren(stmt, visit, cc);
+  return cc;
+}
+
+CallChanges *call_changes(const Frontend *fe, const Piece *p) {
+  CallChanges *cc = cc_new(fe);
   unsigned n = 0;
   CXToken *toks = piece_tokens(fe, p, &n);
   for (unsigned i = 0; i < n; i++) {

@@ -398,6 +398,13 @@ static int generate(Cg *cg, const Scope *sc) {
         c += 3;
       }
       buf_printf(&test, "%s%s", test.len ? " && " : "", path);
+      const IrCollective *c = first_collective(cg->r);
+      if (c) {
+        cg_line(cg, "// coconet: COCONET_CHECK=clauses: every rank takes the path or none does");
+        cg_line(cg, "if (coconet_check_clauses())");
+        cg_line(cg, "%scoconet_check_path(%s, %s, %s, \"%s\", \"%s\", __FILE__, __LINE__);", cg->unit, path, c->comm,
+                c->stream, cg->r->name, a->launcher);
+      }
       continue;
     } else if (a->other)
       cg_line(cg, "// coconet: kernel '%s' steps from slice to slice by '%s' (passed '%s') and its count is '%s' "

@@ -133,6 +133,10 @@ void wrapper_locals(const Frontend *ffe, Wrapper *w, CXCursor st, const char **w
       *why = "its body declares a local without an initializer of one value";
       continue;
     }
+    if (clang_Cursor_hasVarDeclGlobalStorage(vars.v[j]) == 1 && !clang_isConstQualifiedType(clang_getCursorType(vars.v[j]))) {
+      *why = "its body has a static local (it keeps its value from call to call)";
+      continue;
+    }
     // One with side effects (a trait call: getNcclDataType<T>()) refuses a text that reads it.
     wrapper_add(w, vars.v[j], r, w, NULL, dim3);
     w->v[w->n - 1].impure = wrapper_effects(root, w, r, wrapper_calls_pure(e), foreign);
@@ -141,6 +145,10 @@ void wrapper_locals(const Frontend *ffe, Wrapper *w, CXCursor st, const char **w
     // function, would drop the change.
     char *init = fe_text(ffe, r);
     if (source_assigns(init)) *why = "its body has a local whose initializer assigns a variable";
+    // (`int t = log_launch();`: a call that changes something, which the generated code would not make)
+    else if (w->v[w->n - 1].impure && !wrapper_calls_pure(e))
+      *why = "its body has a local whose initializer calls a function that may change something (the generated "
+             "code, which does not call this one, would not run it)";
     free(init);
   }
 }

@@ -84,29 +84,75 @@ static CXCursor *then_rest(CXCursor branch, const CXCursor *rest, int nrest, int
   return v;
 }
 
-// Does expression e read through a pointer or reference (`p->n`, `*flag`, `cfg[0]`)? The region
-// tests it at its top, before its statements run: what they write there would be missed.
-static bool reads_through(const Frontend *fe, CXCursor e) {
-  CXToken *t = NULL;
-  unsigned n = 0;
-  clang_tokenize(fe->tu, clang_getCursorExtent(e), &t, &n);
-  bool yes = false;
-  for (unsigned i = 0; i < n && !yes; i++) {
-    char *s = fe_token_text(fe->tu, t[i]);
-    if (!strcmp(s, "->") || !strcmp(s, "[")) yes = true;
-    if (!strcmp(s, "*")) {
-      // unary: first, or after an operator or an opening parenthesis (not after a name, a type, `)`)
-      yes = i == 0;
-      if (i > 0 && clang_getTokenKind(t[i - 1]) == CXToken_Punctuation) {
-        char *before = fe_token_text(fe->tu, t[i - 1]);
-        yes = strcmp(before, ")") != 0 && strcmp(before, "]") != 0;
-        free(before);
-      }
-    }
-    free(s);
+// Does expression e, or a function of the user's it calls (4 deep), read through a pointer
+// (`p->n`, `*flag`, `(int)*pm`, `cfg[0]`) or a variable of the file (a global, a static)? The
+// region tests the conditions at its top, before its statements run: what they write there
+// would be missed. The reason, or NULL.
+typedef struct Reads {
+  const char *why;
+  int depth;
+} Reads;
+
+static const char THROUGH[] = "a condition or value of its choice of kernel reads through a pointer (->, *, []), "
+                              "which a statement of the region before the launch could change";
+
+static enum CXChildVisitResult read_visit(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Reads *r = data;
+  FeKids k = fe_kids(c);
+  switch (clang_getCursorKind(c)) {
+  case CXCursor_UnaryOperator: {
+    CXTranslationUnit tu = clang_Cursor_getTranslationUnit(c);
+    CXToken *t = NULL;
+    unsigned n = 0;
+    clang_tokenize(tu, clang_getCursorExtent(c), &t, &n);
+    if (n && fe_token_is(tu, t[0], "*")) r->why = THROUGH;
+    clang_disposeTokens(tu, t, n);
+    break;
   }
-  clang_disposeTokens(fe->tu, t, n);
-  return yes;
+  case CXCursor_ArraySubscriptExpr: r->why = THROUGH; break;
+  case CXCursor_MemberRefExpr:
+    if (k.n == 1 && clang_getCanonicalType(clang_getCursorType(k.v[0])).kind == CXType_Pointer)
+      r->why = THROUGH;
+    break;
+  case CXCursor_DeclRefExpr: {
+    CXCursor d = clang_getCursorReferenced(c);
+    if (clang_getCursorKind(d) != CXCursor_VarDecl) break;
+    if (clang_Cursor_hasVarDeclGlobalStorage(d) == 1) {
+      if (!clang_isConstQualifiedType(clang_getCursorType(d)) &&
+          !clang_Location_isInSystemHeader(clang_getCursorLocation(d)))
+        r->why = "a condition or value of its choice of kernel reads a variable of the file (a global, a static), "
+                 "which a statement of the region before the launch could change";
+      break;
+    }
+    // A local: what its initializer reads (`const int t = threshold();`).
+    FeKids init = fe_kids(d);
+    if (init.n && clang_isExpression(clang_getCursorKind(init.last)) && r->depth < 4) {
+      r->depth++;
+      if (read_visit(init.last, d, r) == CXChildVisit_Recurse) clang_visitChildren(init.last, read_visit, r);
+      r->depth--;
+    }
+    break;
+  }
+  case CXCursor_CallExpr: {
+    CXCursor def = clang_getCursorDefinition(clang_getCursorReferenced(c));
+    if (!clang_Cursor_isNull(def) && !clang_Location_isInSystemHeader(clang_getCursorLocation(def)) &&
+        r->depth < 4) {
+      r->depth++;
+      clang_visitChildren(def, read_visit, r);
+      r->depth--;
+    }
+    break;
+  }
+  default: break;
+  }
+  return r->why ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+static const char *reads_outside(CXCursor e) {
+  Reads r = {NULL, 0};
+  if (read_visit(e, e, &r) == CXChildVisit_Recurse) clang_visitChildren(e, read_visit, &r);
+  return r.why;
 }
 
 // The text of expression e (in the function's terms) in the region's, when it can move there.
@@ -114,15 +160,15 @@ static char *moved(Paths *p, CXCursor st, CXCursor e, const char *what) {
   const Frontend *root = wrapper_root(p->ffe);
   SrcRange r = fe_range(p->ffe, clang_getCursorExtent(e));
   bool foreign = false;
-  if (reads_through(p->ffe, e)) {
-    in_the_way(p, st, "a condition or value of its choice of kernel reads through a pointer (->, *, []), which a "
-                      "statement of the region before the launch could change");
-    return NULL;
-  }
   if (!r.begin.file || wrapper_effects(root, p->w, r, wrapper_calls_pure(e), &foreign)) {
     in_the_way(p, st, what[0] == 'c' ? "a condition of its choice of kernel has side effects (a call, ++, an "
                                        "assignment)"
                                      : "a path of its choice of kernel assigns a value with side effects");
+    return NULL;
+  }
+  const char *outside = reads_outside(e);
+  if (outside) {
+    in_the_way(p, st, outside);
     return NULL;
   }
   char *t = wrapper_substituted(root, p->w, r, &foreign);

@@ -75,6 +75,46 @@ static bool hidden_impure(CXCursor call, CXCursor fn, int depth) {
   return false;
 }
 
+// A helper's statement that changes nothing but the helper's own locals: blocks, locals
+// (not static) with pure initializers, `if` with a pure condition, an assignment of a pure
+// value to a local of fn (not a reference), `return` of a pure value. (Loops: not read.)
+static bool pure_body(CXCursor st, CXCursor fn, int depth) {
+  FeKids k = fe_kids(st);
+  switch (clang_getCursorKind(st)) {
+  case CXCursor_NullStmt: return true;
+  case CXCursor_CompoundStmt:
+  case CXCursor_IfStmt: {
+    if (k.n > FE_KIDS) return false;
+    bool cond = clang_getCursorKind(st) == CXCursor_IfStmt;  // its first child is the condition
+    for (int i = 0; i < k.n; i++)
+      if (cond && i == 0 ? assigns(k.v[0]) || !pure(k.v[0], depth) : !pure_body(k.v[i], fn, depth)) return false;
+    return true;
+  }
+  case CXCursor_DeclStmt:
+    for (int i = 0; i < k.n && i < FE_KIDS; i++) {
+      FeKids init = fe_kids(k.v[i]);
+      if (clang_getCursorKind(k.v[i]) != CXCursor_VarDecl || clang_Cursor_hasVarDeclGlobalStorage(k.v[i]) == 1)
+        return false;
+      if (init.n && clang_isExpression(clang_getCursorKind(init.last)) &&
+          (assigns(init.last) || !pure(init.last, depth)))
+        return false;
+    }
+    return k.n <= FE_KIDS;
+  case CXCursor_ReturnStmt: return k.n == 0 || (!assigns(k.v[0]) && pure(k.v[0], depth));
+  case CXCursor_BinaryOperator:
+  case CXCursor_CompoundAssignOperator: {
+    if (k.n != 2 || assigns(k.v[1]) || !pure(k.v[1], depth)) return false;
+    CXCursor d = clang_getCursorKind(k.v[0]) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(k.v[0])
+                                                                      : clang_getNullCursor();
+    enum CXTypeKind t = clang_getCanonicalType(clang_getCursorType(d)).kind;
+    return clang_getCursorKind(d) == CXCursor_VarDecl && clang_Cursor_hasVarDeclGlobalStorage(d) != 1 &&
+           t != CXType_LValueReference && t != CXType_RValueReference &&
+           clang_equalCursors(clang_getCursorSemanticParent(d), fn);
+  }
+  default: return false;
+  }
+}
+
 static enum CXChildVisitResult find_impure_call(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
   int *depth = data;
@@ -97,14 +137,12 @@ static enum CXChildVisitResult find_impure_call(CXCursor c, CXCursor parent, CXC
   free(name);
   free(ns);
   if (!ok && k == CXCursor_FunctionDecl && *depth < 4) {
-    // A helper whose body is `return e;` with e pure (ceil_div, div_up).
+    // A helper that computes with its own locals and returns (ceil_div; a trait's
+    // `ncclDataType_t t; if (std::is_same<T, float>::value) t = ncclFloat; ... return t;`).
     CXCursor def = clang_getCursorDefinition(fn);
     FeKids body = clang_Cursor_isNull(def) ? (FeKids){.n = 0} : fe_kids(def);
-    FeKids stmts = body.n && clang_getCursorKind(body.last) == CXCursor_CompoundStmt ? fe_kids(body.last)
-                                                                                   : (FeKids){.n = 0};
-    FeKids ret = stmts.n == 1 && clang_getCursorKind(stmts.v[0]) == CXCursor_ReturnStmt ? fe_kids(stmts.v[0])
-                                                                                       : (FeKids){.n = 0};
-    ok = ret.n == 1 && !assigns(ret.v[0]) && pure(ret.v[0], *depth + 1) && !hidden_impure(c, fn, *depth);
+    ok = body.n && clang_getCursorKind(body.last) == CXCursor_CompoundStmt &&
+         pure_body(body.last, def, *depth + 1) && !hidden_impure(c, fn, *depth);
   }
   if (!ok) {
     *depth = -1;

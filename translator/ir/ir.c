@@ -140,6 +140,17 @@ void ir_region_assume_path(IrRegion *r, const char *when, const char *kernel, co
   a->launcher = ir_strdup(r, launcher);
 }
 
+// Words of C++ a condition names that are no variable.
+static bool keyword(const char *w, size_t n) {
+  static const char *const words[] = {"sizeof", "alignof", "true", "false", "nullptr", "NULL", "const", "volatile",
+                                      "unsigned", "signed", "int", "long", "short", "char", "bool", "float",
+                                      "double", "void", "size_t", "static_cast", "reinterpret_cast", "const_cast",
+                                      "decltype", "std", NULL};
+  for (int i = 0; words[i]; i++)
+    if (strlen(words[i]) == n && strncmp(words[i], w, n) == 0) return true;
+  return false;
+}
+
 int ir_assume_names(const IrAssume *a, char names[][256], int max) {
   int n = 0;
   if (!a->launcher) {
@@ -150,21 +161,29 @@ int ir_assume_names(const IrAssume *a, char names[][256], int max) {
     }
     return n;
   }
+  // Every name but a member's (after '.', '->') or a qualified one's (after '::'), a
+  // function's or a scope's (before '(' or '::') and C++'s own words: more is safer
+  // than fewer (`n < 256`, `hidden <= 1024`: the names before '<' count).
   const char *t = a->test;
-  for (size_t i = 0; t[i] && n < max;) {
+  for (size_t i = 0; t[i];) {
     if (!(isalpha((unsigned char)t[i]) || t[i] == '_') || (i && (isalnum((unsigned char)t[i - 1]) || t[i - 1] == '_'))) {
       i++;
       continue;
     }
     size_t e = i;
     while (isalnum((unsigned char)t[e]) || t[e] == '_') e++;
-    size_t after = e;
+    size_t after = e, before = i;
     while (t[after] == ' ') after++;
-    size_t before = i;
     while (before > 0 && t[before - 1] == ' ') before--;
-    bool member = before > 0 && (t[before - 1] == '.' || t[before - 1] == ':' || t[before - 1] == '>');
-    bool called = t[after] == '(' || t[after] == ':' || t[after] == '<';
-    if (!member && !called && e - i < 256) snprintf(names[n++], 256, "%.*s", (int)(e - i), t + i);
+    bool member = before > 0 && (t[before - 1] == '.' || (before > 1 && t[before - 1] == '>' && t[before - 2] == '-') ||
+                                 (before > 1 && t[before - 1] == ':' && t[before - 2] == ':'));
+    bool scope = t[after] == '(' || (t[after] == ':' && t[after + 1] == ':');
+    bool seen = false;
+    for (int k = 0; k < n && !seen; k++) seen = strlen(names[k]) == e - i && strncmp(names[k], t + i, e - i) == 0;
+    if (!member && !scope && !seen && !keyword(t + i, e - i)) {
+      if (n == max || e - i >= 256) return -1;  // more than the caller holds: it refuses
+      snprintf(names[n++], 256, "%.*s", (int)(e - i), t + i);
+    }
     i = e;
   }
   return n;

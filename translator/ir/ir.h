@@ -695,8 +695,9 @@ void ir_region_note(IrRegion *r, const char *what);  // appended to r->notes
 // Records that the schedule needs `var != nullptr` (once per variable).
 void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc loc);
 // The variables a run-time precondition reads (at most max, each at most 255
-// characters): var's and other's bases; for a launcher's path conditions every
-// name not after '.', '->' or '::' and not before '(', '<' or '::' (`n`, not `std`, `min`).
+// characters, each once): var's and other's bases; for a launcher's path conditions every
+// name not after '.', '->' or '::', not before '(' or '::' and not a word of C++ (`n`, not
+// `std`, `min`, `float`); -1 when there are more than max.
 int ir_assume_names(const IrAssume *a, char names[][256], int max);
 // The schedule is for the kernel that launcher launches when `when` holds (loc: the launch).
 void ir_region_assume_path(IrRegion *r, const char *when, const char *kernel, const char *launcher, SrcLoc loc);
