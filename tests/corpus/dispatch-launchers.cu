@@ -75,6 +75,9 @@ void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, nc
 // CODE-NEXT: // runs as written otherwise
 // CODE-NEXT: const bool coconet_path = !(hidden <= 1024) &&
 // CODE-NEXT: !(((int)((hidden + ((unsigned)1024) - 1) / ((unsigned)1024))) == 2);
+// CODE: // coconet: COCONET_CHECK=clauses: every rank takes the path or none does
+// CODE-NEXT: if (coconet_check_clauses())
+// CODE-NEXT: coconet_check_path(coconet_path, comm, stream, "post_attn", "invokeNorm<float>", __FILE__,
 // CODE: if (coconet_path && coconet_disjoint(
 // CODE: serve::normGeneral<float><<<(unsigned)(coconet_p.s / hidden), 1024, 0, stream>>>(
 // CODE: } else {
@@ -98,5 +101,5 @@ void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, nc
 // NONE: note: 'invokeNormCachedOnly<float>' picks its kernel at run time, and the region schedules with none of those it may launch; the reason above is for the first, 'serve::normCached', which it launches when (hidden <= 1024)
 // NONE: norm.h:{{[0-9]+}}:8: note: and 'serve::normCached', which it launches when !(hidden <= 1024): kernel 'serve::normCached' declares shared memory
 
-// CHANGED: dispatch-launchers.cu:[[@LINE-47]]:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement also uses 'n' and could change it first: move the statement out
-// LAMBDA: dispatch-launchers.cu:[[@LINE-46]]:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement calls what may change 'n' first: move the statement out
+// CHANGED: dispatch-launchers.cu:54:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement also uses 'n' and could change it first: move the statement out
+// LAMBDA: dispatch-launchers.cu:56:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement calls what may change 'n' first: move the statement out
