@@ -68,9 +68,13 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
                  r->name, a->test);
       return -1;
     }
+    // A launcher's path: what comes after its call does not change what it chose.
+    const Stmt *end = NULL;
+    for (const Stmt *s = r->stmts; s && a->launcher && !end; s = s->next)
+      if (s->kind == STMT_LAUNCH && s->launch->when && strcmp(s->launch->when, a->test) == 0) end = s;
     for (int k = 0; k < n; k++) {
       const char *var = names[k];
-      for (const Stmt *s = r->stmts; s; s = s->next) {
+      for (const Stmt *s = r->stmts; s && s != end; s = s->next) {
         if (s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) continue;
         char *text = fe_text(fe, s->range);
         const char *at = extract_find_token(text, var);
@@ -80,8 +84,10 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
           while (q > text && q[-1] == ' ') q--;
           address = q > text && q[-1] == '&';
         }
+        // A declaration that only reads it (`const int k = n * 2;`; its calls: changed_by_call).
+        bool reads = clang_getCursorKind(s->cursor) == CXCursor_DeclStmt && !address && !source_assigns(text);
         free(text);
-        if (!at || (s->kind == STMT_CUDA && !address)) continue;
+        if (!at || reads || (s->kind == STMT_CUDA && !address)) continue;
         if (a->launcher)
           diag_error(&s->range.begin, "region '%s': '%s' launches kernel '%s' when %s, so the schedule, which is "
                                       "for that kernel, runs when it holds at the top of the region; this statement "

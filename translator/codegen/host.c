@@ -389,6 +389,8 @@ static unsigned kernel_start(const Toks *t, unsigned first, unsigned open) {
   j--;
   while (j >= first + 2 && tok_is(t, j - 1, "::") && clang_getTokenKind(t->t[j - 2]) == CXToken_Identifier) j -= 2;
   if (j > first && tok_is(t, j - 1, "::")) j--;
+  // A name pasted together (`nm##_kernel`) or a string of one: the macro's use makes it.
+  if (j > first && (tok_is(t, j - 1, "##") || tok_is(t, j - 1, "#"))) return open;
   return j;
 }
 
@@ -447,11 +449,30 @@ static CXCursor macro_used_in(const Lower *l, SrcRange r) {
 // Why a launch written in a macro's body cannot be lowered, or NULL: lower_macro_def
 // lowers the body, in the file that defines it (a header of the user's is
 // lowered too), when each launch there is written whole.
-static const char *macro_launch_why(Lower *l, CXCursor def) {
+static const char *macro_launch_why(Lower *l, CXCursor call, CXCursor def) {
   if (clang_Cursor_isNull(def)) return "its '<<<' or '>>>' is not written in this file (a launch inside a macro?)";
   if (clang_Location_isInSystemHeader(clang_getCursorLocation(def))) return "it is written in a system header's macro";
   if (!macro_launches(l, def, false))
-    return "its kernel, '<<<', '>>>' and arguments are not all written in the body of the macro it is in";
+    return "its kernel, '<<<', '>>>' and arguments are not all written in the body of the macro it is in (or its "
+           "kernel's name is pasted together with ##)";
+  // The lowered launch passes its arguments on as they are (`auto`): one that only the kernel's
+  // parameter type makes what it is (NULL or 0 for a pointer, `{...}`) would not compile.
+  for (int i = 0; i < clang_Cursor_getNumArguments(call); i++) {
+    CXCursor a = clang_Cursor_getArgument(call, (unsigned)i);
+    while (clang_getCursorKind(a) == CXCursor_UnexposedExpr && fe_kids(a).n == 1) a = fe_kids(a).v[0];
+    enum CXCursorKind k = clang_getCursorKind(a);
+    enum CXTypeKind pt = clang_getCanonicalType(clang_getCursorType(clang_Cursor_getArgument(call, (unsigned)i))).kind;
+    CXTranslationUnit tu = clang_Cursor_getTranslationUnit(a);
+    CXToken *first = clang_getToken(tu, clang_getRangeStart(clang_getCursorExtent(a)));
+    bool braced = first && fe_token_is(tu, *first, "{");
+    if (first) clang_disposeTokens(tu, first, 1);
+    if (braced || k == CXCursor_InitListExpr || (pt == CXType_Pointer && clang_getCanonicalType(clang_getCursorType(a)).kind !=
+                                                                   CXType_Pointer &&
+                                       clang_getCanonicalType(clang_getCursorType(a)).kind != CXType_NullPtr))
+      return "an argument of it in the macro's use becomes the kernel's parameter only by its type (NULL or 0 for a "
+             "pointer, {...}), and the lowered launch passes arguments on as they are; write it as that type "
+             "(nullptr, a cast)";
+  }
   return NULL;
 }
 
@@ -462,7 +483,7 @@ static void lower_launch(Lower *l, CXCursor call, SrcRange r) {
   tokenize_range(l, r, &t);
   unsigned open, close, commas;
   if (!config_tokens(&t, 0, &open, &close, &commas) || open == 0) {
-    const char *why = macro_launch_why(l, macro_used_in(l, r));
+    const char *why = macro_launch_why(l, call, macro_used_in(l, r));
     if (why) {
       diag_error(&r.begin, "--target=host: cannot lower this kernel launch: %s; write the launch out", why);
       l->errors++;

@@ -247,11 +247,18 @@ static void choice(Paths *p, const CXCursor *v, int n, const char *when) {
     in_the_way(p, v[0], "its choice of kernel has an `if` with a declaration in its condition");
     return;
   }
-  char *c = moved(p, v[0], k.v[0], "condition");
-  if (!c) return;
+  // A condition the compiler knows (`sizeof(T) == 2`, `std::is_same<T, float>::value` in an instance,
+  // `if constexpr`): only the branch it takes is a path, and the condition is no part of it.
+  CXEvalResult known = clang_Cursor_Evaluate(k.v[0]);
+  int only = -1;
+  if (known && clang_EvalResult_getKind(known) == CXEval_Int) only = clang_EvalResult_getAsLongLong(known) ? 0 : 1;
+  if (known) clang_EvalResult_dispose(known);
+  char *c = only >= 0 ? NULL : moved(p, v[0], k.v[0], "condition");
+  if (only < 0 && !c) return;
   int saved = p->w->n;
   for (int side = 0; side < 2 && !*p->why; side++) {
-    char *path = conjoined(when, c, side == 1);
+    if (only >= 0 && side != only) continue;
+    char *path = only >= 0 ? (when ? strdup(when) : NULL) : conjoined(when, c, side == 1);
     int m = 0;
     CXCursor *seq = side == 0 || k.n == 3 ? then_rest(k.v[side + 1], v + 1, n - 1, &m) : NULL;
     if (seq) walk(p, seq, m, path);
@@ -310,7 +317,7 @@ static void walk(Paths *p, const CXCursor *v, int n, const char *when) {
     Stmt *s = classify_stmt(p->ffe, st);
     if (s->kind == STMT_LAUNCH && s->wrap == WRAP_NONE && !s->launch->wrapper) {
       Launch *l = wrapper_launch(p->w, s, p->why);
-      l->when = strdup(when ? when : "true");
+      l->when = when ? strdup(when) : NULL;  // (NULL: every condition on its way is known)
       *p->tail = l;
       p->tail = &l->other;
       // (a `return` ends the path: what follows belongs to other paths)

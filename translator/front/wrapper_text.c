@@ -233,6 +233,17 @@ char *wrapper_substituted(const Frontend *root, const Wrapper *w, SrcRange r, bo
   CXToken *toks = NULL;
   unsigned n = 0;
   clang_tokenize(fe->tu, cr, &toks, &n);
+  // An expression whose first or last token is a macro's argument (`SUM2(lr, 1.0f)` with
+  // `#define SUM2(a, b) a + b`): its extent is `lr, 1.0f`, not the expression; it cannot move.
+  int depth = 0;
+  for (unsigned i = 0; i < n && depth >= 0; i++) {
+    CXString sp = clang_getTokenSpelling(fe->tu, toks[i]);
+    const char *t = clang_getCString(sp);
+    depth += (!strcmp(t, "(") || !strcmp(t, "[") || !strcmp(t, "{")) - (!strcmp(t, ")") || !strcmp(t, "]") || !strcmp(t, "}"));
+    if (depth == 0 && !strcmp(t, ",")) depth = -1;
+    clang_disposeString(sp);
+  }
+  if (depth != 0) *foreign = true;
   Text out = {0};
   text_add(&out, "");
   unsigned at = r.begin.offset;

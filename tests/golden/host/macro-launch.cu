@@ -7,8 +7,10 @@
 // COCONET_HOST_SYNC, the flag that runs any kernel. A macro of a header of the
 // user's is lowered in the header's text, which the kept file holds in place
 // of its #include. The program then runs on the host backend and checks every
-// result. The nearest refusal: a launch whose '<<<' comes from one macro and
-// its '>>>' from another (-DSPLIT).
+// result. The nearest refusals: a launch whose '<<<' comes from one macro and
+// its '>>>' from another (-DSPLIT), a kernel's name pasted together (-DPASTE),
+// an argument that only the kernel's parameter type converts (-DNULL_ARG: NULL
+// for a pointer; the lowered launch passes its arguments on as they are).
 // REQUIRES: host-runtime
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %coconet-cc --target=host --keep=%t/keep -O1 -I%S/Inputs %s -o %t/macros
@@ -16,6 +18,10 @@
 // RUN: %t/macros | %FileCheck --check-prefix=RUNS %s
 // RUN: %expect 1 %coconet --target=host %s -o %t/split.cu -- -I%S/Inputs -DSPLIT 2>&1 \
 // RUN:   | %FileCheck --check-prefix=SPLIT %s
+// RUN: %expect 1 %coconet --target=host %s -o %t/paste.cu -- -I%S/Inputs -DPASTE 2>&1 \
+// RUN:   | %FileCheck --check-prefix=PASTE %s
+// RUN: %expect 1 %coconet --target=host %s -o %t/null.cu -- -I%S/Inputs -DNULL_ARG 2>&1 \
+// RUN:   | %FileCheck --check-prefix=NULL_ARG %s
 #include <cuda_runtime.h>
 #include <stdio.h>
 
@@ -68,6 +74,11 @@ __global__ void offset(double *x, int n) {
 #if defined(SPLIT)
 #define OPEN <<<
 #define CLOSE >>>
+#elif defined(PASTE)
+#define LAUNCH_PASTED(name, x, n) name##_twice<<<1, 32>>>(x, n)
+__global__ void scale_twice(float *x, int n) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) x[i] *= 2;
+}
 #endif
 
 int main() {
@@ -95,6 +106,10 @@ int main() {
   cudaFree(d);
 #if defined(SPLIT)
   fill OPEN 1, 1 CLOSE(x, 0.0f, n);
+#elif defined(PASTE)
+  LAUNCH_PASTED(scale, x, n);
+#elif defined(NULL_ARG)
+  FILL(NULL, 0.0f, 0);
 #endif
   cudaFree(x);
   cudaFree(sum);
@@ -111,6 +126,8 @@ int main() {
 // RUNS-NEXT: x[7] 7.0 d 2.0 4.0 6.0 8.0
 // CHECK: #define TWICE(x, n) coconet_host_launch_call(COCONET_HOST_SYNC, (twice), 1, 32, 0, 0, x, n)
 // CHECK: #define OFFSET(x, n) coconet_host_launch_call(COCONET_HOST_SYNC, (offset), 1, 64, 0, 0, x, n)
-// SPLIT: macro-launch.cu:[[@LINE-17]]:3: error: --target=host: cannot lower this kernel launch: its kernel, '<<<', '>>>' and arguments are not all written in the body of the macro it is in; write the launch out
+// SPLIT: macro-launch.cu:108:3: error: --target=host: cannot lower this kernel launch: its kernel, '<<<', '>>>' and arguments are not all written in the body of the macro it is in (or its kernel's name is pasted together with ##); write the launch out
 // SPLIT-NEXT: {{^  fill OPEN 1, 1 CLOSE\(x, 0.0f, n\);$}}
 // SPLIT-NEXT: {{^  \^$}}
+// PASTE: macro-launch.cu:{{[0-9]+}}:3: error: --target=host: cannot lower this kernel launch: its kernel, '<<<', '>>>' and arguments are not all written in the body of the macro it is in (or its kernel's name is pasted together with ##); write the launch out
+// NULL_ARG: macro-launch.cu:{{[0-9]+}}:3: error: --target=host: cannot lower this kernel launch: an argument of it in the macro's use becomes the kernel's parameter only by its type (NULL or 0 for a pointer, {...}), and the lowered launch passes arguments on as they are; write it as that type (nullptr, a cast); write the launch out
