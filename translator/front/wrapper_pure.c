@@ -86,8 +86,16 @@ static bool pure_body(CXCursor st, CXCursor fn, int depth) {
   case CXCursor_IfStmt: {
     if (k.n > FE_KIDS) return false;
     bool cond = clang_getCursorKind(st) == CXCursor_IfStmt;  // its first child is the condition
-    for (int i = 0; i < k.n; i++)
+    // A condition the compiler knows (`std::is_same<T, float>::value` in an instance): the branch
+    // it takes alone (a trait's `else { printf(...); exit(-1); }` for the other types).
+    int only = 0;
+    CXEvalResult known = cond ? clang_Cursor_Evaluate(k.v[0]) : NULL;
+    if (known && clang_EvalResult_getKind(known) == CXEval_Int) only = clang_EvalResult_getAsLongLong(known) ? 1 : 2;
+    if (known) clang_EvalResult_dispose(known);
+    for (int i = 0; i < k.n; i++) {
+      if (cond && only && i != only) continue;
       if (cond && i == 0 ? assigns(k.v[0]) || !pure(k.v[0], depth) : !pure_body(k.v[i], fn, depth)) return false;
+    }
     return true;
   }
   case CXCursor_DeclStmt:

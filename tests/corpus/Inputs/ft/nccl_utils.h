@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 
 #define NCCLCHECK(cmd)                                                                      \
   do {                                                                                      \
@@ -23,9 +24,21 @@ struct NcclParam {
   ncclComm_t nccl_comm_ = nullptr;
 };
 
-template <typename T> ncclDataType_t getNcclDataType();
-template <> inline ncclDataType_t getNcclDataType<float>() { return ncclFloat; }
-template <> inline ncclDataType_t getNcclDataType<half>() { return ncclHalf; }
+// As the library writes it: the type's branch known in each instance, the others' error
+// path (printf, exit) never taken there.
+template <typename T>
+ncclDataType_t getNcclDataType() {
+  ncclDataType_t nccl_data_type;
+  if (std::is_same<T, float>::value) {
+    nccl_data_type = ncclFloat;
+  } else if (std::is_same<T, half>::value) {
+    nccl_data_type = ncclHalf;
+  } else {
+    printf("[ERROR] NCCL only support float and half.\n");
+    exit(-1);
+  }
+  return nccl_data_type;
+}
 
 template <typename T>
 void ftNcclAllReduceSum(const T *send_buf, T *recv_buf, const int data_size, NcclParam nccl_param,
