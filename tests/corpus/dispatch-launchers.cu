@@ -12,7 +12,7 @@
 // (EFFECTS), one read through a pointer (THROUGH), no kernel the region schedules
 // with (NONE_FITS), a statement of the region that could change what a condition
 // reads first (CHANGED, a call given its address; LAMBDA, a lambda capturing it
-// by reference).
+// by reference; REF_MEMBER, a struct's reference member bound to it).
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --explain %s -- -I%S/Inputs | %FileCheck --check-prefix=EXPLAIN %s
@@ -21,6 +21,7 @@
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DNONE_FITS 2>&1 | %FileCheck --check-prefix=NONE %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DCHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DLAMBDA 2>&1 | %FileCheck --check-prefix=LAMBDA %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DREF_MEMBER 2>&1 | %FileCheck --check-prefix=REF_MEMBER %s
 #include <nccl.h>
 
 #include "dispatch/norm.h"
@@ -46,6 +47,10 @@ void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, nc
              cudaStream_t stream) {
 #if defined(LAMBDA)
   auto halve = [&] { n /= 2; };
+#elif defined(REF_MEMBER)
+  struct Count {
+    int &value;
+  } count{n};
 #endif
 #pragma coconet region name(unscale) split reorder
   {
@@ -54,6 +59,8 @@ void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, nc
     log_size(&n);
 #elif defined(LAMBDA)
     halve();
+#elif defined(REF_MEMBER)
+    count.value /= 2;
 #endif
 #if defined(EFFECTS)
     launchScaleCounted(grads, inv_scale, n, stream);
@@ -101,5 +108,6 @@ void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, nc
 // NONE: note: 'invokeNormCachedOnly<float>' picks its kernel at run time, and the region schedules with none of those it may launch; the reason above is for the first, 'serve::normCached', which it launches when (hidden <= 1024)
 // NONE: norm.h:{{[0-9]+}}:8: note: and 'serve::normCached', which it launches when !(hidden <= 1024): kernel 'serve::normCached' declares shared memory
 
-// CHANGED: dispatch-launchers.cu:54:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement also uses 'n' and could change it first: move the statement out
-// LAMBDA: dispatch-launchers.cu:56:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement calls what may change 'n' first: move the statement out
+// CHANGED: dispatch-launchers.cu:59:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement also uses 'n' and could change it first: move the statement out
+// LAMBDA: dispatch-launchers.cu:61:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement may change 'n' first (through a call, a reference or a pointer): move the statement out
+// REF_MEMBER: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement may change 'n' first (through a call, a reference or a pointer): move the statement out

@@ -105,4 +105,4 @@ void project(float *out, float *x, int rows, int cols, ncclComm_t comm, cudaStre
 // VAREXPLAIN: - analysis: kernel 'adamw' tests 'master' against NULL ({{.*}}optional-pointers.cu:{{[0-9]+}}:15) and the launch passes a variable: the schedule is for master != nullptr, tested at the top of the region; the region runs as written otherwise
 // CHANGED: optional-pointers.cu:67:5: error: region 'adamw': kernel 'adamw' tests 'master' against NULL, so the schedule runs when master != nullptr at the top of the region; this statement also uses 'master' and could change it first
 // CHANGED: note: kernel 'adamw' tests it here
-// LAMBDA: optional-pointers.cu:69:5: error: region 'adamw': the schedule runs when master != nullptr at the top of the region (kernel 'adamw' tests it against NULL); this statement calls what may change 'master' first: move the statement out
+// LAMBDA: optional-pointers.cu:69:5: error: region 'adamw': the schedule runs when master != nullptr at the top of the region (kernel 'adamw' tests it against NULL); this statement may change 'master' first (through a call, a reference or a pointer): move the statement out

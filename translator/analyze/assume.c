@@ -120,15 +120,17 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
     const char *what = launch ? changed_by_call(fe, r, a, launch, buf, sizeof buf, &by) : NULL;
     if (what && a->launcher) {
       diag_error(&by->range.begin, "region '%s': '%s' launches kernel '%s' when %s, so the schedule, which is for "
-                                   "that kernel, runs when it holds at the top of the region; this statement calls "
-                                   "what may change '%s' first: move the statement out", r->name, a->launcher,
+                                   "that kernel, runs when it holds at the top of the region; this statement may "
+                                   "change '%s' first (through a call, a reference or a pointer): move the statement "
+                                   "out", r->name, a->launcher,
                  a->kernel, a->test, what);
       diag_note(&a->loc, "the launch is here");
       return -1;
     }
     if (what) {
       diag_error(&by->range.begin, "region '%s': the schedule runs when %s at the top of the region (kernel '%s' "
-                                   "%s); this statement calls what may change '%s' first: move the statement out",
+                                   "%s); this statement may change '%s' first (through a call, a reference or a "
+                                   "pointer): move the statement out",
                  r->name, a->test, a->kernel, a->other ? "steps from slice to slice by it" : "tests it against NULL",
                  what);
       diag_note(&a->loc, a->other ? "kernel '%s' uses the stride here" : "kernel '%s' tests it here", a->kernel);

@@ -122,9 +122,11 @@ static void changes_target(CallChanges *cc, CXCursor t, CXCursor at, bool caller
     if (dk == CXCursor_ParmDecl && !own) caller = true;
     if (is_reference(d) && (caller || dk != CXCursor_ParmDecl)) return note_memory(cc, at);  // to what: not followed
     if (dk == CXCursor_VarDecl || (caller && dk == CXCursor_ParmDecl)) add_var(cc, d, at);
+    else if (dk != CXCursor_ParmDecl) note_memory(cc, at);  // a structured binding's name: what it names
     return;
   }
   case CXCursor_MemberRefExpr: {
+    if (is_reference(clang_getCursorReferenced(t))) return note_memory(cc, at);  // a reference member: to what
     bool self = ks.n == 0 || clang_getCursorKind(az_uncast(ks.v[0])) == CXCursor_CXXThisExpr;
     if (self && !clang_Cursor_isNull(cc->this_obj)) return add_var(cc, cc->this_obj, at);  // obj.method()'s
     if (ks.n == 1 && !self && !is_pointer(ks.v[0])) return changes_target(cc, ks.v[0], at, caller);
@@ -488,15 +490,19 @@ static enum CXChildVisitResult find_escape(CXCursor c, CXCursor parent, CXClient
     e->yes |= is_reference(c) && ks.n && names(ks.last, e->decl);
     break;
   case CXCursor_CallExpr: {
+    // (a forwarding `U &&` too: std::pair<int &, int>(x, 0) keeps a reference to x)
     CXCursor fn = clang_getCursorReferenced(c);
     int np = fe_is_function(clang_getCursorKind(fn)) ? clang_Cursor_getNumArguments(fn) : 0;
     for (int i = 0; i < clang_Cursor_getNumArguments(c) && i < np; i++) {
       CXType t = clang_getCanonicalType(clang_getCursorType(clang_Cursor_getArgument(fn, i)));
-      e->yes |= t.kind == CXType_LValueReference && !clang_isConstQualifiedType(clang_getPointeeType(t)) &&
-                names(clang_Cursor_getArgument(c, i), e->decl);
+      e->yes |= (t.kind == CXType_LValueReference || t.kind == CXType_RValueReference) &&
+                !clang_isConstQualifiedType(clang_getPointeeType(t)) && names(clang_Cursor_getArgument(c, i), e->decl);
     }
     break;
   }
+  case CXCursor_InitListExpr:  // `H h{x}` may bind a reference member to x
+    for (int i = 0; i < ks.n && !e->yes; i++) e->yes = names(ks.v[i], e->decl);
+    break;
   default: break;
   }
   return e->yes ? CXChildVisit_Break : CXChildVisit_Recurse;
