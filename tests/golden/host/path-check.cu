@@ -60,6 +60,9 @@ int main(int argc, char **argv) {
   step(w, g, 0.5f, n, same ? 0 : rank, comm, s);
   cudaStreamSynchronize(s);
   if (rank == 0) printf("w[0] %.1f\n", w[0]);
+  cudaFree(w);
+  cudaFree(g);
+  cudaStreamDestroy(s);
   ncclCommDestroy(comm);
   MPI_Finalize();
   return 0;
