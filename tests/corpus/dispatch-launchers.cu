@@ -12,7 +12,10 @@
 // (EFFECTS), one read through a pointer (THROUGH), no kernel the region schedules
 // with (NONE_FITS), a statement of the region that could change what a condition
 // reads first (CHANGED, a call given its address; LAMBDA, a lambda capturing it
-// by reference; REF_MEMBER, a struct's reference member bound to it).
+// by reference; REF_MEMBER, a struct's reference member bound to it), a launcher
+// keeping a static local (STATIC_LOCAL), a condition reading a global through a
+// helper (GLOBAL_HELPER), a macro whose body is not in parentheses (UNPAREN). A
+// condition the compiler knows picks its branch alone, per template instance (KNOWN).
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --explain %s -- -I%S/Inputs | %FileCheck --check-prefix=EXPLAIN %s
@@ -22,6 +25,10 @@
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DCHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DLAMBDA 2>&1 | %FileCheck --check-prefix=LAMBDA %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DREF_MEMBER 2>&1 | %FileCheck --check-prefix=REF_MEMBER %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DSTATIC_LOCAL 2>&1 | %FileCheck --check-prefix=STATIC %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DGLOBAL_HELPER 2>&1 | %FileCheck --check-prefix=GLOBAL %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DUNPAREN 2>&1 | %FileCheck --check-prefix=UNPAREN %s
+// RUN: %coconet --explain %s -- -I%S/Inputs -DKNOWN | %FileCheck --check-prefix=KNOWN %s
 #include <nccl.h>
 
 #include "dispatch/norm.h"
@@ -29,6 +36,37 @@
 
 int g_calls = 0;
 void log_size(int *n);
+
+#if defined(STATIC_LOCAL)
+inline void launchScaleOnce(float *x, float a, int n, cudaStream_t s) {
+  static int first = 1;
+  if (first == 1) {
+    first = 0;
+    scaleBlock<<<1, 128, 0, s>>>(x, a, n);
+    return;
+  }
+  scaleGrid<<<(n + 255) / 256, 256, 0, s>>>(x, a, n);
+}
+#elif defined(GLOBAL_HELPER)
+int g_small = 256;
+inline bool small(int n) { return n < g_small; }
+inline void launchScaleSmall(float *x, float a, int n, cudaStream_t s) {
+  if (small(n)) scaleBlock<<<1, 128, 0, s>>>(x, a, n);
+  else scaleGrid<<<(n + 255) / 256, 256, 0, s>>>(x, a, n);
+}
+#elif defined(UNPAREN)
+#define PLUS(a, b) a + b
+inline void launchScalePlus(float *x, float a, int n, cudaStream_t s) {
+  if (PLUS(n, 1) > 256) scaleGrid<<<(n + 255) / 256, 256, 0, s>>>(x, a, n);
+  else scaleBlock<<<1, 128, 0, s>>>(x, a, n);
+}
+#elif defined(KNOWN)
+template <typename T>
+void launchTyped(T *x, float a, int n, cudaStream_t s) {
+  if (sizeof(T) == 4) scaleGrid<<<(n + 255) / 256, 256, 0, s>>>(x, a, n);
+  else scaleBlock<<<1, 128, 0, s>>>(x, a, n);
+}
+#endif
 
 void attention_out(float *out, const float *residual, const float *bias, const float *gamma, const float *beta,
                    int tokens, int hidden, ncclComm_t comm, cudaStream_t stream) {
@@ -67,6 +105,14 @@ void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, nc
     launchScaleCounted(grads, inv_scale, n, stream);
 #elif defined(THROUGH)
     launchScaleConfigured(grads, inv_scale, n, config, stream);
+#elif defined(STATIC_LOCAL)
+    launchScaleOnce(grads, inv_scale, n, stream);
+#elif defined(GLOBAL_HELPER)
+    launchScaleSmall(grads, inv_scale, n, stream);
+#elif defined(UNPAREN)
+    launchScalePlus(grads, inv_scale, n, stream);
+#elif defined(KNOWN)
+    launchTyped(grads, inv_scale, n, stream);
 #else
     launchScale(grads, inv_scale, n, stream);
 #endif
@@ -109,6 +155,12 @@ void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, nc
 // NONE: note: 'invokeNormCachedOnly<float>' picks its kernel at run time, and the region schedules with none of those it may launch; the reason above is for the first, 'serve::normCached', which it launches when (hidden <= 1024)
 // NONE: norm.h:{{[0-9]+}}:8: note: and 'serve::normCached', which it launches when !(hidden <= 1024): kernel 'serve::normCached' declares shared memory
 
-// CHANGED: dispatch-launchers.cu:60:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement also uses 'n' and could change it first: move the statement out
-// LAMBDA: dispatch-launchers.cu:62:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement may change 'n' first (through a call, a reference or a pointer): move the statement out
+// CHANGED: dispatch-launchers.cu:98:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement also uses 'n' and could change it first: move the statement out
+// LAMBDA: dispatch-launchers.cu:100:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement may change 'n' first (through a call, a reference or a pointer): move the statement out
 // REF_MEMBER: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement may change 'n' first (through a call, a reference or a pointer): move the statement out
+// STATIC: note: the call of 'launchScaleOnce' ({{.*}}) is not seen through as the kernel launch or collective inside it: its body has a static local (it keeps its value from call to call)
+// GLOBAL: note: the call of 'launchScaleSmall' ({{.*}}) is not seen through as the kernel launch or collective inside it: a condition or value of its choice of kernel reads a variable of the file (a global, a static), which a statement of the region before the launch could change
+// UNPAREN: note: the call of 'launchScalePlus' ({{.*}}) is not seen through as the kernel launch or collective inside it: a condition or value of its choice of kernel reads a name that is not the function's parameter or local
+// KNOWN: explain unscale
+// KNOWN: - analysis: the call of 'launchTyped<float>' ({{.*}}) is the launch of kernel 'scaleGrid' inside it
+// KNOWN-NOT: picks its kernel at run time

@@ -73,7 +73,7 @@ static CXCursor *then_rest(CXCursor branch, const CXCursor *rest, int nrest, int
   int nb = block ? k.n : 1;
   CXCursor *v = xcalloc((size_t)(nb + nrest), sizeof *v);
   if (block) {
-    // (more statements than fe_kids keeps: walked as they come, by the caller's own fe_kids of each)
+    // (more statements than fe_kids keeps: a null cursor last, which walk refuses with that reason)
     for (int i = 0; i < nb && i < FE_KIDS; i++) v[i] = k.v[i];
     if (nb > FE_KIDS) nb = FE_KIDS, v[nb - 1] = clang_getNullCursor();
   } else {
