@@ -242,7 +242,9 @@ static char *build_command(const Options *o, const Frontend *fe, const char *src
   FILE *c = open_memstream(&cmd, &len);
   if (!c) COCONET_BUG("out of memory");
   shell_word(c, cc);
-  fputs("--target=host -O1 -Wno-unused ", c);
+  // -g0: coconet-cc's default debug information is a third of a harness's build time, and no
+  // one steps through a harness (a failure prints its output).
+  fputs("--target=host -O1 -g0 -Wno-unused ", c);
   shell_word(c, inc);
   user_flags(c, o);
   shell_word(c, src);
