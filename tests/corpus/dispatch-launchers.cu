@@ -12,7 +12,8 @@
 // (EFFECTS), one read through a pointer (THROUGH), no kernel the region schedules
 // with (NONE_FITS), a statement of the region that could change what a condition
 // reads first (CHANGED, a call given its address; LAMBDA, a lambda capturing it
-// by reference; REF_MEMBER, a struct's reference member bound to it), a launcher
+// by reference; REF_MEMBER, a struct's reference member bound to it; STRUCTURED,
+// a structured binding by reference to the struct the call reads), a launcher
 // keeping a static local (STATIC_LOCAL), a condition reading a global through a
 // helper (GLOBAL_HELPER), a macro whose body is not in parentheses (UNPAREN). A
 // condition the compiler knows picks its branch alone, per template instance (KNOWN).
@@ -25,6 +26,7 @@
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DCHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DLAMBDA 2>&1 | %FileCheck --check-prefix=LAMBDA %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DREF_MEMBER 2>&1 | %FileCheck --check-prefix=REF_MEMBER %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DSTRUCTURED 2>&1 | %FileCheck --check-prefix=STRUCTURED %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DSTATIC_LOCAL 2>&1 | %FileCheck --check-prefix=STATIC %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DGLOBAL_HELPER 2>&1 | %FileCheck --check-prefix=GLOBAL %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DUNPAREN 2>&1 | %FileCheck --check-prefix=UNPAREN %s
@@ -90,10 +92,20 @@ void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, nc
   struct Count {
     int &value;
   } count{n};
+#elif defined(STRUCTURED)
+  struct Sizes {
+    int count;
+  } sizes{n};
+  auto &[count] = sizes;
 #endif
 #pragma coconet region name(unscale) split reorder
   {
+#if defined(STRUCTURED)
+    count = count / 2;
+    ncclAllReduce(grads, grads, sizes.count, ncclFloat, ncclSum, comm, stream);
+#else
     ncclAllReduce(grads, grads, n, ncclFloat, ncclSum, comm, stream);
+#endif
 #if defined(CHANGED)
     log_size(&n);
 #elif defined(LAMBDA)
@@ -113,6 +125,8 @@ void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, nc
     launchScalePlus(grads, inv_scale, n, stream);
 #elif defined(KNOWN)
     launchTyped(grads, inv_scale, n, stream);
+#elif defined(STRUCTURED)
+    launchScale(grads, inv_scale, sizes.count, stream);
 #else
     launchScale(grads, inv_scale, n, stream);
 #endif
@@ -155,9 +169,11 @@ void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, nc
 // NONE: note: 'invokeNormCachedOnly<float>' picks its kernel at run time, and the region schedules with none of those it may launch; the reason above is for the first, 'serve::normCached', which it launches when (hidden <= 1024)
 // NONE: norm.h:{{[0-9]+}}:8: note: and 'serve::normCached', which it launches when !(hidden <= 1024): kernel 'serve::normCached' declares shared memory
 
-// CHANGED: dispatch-launchers.cu:98:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement also uses 'n' and could change it first: move the statement out
-// LAMBDA: dispatch-launchers.cu:100:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement may change 'n' first (through a call, a reference or a pointer): move the statement out
+// CHANGED: dispatch-launchers.cu:110:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement also uses 'n' and could change it first: move the statement out
+// LAMBDA: dispatch-launchers.cu:112:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement may change 'n' first (through a call, a reference or a pointer): move the statement out
 // REF_MEMBER: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement may change 'n' first (through a call, a reference or a pointer): move the statement out
+// STRUCTURED: dispatch-launchers.cu:104:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !((sizes.count) == 0) && ((sizes.count) < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement may change 'sizes' first (through a call, a reference or a pointer): move the statement out
+// STRUCTURED-NEXT: count = count / 2;
 // STATIC: note: the call of 'launchScaleOnce' ({{.*}}) is not seen through as the kernel launch or collective inside it: its body has a static local (it keeps its value from call to call)
 // GLOBAL: note: the call of 'launchScaleSmall' ({{.*}}) is not seen through as the kernel launch or collective inside it: a condition or value of its choice of kernel reads a variable of the file (a global, a static), which a statement of the region before the launch could change
 // UNPAREN: note: the call of 'launchScalePlus' ({{.*}}) is not seen through as the kernel launch or collective inside it: a condition or value of its choice of kernel reads a name that is not the function's parameter or local

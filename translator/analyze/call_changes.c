@@ -465,8 +465,9 @@ static bool names(CXCursor e, CXCursor decl) {
          clang_equalCursors(clang_getCanonicalCursor(clang_getCursorReferenced(e)), decl);
 }
 
-// Whether a local's address leaves it: `&x`, a reference bound to it, a
-// non-const reference parameter given it, a lambda naming it.
+// Whether a local's address leaves it: `&x`, a reference bound to it (a
+// structured binding by reference too), a non-const reference parameter given
+// it, a lambda naming it.
 static enum CXChildVisitResult find_escape(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
   Escape *e = data;
@@ -487,6 +488,7 @@ static enum CXChildVisitResult find_escape(CXCursor c, CXCursor parent, CXClient
     }
     break;
   case CXCursor_VarDecl:
+  case CXCursor_UnexposedDecl:  // `auto &[a, b] = x;`: a and b name x's parts
     e->yes |= is_reference(c) && ks.n && names(ks.last, e->decl);
     break;
   case CXCursor_CallExpr: {
