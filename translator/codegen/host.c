@@ -427,6 +427,24 @@ static bool macro_launches(Lower *l, CXCursor def, bool edit) {
   return whole;
 }
 
+// Whether a #define's body, when it launches, writes out `values` configuration
+// values in one of its launches (its text is lowered once, for every use; a
+// use's launch gives that many). A body without a launch uses another macro.
+static bool macro_config_written(Lower *l, CXCursor def, unsigned values) {
+  Toks t = {l->fe->tu, NULL, 0};
+  clang_tokenize(t.tu, clang_getCursorExtent(def), &t.t, &t.n);
+  unsigned open = 0, close = 0, commas, launches = 0;
+  bool found = false;
+  for (unsigned from = 0; from < t.n && !found; from = close + 1) {
+    bool whole = config_tokens(&t, from, &open, &close, &commas);
+    if (open >= t.n) break;
+    launches++;
+    found = whole && commas + 1 == values;
+  }
+  clang_disposeTokens(t.tu, t.t, t.n);
+  return found || launches == 0;
+}
+
 static void lower_macro_def(Lower *l, CXCursor def) {
   if (macro_launches(l, def, false)) macro_launches(l, def, true);
 }
@@ -446,6 +464,45 @@ static CXCursor macro_used_in(const Lower *l, SrcRange r) {
   return clang_getCursorKind(def) == CXCursor_MacroDefinition ? def : clang_getNullCursor();
 }
 
+static enum CXChildVisitResult find_config_call(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) == CXCursor_CallExpr) {
+    char *name = fe_spelling(c);
+    bool found = strcmp(name, "__cudaPushCallConfiguration") == 0;
+    free(name);
+    if (found) {
+      *(CXCursor *)data = c;
+      return CXChildVisit_Break;
+    }
+  }
+  return CXChildVisit_Continue;
+}
+
+// A launch's configuration call (__cudaPushCallConfiguration), or a null cursor:
+// a launch is a call with one among its children.
+static CXCursor config_call(CXCursor call) {
+  CXCursor found = clang_getNullCursor();
+  clang_visitChildren(call, find_config_call, &found);
+  return found;
+}
+
+static bool is_launch(CXCursor call) { return !clang_Cursor_isNull(config_call(call)); }
+
+// How many values a launch's configuration gives: its defaults (the shared
+// memory, the stream) have no place in the source. A macro may give several
+// (`#define CFG(n) (n + 127) / 128, 128`, `<<<CFG(n)>>>`).
+static unsigned config_values(CXCursor call) {
+  CXCursor config = config_call(call);
+  unsigned n = 0;
+  for (int i = 0; i < clang_Cursor_getNumArguments(config); i++) {
+    CXFile file = NULL;
+    clang_getExpansionLocation(clang_getCursorLocation(clang_Cursor_getArgument(config, (unsigned)i)), &file, NULL,
+                               NULL, NULL);
+    n += file != NULL;
+  }
+  return n;
+}
+
 // Why a launch written in a macro's body cannot be lowered, or NULL: lower_macro_def
 // lowers the body, in the file that defines it (a header of the user's is
 // lowered too), when each launch there is written whole.
@@ -455,6 +512,9 @@ static const char *macro_launch_why(Lower *l, CXCursor call, CXCursor def) {
   if (!macro_launches(l, def, false))
     return "its kernel, '<<<', '>>>' and arguments are not all written in the body of the macro it is in (or its "
            "kernel's name is pasted together with ##)";
+  if (!macro_config_written(l, def, config_values(call)))
+    return "its configuration's values are not all written out in the macro's body (a macro there gives several "
+           "of them)";
   // The lowered launch passes its arguments on as they are (`auto`): one that only the kernel's
   // parameter type makes what it is (NULL or 0 for a pointer, `{...}`) would not compile.
   for (int i = 0; i < clang_Cursor_getNumArguments(call); i++) {
@@ -489,6 +549,9 @@ static void lower_launch(Lower *l, CXCursor call, SrcRange r) {
       l->errors++;
     }
   } else {
+    // A macro giving several values (`<<<CFG(n)>>>`) is kept as written: only the missing ones are added.
+    const unsigned values = config_values(call);
+    if (values > commas + 1 && values <= 4) commas = values - 1;
     CXCursor callee = clang_getCursorReferenced(call);
     const bool is_template = !clang_Cursor_isNull(clang_getSpecializedCursorTemplate(callee));
     unsigned lt = 0;
@@ -518,24 +581,6 @@ static void lower_launch(Lower *l, CXCursor call, SrcRange r) {
     free(head);
   }
   clang_disposeTokens(fe->tu, t.t, t.n);
-}
-
-static enum CXChildVisitResult find_config_call(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  if (clang_getCursorKind(c) == CXCursor_CallExpr) {
-    char *name = fe_spelling(c);
-    *(bool *)data = strcmp(name, "__cudaPushCallConfiguration") == 0;
-    free(name);
-    if (*(bool *)data) return CXChildVisit_Break;
-  }
-  return CXChildVisit_Continue;
-}
-
-// A launch is a call with a launch configuration call among its children.
-static bool is_launch(CXCursor call) {
-  bool found = false;
-  clang_visitChildren(call, find_config_call, &found);
-  return found;
 }
 
 static enum CXChildVisitResult find_shared_attr(CXCursor c, CXCursor parent, CXClientData data) {

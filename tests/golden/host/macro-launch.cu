@@ -10,7 +10,11 @@
 // result. The nearest refusals: a launch whose '<<<' comes from one macro and
 // its '>>>' from another (-DSPLIT), a kernel's name pasted together (-DPASTE),
 // an argument that only the kernel's parameter type converts (-DNULL_ARG: NULL
-// for a pointer; the lowered launch passes its arguments on as they are).
+// for a pointer; the lowered launch passes its arguments on as they are), a
+// macro giving several configuration values inside a macro's launch
+// (-DCONFIG_IN_MACRO: the body is lowered once, for uses that may give any
+// number). A launch written out with such a macro (`fill<<<CONFIG_OF(n)>>>`)
+// is lowered: only the values it does not give are added.
 // REQUIRES: host-runtime
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %coconet-cc --target=host --keep=%t/keep -O1 -I%S/Inputs %s -o %t/macros
@@ -22,6 +26,8 @@
 // RUN:   | %FileCheck --check-prefix=PASTE %s
 // RUN: %expect 1 %coconet --target=host %s -o %t/null.cu -- -I%S/Inputs -DNULL_ARG 2>&1 \
 // RUN:   | %FileCheck --check-prefix=NULL_ARG %s
+// RUN: %expect 1 %coconet --target=host %s -o %t/config.cu -- -I%S/Inputs -DCONFIG_IN_MACRO 2>&1 \
+// RUN:   | %FileCheck --check-prefix=CONFIG_IN_MACRO %s
 #include <cuda_runtime.h>
 #include <stdio.h>
 
@@ -69,11 +75,15 @@ __global__ void offset(double *x, int n) {
   for (int i = threadIdx.x; i < n; i += blockDim.x) x[i] += 2;
 }
 #define TWICE(x, n) twice<<<1, 32>>>(x, n)
+// Two configuration values from one macro.
+#define CONFIG_OF(n) ((n) + 255) / 256, 256
 #define OFFSET(x, n) offset<<<1, 64>>>(x, n)
 
 #if defined(SPLIT)
 #define OPEN <<<
 #define CLOSE >>>
+#elif defined(CONFIG_IN_MACRO)
+#define FILL_CONFIGURED(x, v, n) fill<<<CONFIG_OF(n)>>>(x, v, n)
 #elif defined(PASTE)
 #define LAUNCH_PASTED(name, x, n) name##_twice<<<1, 32>>>(x, n)
 __global__ void scale_twice(float *x, int n) {
@@ -104,12 +114,17 @@ int main() {
   cudaDeviceSynchronize();
   printf("x[7] %.1f d %.1f %.1f %.1f %.1f\n", x[7], d[0], d[1], d[2], d[3]);
   cudaFree(d);
+  fill<<<CONFIG_OF(n)>>>(x, 5.0f, n);
+  cudaDeviceSynchronize();
+  printf("x[999] %.1f\n", x[999]);
 #if defined(SPLIT)
   fill OPEN 1, 1 CLOSE(x, 0.0f, n);
 #elif defined(PASTE)
   LAUNCH_PASTED(scale, x, n);
 #elif defined(NULL_ARG)
   FILL(NULL, 0.0f, 0);
+#elif defined(CONFIG_IN_MACRO)
+  FILL_CONFIGURED(x, 0.0f, n);
 #endif
   cudaFree(x);
   cudaFree(sum);
@@ -124,10 +139,14 @@ int main() {
 // RUNS: sum 3000.0
 // RUNS-NEXT: small sum 3000.0
 // RUNS-NEXT: x[7] 7.0 d 2.0 4.0 6.0 8.0
+// RUNS-NEXT: x[999] 5.0
 // CHECK: #define TWICE(x, n) coconet_host_launch_call(COCONET_HOST_SYNC, (twice), 1, 32, 0, 0, x, n)
 // CHECK: #define OFFSET(x, n) coconet_host_launch_call(COCONET_HOST_SYNC, (offset), 1, 64, 0, 0, x, n)
-// SPLIT: macro-launch.cu:108:3: error: --target=host: cannot lower this kernel launch: its kernel, '<<<', '>>>' and arguments are not all written in the body of the macro it is in (or its kernel's name is pasted together with ##); write the launch out
+// CHECK: coconet_host_launch(COCONET_HOST_SIMPLE, fill, CONFIG_OF(n), 0, 0, x, 5.0f, n);
+// SPLIT: macro-launch.cu:121:3: error: --target=host: cannot lower this kernel launch: its kernel, '<<<', '>>>' and arguments are not all written in the body of the macro it is in (or its kernel's name is pasted together with ##); write the launch out
 // SPLIT-NEXT: {{^  fill OPEN 1, 1 CLOSE\(x, 0.0f, n\);$}}
 // SPLIT-NEXT: {{^  \^$}}
 // PASTE: macro-launch.cu:{{[0-9]+}}:3: error: --target=host: cannot lower this kernel launch: its kernel, '<<<', '>>>' and arguments are not all written in the body of the macro it is in (or its kernel's name is pasted together with ##); write the launch out
 // NULL_ARG: macro-launch.cu:{{[0-9]+}}:3: error: --target=host: cannot lower this kernel launch: an argument of it in the macro's use becomes the kernel's parameter only by its type (NULL or 0 for a pointer, {...}), and the lowered launch passes arguments on as they are; write it as that type (nullptr, a cast); write the launch out
+// CONFIG_IN_MACRO: macro-launch.cu:{{[0-9]+}}:3: error: --target=host: cannot lower this kernel launch: its configuration's values are not all written out in the macro's body (a macro there gives several of them); write the launch out
+// CONFIG_IN_MACRO-NEXT: {{^  FILL_CONFIGURED\(x, 0.0f, n\);$}}
