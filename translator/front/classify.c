@@ -322,6 +322,7 @@ static enum CXChildVisitResult find_body(CXCursor c, CXCursor parent, CXClientDa
 }
 
 const char CLASSIFY_MACRO_ARGS[] = "a macro in its launch stands for more than one argument or launch setting";
+const char CLASSIFY_MACRO_LAUNCH[] = "its kernel launch is written in the body of macro";
 
 static Launch *launch_of(const Frontend *fe, CXCursor call, const Toks *t, unsigned first) {
   unsigned open = first;
@@ -486,6 +487,28 @@ static bool written_here(const Frontend *fe, CXCursor call, SrcRange cr) {
   return ok;
 }
 
+// Why a launch the statement of range r makes is not read: the macro whose body
+// writes it (the first macro used in the statement), or NULL when none is.
+static char *macro_launch_why(const Frontend *fe, SrcRange r) {
+  Toks t = tokens_of(fe, r);
+  char *why = NULL;
+  for (unsigned i = 0; i < t.n && !why; i++) {
+    if (clang_getTokenKind(t.t[i]) != CXToken_Identifier) continue;
+    CXCursor c = clang_getCursor(fe->tu, clang_getTokenLocation(fe->tu, t.t[i]));
+    if (clang_getCursorKind(c) != CXCursor_MacroExpansion) continue;
+    CXCursor def = clang_getCursorReferenced(c);
+    char *name = fe_spelling(c);
+    SrcLoc at = fe_any_loc(fe, clang_getCursorLocation(def));
+    const char *base = at.file && strrchr(at.file, '/') ? strrchr(at.file, '/') + 1 : at.file;
+    why = xasprintf("%s '%s' at %s:%u; coconet reads a launch whose kernel, '<<<', '>>>' and arguments are written "
+                    "out, in the region or in a launcher's body: write it out there",
+                    CLASSIFY_MACRO_LAUNCH, name, base ? base : "?", at.line);
+    free(name);
+  }
+  tokens_free(&t);
+  return why;
+}
+
 // A statement calling a host function of the user's: the call itself, or the
 // call checked (`NCCLCHECK(allreduce(...));`, `if (allreduce(...) !=
 // ncclSuccess) abort();`: the wrapper, as around a collective).
@@ -519,7 +542,10 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
     return s;
   }
   SrcRange cr = fe_range(fe, clang_getCursorExtent(call));
-  if (!cr.begin.file || !cr.end.file || !written_here(fe, call, cr)) return s;
+  if (!cr.begin.file || !cr.end.file || !written_here(fe, call, cr)) {
+    if (is_launch(call)) s->why_opaque = macro_launch_why(fe, s->range);
+    return s;
+  }
   Toks t = tokens_of(fe, s->range);
   if (call_is_whole_statement(fe, s, &t, cr.begin.offset, cr.end.offset)) {
     s->callee = callee_name(call);

@@ -290,6 +290,8 @@ bool cursor_is_kernel(CXCursor decl);
 Stmt *classify_stmt(const Frontend *fe, CXCursor stmt);
 // A launch classify_stmt leaves opaque, its why_opaque: a macro in it stands for several arguments.
 extern const char CLASSIFY_MACRO_ARGS[];
+// ... and the start of one whose launch a macro's body writes ("... 'LAUNCH' (f.h:12); ...").
+extern const char CLASSIFY_MACRO_LAUNCH[];
 void stmt_free(Stmt *s);
 void launch_free(Launch *l);
 // A launch statement whose launcher picks its kernel at run time: l (one of

@@ -264,8 +264,11 @@ static enum CXChildVisitResult find_launching_call(CXCursor c, CXCursor parent, 
   (void)parent;
   Reach *r = data;
   if (clang_getCursorKind(c) == CXCursor_CallExpr) {
-    CXCursor fn = host_function(r->fe, c);
-    if (!clang_Cursor_isNull(fn) && reaches(r->fe, fn, r->depth + 1, r->budget)) r->yes = true;
+    CXCursor fn = host_function(r->fe, c), callee = clang_getCursorReferenced(c);
+    CXCursor tmpl = clang_getSpecializedCursorTemplate(callee);
+    // (a launch a macro's body writes: no '<<<' in the function's text)
+    if (cursor_is_kernel(callee) || (!clang_Cursor_isNull(tmpl) && cursor_is_kernel(tmpl))) r->yes = true;
+    else if (!clang_Cursor_isNull(fn) && reaches(r->fe, fn, r->depth + 1, r->budget)) r->yes = true;
   }
   return r->yes ? CXChildVisit_Break : CXChildVisit_Recurse;
 }
@@ -676,6 +679,10 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
         launch = wrapper_launch(&w, s, &sn->why);
       } else if (s->why_opaque && strcmp(s->why_opaque, CLASSIFY_MACRO_ARGS) == 0) {
         sn->why = CLASSIFY_MACRO_ARGS;
+      } else if (s->why_opaque && !strncmp(s->why_opaque, CLASSIFY_MACRO_LAUNCH, strlen(CLASSIFY_MACRO_LAUNCH))) {
+        sn->why = "its kernel launch is written in a macro's body, not out in the function";
+        const char *macro = s->why_opaque + strlen(CLASSIFY_MACRO_LAUNCH) + 1;  // "'M' at f.h:3; ..."
+        sn->stmt = xasprintf(" (%.*s)", (int)strcspn(macro, ";"), macro);
       } else {
         sn->why = "its body has a statement that is not an initialized local, a launch, an NCCL collective or "
                   "group call, or a call of such a function";
