@@ -1,7 +1,8 @@
 // analyze_copy.c: whether a row-wise kernel's body can be copied, as written,
 // into the fused kernel of `split reorder fuse` (codegen_rows.c makes the copy):
-// a kernel at namespace scope, defined before the region's function, its
-// parameters and body spelled in place, __ldg called where it is written.
+// a kernel at namespace scope, defined before the region's function (in this
+// file or a header of the user's), its parameters and body spelled in place,
+// __ldg called where it is written.
 #include "analyze_impl.h"
 
 #include <stdlib.h>
@@ -10,11 +11,11 @@
 static enum CXCursorKind kind_of(CXCursor c) { return clang_getCursorKind(c); }
 
 typedef struct LdgScan {
-  const Frontend *fe;
   CXCursor macro_call;  // an __ldg call written through a macro (null: none)
 } LdgScan;
 
-// An __ldg call whose name is not written where the call is: a macro's.
+// An __ldg call whose name is not written where the call is: a macro's (the
+// token where the call is, in the file that holds it, is not `__ldg`).
 static enum CXChildVisitResult find_macro_ldg(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
   LdgScan *s = data;
@@ -23,14 +24,14 @@ static enum CXChildVisitResult find_macro_ldg(CXCursor c, CXCursor parent, CXCli
   bool ldg = strcmp(name, "__ldg") == 0;
   free(name);
   if (!ldg) return CXChildVisit_Recurse;
-  SrcLoc at = fe_loc(s->fe, clang_getCursorLocation(c));
-  const char *text = at.file && at.offset < s->fe->src.len ? s->fe->src.buf + at.offset : "";
-  if (strncmp(text, "__ldg", 5) == 0) {
-    char after = text[5];  // (the buffer is NUL-terminated)
-    if (!(after == '_' || (after >= 'a' && after <= 'z') || (after >= 'A' && after <= 'Z') ||
-          (after >= '0' && after <= '9')))
-      return CXChildVisit_Recurse;
-  }
+  CXTranslationUnit tu = clang_Cursor_getTranslationUnit(c);
+  CXFile file = NULL;
+  unsigned offset = 0;
+  clang_getFileLocation(clang_getCursorLocation(c), &file, NULL, NULL, &offset);
+  CXToken *at = file ? clang_getToken(tu, clang_getLocationForOffset(tu, file, offset)) : NULL;
+  bool written = at && fe_token_is(tu, *at, "__ldg");
+  if (at) clang_disposeTokens(tu, at, 1);
+  if (written) return CXChildVisit_Recurse;
   s->macro_call = c;
   return CXChildVisit_Break;
 }
@@ -56,28 +57,38 @@ static bool conditionals_balanced(const char *text) {
   return depth == 0;
 }
 
-// Whether the definition's parameters and body are spelled where they are (so
-// that their text can be copied), not produced by a macro: each parameter's
-// text ends with its name, the texts follow each other, the body is `{ ... }`
-// with its preprocessor conditionals whole.
+// Whether a kernel's parameters and body are spelled in place in the file that
+// defines it (so that their text can be copied), not produced by a macro: each
+// parameter's text ends with its name, the texts follow each other, the body
+// is `{ ... }` with its preprocessor conditionals whole.
 static bool spelled_in_place(const Frontend *fe, const KernelDef *def) {
   CXCursor parms[64];
   int np = fe_kids_of_kind(def->cursor, CXCursor_ParmDecl, CXCursor_ParmDecl, CXCursor_ParmDecl, parms, 64);
-  unsigned after = def->range.begin.offset;
-  bool ok = np < 64;
+  CXFile file = NULL;
+  unsigned after = 0;
+  clang_getFileLocation(clang_getRangeStart(clang_getCursorExtent(def->cursor)), &file, NULL, NULL, &after);
+  bool ok = np < 64 && file;
   for (int i = 0; i < np && ok; i++) {
-    SrcRange r = fe_range(fe, clang_getCursorExtent(parms[i]));
-    char *t = fe_text(fe, r), *name = fe_spelling(parms[i]);
+    CXSourceRange r = clang_getCursorExtent(parms[i]);
+    CXFile bf = NULL, ef = NULL;
+    unsigned b = 0, e = 0;
+    clang_getFileLocation(clang_getRangeStart(r), &bf, NULL, NULL, &b);
+    clang_getFileLocation(clang_getRangeEnd(r), &ef, NULL, NULL, &e);
+    char *t = fe_cursor_text(fe, parms[i]), *name = fe_spelling(parms[i]);
     size_t nt = strlen(t), nn = strlen(name);
-    ok = r.begin.file && r.begin.offset >= after && r.end.offset > r.begin.offset &&
+    ok = bf && ef && clang_File_isEqual(bf, file) && clang_File_isEqual(ef, file) && b >= after && e > b &&
          (!nn || (nt >= nn && strcmp(t + nt - nn, name) == 0));
-    after = r.end.offset;
+    after = e;
     free(t);
     free(name);
   }
-  char *body = fe_text(fe, def->body);
+  CXCursor bc = fe_kids(def->cursor).last;
+  CXFile bf = NULL;
+  unsigned b = 0;
+  clang_getFileLocation(clang_getRangeStart(clang_getCursorExtent(bc)), &bf, NULL, NULL, &b);
+  char *body = fe_cursor_text(fe, bc);
   size_t nb = strlen(body);
-  ok = ok && nb >= 2 && body[0] == '{' && body[nb - 1] == '}' && def->body.begin.offset >= after &&
+  ok = ok && bf && clang_File_isEqual(bf, file) && nb >= 2 && body[0] == '{' && body[nb - 1] == '}' && b >= after &&
        conditionals_balanced(body);
   free(body);
   return ok;
@@ -98,13 +109,7 @@ char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc) {
       free(scope);
       return why;
     }
-  if (def->in_header) {
-    *loc = s->range.begin;  // the launch: the header's definition is named in the message
-    SrcLoc at = fe_any_loc(fe, clang_getCursorLocation(def->cursor));
-    return xasprintf("fuse: kernel '%s' is defined in an included header (%s:%u); the fused kernel copies a row-wise "
-                     "kernel's body, which coconet takes only from the file it translates: define the kernel in "
-                     "this file, or drop fuse", k, at.file ? at.file : "?", at.line);
-  }
+  if (def->in_header) *loc = fe_any_loc(fe, clang_getCursorLocation(def->cursor));
   if (def->is_template && !def->args)
     return xasprintf("fuse: coconet cannot spell the template arguments of kernel '%s' (%s), which the fused kernel's "
                      "copy of its body needs: drop fuse", k, def->why ? def->why : "no instance");
@@ -120,10 +125,10 @@ char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc) {
                      "kernel, or drop fuse", k);
   bool instance = def->is_template && def->inst_fe;
   const Frontend *kfe = instance ? def->inst_fe : fe;
-  LdgScan scan = {kfe, clang_getNullCursor()};
+  LdgScan scan = {clang_getNullCursor()};
   clang_visitChildren(instance ? def->inst : def->cursor, find_macro_ldg, &scan);
   if (!clang_Cursor_isNull(scan.macro_call)) {
-    *loc = fe_loc(kfe, clang_getCursorLocation(scan.macro_call));
+    *loc = fe_any_loc(kfe, clang_getCursorLocation(scan.macro_call));
     return xasprintf("fuse: kernel '%s' calls __ldg through a macro; the fused kernel's copy of the kernel turns __ldg "
                      "into a coherent load (the read-only cache does not see the rows the fused kernel writes) where "
                      "it is written in the kernel: call __ldg there, or drop fuse", k);

@@ -61,9 +61,10 @@ void codegen_explain(FILE *f, const IrRegion *r);
 // the same has its #include replaced by its lowered text between #line
 // directives (host_include.c). Returns -1 after reporting errors.
 int host_lower(const Frontend *fe, Edit **edits);
-// The same inside cursor c only (a kernel body that code generation copies, a
-// statement kept as written): a launch in a macro's body is left to the file's
-// lowering of the #define.
+// The same inside cursor c only (a kernel body that code generation copies, also
+// from a header; a statement kept as written), in the file c is written in,
+// edits at that file's offsets: a launch in a macro's body is left to the
+// file's lowering of the #define.
 int host_lower_in(const Frontend *fe, CXCursor c, Edit **edits);
 
 #endif

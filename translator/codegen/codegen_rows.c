@@ -79,7 +79,15 @@ static void namespaces(CXCursor def, Buf *open, Buf *close, Buf *qual) {
   }
 }
 
-// The copy of rk's kernel: `template <...> __device__ void NAME(params, blockIdx, gridDim) BODY`.
+// A location's byte offset in the file it is written in, and that file.
+static unsigned file_offset(CXSourceLocation loc, CXFile *file) {
+  unsigned offset = 0;
+  clang_getFileLocation(loc, file, NULL, NULL, &offset);
+  return offset;
+}
+
+// The copy of rk's kernel: `template <...> __device__ void NAME(params, blockIdx, gridDim) BODY`,
+// its texts read where the kernel is defined (this file or a header of the user's).
 static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const char *name, bool beside, Buf *out) {
   const Frontend *fe = cg->fe;
   const KernelDef *def = rk->l->def;
@@ -89,8 +97,9 @@ static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const cha
                             : 0;
   int np = fe_kids_of_kind(def->cursor, CXCursor_ParmDecl, CXCursor_ParmDecl, CXCursor_ParmDecl, parms, 64);
   CXCursor body = fe_kids(def->cursor).last;
+  SrcLoc at = fe_any_loc(fe, clang_getCursorLocation(def->cursor));
   if (kind_of(body) != CXCursor_CompoundStmt) {
-    diag_error(&def->range.begin, "codegen: kernel '%s' has no body to copy into the fused kernel", rk->l->kernel);
+    diag_error(&at, "codegen: kernel '%s' has no body to copy into the fused kernel", rk->l->kernel);
     return -1;
   }
   Buf open = {0}, close = {0}, qual = {0};
@@ -98,12 +107,12 @@ static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const cha
   size_t header = out->len;  // the comment and the signature are coconet's; the body is the user's
   buf_printf(out, "// coconet: %s (%s:%u) as one block of the grid it is launched with (blockIdx and gridDim are "
                   "parameters); the fused kernel of region %s runs it on this rank's rows\n",
-             rk->l->kernel, cg_base_name(def->range.begin.file), def->range.begin.line, cg->r->name);
+             rk->l->kernel, cg_base_name(at.file), at.line, cg->r->name);
   buf_puts(out, buf_str(&open));
   if (nt) {
     buf_puts(out, "template <");
     for (int i = 0; i < nt; i++) {
-      char *t = fe_text(fe, fe_range(fe, clang_getCursorExtent(tparams[i])));
+      char *t = fe_cursor_text(fe, tparams[i]);
       buf_printf(out, "%s%s", i ? ", " : "", t);
       free(t);
     }
@@ -111,7 +120,7 @@ static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const cha
   }
   buf_printf(out, "__device__ __forceinline__ void %s(", name);
   for (int i = 0; i < np; i++) {
-    char *t = fe_text(fe, fe_range(fe, clang_getCursorExtent(parms[i])));
+    char *t = fe_cursor_text(fe, parms[i]);
     drop_word(t, "__grid_constant__");
     if (i < rk->l->nargs && ir_tensor_find(cg->r, rk->l->args[i].text) == reduced) {
       drop_word(t, "__restrict__");
@@ -123,23 +132,28 @@ static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const cha
   buf_puts(out, "[[maybe_unused]] const uint3 blockIdx, [[maybe_unused]] const dim3 gridDim)\n");
   buf_wrap_tail(out, header);
   // The body with __ldg made coherent and, for the host backend, its dynamic shared memory lowered.
-  SrcRange br = fe_range(fe, clang_getCursorExtent(body));
+  CXFile file = NULL;
+  CXSourceRange extent = clang_getCursorExtent(body);
+  unsigned begin = file_offset(clang_getRangeStart(extent), &file), end = file_offset(clang_getRangeEnd(extent), NULL);
+  SourceFile src = {fe->src.path, NULL, 0};
+  src.buf = (char *)fe_file_bytes(fe, file, &src.len);
   Edit *edits = NULL;
   CXToken *toks = NULL;
   unsigned ntoks = 0;
-  clang_tokenize(fe->tu, clang_getCursorExtent(body), &toks, &ntoks);
+  clang_tokenize(fe->tu, extent, &toks, &ntoks);
   for (unsigned i = 0; i < ntoks; i++) {
     if (clang_getTokenKind(toks[i]) != CXToken_Identifier) continue;
     CXString t = clang_getTokenSpelling(fe->tu, toks[i]);
     if (strcmp(clang_getCString(t), "__ldg") == 0) {
-      SrcRange r = fe_range(fe, clang_getTokenExtent(fe->tu, toks[i]));
-      edit_add(&edits, r.begin.offset, r.end.offset, "coconet_ld");
+      CXSourceRange r = clang_getTokenExtent(fe->tu, toks[i]);
+      edit_add(&edits, file_offset(clang_getRangeStart(r), NULL), file_offset(clang_getRangeEnd(r), NULL),
+               "coconet_ld");
     }
     clang_disposeString(t);
   }
   clang_disposeTokens(fe->tu, toks, ntoks);
   int rc = cg->target == TARGET_HOST ? host_lower_in(fe, body, &edits) : 0;
-  char *text = edits_apply_span(&fe->src, edits, br.begin.offset, br.end.offset);
+  char *text = src.buf && end <= src.len ? edits_apply_span(&src, edits, begin, end) : strdup("{}");
   buf_printf(out, "%s\n%s", text, buf_str(&close));
   free(text);
   edits_free(edits);
@@ -155,8 +169,8 @@ static char *launch_bounds(const Frontend *fe, const KernelDef *def) {
   if (def->is_template) return NULL;
   CXToken *toks = NULL;
   unsigned n = 0;
-  CXSourceRange head = clang_getRange(clang_getLocationForOffset(fe->tu, fe->file, def->range.begin.offset),
-                                      clang_getLocationForOffset(fe->tu, fe->file, def->body.begin.offset));
+  CXSourceRange head = clang_getRange(clang_getRangeStart(clang_getCursorExtent(def->cursor)),
+                                      clang_getRangeStart(clang_getCursorExtent(fe_kids(def->cursor).last)));
   clang_tokenize(fe->tu, head, &toks, &n);
   char *out = NULL;
   for (unsigned i = 0; i < n && !out; i++) {
@@ -169,11 +183,9 @@ static char *launch_bounds(const Frontend *fe, const KernelDef *def) {
       CXString u = clang_getTokenSpelling(fe->tu, toks[j]);
       const char *c = clang_getCString(u);
       depth += strcmp(c, "(") == 0;
-      if (strcmp(c, ")") == 0 && --depth == 0) {
-        SrcRange a = fe_range(fe, clang_getTokenExtent(fe->tu, toks[i]));
-        SrcRange b = fe_range(fe, clang_getTokenExtent(fe->tu, toks[j]));
-        out = fe_text(fe, (SrcRange){a.begin, b.end});
-      }
+      if (strcmp(c, ")") == 0 && --depth == 0)
+        out = fe_between(fe, clang_getTokenLocation(fe->tu, toks[i]),
+                         clang_getRangeEnd(clang_getTokenExtent(fe->tu, toks[j])));
       clang_disposeString(u);
     }
   }

@@ -741,4 +741,8 @@ int host_lower_file(const Frontend *fe, CXFile file, Edit **edits) {
   return lower_in(fe, clang_getTranslationUnitCursor(fe->tu), file, true, edits);
 }
 
-int host_lower_in(const Frontend *fe, CXCursor c, Edit **edits) { return lower_in(fe, c, fe->file, false, edits); }
+int host_lower_in(const Frontend *fe, CXCursor c, Edit **edits) {
+  CXFile file = NULL;
+  clang_getFileLocation(clang_getRangeStart(clang_getCursorExtent(c)), &file, NULL, NULL, NULL);
+  return lower_in(fe, c, file ? file : fe->file, false, edits);
+}

@@ -224,7 +224,8 @@ typedef struct KernelDef {
   int nparams;
   bool is_template;
   // Defined in an included header: only its cursor is used (range and body are
-  // empty; headers are never rewritten, nothing is copied from them).
+  // empty; its texts are read through it, as fuse's copy does; headers are never
+  // rewritten).
   bool in_header;
   // A template: the launch's instance (instantiate.c), also of a template in a header. header declares the
   // template's parameters as the launch's arguments ("typedef float T;"),

@@ -87,12 +87,16 @@ static bool same_namespaces(CXCursor a, CXCursor b) {
 
 // Where the copy of a kernel defined by def can go for the region at `offset`:
 // beside the region's function (true), when the kernel is in its namespaces
-// and defined before it; else above the top-level declaration holding the
-// region (false), when defined before that; *ok says whether either holds.
+// and defined before it (a header's kernel is included above anything the file
+// defines); else above the top-level declaration holding the region (false),
+// when defined before that; *ok says whether either holds.
 bool place_copy_beside(const Frontend *fe, const KernelDef *def, unsigned offset, bool *ok) {
   CXCursor fn;
   unsigned beside = place_fn(fe, offset, &fn);
-  if (def->in_header) return *ok = true;  // included above anything the file defines
+  if (def->in_header) {
+    *ok = true;
+    return !clang_Cursor_isNull(fn) && same_namespaces(def->cursor, fn);
+  }
   bool here = !clang_Cursor_isNull(fn) && same_namespaces(def->cursor, fn) && def->range.end.offset <= beside;
   *ok = here || def->range.end.offset <= place_decl(fe, offset);
   return here;

@@ -1,0 +1,64 @@
+// Style: `split reorder fuse` of row kernels a project keeps in a header
+// (Inputs/header-fuse.cuh), the call sites here with pragma lines only: a
+// LayerNorm in the project's namespace, summing through the block-reduction
+// helper it calls unqualified, fused from a function at global scope (the copy
+// goes above it, in the kernel's namespace) and from a function in that
+// namespace (beside it); an RMSNorm at global scope. The fused kernel copies
+// each kernel's text from the header, which is never rewritten; --verify runs
+// the fused kernels (on the host backend, at 1..4 ranks) against the program as
+// written.
+// RUN: %coconet --verify=4 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include "header-fuse.cuh"
+
+void post_attention(float *out, const float *residual, const float *bias, const float *gamma, const float *beta,
+                    int m, int n, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(post_attn) split reorder replicated(residual, bias, gamma, beta) fuse
+  {
+    ncclAllReduce(out, out, (size_t)m * n, ncclFloat, ncclSum, comm, s);
+    proj::add_bias_residual_layernorm<<<m, 256, 0, s>>>(out, residual, bias, gamma, beta, 1e-5f, m, n);
+  }
+}
+
+namespace proj {
+void post_mlp(float *out, const float *residual, const float *bias, const float *gamma, const float *beta, int m,
+              int n, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(post_mlp) split reorder replicated(residual, bias, gamma, beta) fuse
+  {
+    ncclAllReduce(out, out, (size_t)m * n, ncclFloat, ncclSum, comm, s);
+    add_bias_residual_layernorm<<<m, 128, 0, s>>>(out, residual, bias, gamma, beta, 1e-5f, m, n);
+  }
+}
+}  // namespace proj
+
+void rms(float *x, const float *weight, int rows, int hidden, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(rms) split reorder replicated(weight) fuse
+  {
+    ncclAllReduce(x, x, (size_t)rows * hidden, ncclFloat, ncclSum, comm, s);
+    rms_rows<<<rows, 64, 0, s>>>(x, weight, rows, hidden);
+  }
+}
+
+// EXEC: verify post_attn: ok
+// EXEC: verify post_mlp: ok
+// EXEC: verify rms: ok
+// The copies, the header's text in the kernel's namespace: above the function at
+// global scope, beside the one in the namespace.
+// CODE: // coconet: begin generated code for region post_attn
+// CODE: // coconet: proj::add_bias_residual_layernorm (header-fuse.cuh:32) as one block of the grid it is
+// CODE: namespace proj {
+// CODE-NEXT: __device__ __forceinline__ void coconet_post_attn_add_bias_residual_layernorm(float *out,
+// CODE: float v = out[blockIdx.x * n + idx] + residual[blockIdx.x * n + idx] + coconet_ld(&bias[idx]);
+// CODE: mean = block_sum<float>(mean);
+// CODE: }  // namespace proj
+// CODE: proj::coconet_post_attn_add_bias_residual_layernorm(out + coconet_lo, residual + coconet_lo,
+// CODE: void post_attention(
+// CODE: namespace proj {
+// CODE-NEXT: // coconet: begin generated code for region post_mlp, beside its function
+// CODE: __device__ __forceinline__ void coconet_post_mlp_add_bias_residual_layernorm(float *out,
+// CODE: void post_mlp(
+// CODE: // coconet: rms_rows (header-fuse.cuh:61) as one block of the grid it is launched with (blockIdx and
+// CODE: s = proj::block_sum<float>(s);
