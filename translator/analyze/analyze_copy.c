@@ -123,6 +123,15 @@ char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc) {
     return xasprintf("fuse: kernel '%s' has its parameters or its body written through a macro, or a #if that "
                      "its body does not close; the fused kernel copies them as written: write them out in the "
                      "kernel, or drop fuse", k);
+  CXCursor fn;
+  char *gone = macro_gone_at(fe, fe_kids(def->cursor).last, place_fn(fe, s->range.begin.offset, &fn));
+  if (gone) {
+    char *why = xasprintf("fuse: kernel '%s' uses macro '%s', which a file of yours #undefs or #defines again; the "
+                          "fused kernel's copy of the kernel's text, above the region's function, would not mean what "
+                          "it means in the kernel: drop fuse", k, gone);
+    free(gone);
+    return why;
+  }
   bool instance = def->is_template && def->inst_fe;
   const Frontend *kfe = instance ? def->inst_fe : fe;
   LdgScan scan = {clang_getNullCursor()};

@@ -255,6 +255,8 @@ CXCursor az_kernel_terms(Az *az, CXCursor c);
 // loop) depends on whose macro definition may differ where generated code goes (#undef'd,
 // or #defined again in a file of the user's): its name (malloc'd), else NULL
 char *az_macro_gone(const Az *az);
+// ... of a body (of fe's translation unit) copied to byte `place` of the translated file.
+char *macro_gone_at(const Frontend *fe, CXCursor body, unsigned place);
 
 // analyze_text.c: the user's own text for one element (op->pw.text), or why
 // there is none (op->pw.text_why), once the kernel is proven pointwise.

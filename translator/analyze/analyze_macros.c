@@ -1,6 +1,7 @@
 // analyze_macros.c: whether the macros a kernel's text uses mean, where generated code
 // copies the text, what they mean in the kernel: a name #undef'd, or #defined again in a
-// file of the user's, makes the copy unsafe (analyze_text.c then runs the IR instead).
+// file of the user's, makes the copy unsafe (analyze_text.c then runs the IR instead;
+// fuse's copy of a row-wise kernel is refused: analyze_copy.c).
 #include "analyze_impl.h"
 #include "common/text.h"
 
@@ -48,7 +49,8 @@ static void add_tokens(Names *ns, CXTranslationUnit tu, CXSourceRange r, int dep
 }
 
 // The #define and #undef lines of the user's files (the translated file's up
-// to where generated code goes).
+// to where generated code goes) that the preprocessor read (not in an #if it
+// skipped).
 typedef struct Directive {
   char *name;
   bool undef;
@@ -59,9 +61,27 @@ typedef struct Directives {
   int n, cap;
 } Directives;
 
-static void scan_directives(Directives *ds, const char *buf, size_t to) {
+// The byte ranges of a file the preprocessor skipped (an #if not taken): its
+// directives there define nothing.
+typedef struct Skipped {
+  unsigned (*v)[2];
+  unsigned n;
+} Skipped;
+
+static bool skipped(const Skipped *sk, size_t at) {
+  for (unsigned i = 0; i < sk->n; i++)
+    if (at >= sk->v[i][0] && at < sk->v[i][1]) return true;
+  return false;
+}
+
+static void scan_directives(Directives *ds, const char *buf, size_t to, const Skipped *sk) {
   for (size_t at = 0; buf && at < to;) {
     size_t p = at;
+    if (skipped(sk, at)) {
+      while (at < to && buf[at] != '\n') at++;
+      at++;
+      continue;
+    }
     while (p < to && (buf[p] == ' ' || buf[p] == '\t')) p++;
     if (p < to && buf[p] == '#') {
       p++;
@@ -110,24 +130,29 @@ static void scan_file(Scan *sc, CXFile f) {
   size_t size = 0;
   const char *buf = fe_file_bytes(fe, f, &size);
   bool main = clang_File_isEqual(f, fe->file);
-  scan_directives(&sc->ds, buf, main && sc->place < size ? sc->place : size);
+  CXSourceRangeList *list = clang_getSkippedRanges(fe->tu, f);
+  Skipped sk = {NULL, list ? list->count : 0};
+  if (sk.n && !(sk.v = malloc(sizeof *sk.v * sk.n))) COCONET_BUG("out of memory");
+  for (unsigned i = 0; i < sk.n; i++) {
+    clang_getFileLocation(clang_getRangeStart(list->ranges[i]), NULL, NULL, NULL, &sk.v[i][0]);
+    clang_getFileLocation(clang_getRangeEnd(list->ranges[i]), NULL, NULL, NULL, &sk.v[i][1]);
+  }
+  if (list) clang_disposeSourceRangeList(list);
+  scan_directives(&sc->ds, buf, main && sc->place < size ? sc->place : size, &sk);
+  free(sk.v);
   fe_includes(fe, f, scan_include, sc);
 }
 
-// A name the kernel's text depends on whose macro definition may differ where
-// generated code goes: #undef'd, or #defined in a file of the user's once more
-// than the definition the kernel sees (an X-macro header, a later
-// redefinition). Its name (malloc'd), else NULL: the copied text would not
-// mean what the kernel means. (Conservative: a header's directive after the
-// generated code counts too.)
-char *az_macro_gone(const Az *az) {
-  const Frontend *fe = az->region_fe;
+// A name the texts of cursors `texts` (of tu) depend on whose macro definition
+// may differ at byte `place` of the translated file, where generated code goes:
+// #undef'd, or #defined in a file of the user's once more than the definition
+// the texts see (an X-macro header, a later redefinition). Its name (malloc'd),
+// else NULL: a copy of the text there would not mean what the text means.
+// (Conservative: a header's directive after the place counts too.)
+static char *gone_at(const Frontend *fe, CXTranslationUnit tu, const CXCursor *texts, int ntexts, unsigned place) {
   Names ns = {.n = 0};
-  add_tokens(&ns, az->fe->tu, clang_getCursorExtent(az->kbody), 0, false);
-  if (az->loop_helper) add_tokens(&ns, az->fe->tu, clang_getCursorExtent(az->loop_call), 0, false);
-  // A template is read in a copy at the end of the file (instantiate.c): the whole file counts.
-  bool copy = az->launch->def->is_template;
-  Scan sc = {.fe = fe, .place = copy ? (unsigned)fe->src.len : place_decl(fe, az->ir->range.begin.offset)};
+  for (int t = 0; t < ntexts; t++) add_tokens(&ns, tu, clang_getCursorExtent(texts[t]), 0, false);
+  Scan sc = {.fe = fe, .place = place};
   scan_file(&sc, fe->file);
   char *gone = NULL;
   for (int i = 0; i < ns.n && !gone; i++) {
@@ -141,3 +166,14 @@ char *az_macro_gone(const Az *az) {
   free(sc.ds.v);
   return gone;
 }
+
+char *az_macro_gone(const Az *az) {
+  const Frontend *fe = az->region_fe;
+  CXCursor texts[2] = {az->kbody, az->loop_call};
+  // A template is read in a copy at the end of the file (instantiate.c): the whole file counts.
+  bool copy = az->launch->def->is_template;
+  return gone_at(fe, az->fe->tu, texts, az->loop_helper ? 2 : 1,
+                 copy ? (unsigned)fe->src.len : place_decl(fe, az->ir->range.begin.offset));
+}
+
+char *macro_gone_at(const Frontend *fe, CXCursor body, unsigned place) { return gone_at(fe, fe->tu, &body, 1, place); }

@@ -57,6 +57,10 @@ __global__ void add_bias_residual_layernorm(float *out, const float *residual, c
 
 }  // namespace proj
 
+// The epsilon, a macro the header drops at its end under -DUNDEF_AFTER (as
+// X-macro headers do).
+#define RMS_EPS 1e-6f
+
 // RMSNorm of the row, at global scope.
 __global__ void rms_rows(float *x, const float *weight, int rows, int hidden) {
   int row = blockIdx.x;
@@ -65,7 +69,11 @@ __global__ void rms_rows(float *x, const float *weight, int rows, int hidden) {
   for (int j = threadIdx.x; j < hidden; j += blockDim.x) s += x[row * hidden + j] * x[row * hidden + j];
   s = proj::block_sum<float>(s);
   __shared__ float r;
-  if (threadIdx.x == 0) r = rsqrtf(s / hidden + 1e-6f);
+  if (threadIdx.x == 0) r = rsqrtf(s / hidden + RMS_EPS);
   __syncthreads();
   for (int j = threadIdx.x; j < hidden; j += blockDim.x) x[row * hidden + j] *= r * weight[j];
 }
+
+#if defined(UNDEF_AFTER)
+#undef RMS_EPS
+#endif
