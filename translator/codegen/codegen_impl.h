@@ -17,8 +17,10 @@
 //                     the device API; codegen_text.c the kernels' own text
 //                     (codegen_kernel_impl.h maps these three)
 //   codegen_rows.c    the fused kernel of row-wise kernels: a __device__ copy
-//                     of each kernel's body (one block of its grid) and the
-//                     __global__ that runs it between the peers' rows
+//                     of each kernel's body (one block of its grid; read from
+//                     the file or the header that defines it, in its
+//                     namespace) and the __global__ that runs it between the
+//                     peers' rows
 //   codegen_comment.c the schedule comment and the flow text of fused kernels
 //   codegen_expr.c    IR expressions as CUDA C++ text, with CUDA's conversions
 //   codegen_unused.c  variables only the replaced launches used
