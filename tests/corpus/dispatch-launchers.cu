@@ -17,6 +17,9 @@
 // keeping a static local (STATIC_LOCAL), a condition reading a global through a
 // helper (GLOBAL_HELPER), a macro whose body is not in parentheses (UNPAREN). A
 // condition the compiler knows picks its branch alone, per template instance (KNOWN).
+// A launcher assigning its locals before and on its paths (ASSIGNED, `small =
+// small / 2;`, `block.x = 128;`) is read as the paths they make; the grid
+// `(n + block.x - 1) / block.x` covers n whatever block.x holds.
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --explain %s -- -I%S/Inputs | %FileCheck --check-prefix=EXPLAIN %s
@@ -31,6 +34,7 @@
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DGLOBAL_HELPER 2>&1 | %FileCheck --check-prefix=GLOBAL %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DUNPAREN 2>&1 | %FileCheck --check-prefix=UNPAREN %s
 // RUN: %coconet --explain %s -- -I%S/Inputs -DKNOWN | %FileCheck --check-prefix=KNOWN %s
+// RUN: %coconet --verify=3 %s -- -I%S/Inputs -DASSIGNED | %FileCheck --check-prefix=ASSIGNED %s
 #include <nccl.h>
 
 #include "dispatch/norm.h"
@@ -127,6 +131,8 @@ void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, nc
     launchTyped(grads, inv_scale, n, stream);
 #elif defined(STRUCTURED)
     launchScale(grads, inv_scale, sizes.count, stream);
+#elif defined(ASSIGNED)
+    launchScaleAssigned(grads, inv_scale, n, stream);
 #else
     launchScale(grads, inv_scale, n, stream);
 #endif
@@ -169,10 +175,10 @@ void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, nc
 // NONE: note: 'invokeNormCachedOnly<float>' picks its kernel at run time, and the region schedules with none of those it may launch; the reason above is for the first, 'serve::normCached', which it launches when (hidden <= 1024)
 // NONE: norm.h:{{[0-9]+}}:8: note: and 'serve::normCached', which it launches when !(hidden <= 1024): kernel 'serve::normCached' declares shared memory
 
-// CHANGED: dispatch-launchers.cu:110:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement also uses 'n' and could change it first: move the statement out
-// LAMBDA: dispatch-launchers.cu:112:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement may change 'n' first (through a call, a reference or a pointer): move the statement out
+// CHANGED: dispatch-launchers.cu:114:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement also uses 'n' and could change it first: move the statement out
+// LAMBDA: dispatch-launchers.cu:116:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement may change 'n' first (through a call, a reference or a pointer): move the statement out
 // REF_MEMBER: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !(n == 0) && (n < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement may change 'n' first (through a call, a reference or a pointer): move the statement out
-// STRUCTURED: dispatch-launchers.cu:104:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !((sizes.count) == 0) && ((sizes.count) < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement may change 'sizes' first (through a call, a reference or a pointer): move the statement out
+// STRUCTURED: dispatch-launchers.cu:108:5: error: region 'unscale': 'launchScale' launches kernel 'scaleBlock' when !((sizes.count) == 0) && ((sizes.count) < 256), so the schedule, which is for that kernel, runs when it holds at the top of the region; this statement may change 'sizes' first (through a call, a reference or a pointer): move the statement out
 // STRUCTURED-NEXT: count = count / 2;
 // STATIC: note: the call of 'launchScaleOnce' ({{.*}}) is not seen through as the kernel launch or collective inside it: its body has a static local (it keeps its value from call to call)
 // GLOBAL: note: the call of 'launchScaleSmall' ({{.*}}) is not seen through as the kernel launch or collective inside it: a condition or value of its choice of kernel reads a variable of the file (a global, a static), which a statement of the region before the launch could change
@@ -180,3 +186,5 @@ void unscale(float *grads, float inv_scale, int n, const ScaleConfig *config, nc
 // KNOWN: explain unscale
 // KNOWN: - analysis: the call of 'launchTyped<float>' ({{.*}}) is the launch of kernel 'scaleGrid' inside it
 // KNOWN-NOT: picks its kernel at run time
+// ASSIGNED: verify unscale: run with (n < (512 / 2)) && !(n == 0) ('launchScaleAssigned' launches 'scaleGrid' then: the schedule's branch, taken in {{[1-9][0-9]*}} of 9 runs; the others run the region as written)
+// ASSIGNED: verify unscale: ok (the region as written and as scheduled agree within 0 ULP)

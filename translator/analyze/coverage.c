@@ -177,8 +177,20 @@ typedef struct Assigned {
   const Frontend *fe;
   CXCursor decl;
   unsigned after;  // only assignments at this offset of their file or later count (0: all)
+  bool x_free;     // an assignment of decl.x does not count (a dim3's lane x)
   bool yes;
 } Assigned;
+
+// c is decl.x.
+static bool lane_x_of(CXCursor c, CXCursor decl) {
+  c = strip(c);
+  if (kind_of(c) != CXCursor_MemberRefExpr || kids_of(c).n != 1) return false;
+  CXCursor base = strip(kids_of(c).v[0]);
+  char *field = fe_spelling(c);
+  bool x = strcmp(field, "x") == 0;
+  free(field);
+  return x && kind_of(base) == CXCursor_DeclRefExpr && clang_equalCursors(clang_getCursorReferenced(base), decl);
+}
 
 static bool counts(const Assigned *a, CXCursor c) {
   unsigned at = 0;
@@ -215,7 +227,7 @@ static enum CXChildVisitResult find_assignment(CXCursor c, CXCursor parent, CXCl
   enum CXCursorKind k = kind_of(c);
   Kids ks = kids_of(c);
   if ((k == CXCursor_BinaryOperator || k == CXCursor_CompoundAssignOperator) && ks.n == 2 &&
-      refers_to(ks.v[0], a->decl)) {
+      refers_to(ks.v[0], a->decl) && !(a->x_free && lane_x_of(ks.v[0], a->decl))) {
     char *op = fe_between(a->fe, clang_getRangeEnd(clang_getCursorExtent(ks.v[0])),
                           clang_getRangeStart(clang_getCursorExtent(ks.v[1])));
     if (!*op) {  // written in a macro's body: an assignment, unless the macro is pure
@@ -261,9 +273,27 @@ bool assigned_after(const Frontend *fe, CXCursor decl, unsigned offset) {
   CXCursor fn = clang_getCursorSemanticParent(decl);
   enum CXCursorKind k = kind_of(fn);
   if (k != CXCursor_FunctionDecl && k != CXCursor_CXXMethod && k != CXCursor_FunctionTemplate) return true;
-  Assigned a = {fe, decl, offset, false};
+  Assigned a = {fe, decl, offset, false, false};
   clang_visitChildren(fn, find_assignment, &a);
   return a.yes;
+}
+
+// Whether a local dim3 is changed in its function only by assignments of its lane x
+// (`block.x = 128;`, on some path of a launcher): its y and z stay as initialized.
+static bool only_x_assigned(const Frontend *fe, CXCursor decl) {
+  CXCursor fn = clang_getCursorSemanticParent(decl);
+  enum CXCursorKind k = kind_of(fn);
+  if (k != CXCursor_FunctionDecl && k != CXCursor_CXXMethod && k != CXCursor_FunctionTemplate) return false;
+  Assigned a = {fe, decl, 0, true, false};
+  clang_visitChildren(fn, find_assignment, &a);
+  return !a.yes;
+}
+
+static bool is_dim3(CXType t) {
+  CXString ts = clang_getTypeSpelling(t);
+  bool dim3 = strstr(clang_getCString(ts), "dim3") != NULL;
+  clang_disposeString(ts);
+  return dim3;
 }
 
 static Sym *sym_of(Cov *cv, CXCursor c);
@@ -351,6 +381,16 @@ static Sym *sym_ref(Cov *cv, CXCursor c) {
         s = NULL;
       }
       if (s) return s;
+    }
+    // A dim3 whose lane x its function assigns (`block.x = 128;`): as a block, its x as the launch
+    // reads it, the same value as `block.x` in the grid's expression (y and z: one_dimensional).
+    if (is_dim3(clang_getCursorType(d)) && !never_assigned(fe_of(cv, d), d) && only_x_assigned(fe_of(cv, d), d)) {
+      Sym *x = sym_new(cv, S_VAR);
+      char *name = squeezed(fe_of(cv, c), c);
+      x->text = xasprintf("%s.x", name);
+      free(name);
+      if (cv->via_init) cv->changed = true;
+      return x;
     }
   }
   return sym_var(cv, c);
@@ -600,6 +640,10 @@ static bool one_dimensional(const Frontend *fe, CXCursor c, int depth) {
   if (depth > 8) return false;
   if (kind_of(c) == CXCursor_DeclRefExpr) {
     CXCursor d = clang_getCursorReferenced(c);
+    // (a dim3 assigned other than in its lane x may have another y or z at the launch)
+    if (kind_of(d) == CXCursor_VarDecl && is_dim3(clang_getCursorType(d)) && !never_assigned(fe, d) &&
+        !only_x_assigned(fe, d))
+      return false;
     CXCursor init = kind_of(d) == CXCursor_VarDecl ? last_kid(d) : clang_getNullCursor();
     return clang_Cursor_isNull(init) || !clang_isExpression(kind_of(init)) || one_dimensional(fe, init, depth + 1);
   }

@@ -533,6 +533,13 @@ static bool checked_call(const Frontend *ffe, CXCursor st) {
   return yes;
 }
 
+// An assignment statement (`k = k * 2;`, `block.x += 32;`: wrapper_dispatch reads or refuses it).
+static bool assigns(CXCursor st) {
+  while (clang_getCursorKind(st) == CXCursor_UnexposedExpr && fe_kids(st).n == 1) st = fe_kids(st).v[0];
+  enum CXCursorKind k = clang_getCursorKind(st);
+  return k == CXCursor_BinaryOperator || k == CXCursor_CompoundAssignOperator;
+}
+
 // See through the call `call` of fn (its arguments in up's terms, written in
 // the file fe reads) down to one launch, its texts in the region's terms;
 // NULL (and sn->why) otherwise.
@@ -655,9 +662,10 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
       launch = see(ffe, &w, st, inner, depth + 1, sn);
       inner_seen = !sn->why;
       // The call must be the whole statement: the body's last statement is the call itself.
-    } else if (clang_getCursorKind(st) == CXCursor_IfStmt && !launch && !sn->nccl && stmts.n <= FE_KIDS &&
-               !checked_call(ffe, st)) {
-      // A launcher that picks its kernel at run time: the launch of each path (wrapper_dispatch.c).
+    } else if ((clang_getCursorKind(st) == CXCursor_IfStmt || assigns(st)) && !launch && !sn->nccl &&
+               stmts.n <= FE_KIDS && !checked_call(ffe, st)) {
+      // A launcher that picks its kernel at run time (or assigns its locals first, `block.x = ...;`):
+      // the launch of each path (wrapper_dispatch.c).
       launch = wrapper_dispatch(ffe, &w, stmts.v + i, stmts.n - i, &sn->why, &sn->stmt);
       break;
     } else {
