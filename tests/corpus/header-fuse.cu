@@ -7,10 +7,11 @@
 // each kernel's text from the header, which is never rewritten; --verify runs
 // the fused kernels (on the host backend, at 1..4 ranks) against the program as
 // written. Refused: a kernel whose macro a file #undefs after it (UNDEF_AFTER:
-// the copy would not mean what the kernel means).
+// the copy would not mean what the kernel means), one using __LINE__ (WHERE).
 // RUN: %coconet --verify=4 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DUNDEF_AFTER 2>&1 | %FileCheck --check-prefix=UNDEF %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DWHERE 2>&1 | %FileCheck --check-prefix=WHERE %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -65,3 +66,4 @@ void rms(float *x, const float *weight, int rows, int hidden, ncclComm_t comm, c
 // CODE: // coconet: rms_rows (header-fuse.cuh:61) as one block of the grid it is launched with (blockIdx and
 // CODE: s = proj::block_sum<float>(s);
 // UNDEF: header-fuse.cuh:{{[0-9]+}}:{{[0-9]+}}: error: fuse: kernel 'rms_rows' uses macro 'RMS_EPS', which a file of yours #undefs or #defines again; the fused kernel's copy of the kernel's text, above the region's function, would not mean what it means in the kernel: drop fuse
+// WHERE: header-fuse.cuh:{{[0-9]+}}:{{[0-9]+}}: error: fuse: kernel 'rms_rows' uses '__LINE__', whose value is where the text is written; the fused kernel's copy of the kernel's text, above the region's function, would differ: drop fuse

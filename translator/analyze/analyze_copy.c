@@ -126,9 +126,13 @@ char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc) {
   CXCursor fn;
   char *gone = macro_gone_at(fe, fe_kids(def->cursor).last, place_fn(fe, s->range.begin.offset, &fn));
   if (gone) {
-    char *why = xasprintf("fuse: kernel '%s' uses macro '%s', which a file of yours #undefs or #defines again; the "
-                          "fused kernel's copy of the kernel's text, above the region's function, would not mean what "
-                          "it means in the kernel: drop fuse", k, gone);
+    char *why = macro_name_is_where(gone)
+                    ? xasprintf("fuse: kernel '%s' uses '%s', whose value is where the text is written; the fused "
+                                "kernel's copy of the kernel's text, above the region's function, would differ: "
+                                "drop fuse", k, gone)
+                    : xasprintf("fuse: kernel '%s' uses macro '%s', which a file of yours #undefs or #defines again; "
+                                "the fused kernel's copy of the kernel's text, above the region's function, would not "
+                                "mean what it means in the kernel: drop fuse", k, gone);
     free(gone);
     return why;
   }

@@ -255,8 +255,12 @@ CXCursor az_kernel_terms(Az *az, CXCursor c);
 // loop) depends on whose macro definition may differ where generated code goes (#undef'd,
 // or #defined again in a file of the user's): its name (malloc'd), else NULL
 char *az_macro_gone(const Az *az);
-// ... of a body (of fe's translation unit) copied to byte `place` of the translated file.
+// ... of a body (of fe's translation unit) copied to byte `place` of the translated
+// file, or a name whose value is where it is written (macro_name_is_where), first.
 char *macro_gone_at(const Frontend *fe, CXCursor body, unsigned place);
+// Whether a name's value is where it is written (__LINE__, __FILE__, __COUNTER__,
+// __func__, ...).
+bool macro_name_is_where(const char *name);
 
 // analyze_text.c: the user's own text for one element (op->pw.text), or why
 // there is none (op->pw.text_why), once the kernel is proven pointwise.

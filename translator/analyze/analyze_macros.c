@@ -30,12 +30,45 @@ static void add_name(Names *ns, const char *name, bool macro) {
   ns->v[ns->n++] = strdup(name);
 }
 
+// The byte ranges of a file the preprocessor skipped (an #if not taken): its
+// directives there define nothing.
+typedef struct Skipped {
+  unsigned (*v)[2];
+  unsigned n;
+} Skipped;
+
+static bool skipped(const Skipped *sk, size_t at) {
+  for (unsigned i = 0; i < sk->n; i++)
+    if (at >= sk->v[i][0] && at < sk->v[i][1]) return true;
+  return false;
+}
+
+// The skipped ranges of file f of tu (free .v).
+static Skipped skipped_of(CXTranslationUnit tu, CXFile f) {
+  CXSourceRangeList *list = f ? clang_getSkippedRanges(tu, f) : NULL;
+  Skipped sk = {NULL, list ? list->count : 0};
+  if (sk.n && !(sk.v = malloc(sizeof *sk.v * sk.n))) COCONET_BUG("out of memory");
+  for (unsigned i = 0; i < sk.n; i++) {
+    clang_getFileLocation(clang_getRangeStart(list->ranges[i]), NULL, NULL, NULL, &sk.v[i][0]);
+    clang_getFileLocation(clang_getRangeEnd(list->ranges[i]), NULL, NULL, NULL, &sk.v[i][1]);
+  }
+  if (list) clang_disposeSourceRangeList(list);
+  return sk;
+}
+
+// (tokens in an #if the preprocessor skipped are none of the text's)
 static void add_tokens(Names *ns, CXTranslationUnit tu, CXSourceRange r, int depth, bool body) {
   CXToken *toks = NULL;
   unsigned n = 0;
   clang_tokenize(tu, r, &toks, &n);
+  CXFile file = NULL;
+  clang_getFileLocation(clang_getRangeStart(r), &file, NULL, NULL, NULL);
+  Skipped sk = body ? (Skipped){NULL, 0} : skipped_of(tu, file);
   for (unsigned i = body ? 1 : 0; i < n; i++) {  // a macro definition's token 0 is its name
     if (clang_getTokenKind(toks[i]) != CXToken_Identifier) continue;
+    unsigned at = 0;
+    clang_getFileLocation(clang_getTokenLocation(tu, toks[i]), NULL, NULL, NULL, &at);
+    if (skipped(&sk, at)) continue;
     CXString sp = clang_getTokenSpelling(tu, toks[i]);
     CXCursor c = body ? clang_getNullCursor() : clang_getCursor(tu, clang_getTokenLocation(tu, toks[i]));
     bool macro = kind(c) == CXCursor_MacroExpansion;
@@ -46,6 +79,7 @@ static void add_tokens(Names *ns, CXTranslationUnit tu, CXSourceRange r, int dep
       add_tokens(ns, tu, clang_getCursorExtent(def), depth + 1, true);
   }
   clang_disposeTokens(tu, toks, n);
+  free(sk.v);
 }
 
 // The #define and #undef lines of the user's files (the translated file's up
@@ -60,19 +94,6 @@ typedef struct Directives {
   Directive *v;
   int n, cap;
 } Directives;
-
-// The byte ranges of a file the preprocessor skipped (an #if not taken): its
-// directives there define nothing.
-typedef struct Skipped {
-  unsigned (*v)[2];
-  unsigned n;
-} Skipped;
-
-static bool skipped(const Skipped *sk, size_t at) {
-  for (unsigned i = 0; i < sk->n; i++)
-    if (at >= sk->v[i][0] && at < sk->v[i][1]) return true;
-  return false;
-}
 
 static void scan_directives(Directives *ds, const char *buf, size_t to, const Skipped *sk) {
   for (size_t at = 0; buf && at < to;) {
@@ -130,17 +151,18 @@ static void scan_file(Scan *sc, CXFile f) {
   size_t size = 0;
   const char *buf = fe_file_bytes(fe, f, &size);
   bool main = clang_File_isEqual(f, fe->file);
-  CXSourceRangeList *list = clang_getSkippedRanges(fe->tu, f);
-  Skipped sk = {NULL, list ? list->count : 0};
-  if (sk.n && !(sk.v = malloc(sizeof *sk.v * sk.n))) COCONET_BUG("out of memory");
-  for (unsigned i = 0; i < sk.n; i++) {
-    clang_getFileLocation(clang_getRangeStart(list->ranges[i]), NULL, NULL, NULL, &sk.v[i][0]);
-    clang_getFileLocation(clang_getRangeEnd(list->ranges[i]), NULL, NULL, NULL, &sk.v[i][1]);
-  }
-  if (list) clang_disposeSourceRangeList(list);
+  Skipped sk = skipped_of(fe->tu, f);
   scan_directives(&sc->ds, buf, main && sc->place < size ? sc->place : size, &sk);
   free(sk.v);
   fe_includes(fe, f, scan_include, sc);
+}
+
+bool macro_name_is_where(const char *name) {
+  static const char *const where[] = {"__LINE__", "__FILE__", "__FILE_NAME__", "__BASE_FILE__", "__COUNTER__",
+                                      "__func__", "__FUNCTION__", "__PRETTY_FUNCTION__"};
+  for (size_t i = 0; i < sizeof where / sizeof *where; i++)
+    if (strcmp(name, where[i]) == 0) return true;
+  return false;
 }
 
 // A name the texts of cursors `texts` (of tu) depend on whose macro definition
@@ -148,13 +170,18 @@ static void scan_file(Scan *sc, CXFile f) {
 // #undef'd, or #defined in a file of the user's once more than the definition
 // the texts see (an X-macro header, a later redefinition). Its name (malloc'd),
 // else NULL: a copy of the text there would not mean what the text means.
-// (Conservative: a header's directive after the place counts too.)
-static char *gone_at(const Frontend *fe, CXTranslationUnit tu, const CXCursor *texts, int ntexts, unsigned place) {
+// (Conservative: a header's directive after the place counts too.) With
+// `where`, a name whose value is where it is written (__LINE__, __func__:
+// macro_name_is_where) comes first.
+static char *gone_at(const Frontend *fe, CXTranslationUnit tu, const CXCursor *texts, int ntexts, unsigned place,
+                     bool where) {
   Names ns = {.n = 0};
   for (int t = 0; t < ntexts; t++) add_tokens(&ns, tu, clang_getCursorExtent(texts[t]), 0, false);
+  char *gone = NULL;
+  for (int i = 0; i < ns.n && !gone && where; i++)
+    if (macro_name_is_where(ns.v[i])) gone = strdup(ns.v[i]);
   Scan sc = {.fe = fe, .place = place};
   scan_file(&sc, fe->file);
-  char *gone = NULL;
   for (int i = 0; i < ns.n && !gone; i++) {
     int defines = 0, undefs = 0;
     for (int d = 0; d < sc.ds.n; d++)
@@ -173,7 +200,9 @@ char *az_macro_gone(const Az *az) {
   // A template is read in a copy at the end of the file (instantiate.c): the whole file counts.
   bool copy = az->launch->def->is_template;
   return gone_at(fe, az->fe->tu, texts, az->loop_helper ? 2 : 1,
-                 copy ? (unsigned)fe->src.len : place_decl(fe, az->ir->range.begin.offset));
+                 copy ? (unsigned)fe->src.len : place_decl(fe, az->ir->range.begin.offset), false);
 }
 
-char *macro_gone_at(const Frontend *fe, CXCursor body, unsigned place) { return gone_at(fe, fe->tu, &body, 1, place); }
+char *macro_gone_at(const Frontend *fe, CXCursor body, unsigned place) {
+  return gone_at(fe, fe->tu, &body, 1, place, true);
+}

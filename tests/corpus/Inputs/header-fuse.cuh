@@ -67,6 +67,9 @@ __global__ void rms_rows(float *x, const float *weight, int rows, int hidden) {
   if (row >= rows) return;
   float s = 0.0f;
   for (int j = threadIdx.x; j < hidden; j += blockDim.x) s += x[row * hidden + j] * x[row * hidden + j];
+#if defined(WHERE)
+  s += 0.0f * __LINE__;
+#endif
   s = proj::block_sum<float>(s);
   __shared__ float r;
   if (threadIdx.x == 0) r = rsqrtf(s / hidden + RMS_EPS);
