@@ -7,15 +7,24 @@
 // each kernel's text from the header, which is never rewritten; --verify runs
 // the fused kernels (on the host backend, at 1..4 ranks) against the program as
 // written. Refused: a kernel whose macro a file #undefs after it (UNDEF_AFTER:
-// the copy would not mean what the kernel means), one using __LINE__ (WHERE).
+// the copy would not mean what the kernel means), one using __LINE__ (WHERE), a
+// kernel using a name the file declares again before the copy's place: an
+// overload of rsqrtf (OVERLOAD_AFTER), a proj::rsqrtf that hides ::rsqrtf for
+// the copy beside post_mlp, not for post_attention's above it (HIDES).
 // RUN: %coconet --verify=4 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DUNDEF_AFTER 2>&1 | %FileCheck --check-prefix=UNDEF %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DWHERE 2>&1 | %FileCheck --check-prefix=WHERE %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DOVERLOAD_AFTER 2>&1 | %FileCheck --check-prefix=OVERLOAD %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DHIDES 2>&1 | %FileCheck --check-prefix=HIDES %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include "header-fuse.cuh"
+
+#if defined(OVERLOAD_AFTER)
+__device__ __forceinline__ double rsqrtf(double v) { return 1.0 / sqrt(v); }
+#endif
 
 void post_attention(float *out, const float *residual, const float *bias, const float *gamma, const float *beta,
                     int m, int n, ncclComm_t comm, cudaStream_t s) {
@@ -27,6 +36,10 @@ void post_attention(float *out, const float *residual, const float *bias, const 
 }
 
 namespace proj {
+#if defined(HIDES)
+__device__ __forceinline__ float rsqrtf(float v) { return 1.0f / sqrtf(v); }
+#endif
+
 void post_mlp(float *out, const float *residual, const float *bias, const float *gamma, const float *beta, int m,
               int n, ncclComm_t comm, cudaStream_t s) {
 #pragma coconet region name(post_mlp) split reorder replicated(residual, bias, gamma, beta) fuse
@@ -60,10 +73,14 @@ void rms(float *x, const float *weight, int rows, int hidden, ncclComm_t comm, c
 // CODE: proj::coconet_post_attn_add_bias_residual_layernorm(out + coconet_lo, residual + coconet_lo,
 // CODE: void post_attention(
 // CODE: namespace proj {
-// CODE-NEXT: // coconet: begin generated code for region post_mlp, beside its function
+// CODE: // coconet: begin generated code for region post_mlp, beside its function
 // CODE: __device__ __forceinline__ void coconet_post_mlp_add_bias_residual_layernorm(float *out,
 // CODE: void post_mlp(
 // CODE: // coconet: rms_rows (header-fuse.cuh:61) as one block of the grid it is launched with (blockIdx and
 // CODE: s = proj::block_sum<float>(s);
 // UNDEF: header-fuse.cuh:{{[0-9]+}}:{{[0-9]+}}: error: fuse: kernel 'rms_rows' uses macro 'RMS_EPS', which a file of yours #undefs or #defines again; the fused kernel's copy of the kernel's text, above the region's function, would not mean what it means in the kernel: drop fuse
 // WHERE: header-fuse.cuh:{{[0-9]+}}:{{[0-9]+}}: error: fuse: kernel 'rms_rows' uses '__LINE__', whose value is where the text is written; the fused kernel's copy of the kernel's text, above the region's function, would differ: drop fuse
+// OVERLOAD: header-fuse.cuh:{{[0-9]+}}:{{[0-9]+}}: error: fuse: kernel 'proj::add_bias_residual_layernorm' uses 'rsqrtf', and a file of yours declares 'rsqrtf' again after the kernel (header-fuse.cu:26); the fused kernel's copy of the kernel's text, above the region's function, could mean that one (another overload, a name that hides the kernel's): drop fuse, or rename it
+// HIDES-NOT: region 'post_attn'
+// HIDES: header-fuse.cuh:{{[0-9]+}}:{{[0-9]+}}: error: fuse: kernel 'add_bias_residual_layernorm' uses 'rsqrtf', and a file of yours declares 'rsqrtf' again after the kernel (header-fuse.cu:40)
+// HIDES-NOT: error:

@@ -5,7 +5,10 @@
 // kernel template, read in a copy at the end of the file, is refused
 // (TEMPLATE). A launcher's constant macro moves as its value only when that
 // cannot change its meaning: `1.0f + 1.0f` does not (EXPR). A function of the
-// user's named fabsf (taking a pointer) is not the C library's (USER_FABSF).
+// user's named fabsf (taking a pointer) is not the C library's (USER_FABSF). A
+// kernel calling adj(double) with a float, when the file declares adj(float)
+// after the kernel, is printed from the IR (OVERLOAD_AFTER; the copy would call
+// the later one).
 // RUN: %coconet --verify=4 %s -- -DLATER | %FileCheck --check-prefix=LATER %s
 // RUN: %coconet %s -- -DLATER | %FileCheck --check-prefix=LATER_CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DTEMPLATE 2>&1 | %FileCheck --check-prefix=TEMPLATE %s
@@ -13,6 +16,8 @@
 // without its macro expansions then, and FACT taken for a name defined twice):
 // RUN: %expect 1 env COCONET_CACHE=off %coconet --check %s -- -DTEMPLATE 2>&1 | %FileCheck --check-prefix=TEMPLATE %s
 // RUN: %expect 1 %coconet --check %s -- -DEXPR 2>&1 | %FileCheck --check-prefix=EXPR %s
+// RUN: %coconet --verify=2 %s -- -DOVERLOAD_AFTER | %FileCheck --check-prefix=OVERLOAD %s
+// RUN: %coconet %s -- -DOVERLOAD_AFTER | %FileCheck --check-prefix=OVERLOAD_CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DUSER_FABSF 2>&1 | %FileCheck --check-prefix=USER_FABSF %s
 // The launcher does not pass `st` to its launch: only its call named it.
 // RUN: %coconet %s | %FileCheck --check-prefix=UNUSED %s
@@ -27,6 +32,13 @@ template <typename T> __global__ void k(T *x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] = x[i] * (T)FACT + 1.0f;
 }
+#elif defined(OVERLOAD_AFTER)
+__device__ __forceinline__ float adj(double v) { return (float)(v * 2.0); }
+__global__ void k(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = adj(x[i]) + 1.0f;
+}
+__device__ __forceinline__ float adj(float v) { return v * 3.0f; }
 #else
 __global__ void k(float *x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -70,3 +82,6 @@ void step(float *x, int *st, int n, ncclComm_t comm, cudaStream_t s) {
 // EXPR: note: the call of 'launch_k' ({{.*}}macro-redefined.cu:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: a text of its launch reads a variable that is not the function's parameter or local, a name of its namespace or class, a macro
 // USER_FABSF: note: the call of 'launch_k' ({{.*}}macro-redefined.cu:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a local whose initializer calls a function that may change something
 // UNUSED: (void)st;
+// OVERLOAD: verify R: ok
+// OVERLOAD_CODE: k generated from the IR (its text uses
+// OVERLOAD_CODE-NEXT: // 'adj', which a file of yours declares again after the kernel (macro-redefined.cu:{{[0-9]+}}): the copy

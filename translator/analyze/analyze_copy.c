@@ -124,7 +124,8 @@ char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc) {
                      "its body does not close; the fused kernel copies them as written: write them out in the "
                      "kernel, or drop fuse", k);
   CXCursor fn;
-  char *gone = macro_gone_at(fe, fe_kids(def->cursor).last, place_fn(fe, s->range.begin.offset, &fn));
+  unsigned place = place_fn(fe, s->range.begin.offset, &fn);
+  char *gone = macro_gone_at(fe, fe_kids(def->cursor).last, place);
   if (gone) {
     char *why = macro_name_is_where(gone)
                     ? xasprintf("fuse: kernel '%s' uses '%s', whose value is where the text is written; the fused "
@@ -134,6 +135,17 @@ char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc) {
                                 "the fused kernel's copy of the kernel's text, above the region's function, would not "
                                 "mean what it means in the kernel: drop fuse", k, gone);
     free(gone);
+    return why;
+  }
+  SrcLoc other;
+  char *clash = copy_name_clash(fe, def->cursor, place, &other);
+  if (clash) {
+    const char *base = other.file && strrchr(other.file, '/') ? strrchr(other.file, '/') + 1 : other.file;
+    char *why = xasprintf("fuse: kernel '%s' uses '%s', and a file of yours declares '%s' again after the kernel "
+                          "(%s:%u); the fused kernel's copy of the kernel's text, above the region's function, could "
+                          "mean that one (another overload, a name that hides the kernel's): drop fuse, or rename it",
+                          k, clash, clash, base ? base : "?", other.line);
+    free(clash);
     return why;
   }
   bool instance = def->is_template && def->inst_fe;

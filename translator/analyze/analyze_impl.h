@@ -13,7 +13,8 @@
 // those; analyze_copy.c: whether one can be copied into a fused kernel;
 // analyze_slice.c: multi-tensor launches, a grid whose y picks a slice;
 // analyze_helper.c: an element loop written in a __device__ helper the kernel calls;
-// analyze_macros.c: whether the macros of a kernel's text mean the same where it is copied).
+// analyze_macros.c: whether the macros of a kernel's text mean the same where it is copied;
+// analyze_names.c: whether its names do).
 // What the analysis accepts is described in analyze.c.
 #ifndef COCONET_ANALYZE_IMPL_H
 #define COCONET_ANALYZE_IMPL_H
@@ -258,6 +259,12 @@ char *az_macro_gone(const Az *az);
 // ... of a body (of fe's translation unit) copied to byte `place` of the translated
 // file, or a name whose value is where it is written (macro_name_is_where), first.
 char *macro_gone_at(const Frontend *fe, CXCursor body, unsigned place);
+// analyze_names.c: a name a kernel's text uses (of a declaration at namespace
+// scope) that a declaration of the user's between the kernel and byte `place` of
+// the translated file also has (another overload, a name hiding it): its name
+// (malloc'd; *at: that declaration), else NULL. A copy of the text at `place`
+// could mean that one.
+char *copy_name_clash(const Frontend *fe, CXCursor kernel, unsigned place, SrcLoc *at);
 // Whether a name's value is where it is written (__LINE__, __FILE__, __COUNTER__,
 // __func__, ...).
 bool macro_name_is_where(const char *name);

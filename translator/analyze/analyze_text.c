@@ -708,6 +708,17 @@ void az_text(Az *az) {
     why = ir_printf(az->ir, "its text uses '%s', which a file of yours #undefs or #defines again: the copy could "
                             "mean something else", gone);
   free(gone);
+  if (!why && !az_failed(az) && !az->launch->def->is_template) {
+    SrcLoc other;
+    char *clash = copy_name_clash(az->fe, az->launch->def->cursor, place_decl(az->fe, az->ir->range.begin.offset),
+                                  &other);
+    if (clash) {
+      const char *base = other.file && strrchr(other.file, '/') ? strrchr(other.file, '/') + 1 : other.file;
+      why = ir_printf(az->ir, "its text uses '%s', which a file of yours declares again after the kernel (%s:%u): "
+                              "the copy could mean that one", clash, base ? base : "?", other.line);
+    }
+    free(clash);
+  }
   if (az_failed(az)) why = az->why;
   if (!why) {
     pw->text = build(&x, &top, &elem);
