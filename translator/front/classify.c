@@ -323,6 +323,8 @@ static enum CXChildVisitResult find_body(CXCursor c, CXCursor parent, CXClientDa
 
 const char CLASSIFY_MACRO_ARGS[] = "a macro in its launch stands for more than one argument or launch setting";
 const char CLASSIFY_MACRO_LAUNCH[] = "its kernel launch is written in the body of macro";
+const char CLASSIFY_DEFAULT_ARGS[] = "its launch leaves kernel parameters to their default arguments; coconet reads a "
+                                     "launch that writes out every argument: write them out";
 
 static Launch *launch_of(const Frontend *fe, CXCursor call, const Toks *t, unsigned first) {
   unsigned open = first;
@@ -555,9 +557,18 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
       s->launch = launch_of(fe, call, &t, tok_at(fe, &t, cr.begin.offset));
       if (s->launch && (s->launch->nargs != clang_Cursor_getNumArguments(call) || !s->launch->block.text)) {
         // A macro in the launch stands for several arguments (`PAIR(a, b)`): its texts are not the call's.
+        // Or the launch leaves parameters to their defaults, which have no place in the source.
+        int defaults = 0;
+        for (int i = 0; i < clang_Cursor_getNumArguments(call); i++) {
+          CXFile file = NULL;
+          clang_getExpansionLocation(clang_getCursorLocation(clang_Cursor_getArgument(call, (unsigned)i)), &file,
+                                     NULL, NULL, NULL);
+          defaults += file == NULL;
+        }
+        bool left = defaults && s->launch->block.text && s->launch->nargs + defaults == clang_Cursor_getNumArguments(call);
         launch_free(s->launch);
         s->launch = NULL;
-        s->why_opaque = strdup(CLASSIFY_MACRO_ARGS);
+        s->why_opaque = strdup(left ? CLASSIFY_DEFAULT_ARGS : CLASSIFY_MACRO_ARGS);
       }
       if (!s->launch) s->kind = STMT_OPAQUE;
       else {

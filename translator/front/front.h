@@ -293,6 +293,8 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor stmt);
 extern const char CLASSIFY_MACRO_ARGS[];
 // ... and the start of one whose launch a macro's body writes ("... 'LAUNCH' (f.h:12); ...").
 extern const char CLASSIFY_MACRO_LAUNCH[];
+// ... and one that leaves kernel parameters to their default arguments.
+extern const char CLASSIFY_DEFAULT_ARGS[];
 void stmt_free(Stmt *s);
 void launch_free(Launch *l);
 // A launch statement whose launcher picks its kernel at run time: l (one of

@@ -687,6 +687,8 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
         launch = wrapper_launch(&w, s, &sn->why);
       } else if (s->why_opaque && strcmp(s->why_opaque, CLASSIFY_MACRO_ARGS) == 0) {
         sn->why = CLASSIFY_MACRO_ARGS;
+      } else if (s->why_opaque && strcmp(s->why_opaque, CLASSIFY_DEFAULT_ARGS) == 0) {
+        sn->why = "its launch leaves kernel parameters to their default arguments";
       } else if (s->why_opaque && !strncmp(s->why_opaque, CLASSIFY_MACRO_LAUNCH, strlen(CLASSIFY_MACRO_LAUNCH))) {
         sn->why = "its kernel launch is written in a macro's body, not out in the function";
         const char *macro = s->why_opaque + strlen(CLASSIFY_MACRO_LAUNCH) + 1;  // "'M' at f.h:3; ..."
