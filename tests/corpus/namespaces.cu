@@ -4,9 +4,10 @@
 // its AllReduce (`split reorder fuse`). Both generated kernels run the kernels'
 // own text, so they go beside the region's function, inside the namespace,
 // after the kernels (what names no kernel goes above the namespace). Another
-// function in a nested namespace uses a kernel of an anonymous namespace.
-// --verify runs each region's code at 1..4 ranks (the harness names the
-// function's namespace).
+// function in a nested namespace uses a kernel of an anonymous namespace; one of
+// the namespace's functions is defined outside its block (`void
+// kernels::epilogue_late(...)`). --verify runs each region's code at 1..4 ranks
+// (the harness names the function's namespace).
 // RUN: %coconet --verify=4 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 #include <cuda_runtime.h>
@@ -60,6 +61,8 @@ void block_output(float *x, float *residual, float *out, const float *w, int row
     residual_rmsnorm<<<rows, 128, 0, s>>>(out, residual, x, w, rows, h);
   }
 }
+
+void epilogue_late(float *y, const float *bias, int rows, int h, ncclComm_t comm, cudaStream_t s);
 
 }  // namespace kernels
 
@@ -130,3 +133,13 @@ void qualified(float *y, const float *bias, int rows, int h, ncclComm_t comm, cu
 }
 // EXEC: verify qualified: ok (the region as written and as scheduled agree within 0 ULP)
 // CODE: {{^[^/]*}}__device__ __forceinline__ void coconet_qualified_slice_kernels__add_bias(
+
+// Defined outside its namespace's block: the region names add_bias as the function's namespace does.
+void kernels::epilogue_late(float *y, const float *bias, int rows, int h, ncclComm_t comm, cudaStream_t s) {
+#pragma coconet region name(late) split reorder replicated(bias)
+  {
+    ncclAllReduce(y, y, rows * h, ncclFloat, ncclSum, comm, s);
+    add_bias<<<16, 128, 0, s>>>(y, bias, rows * h, h);
+  }
+}
+// EXEC: verify late: ok (the region as written and as scheduled agree within 0 ULP)

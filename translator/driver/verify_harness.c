@@ -692,8 +692,7 @@ static void print_compare(const Harness *h, FILE *f) {
 // region's code names their members without qualification, and the harness
 // runs it at file scope.
 static void using_namespaces(Harness *h, FILE *f) {
-  CXCursor fn;
-  place_fn(h->fe, h->fr->range.begin.offset, &fn);
+  CXCursor fn = place_function(h->fe, h->fr->range.begin.offset);
   if (clang_Cursor_isNull(fn)) return;
   char *chain[16];
   int n = 0;

@@ -346,6 +346,9 @@ unsigned place_decl(const Frontend *fe, unsigned offset);
 // before it, inside the namespace; else *fn is null and the result is
 // place_decl's.
 unsigned place_fn(const Frontend *fe, unsigned offset, CXCursor *fn);
+// The function (method, template) whose definition holds offset, wherever it is
+// written (`void ns::f() {...}` at file scope, a member in its class), or null.
+CXCursor place_function(const Frontend *fe, unsigned offset);
 // Where a copy of the kernel def goes for the region at offset: beside the
 // region's function (true), when the kernel is in its namespaces and defined
 // before it; else above the top-level declaration holding the region (false),

@@ -61,6 +61,36 @@ static unsigned above_comments(const Frontend *fe, unsigned at) {
   return at;
 }
 
+typedef struct Within {
+  const Frontend *fe;
+  unsigned offset;
+  CXCursor fn;
+} Within;
+
+static enum CXChildVisitResult find_function(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Within *w = data;
+  if (!fe_in_main_file(w->fe, clang_getCursorLocation(c))) return CXChildVisit_Continue;
+  SrcRange r = fe_range(w->fe, clang_getCursorExtent(c));
+  if (r.begin.offset > w->offset || r.end.offset <= w->offset) return CXChildVisit_Continue;
+  enum CXCursorKind k = kind_of(c);
+  if (k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod || k == CXCursor_FunctionTemplate ||
+      k == CXCursor_Constructor || k == CXCursor_Destructor) {
+    w->fn = c;
+    return CXChildVisit_Break;
+  }
+  return k == CXCursor_Namespace || k == CXCursor_LinkageSpec || k == CXCursor_StructDecl ||
+                 k == CXCursor_ClassDecl || k == CXCursor_ClassTemplate
+             ? CXChildVisit_Recurse
+             : CXChildVisit_Break;
+}
+
+CXCursor place_function(const Frontend *fe, unsigned offset) {
+  Within w = {fe, offset, clang_getNullCursor()};
+  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_function, &w);
+  return w.fn;
+}
+
 unsigned place_decl(const Frontend *fe, unsigned offset) { return above_comments(fe, holder_of(fe, offset).top); }
 
 unsigned place_fn(const Frontend *fe, unsigned offset, CXCursor *fn) {
