@@ -198,6 +198,17 @@ static bool counts(const Assigned *a, CXCursor c) {
   return at >= a->after;
 }
 
+// A call of an assignment operator (operator=, operator+=, ...; not ==, !=, <=, >=).
+static bool assigning_operator(CXCursor call) {
+  char *name = fe_spelling(call);
+  size_t n = strlen(name);
+  bool yes = n > 8 && strncmp(name, "operator", 8) == 0 && name[n - 1] == '=' &&
+             strcmp(name + 8, "==") != 0 && strcmp(name + 8, "!=") != 0 && strcmp(name + 8, "<=") != 0 &&
+             strcmp(name + 8, ">=") != 0;
+  free(name);
+  return yes;
+}
+
 // c names decl, or a member of it (decl.a.b).
 static bool refers_to(CXCursor c, CXCursor decl) {
   c = strip(c);
@@ -249,6 +260,10 @@ static enum CXChildVisitResult find_assignment(CXCursor c, CXCursor parent, CXCl
              !clang_isConstQualifiedType(clang_getPointeeType(clang_getCursorType(c))) && ks.n &&
              refers_to(ks.last, a->decl)) {
     // `int &count = n;`: n may be assigned through count.
+    a->yes = counts(a, c);
+  } else if (k == CXCursor_CallExpr && ks.n >= 1 && refers_to(ks.v[0], a->decl) && assigning_operator(c) &&
+             !(a->x_free && lane_x_of(ks.v[0], a->decl))) {
+    // `block = dim3(64);`, `v += w;` on a class: its operator= (or +=, ...) assigns it.
     a->yes = counts(a, c);
   } else if (k == CXCursor_CallExpr) {
     // Passed to a non-const reference parameter: it may be assigned there.

@@ -2,7 +2,9 @@
 // thread: the launch must be proven to give all n elements one, or the
 // region is refused with the launch quoted. A grid-stride loop covers any grid.
 // A dim3 block whose x is assigned covers n with a grid of (n + b.x - 1) / b.x
-// whatever x holds; one whose y is assigned is not one-dimensional (LANE_Y).
+// whatever x holds; one whose y is assigned, or which is assigned whole
+// (`lanes = dim3(32);`, its operator=), is not read as one-dimensional (LANE_Y,
+// WHOLE).
 // RUN: %expect 1 %coconet %s -o %t.cu -- -DCASE_ONE_BLOCK 2>&1 | %FileCheck --check-prefix=ONE %s
 // RUN: test ! -e %t.cu
 // RUN: %expect 1 %coconet --check %s -- -DCASE_HALF 2>&1 | %FileCheck --check-prefix=HALF %s
@@ -10,6 +12,7 @@
 // RUN: %coconet --verify=3 %s -- -DCASE_FORMS | %FileCheck --check-prefix=FORMS %s
 // RUN: %coconet --verify=2 %s -- -DCASE_GRID_STRIDE | %FileCheck --check-prefix=STRIDE %s
 // RUN: %expect 1 %coconet --check %s -- -DCASE_LANE_Y 2>&1 | %FileCheck --check-prefix=LANE_Y %s
+// RUN: %expect 1 %coconet --check %s -- -DCASE_LANE_Y -DWHOLE 2>&1 | %FileCheck --check-prefix=LANE_Y %s
 // An extraction bug planted on purpose (every launch "covers") is missed by the
 // IR interpreter, which sees only what extraction saw, and caught by running
 // the code:
@@ -44,7 +47,9 @@ void step(float *w, float *g, float lr, int n, ncclComm_t comm, cudaStream_t s) 
   int grid = (n + 255) / 256;
   dim3 lanes(64);
   if (n > 1000) lanes.x = 128;
-#if defined(CASE_LANE_Y)
+#if defined(CASE_LANE_Y) && defined(WHOLE)
+  lanes = dim3(32);
+#elif defined(CASE_LANE_Y)
   lanes.y = 2;
 #endif
 #if defined(CASE_ONE_BLOCK)
@@ -93,7 +98,7 @@ void step(float *w, float *g, float lr, int n, ncclComm_t comm, cudaStream_t s) 
   (void)blocks, (void)tiles, (void)grid, (void)lanes;
 }
 
-// ONE: coverage.cu:54:5: error: kernel 'sgd' computes only the elements that have a thread (its guard against 'n'), and coconet cannot prove that '<<<1, 256>>>' gives every one of the n elements a thread; launch (n + B - 1) / B blocks of B threads, or write the element loop as a grid-stride loop
+// ONE: coverage.cu:59:5: error: kernel 'sgd' computes only the elements that have a thread (its guard against 'n'), and coconet cannot prove that '<<<1, 256>>>' gives every one of the n elements a thread; launch (n + B - 1) / B blocks of B threads, or write the element loop as a grid-stride loop
 // ONE-NEXT: {{^}}    sgd<<<1, 256, 0, s>>>(w, g, lr, n);
 // ONE: note: region 'one_block' needs this launch to be pointwise for its schedule
 // HALF: error: kernel 'sgd' computes only the elements that have a thread (its guard against 'n'), and coconet cannot prove that '<<<(n + 255) / 256, 128>>>' gives every one of the n elements a thread
