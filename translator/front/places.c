@@ -19,13 +19,20 @@ typedef struct Holder {
   int depth;             // namespaces entered
 } Holder;
 
+// Whether c, in the main file, holds byte offset; *begin gets where it starts.
+static bool holds(const Frontend *fe, CXCursor c, unsigned offset, unsigned *begin) {
+  if (!fe_in_main_file(fe, clang_getCursorLocation(c))) return false;
+  SrcRange r = fe_range(fe, clang_getCursorExtent(c));
+  *begin = r.begin.offset;
+  return r.begin.offset <= offset && offset < r.end.offset;
+}
+
 static enum CXChildVisitResult find_holder(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
   Holder *h = data;
-  if (!fe_in_main_file(h->fe, clang_getCursorLocation(c))) return CXChildVisit_Continue;
-  SrcRange r = fe_range(h->fe, clang_getCursorExtent(c));
-  if (r.begin.offset > h->offset || r.end.offset <= h->offset) return CXChildVisit_Continue;
-  if (h->depth == 0) h->top = r.begin.offset;
+  unsigned begin;
+  if (!holds(h->fe, c, h->offset, &begin)) return CXChildVisit_Continue;
+  if (h->depth == 0) h->top = begin;
   enum CXCursorKind k = clang_getCursorKind(c);
   if (k == CXCursor_Namespace) {
     h->depth++;
@@ -70,9 +77,8 @@ typedef struct Within {
 static enum CXChildVisitResult find_function(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
   Within *w = data;
-  if (!fe_in_main_file(w->fe, clang_getCursorLocation(c))) return CXChildVisit_Continue;
-  SrcRange r = fe_range(w->fe, clang_getCursorExtent(c));
-  if (r.begin.offset > w->offset || r.end.offset <= w->offset) return CXChildVisit_Continue;
+  unsigned begin;
+  if (!holds(w->fe, c, w->offset, &begin)) return CXChildVisit_Continue;
   enum CXCursorKind k = kind_of(c);
   if (k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod || k == CXCursor_FunctionTemplate ||
       k == CXCursor_Constructor || k == CXCursor_Destructor) {
