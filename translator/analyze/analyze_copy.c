@@ -4,6 +4,7 @@
 // file or a header of the user's), its parameters and body spelled in place,
 // __ldg called where it is written.
 #include "analyze_impl.h"
+#include "common/text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -140,11 +141,10 @@ char *rows_copy_why(const Frontend *fe, const Stmt *s, SrcLoc *loc) {
   SrcLoc other;
   char *clash = copy_name_clash(fe, def->cursor, place, &other);
   if (clash) {
-    const char *base = other.file && strrchr(other.file, '/') ? strrchr(other.file, '/') + 1 : other.file;
     char *why = xasprintf("fuse: kernel '%s' uses '%s', and a file of yours declares '%s' again after the kernel "
                           "(%s:%u); the fused kernel's copy of the kernel's text, above the region's function, could "
                           "mean that one (another overload, a name that hides the kernel's): drop fuse, or rename it",
-                          k, clash, clash, base ? base : "?", other.line);
+                          k, clash, clash, text_base_name(other.file), other.line);
     free(clash);
     return why;
   }

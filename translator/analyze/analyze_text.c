@@ -713,9 +713,8 @@ void az_text(Az *az) {
     char *clash = copy_name_clash(az->fe, az->launch->def->cursor, place_decl(az->fe, az->ir->range.begin.offset),
                                   &other);
     if (clash) {
-      const char *base = other.file && strrchr(other.file, '/') ? strrchr(other.file, '/') + 1 : other.file;
       why = ir_printf(az->ir, "its text uses '%s', which a file of yours declares again after the kernel (%s:%u): "
-                              "the copy could mean that one", clash, base ? base : "?", other.line);
+                              "the copy could mean that one", clash, text_base_name(other.file), other.line);
     }
     free(clash);
   }

@@ -149,11 +149,6 @@ void cg_size(Buf *b, const IrSize *s) {
   size_factor(b, s, true);
 }
 
-const char *cg_base_name(const char *path) {
-  const char *slash = path ? strrchr(path, '/') : NULL;
-  return slash ? slash + 1 : path ? path : "?";
-}
-
 char *buf_take_wrapped(Buf *b, size_t from) {
   char *text = buf_take(b);
   if (!text) return NULL;

@@ -79,7 +79,6 @@ void names_free(Names *ns);
 
 // The C++ type of an IR element type ("float", "__half", "int64_t", ...).
 const char *cg_ctype(IrType t);
-const char *cg_base_name(const char *path);  // "f.cu" of "dir/f.cu" ("?" for NULL)
 // A NCCL reduction operator ("ncclSum").
 const char *cg_nccl_red(IrRedOp op);
 // The reduction as fused kernels name it (runtime/include/coconet_fused.h): "COCONET_SUM".

@@ -27,6 +27,7 @@
 // Only live IR statements are generated (a local nobody uses is dropped, a
 // Philox draw nobody uses is drawn and discarded); a kernel's text is run whole.
 #include "codegen_kernel_impl.h"
+#include "common/text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -302,7 +303,7 @@ static const char *nm_draw(void *ctx, const IrExpr *philox) { return state_of(ct
 // "adam_update (adam.cu:155)", "scale + shift (f.cu:20, 21)"
 static void describe_ops(Buf *b, const Kernel *k) {
   for (int o = 0; o < k->nops; o++) buf_printf(b, "%s%s", o ? " + " : "", k->ops[o]->pw.kernel);
-  buf_printf(b, " (%s:", cg_base_name(k->ops[0]->loc.file));
+  buf_printf(b, " (%s:", text_base_name(k->ops[0]->loc.file));
   for (int o = 0; o < k->nops; o++) buf_printf(b, "%s%u", o ? ", " : "", k->ops[o]->loc.line);
   buf_puts(b, ")");
 }

@@ -3,6 +3,7 @@
 // state that go above the region's function, variables only the replaced
 // launches used, and --explain's account of fuse groups. codegen.c emits each op.
 #include "codegen_impl.h"
+#include "common/text.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -384,7 +385,7 @@ static int generate(Cg *cg, const Scope *sc) {
       const char *path = names_add(&cg->names, "coconet_path");
       cg_line(cg, "// coconet: '%s' picks its kernel at run time: the schedule is for '%s', which it launches "
                "(%s:%u:%u) when %s holds; the region runs as written otherwise", a->launcher, a->kernel,
-               cg_base_name(at.file), at.line, at.col, path);
+               text_base_name(at.file), at.line, at.col, path);
       // One condition a line (they are joined by the top-level &&s).
       const char *from = a->test;
       int depth = 0;
@@ -409,14 +410,14 @@ static int generate(Cg *cg, const Scope *sc) {
     } else if (a->other)
       cg_line(cg, "// coconet: kernel '%s' steps from slice to slice by '%s' (passed '%s') and its count is '%s' "
                "(%s:%u:%u): the schedule is for %s == %s; the region runs as written otherwise", a->kernel, a->param,
-               a->var, a->other, cg_base_name(at.file), at.line, at.col, a->var, a->other);
+               a->var, a->other, text_base_name(at.file), at.line, at.col, a->var, a->other);
     else if (a->sometimes)
       cg_line(cg, "// coconet: kernel '%s' reaches '%s' only under a condition (%s:%u:%u), where it may be NULL: the "
-               "schedule is for %s; the region runs as written otherwise", a->kernel, a->var, cg_base_name(at.file),
+               "schedule is for %s; the region runs as written otherwise", a->kernel, a->var, text_base_name(at.file),
                at.line, at.col, a->test);
     else
       cg_line(cg, "// coconet: kernel '%s' tests '%s' against NULL (%s:%u:%u): the schedule is for %s; the region "
-               "runs as written otherwise", a->kernel, a->var, cg_base_name(at.file), at.line, at.col, a->test);
+               "runs as written otherwise", a->kernel, a->var, text_base_name(at.file), at.line, at.col, a->test);
     buf_printf(&test, "%s%s", test.len ? " && " : "", a->test);
   }
   Buf aliases = {0}, alias_names = {0};

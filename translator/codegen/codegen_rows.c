@@ -20,6 +20,7 @@
 // read-only cache does not see); for --target=host, its `extern __shared__`
 // declarations are lowered as host.c lowers the file's.
 #include "codegen_impl.h"
+#include "common/text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +108,7 @@ static int copy_kernel(Cg *cg, RowKernel *rk, const IrTensor *reduced, const cha
   size_t header = out->len;  // the comment and the signature are coconet's; the body is the user's
   buf_printf(out, "// coconet: %s (%s:%u) as one block of the grid it is launched with (blockIdx and gridDim are "
                   "parameters); the fused kernel of region %s runs it on this rank's rows\n",
-             rk->l->kernel, cg_base_name(at.file), at.line, cg->r->name);
+             rk->l->kernel, text_base_name(at.file), at.line, cg->r->name);
   buf_puts(out, buf_str(&open));
   if (nt) {
     buf_puts(out, "template <");

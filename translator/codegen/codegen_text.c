@@ -21,6 +21,7 @@
 // a kernel's namespaces are reopened around its text, so that its names
 // resolve as in the kernel.
 #include "codegen_kernel_impl.h"
+#include "common/text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +96,7 @@ static void reindented(Buf *b, const char *text, const char *unit) {
 void text_function(Buf *b, const char *name, const IrOp *op, const TextArg *args, const char *unit, bool beside) {
   const IrText *t = op->pw.text;
   buf_printf(b, "// coconet: element i of %s (%s:%u), the kernel's own text (%s:%u)%s\n", op->pw.kernel,
-             cg_base_name(op->loc.file), op->loc.line, cg_base_name(t->loc.file), t->loc.line,
+             text_base_name(op->loc.file), op->loc.line, text_base_name(t->loc.file), t->loc.line,
              t->scope ? " under its template's arguments" : "");
   if (!beside) buf_puts(b, t->ns_open);
   if (t->scope) {

@@ -11,6 +11,11 @@ bool text_ident_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
+const char *text_base_name(const char *path) {
+  const char *slash = path ? strrchr(path, '/') : NULL;
+  return slash ? slash + 1 : path ? path : "?";
+}
+
 bool text_is_identifier(const char *s) {
   if (!*s || (*s >= '0' && *s <= '9')) return false;
   for (; *s; s++)

@@ -10,6 +10,8 @@
 
 // A character of a C identifier: [A-Za-z0-9_].
 bool text_ident_char(char c);
+// "f.cu" of "dir/f.cu" ("?" for NULL), for messages naming a file.
+const char *text_base_name(const char *path);
 // Whether s is one C identifier (not empty, no leading digit).
 bool text_is_identifier(const char *s);
 // Whether C text spells name as a whole identifier outside comments and literals

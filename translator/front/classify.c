@@ -501,10 +501,9 @@ static char *macro_launch_why(const Frontend *fe, SrcRange r) {
     CXCursor def = clang_getCursorReferenced(c);
     char *name = fe_spelling(c);
     SrcLoc at = fe_any_loc(fe, clang_getCursorLocation(def));
-    const char *base = at.file && strrchr(at.file, '/') ? strrchr(at.file, '/') + 1 : at.file;
     why = xasprintf("%s '%s' at %s:%u; coconet reads a launch whose kernel, '<<<', '>>>' and arguments are written "
                     "out, in the region or in a launcher's body: write it out there",
-                    CLASSIFY_MACRO_LAUNCH, name, base ? base : "?", at.line);
+                    CLASSIFY_MACRO_LAUNCH, name, text_base_name(at.file), at.line);
     free(name);
   }
   tokens_free(&t);

@@ -698,8 +698,7 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
                   "group call, or a call of such a function";
         char *text = fe_cursor_text(ffe, stmts.v[i]);  // (`return ...` whole)
         SrcLoc at = fe_any_loc(ffe, clang_getCursorLocation(stmts.v[i]));
-        const char *base = at.file && strrchr(at.file, '/') ? strrchr(at.file, '/') + 1 : at.file;
-        sn->stmt = xasprintf(" ('%.*s%s' at %s:%u)", 60, text, strlen(text) > 60 ? "..." : "", base ? base : "?",
+        sn->stmt = xasprintf(" ('%.*s%s' at %s:%u)", 60, text, strlen(text) > 60 ? "..." : "", text_base_name(at.file),
                              at.line);
         free(text);
       }

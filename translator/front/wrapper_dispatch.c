@@ -50,8 +50,8 @@ static void in_the_way(Paths *p, CXCursor st, const char *why) {
   *p->why = why;
   char *text = fe_cursor_text(p->ffe, st);
   SrcLoc at = fe_any_loc(p->ffe, clang_getCursorLocation(st));
-  const char *base = at.file && strrchr(at.file, '/') ? strrchr(at.file, '/') + 1 : at.file;
-  *p->stmt = xasprintf(" ('%.*s%s' at %s:%u)", 60, text, strlen(text) > 60 ? "..." : "", base ? base : "?", at.line);
+  *p->stmt = xasprintf(" ('%.*s%s' at %s:%u)", 60, text, strlen(text) > 60 ? "..." : "", text_base_name(at.file),
+                       at.line);
   free(text);
 }
 

@@ -100,6 +100,13 @@ static void identifiers_and_blanks(void **state) {
   free(s);
 }
 
+static void base_names(void **state) {
+  (void)state;
+  assert_string_equal(text_base_name("dir/sub/f.cu"), "f.cu");
+  assert_string_equal(text_base_name("f.cu"), "f.cu");
+  assert_string_equal(text_base_name(NULL), "?");
+}
+
 static void spelled_identifiers(void **state) {
   (void)state;
   const char *src = "#define coconet_p n\nint x = coconet_rank + 1'000; // coconet_c\n"
@@ -118,6 +125,7 @@ static void spelled_identifiers(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(short_lines_stay),
+      cmocka_unit_test(base_names),
       cmocka_unit_test(calls_break_after_commas_under_their_parenthesis),
       cmocka_unit_test(never_inside_literals_comments_or_directives),
       cmocka_unit_test(comment_lines_break_between_words),
