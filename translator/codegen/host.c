@@ -491,17 +491,7 @@ static bool is_launch(CXCursor call) { return !clang_Cursor_isNull(config_call(c
 // How many values a launch's configuration gives: its defaults (the shared
 // memory, the stream) have no place in the source. A macro may give several
 // (`#define CFG(n) (n + 127) / 128, 128`, `<<<CFG(n)>>>`).
-static unsigned config_values(CXCursor call) {
-  CXCursor config = config_call(call);
-  unsigned n = 0;
-  for (int i = 0; i < clang_Cursor_getNumArguments(config); i++) {
-    CXFile file = NULL;
-    clang_getExpansionLocation(clang_getCursorLocation(clang_Cursor_getArgument(config, (unsigned)i)), &file, NULL,
-                               NULL, NULL);
-    n += file != NULL;
-  }
-  return n;
-}
+static unsigned config_values(CXCursor call) { return (unsigned)fe_written_args(config_call(call)); }
 
 // Why a launch written in a macro's body cannot be lowered, or NULL: lower_macro_def
 // lowers the body, in the file that defines it (a header of the user's is

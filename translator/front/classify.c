@@ -557,13 +557,7 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
       if (s->launch && (s->launch->nargs != clang_Cursor_getNumArguments(call) || !s->launch->block.text)) {
         // A macro in the launch stands for several arguments (`PAIR(a, b)`): its texts are not the call's.
         // Or the launch leaves parameters to their defaults, which have no place in the source.
-        int defaults = 0;
-        for (int i = 0; i < clang_Cursor_getNumArguments(call); i++) {
-          CXFile file = NULL;
-          clang_getExpansionLocation(clang_getCursorLocation(clang_Cursor_getArgument(call, (unsigned)i)), &file,
-                                     NULL, NULL, NULL);
-          defaults += file == NULL;
-        }
+        int defaults = clang_Cursor_getNumArguments(call) - fe_written_args(call);
         bool left = defaults && s->launch->block.text && s->launch->nargs + defaults == clang_Cursor_getNumArguments(call);
         launch_free(s->launch);
         s->launch = NULL;

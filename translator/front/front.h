@@ -134,6 +134,9 @@ typedef struct FeInclude {
 typedef void (*FeIncludeFn)(const FeInclude *in, void *data);
 void fe_includes(const Frontend *fe, CXFile f, FeIncludeFn fn, void *data);
 const char *fe_file_bytes(const Frontend *fe, CXFile f, size_t *len);
+// How many of a call's arguments are written in the source: a parameter's default
+// (a CXXDefaultArgExpr) has no place there.
+int fe_written_args(CXCursor call);
 char *fe_spelling(CXCursor c);                    // malloc'd cursor spelling
 // The first macro expanded in a range of the main file (malloc'd), or NULL.
 // libclang 16 places code from a macro's body where the macro is used (its

@@ -751,6 +751,17 @@ int fe_count_below(const Frontend *fe, CXCursor root, bool (*test)(const Fronten
   return m.n;
 }
 
+int fe_written_args(CXCursor call) {
+  int n = 0;
+  for (int i = 0; i < clang_Cursor_getNumArguments(call); i++) {
+    CXFile file = NULL;
+    clang_getExpansionLocation(clang_getCursorLocation(clang_Cursor_getArgument(call, (unsigned)i)), &file, NULL,
+                               NULL, NULL);
+    n += file != NULL;
+  }
+  return n;
+}
+
 const char *fe_file_bytes(const Frontend *fe, CXFile f, size_t *len) {
   if (clang_File_isEqual(f, fe->file)) {
     *len = fe->src.len;
