@@ -55,7 +55,8 @@
 //   analyze*.c      a launch's kernel as a pointwise op (a multi-tensor launch's
 //                   slices: analyze_slice.c; an element loop in a helper the
 //                   kernel calls: analyze_helper.c) or as a row-wise one
-//                   (analyze_row.c, analyze_row_op.c, analyze_place.c); whether
+//                   (analyze_row.c, analyze_row_index.c, analyze_row_op.c,
+//                   analyze_place.c); whether
 //                   a row-wise kernel can be copied (analyze_copy.c, for fuse);
 //                   analyze_impl.h maps them
 //
@@ -90,7 +91,8 @@
 //   main.c          options, exit codes, the stages run in order
 //   verify_exec.c   --verify: the region as written and as scheduled, run on
 //                   the host backend by a generated harness, compared (driver.h;
-//                   verify_impl.h maps it, verify_harness.c, the harness's text,
+//                   verify_impl.h maps it, verify_harness.c, the harness's text
+//                   (verify_harness.h maps it, verify_inputs.c, its inputs),
 //                   verify_globals.c, the file's variables set back between the runs,
 //                   verify_members.c, the struct members that hold the rank count or rank, and
 //                   verify_cache.c, COCONET_VERIFY_CACHE: a test run's memo of harness runs)

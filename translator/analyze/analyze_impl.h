@@ -8,7 +8,8 @@
 // analyze_vector.c: kernels whose element is a vector, float4 or __half2;
 // analyze_text.c: the kernel's own text for one element, for code generation;
 // analyze_row.c: row-wise kernels, one block (warp, thread) per row, kept as
-// written: their bodies walked; analyze_row_op.c: their accesses checked
+// written: their bodies walked; analyze_row_index.c: the row, columns and
+// pointers into rows their indices are made of; analyze_row_op.c: their accesses checked
 // together and their op; analyze_place.c: a thread's place in the grid for
 // those; analyze_copy.c: whether one can be copied into a fused kernel;
 // analyze_slice.c: multi-tensor launches, a grid whose y picks a slice;
@@ -296,9 +297,10 @@ void az_vector_decl(Az *az, CXCursor var);                // float4 v = ...;
 bool az_vector_assign(Az *az, CXCursor s, CXCursor lhs, CXCursor rhs, const char *op);
 IrSize *az_vector_elements(Az *az, const char *vectors, bool *tail);  // a count of vectors in elements
 
-// analyze_row.c and analyze_row_op.c: a row-wise kernel. analyze_row.c walks
-// the body into a Row (its accesses, loops, the row's owner), analyze_row_op.c
-// checks the accesses together and builds the op.
+// analyze_row.c, analyze_row_index.c and analyze_row_op.c: a row-wise kernel.
+// analyze_row.c walks the body into a Row (its accesses, loops, the row's
+// owner), analyze_row_index.c reads its index forms, analyze_row_op.c checks
+// the accesses together and builds the op.
 enum { ROW_MAX = 32 };
 
 typedef enum { USE_ROW, USE_COL, USE_OWN } RowUse;  // [row * H + j], [j], [row]
@@ -330,15 +332,21 @@ typedef struct Row {
   int nnulls;
   bool row_elements;  // an access at [row * H + j] was seen
   CXCursor cols[ROW_MAX];   // column loop variables
+  int col_scale[ROW_MAX];   // ... the elements each of its units stands for (loops to H / k: k)
   int ncols;
   CXCursor strided[ROW_MAX];  // variables of loops from threadIdx.x to a constant (over shared memory)
   int nstrided;
   CXCursor rowoffs[ROW_MAX];  // integer locals holding row * H
-  int nrowoffs;
+  int rowoff_scale[ROW_MAX], nrowoffs;
   CXCursor rowelems[ROW_MAX];  // integer locals holding row * H + j, j a column (`int id = blockIdx.x * n + idx;`)
-  int nrowelems;
+  int rowelem_scale[ROW_MAX], nrowelems;
   CXCursor aliases[ROW_MAX], alias_of[ROW_MAX];  // pointer locals at the row, and their parameter
-  int naliases;
+  int alias_scale[ROW_MAX], naliases;
+  CXCursor views[ROW_MAX], view_of[ROW_MAX];  // pointer locals at a parameter's start (`T2 *p = (T2 *)x;`)
+  int view_scale[ROW_MAX], nviews;
+  int scales[4], nscales;  // the scales above 1 of the accesses (the schedule's H % k == 0)
+  CXCursor scale_at;       // the first such access
+  CXCursor row_load_helper;  // a call of a load helper reading a row element (`ldg(&x[row * H + j])`), or null
   Access acc[64];
   int nacc;
   int cond;           // > 0 inside a condition, another loop, or a column loop that may skip columns
@@ -354,6 +362,32 @@ typedef struct Row {
 
 static inline bool row_failed(const Row *w) { return az_failed(&w->az); }
 bool row_in_list(const CXCursor *v, int n, CXCursor c);
+static inline CXCursor row_ref_decl(CXCursor c) {
+  c = az_uncast(c);
+  return clang_getCursorKind(c) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(c) : clang_getNullCursor();
+}
+static inline bool row_is_param(const Row *w, CXCursor d) {
+  return clang_getCursorKind(d) == CXCursor_ParmDecl && az_param_position(&w->az, d) >= 0;
+}
+static inline bool row_is_pointer_param(const Row *w, CXCursor d) { return row_is_param(w, d) && az_is_pointer(d); }
+
+// analyze_row_index.c: what an expression or a local of the kernel is. A
+// scale is the elements of a buffer one unit of the form stands for (k for
+// H / k over a view of k-wide elements, 1 without one); 0: not that form.
+AzPlace row_place(const Row *w);               // the place of the row's owner (a warp's row, a thread's)
+bool row_is_row(Row *w, CXCursor c);           // the row index (noted where it is first seen)
+int row_col(const Row *w, CXCursor c);         // a column variable: its scale
+int row_offset(Row *w, CXCursor c);            // row * H, (row * H) / k, row * (H / k), or a local of one
+int row_element(Row *w, CXCursor c);           // a row offset + a column of the same scale, or a local of one
+bool row_mixed_units(Row *w, CXCursor c, int *off, int *col);  // a row offset + a column of another scale
+void row_units_fail(Row *w, CXCursor at, int off, int col);    // ... refused, at at
+bool row_derived_local(const Row *w, CXCursor d);  // a local the grid position rests on
+bool row_builtin_local(const Row *w, CXCursor d);  // a local holding a built-in (blockIdx.x, ...)
+bool row_column_loop(Row *w, CXCursor f);      // a column loop: its variable recorded, its body walked
+bool row_local(Row *w, CXCursor var);          // a local of the forms above, or a pointer view/alias: recorded
+// A pointer expression (through casts of pointers) that is a pointer parameter, a view of
+// one or a pointer to the row: the parameter, its scale, whether it points at the row; else null.
+CXCursor row_pointer(const Row *w, CXCursor e, int *scale, bool *at_row);
 // Walk a statement or expression of the kernel (or of a helper it calls) into w.
 void row_walk(Row *w, CXCursor c);
 // The grid-stride loop over the rows at the body's top level, if any (w->row_loop).

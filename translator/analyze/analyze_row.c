@@ -71,96 +71,6 @@ bool row_in_list(const CXCursor *v, int n, CXCursor c) {
   return false;
 }
 
-static CXCursor ref_decl(CXCursor c) {
-  c = az_uncast(c);
-  return kind(c) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(c) : clang_getNullCursor();
-}
-
-static AzPlace row_kind(const Row *w) { return w->group == GROUP_WARP ? PLACE_WARP_ROW : PLACE_THREAD_ROW; }
-
-// A local the kernel's grid position rests on (the lane, the warp, the row).
-static bool derived_local(const Row *w, CXCursor d) {
-  Kids init = kids(d);
-  return kind(d) == CXCursor_VarDecl && az_is_integer_var(d) && init.n && az_place(&w->az, init.last) != PLACE_NONE;
-}
-
-static bool is_param(const Row *w, CXCursor d) {
-  return kind(d) == CXCursor_ParmDecl && az_param_position(&w->az, d) >= 0;
-}
-static bool is_pointer_param(const Row *w, CXCursor d) { return is_param(w, d) && az_is_pointer(d); }
-
-static bool is_row(Row *w, CXCursor c) {
-  if (!clang_Cursor_isNull(w->row_var)) {
-    if (!w->in_row_loop || !same(ref_decl(c), w->row_var)) return false;
-  } else if (w->group == GROUP_BLOCK ? az_builtin(&w->az, c) != B_BLOCKIDX_X : az_place(&w->az, c) != row_kind(w)) {
-    return false;
-  }
-  if (!w->saw_row) w->row_loc = fe_loc(w->az.fe, clang_getCursorLocation(c));
-  w->saw_row = true;
-  return true;
-}
-static bool is_col(const Row *w, CXCursor c) {
-  CXCursor d = ref_decl(c);
-  return !clang_Cursor_isNull(d) && row_in_list(w->cols, w->ncols, d);
-}
-static int col_index(const Row *w, CXCursor c) {
-  CXCursor d = ref_decl(c);
-  for (int i = 0; i < w->ncols && !clang_Cursor_isNull(d); i++)
-    if (same(w->cols[i], d)) return i;
-  return -1;
-}
-
-// H, the row length: the parameter every column loop and row offset names.
-// The parameter a local of the kernel stands for: `int H = hidden;` (or a
-// cast of it), never assigned after; else d itself.
-static CXCursor param_alias(const Row *w, CXCursor d) {
-  if (clang_Cursor_isNull(d) || kind(d) != CXCursor_VarDecl || !same(clang_getCursorSemanticParent(d), w->az.kernel))
-    return d;
-  Kids init = kids(d);
-  if (!init.n || !never_assigned(w->az.fe, d)) return d;
-  CXCursor e = az_strip(init.last);
-  while (kind(e) == CXCursor_CStyleCastExpr || kind(e) == CXCursor_CXXStaticCastExpr) e = az_strip(kids(e).last);
-  CXCursor p = ref_decl(e);
-  return !clang_Cursor_isNull(p) && is_param(w, p) ? p : d;
-}
-
-static bool is_h(Row *w, CXCursor c) {
-  CXCursor d = param_alias(w, ref_decl(c));
-  if (clang_Cursor_isNull(d) || !is_param(w, d) || !az_is_integer_var(d)) return false;
-  if (clang_Cursor_isNull(w->h)) w->h = d;
-  return same(w->h, d);
-}
-
-// A row stride parameter other than the row length (vLLM's input_stride):
-// rows split in rows of H are the kernel's rows only when it equals H, which
-// the generated code checks.
-static bool is_stride(Row *w, CXCursor c) {
-  CXCursor d = param_alias(w, ref_decl(c));
-  if (clang_Cursor_isNull(d) || clang_Cursor_isNull(w->h) || !is_param(w, d) || !az_is_integer_var(d) || same(d, w->h))
-    return false;
-  if (clang_Cursor_isNull(w->stride)) w->stride = d;
-  return same(w->stride, d);
-}
-
-// row * H (either order; or row * S, S a row stride), or a local holding it.
-static bool is_row_offset(Row *w, CXCursor c) {
-  CXCursor d = ref_decl(c);
-  if (!clang_Cursor_isNull(d) && row_in_list(w->rowoffs, w->nrowoffs, d)) return true;
-  CXCursor a, b;
-  c = az_strip(c);
-  while (kind(c) == CXCursor_CStyleCastExpr || kind(c) == CXCursor_CXXStaticCastExpr) c = az_strip(kids(c).last);
-  if (!az_is_binary(&w->az, c, "*", &a, &b)) return false;
-  return (is_row(w, a) && (is_h(w, b) || is_stride(w, b))) || (is_row(w, b) && (is_h(w, a) || is_stride(w, a)));
-}
-
-// An index into a row: row * H + j (either order), or off + j.
-static bool is_row_element(Row *w, CXCursor c, int *col) {
-  CXCursor a, b;
-  if (!az_is_binary(&w->az, c, "+", &a, &b)) return false;
-  if (is_col(w, b) && is_row_offset(w, a)) return (*col = col_index(w, b)), true;
-  if (is_col(w, a) && is_row_offset(w, b)) return (*col = col_index(w, a)), true;
-  return false;
-}
 
 
 static enum CXChildVisitResult walk_child(CXCursor c, CXCursor parent, CXClientData data) {
@@ -193,41 +103,80 @@ static void add_access(Row *w, CXCursor param, RowUse use, bool write, bool read
   w->acc[w->nacc++] = (Access){param, use, write, read, partial, at};
 }
 
+// A width above 1 the accesses use (their pointers' elements are k of the
+// buffer's): the schedule needs H % k == 0.
+static void note_scale(Row *w, int k, CXCursor at) {
+  for (int i = 0; i < w->nscales; i++)
+    if (w->scales[i] == k) return;
+  if (k < 2) return;
+  if (w->nscales == (int)(sizeof w->scales / sizeof *w->scales)) {
+    az_fail(&w->az, at, "kernel '%s' reads its rows through pointers of more than %d widths", w->az.launch->kernel,
+            w->nscales);
+    return;
+  }
+  if (!w->nscales) w->scale_at = at;
+  w->scales[w->nscales++] = k;
+}
+
+// An access through a pointer to k elements at a time with an index of other units.
+static void scale_mismatch(Row *w, CXCursor s, const char *t, int scale, int index) {
+  az_fail(&w->az, s, "kernel '%s' accesses %s, an index in units of %d element%s, through a pointer to %d element%s "
+                     "at a time; a row read k elements at a time is indexed by row * H / k + j, j from a loop to "
+                     "H / k, or by such a j alone", w->az.launch->kernel, t, index, index == 1 ? "" : "s", scale,
+          scale == 1 ? "" : "s");
+}
+
 // base[index], written and/or read at s (a subscript, or a cache-hinted load or
-// store of its address): the access it is, or the reason it is not one.
+// store of its address; base the pointer expression): the access it is, or the
+// reason it is not one.
 static void element_access(Row *w, CXCursor s, CXCursor base, CXCursor index, bool write, bool read) {
   char *t = az_text_of(&w->az, s);
-  for (int i = 0; i < w->naliases; i++) {
-    if (!same(w->aliases[i], base)) continue;
-    w->row_elements |= is_col(w, index);
-    if (is_col(w, index)) add_access(w, w->alias_of[i], USE_ROW, write, read, s);
+  int scale = 0, col = row_col(w, index);
+  bool at_row;
+  CXCursor param = row_pointer(w, base, &scale, &at_row);
+  if (clang_Cursor_isNull(param)) {
+    az_fail(&w->az, s, "kernel '%s' accesses %s through a pointer coconet cannot follow", w->az.launch->kernel, t);
+  } else if (at_row) {
+    w->row_elements |= col != 0;
+    if (col && col != scale) scale_mismatch(w, s, t, scale, col);
+    else if (col) add_access(w, param, USE_ROW, write, read, s);
     else az_fail(&w->az, s, "kernel '%s' accesses %s: a pointer to the block's row is read and written only at a "
                             "column of a threadIdx-strided loop below the row length", w->az.launch->kernel, t);
+    if (col == scale) note_scale(w, scale, s);
+  }
+  if (clang_Cursor_isNull(param) || at_row) {
     free(t);
     return;
   }
-  int col;
-  bool element = is_row_element(w, index, &col) || row_in_list(w->rowelems, w->nrowelems, ref_decl(index));
-  w->row_elements |= element;
-  if (element) add_access(w, base, USE_ROW, write, read, s);
-  else if (is_col(w, index) && !write) add_access(w, base, USE_COL, false, true, s);
-  else if (is_row(w, index)) add_access(w, base, USE_OWN, write, read, s);
+  int element = row_element(w, index), off, units;
+  w->row_elements |= element != 0;
+  if (!element && row_mixed_units(w, index, &off, &units)) {
+    row_units_fail(w, s, off, units);
+    free(t);
+    return;
+  }
+  if (element == scale) add_access(w, param, USE_ROW, write, read, s);
+  else if (col == scale && !write) add_access(w, param, USE_COL, false, true, s);
+  else if (scale == 1 && row_is_row(w, index)) add_access(w, param, USE_OWN, write, read, s);
+  else if (element || (col && !write)) scale_mismatch(w, s, t, scale, element ? element : col);
   else
     az_fail(&w->az, s, "kernel '%s' %s %s; a row-wise kernel %s global memory only at [row * H + j] (its block's row, "
                        "j from a loop `for (j = threadIdx.x; j < H; j += blockDim.x)`)%s", w->az.launch->kernel,
             write ? "writes" : "reads", t, write ? "writes" : "reads", write ? " or [row]" : ", [j] or [row]");
+  if (!row_failed(w)) note_scale(w, scale, s);
   free(t);
 }
 
 static void subscript(Row *w, CXCursor s, bool write, bool read) {
   Kids k = kids(s);
-  element_access(w, s, ref_decl(k.v[0]), k.last, write, read);
+  element_access(w, s, k.v[0], k.last, write, read);
 }
 
-// A pointer parameter or a pointer to the block's row.
+// A pointer parameter, a view of one or a pointer to the block's row (through casts of pointers).
 static bool global_pointer(const Row *w, CXCursor c) {
-  CXCursor d = ref_decl(c);
-  return !clang_Cursor_isNull(d) && (is_pointer_param(w, d) || row_in_list(w->aliases, w->naliases, d));
+  int scale;
+  bool at_row;
+  return !clang_Cursor_isNull(row_pointer(w, c, &scale, &at_row));
 }
 
 static bool global_subscript(const Row *w, CXCursor c) {
@@ -235,14 +184,14 @@ static bool global_subscript(const Row *w, CXCursor c) {
   return kind(c) == CXCursor_ArraySubscriptExpr && kids(c).n == 2 && global_pointer(w, kids(c).v[0]);
 }
 
-// &x[k], x + k or k + x for a global pointer x: true, with x's declaration and k.
+// &x[k], x + k or k + x for a global pointer x: true, with x and k.
 static bool element_address(const Row *w, CXCursor e, CXCursor *base, CXCursor *index) {
   e = az_strip(e);
   Kids k = kids(e);
   CXCursor a, b;
   if (kind(e) == CXCursor_UnaryOperator && k.n == 1 && global_subscript(w, k.v[0])) {
     Kids s = kids(az_strip(k.v[0]));
-    *base = ref_decl(s.v[0]);
+    *base = s.v[0];
     *index = s.last;
     return true;
   }
@@ -253,7 +202,7 @@ static bool element_address(const Row *w, CXCursor e, CXCursor *base, CXCursor *
     b = t;
   }
   if (!global_pointer(w, a)) return false;
-  *base = ref_decl(a);
+  *base = a;
   *index = b;
   return true;
 }
@@ -263,45 +212,26 @@ static bool element_address(const Row *w, CXCursor e, CXCursor *base, CXCursor *
 static bool null_test(Row *w, CXCursor c) {
   CXCursor a, b;
   if (!az_is_binary(&w->az, c, "!=", &a, &b) && !az_is_binary(&w->az, c, "==", &a, &b)) return false;
-  CXCursor p = ref_decl(a), other = b;
-  if (clang_Cursor_isNull(p) || !is_pointer_param(w, p)) {
-    p = ref_decl(b);
+  CXCursor p = row_ref_decl(a), other = b;
+  if (clang_Cursor_isNull(p) || !row_is_pointer_param(w, p)) {
+    p = row_ref_decl(b);
     other = a;
   }
   other = az_uncast(other);
   bool null = kind(other) == CXCursor_CXXNullPtrLiteralExpr || kind(other) == CXCursor_GNUNullExpr ||
               az_int_is(other, 0);
-  if (clang_Cursor_isNull(p) || !is_pointer_param(w, p) || !null) return false;
+  if (clang_Cursor_isNull(p) || !row_is_pointer_param(w, p) || !null) return false;
   if (!row_in_list(w->nulls, w->nnulls, p) && w->nnulls < ROW_MAX) w->nulls[w->nnulls++] = p;
   return true;
 }
 
-// A name the kernel's row ownership rests on: assigning it is refused. A
-// local holding a constant the block size equals is not one: it stands for
-// blockDim.x only while never assigned (az_builtin).
-static bool builtin_local(const Row *w, CXCursor d) {
-  Kids init = kids(d);
-  long long v;
-  return kind(d) == CXCursor_VarDecl && az_is_integer_var(d) && init.n && !az_int_constant(init.last, &v) &&
-         !row_in_list(w->strided, w->nstrided, d) && az_builtin(&w->az, init.last) != B_NONE;
-}
-
-// c names (through locals' initial values) the variable of a loop from
-// threadIdx.x to a constant, which moves past threadIdx.x.
-static bool via_strided(const Row *w, CXCursor c, int depth) {
-  c = az_uncast(c);
-  if (depth > 8 || kind(c) != CXCursor_DeclRefExpr) return false;
-  CXCursor d = clang_getCursorReferenced(c);
-  Kids init = kids(d);
-  return row_in_list(w->strided, w->nstrided, d) ||
-         (kind(d) == CXCursor_VarDecl && init.n && via_strided(w, init.last, depth + 1));
-}
 
 static bool tracked(const Row *w, CXCursor d) {
   return row_in_list(w->cols, w->ncols, d) || row_in_list(w->rowoffs, w->nrowoffs, d) ||
          row_in_list(w->rowelems, w->nrowelems, d) ||
-         row_in_list(w->aliases, w->naliases, d) || is_param(w, d) || builtin_local(w, d) ||
-         (w->group != GROUP_BLOCK && derived_local(w, d));
+         row_in_list(w->aliases, w->naliases, d) || row_in_list(w->views, w->nviews, d) || row_is_param(w, d) ||
+         row_builtin_local(w, d) ||
+         (w->group != GROUP_BLOCK && row_derived_local(w, d));
 }
 
 static void assigned(Row *w, CXCursor lhs, bool read, CXCursor at) {
@@ -310,7 +240,7 @@ static void assigned(Row *w, CXCursor lhs, bool read, CXCursor at) {
     subscript(w, l, true, read);
     return;
   }
-  CXCursor d = ref_decl(l);
+  CXCursor d = row_ref_decl(l);
   if (w->helper_depth == 0 && !clang_Cursor_isNull(d) && tracked(w, d)) {
     char *t = az_text_of(&w->az, at), *name = fe_spelling(d);
     az_fail(&w->az, at, "kernel '%s' assigns '%s' in %s; a row-wise kernel's row, columns, row length, row "
@@ -320,87 +250,6 @@ static void assigned(Row *w, CXCursor lhs, bool read, CXCursor at) {
     return;
   }
   row_walk(w, lhs);
-}
-
-// A parameter the launch passes the block size it launches with
-// (<<<rows, block_size>>>(..., block_size)): blockDim.x, as the kernel runs
-// with the launch's block in the schedule too.
-static bool block_param(const Row *w, CXCursor c) {
-  CXCursor d = ref_decl(c);
-  if (clang_Cursor_isNull(d) || !is_param(w, d) || !az_is_integer_var(d)) return false;
-  const char *arg = az_launch_arg(&w->az, d), *block = w->az.launch->block.text;
-  return arg && block && strcmp(arg, block) == 0 && (az_simple_name(arg) || strspn(arg, "0123456789") == strlen(arg));
-}
-
-// for (int j = threadIdx.x; j < H; j += blockDim.x) (any positive step): true
-// when it is one; its variable joins the columns.
-static bool column_loop(Row *w, CXCursor f) {
-  Kids k = kids(f);
-  if (k.n != 4 || kind(k.v[0]) != CXCursor_DeclStmt) return false;
-  Kids vars = kids(k.v[0]);
-  if (vars.n != 1 || !az_is_integer_var(vars.v[0])) return false;
-  CXCursor j = vars.v[0];
-  Kids init = kids(j);
-  if (!init.n) return false;
-  bool start = w->group == GROUP_BLOCK ? az_builtin(&w->az, init.last) == B_THREADIDX_X && !via_strided(w, init.last, 0)
-               : w->group == GROUP_WARP ? az_place(&w->az, init.last) == PLACE_LANE
-                                        : az_int_is(init.last, 0);
-  if (!start) return false;
-  CXCursor a, b;
-  long long bound;
-  if (!az_is_binary(&w->az, k.v[1], "<", &a, &b) || !same(ref_decl(a), j)) return false;
-  if (!is_h(w, b)) {
-    // `for (int k = threadIdx.x; k < 64; k += blockDim.x) tmp[k] = 0.0f;`: not a column loop; k is
-    // no longer threadIdx.x once it steps (an index of the row it is not: global accesses by it fail).
-    if (w->group == GROUP_BLOCK && az_int_constant(b, &bound) && w->nstrided < ROW_MAX) w->strided[w->nstrided++] = j;
-    if (az_int_constant(b, &bound)) return false;
-    // A loop over the row's columns to another bound (`j < H - 1`): say so here, not
-    // later where its step assigns the column.
-    char *t = az_text_of(&w->az, b), *h = clang_Cursor_isNull(w->h) ? NULL : fe_spelling(w->h);
-    az_fail(&w->az, b, "kernel '%s': the column loop runs to '%s', not to the row length%s%s%s: a row-wise kernel's "
-                       "column loops run to the row length, a parameter (j < H), so that each row is computed whole",
-            w->az.launch->kernel, t, h ? " '" : "", h ? h : "", h ? "'" : "");
-    free(t);
-    free(h);
-    return true;
-  }
-  CXCursor inc = az_strip(k.v[2]), lhs, rhs;
-  char *op = NULL;
-  bool full = false, ok = false;
-  if (az_is_assignment(&w->az, inc, &lhs, &rhs, &op)) {
-    if (strcmp(op, "+=") == 0 && same(ref_decl(lhs), j)) {
-      // blockDim.x (or the constant the launch's block size equals, or a parameter the launch passes
-      // its block size; 32 with a warp per row, 1 with a thread) covers every column; another
-      // positive constant may skip some; anything else is not a column loop.
-      full = w->group == GROUP_BLOCK ? az_builtin(&w->az, rhs) == B_BLOCKDIM_X || block_param(w, rhs)
-             : w->group == GROUP_WARP ? az_is_warp_size(rhs) : az_int_is(rhs, 1);
-      CXEvalResult e = full ? NULL : clang_Cursor_Evaluate(rhs);
-      ok = full || (e && clang_EvalResult_getKind(e) == CXEval_Int && clang_EvalResult_getAsLongLong(e) > 0);
-      if (e) clang_EvalResult_dispose(e);
-    }
-    free(op);
-  } else if (kind(inc) == CXCursor_UnaryOperator) {
-    Kids u = kids(inc);
-    char *o = u.n ? az_unary_op(&w->az, inc, u.v[0]) : strdup("");
-    ok = u.n && strstr(o, "++") && same(ref_decl(u.v[0]), j);
-    full = ok && w->group == GROUP_THREAD;
-    free(o);
-  }
-  if (!ok) {
-    // The shape of a column loop with a step coconet cannot bound: say so where it is.
-    char *t = az_text_of(&w->az, k.v[2]);
-    az_fail(&w->az, k.v[2], "kernel '%s': the column loop's step '%s' is neither %s nor a positive constant; "
-                            "coconet cannot tell which columns of the row it reaches", w->az.launch->kernel, t,
-            w->group == GROUP_BLOCK ? "blockDim.x" : w->group == GROUP_WARP ? "32 (the warp)" : "1");
-    free(t);
-    return true;
-  }
-  if (w->ncols == ROW_MAX) return false;
-  w->cols[w->ncols++] = j;
-  w->cond += !full;
-  row_walk(w, k.v[3]);
-  w->cond -= !full;
-  return true;
 }
 
 // `if (row >= rows) return;` or `if (row < rows) { ... }` and the like: a test of
@@ -413,9 +262,9 @@ static bool rows_test(Row *w, CXCursor c, int *in) {
   for (int i = 0; i < 4; i++) {
     CXCursor a, b;
     if (!az_is_binary(&w->az, c, ops[i], &a, &b)) continue;
-    bool left = is_row(w, a);
-    CXCursor rows = left ? ref_decl(b) : is_row(w, b) ? ref_decl(a) : clang_getNullCursor();
-    if (clang_Cursor_isNull(rows) || !is_param(w, rows) || az_is_pointer(rows)) return false;
+    bool left = row_is_row(w, a);
+    CXCursor rows = left ? row_ref_decl(b) : row_is_row(w, b) ? row_ref_decl(a) : clang_getNullCursor();
+    if (clang_Cursor_isNull(rows) || !row_is_param(w, rows) || az_is_pointer(rows)) return false;
     if (!clang_Cursor_isNull(w->rows) && !same(w->rows, rows)) return false;
     w->rows = rows;
     *in = left ? row_left[i] : row_right[i];
@@ -503,8 +352,8 @@ static bool position(Row *w, CXCursor c) {
   Builtin b = az_builtin(&w->az, c);
   if (d == PLACE_NONE && b != B_BLOCKIDX_X && b != B_THREADIDX_X) return false;
   if (d == PLACE_WARPS || (d == PLACE_LANE && w->group == GROUP_WARP)) return true;
-  if (d == row_kind(w) || b == B_BLOCKIDX_X) {
-    is_row(w, c);
+  if (d == row_place(w) || b == B_BLOCKIDX_X) {
+    row_is_row(w, c);
     row_value(w, c);
   } else {
     moved_position(w, c);
@@ -544,6 +393,35 @@ static void helper(Row *w, CXCursor c, CXCursor callee) {
   }
 }
 
+// A __device__ helper of the user's that only loads through its one
+// parameter, a pointer: `T ldg(const T *p) { return __ldg(p); }` (or another
+// cache-hinted load, *p, p[0]). A call of it with &x[k] reads x[k].
+static bool load_helper(const Row *w, CXCursor callee) {
+  CXCursor def = clang_getCursorDefinition(callee), param = clang_getNullCursor();
+  if (!helper_of_user(w, def)) return false;
+  Kids k = kids(def);
+  int nparams = 0;
+  for (int i = 0; i < k.n; i++)
+    if (kind(k.v[i]) == CXCursor_ParmDecl) param = k.v[nparams++, i];
+  Kids body = kind(k.last) == CXCursor_CompoundStmt ? kids(k.last) : (Kids){0};
+  if (nparams != 1 || body.n != 1 || kind(body.v[0]) != CXCursor_ReturnStmt || kids(body.v[0]).n != 1) return false;
+  CXCursor e = az_strip(kids(body.v[0]).v[0]);
+  Kids ek = kids(e);
+  if (kind(e) == CXCursor_CallExpr) {
+    char *name = fe_spelling(e);
+    bool load = cuda_name_in(name, CUDA_CACHE_LOADS) && ek.n == 2 && same(row_ref_decl(ek.last), param);
+    free(name);
+    return load;
+  }
+  long long zero;
+  if (kind(e) == CXCursor_ArraySubscriptExpr)
+    return ek.n == 2 && same(row_ref_decl(ek.v[0]), param) && az_int_constant(ek.last, &zero) && zero == 0;
+  char *op = kind(e) == CXCursor_UnaryOperator && ek.n == 1 ? az_unary_op(&w->az, e, ek.v[0]) : NULL;
+  bool deref = op && strcmp(op, "*") == 0 && same(row_ref_decl(ek.v[0]), param);
+  free(op);
+  return deref;
+}
+
 static void call(Row *w, CXCursor c) {
   CXCursor callee = az_callee(c);
   char *name = fe_spelling(callee);
@@ -568,6 +446,13 @@ static void call(Row *w, CXCursor c) {
     // __ldcs(&x[k]), __ldcs(x + k): a read of x[k]; __stcs(x + k, v): a write.
     if (store) row_walk(w, clang_Cursor_getArgument(c, 1));
     element_access(w, c, base, index, store, load);
+  } else if (nargs == 1 && w->helper_depth == 0 && load_helper(w, callee) &&
+             element_address(w, clang_Cursor_getArgument(c, 0), &base, &index)) {
+    // ldg(&x[k]): a read of x[k] through the user's helper
+    int nacc = w->nacc;
+    element_access(w, c, base, index, false, true);
+    if (w->nacc > nacc && w->acc[nacc].use == USE_ROW && clang_Cursor_isNull(w->row_load_helper))
+      w->row_load_helper = c;
   } else {
     walk_kids(w, c);
     helper(w, c, callee);
@@ -600,13 +485,14 @@ static void decl_ref(Row *w, CXCursor c) {
   char *name = fe_spelling(d);
   if (w->group != GROUP_BLOCK && position(w, c)) {
     // checked there
-  } else if (w->helper_depth == 0 && (is_pointer_param(w, d) || row_in_list(w->aliases, w->naliases, d))) {
+  } else if (w->helper_depth == 0 && (row_is_pointer_param(w, d) || row_in_list(w->aliases, w->naliases, d) ||
+                                      row_in_list(w->views, w->nviews, d))) {
     az_fail(&w->az, c, "kernel '%s' uses pointer '%s' other than by an element of its block's row ([row * H + j]), "
                        "a column ([j]) or the row's own element ([row]); coconet cannot prove which rows it "
                        "touches", w->az.launch->kernel, name);
   } else if (w->helper_depth == 0 && (row_in_list(w->rowoffs, w->nrowoffs, d) ||
                                       row_in_list(w->rowelems, w->nrowelems, d) ||
-                                      (builtin_local(w, d) && is_row(w, c)))) {
+                                      (row_builtin_local(w, d) && row_is_row(w, c)))) {
     row_value(w, c);
   } else if (w->helper_depth == 0 && !clang_Cursor_isNull(w->rows) && same(d, w->rows)) {
     az_fail(&w->az, c, "kernel '%s' uses '%s' other than in a test of the row (`row < %s`); the schedule runs the "
@@ -619,38 +505,6 @@ static void decl_ref(Row *w, CXCursor c) {
   free(name);
 }
 
-// `T *p = x + row * H;`, `T *p = &x[row * H];`, `int off = row * H;`, `int id = row * H + j;`.
-static bool row_local(Row *w, CXCursor var) {
-  Kids init = kids(var);
-  if (!init.n) return false;
-  // With a warp or a thread per row: the lane, the warp, the row, checked where they are used.
-  if (w->group != GROUP_BLOCK && (derived_local(w, var) || builtin_local(w, var))) return true;
-  CXCursor e = az_strip(init.last);
-  if (builtin_local(w, var) && is_row(w, e)) return true;  // int row = blockIdx.x;
-  if (az_is_integer_var(var) && w->nrowoffs < ROW_MAX && is_row_offset(w, e)) {
-    w->rowoffs[w->nrowoffs++] = var;
-    return true;
-  }
-  int col;
-  if (az_is_integer_var(var) && w->nrowelems < ROW_MAX && is_row_element(w, e, &col)) {  // int id = row * H + j;
-    w->rowelems[w->nrowelems++] = var;
-    return true;
-  }
-  if (!az_is_pointer(var) || w->naliases == ROW_MAX) return false;
-  CXCursor a, b, base = clang_getNullCursor();
-  if (az_is_binary(&w->az, e, "+", &a, &b)) {
-    if (is_row_offset(w, b)) base = ref_decl(a);
-    else if (is_row_offset(w, a)) base = ref_decl(b);
-  } else if (kind(e) == CXCursor_UnaryOperator && kids(e).n == 1 &&
-             kind(az_strip(kids(e).v[0])) == CXCursor_ArraySubscriptExpr) {
-    Kids s = kids(az_strip(kids(e).v[0]));
-    if (s.n == 2 && is_row_offset(w, s.last)) base = ref_decl(s.v[0]);
-  }
-  if (clang_Cursor_isNull(base) || !is_pointer_param(w, base)) return false;
-  w->alias_of[w->naliases] = base;
-  w->aliases[w->naliases++] = var;
-  return true;
-}
 
 // `for (int row = blockIdx.x; row < rows; row += gridDim.x) BODY`: its variable, or null.
 static CXCursor row_loop_var(Row *w, CXCursor f) {
@@ -658,14 +512,14 @@ static CXCursor row_loop_var(Row *w, CXCursor f) {
   Kids k = kids(f);
   if (kind(f) != CXCursor_ForStmt || k.n != 4 || kind(k.v[0]) != CXCursor_DeclStmt) return none;
   Kids d = kids(k.v[0]);
-  if (d.n != 1 || !builtin_local(w, d.v[0]) || az_builtin(&w->az, kids(d.v[0]).last) != B_BLOCKIDX_X) return none;
+  if (d.n != 1 || !row_builtin_local(w, d.v[0]) || az_builtin(&w->az, kids(d.v[0]).last) != B_BLOCKIDX_X) return none;
   CXCursor var = d.v[0], rows = clang_getNullCursor();
-  if (az_is_binary(&w->az, k.v[1], "<", &a, &b) && same(ref_decl(a), var)) rows = ref_decl(b);
-  if (clang_Cursor_isNull(rows) || !is_param(w, rows) || az_is_pointer(rows)) return none;
+  if (az_is_binary(&w->az, k.v[1], "<", &a, &b) && same(row_ref_decl(a), var)) rows = row_ref_decl(b);
+  if (clang_Cursor_isNull(rows) || !row_is_param(w, rows) || az_is_pointer(rows)) return none;
   char *op = NULL;
   if (!az_is_assignment(&w->az, k.v[2], &lhs, &rhs, &op)) return none;
   char *step = compact_text(w, az_strip(rhs));
-  bool stride = strcmp(op, "+=") == 0 && same(ref_decl(lhs), var) && strcmp(step, "gridDim.x") == 0;
+  bool stride = strcmp(op, "+=") == 0 && same(row_ref_decl(lhs), var) && strcmp(step, "gridDim.x") == 0;
   free(op);
   free(step);
   return stride ? var : none;
@@ -731,7 +585,7 @@ void row_walk(Row *w, CXCursor c) {
       row_loop(w, c);
       return;
     }
-    if (w->helper_depth == 0 && column_loop(w, c)) return;
+    if (w->helper_depth == 0 && row_column_loop(w, c)) return;
     w->cond++;
     walk_kids(w, c);
     w->cond--;
@@ -771,7 +625,7 @@ void row_walk(Row *w, CXCursor c) {
   case CXCursor_UnaryOperator: {
     Kids k = kids(c);
     char *o = k.n ? az_unary_op(&w->az, c, k.v[0]) : strdup("");
-    CXCursor operand = k.n == 1 ? ref_decl(k.v[0]) : clang_getNullCursor();
+    CXCursor operand = k.n == 1 ? row_ref_decl(k.v[0]) : clang_getNullCursor();
     if (k.n == 1 && (strstr(o, "++") || strstr(o, "--"))) assigned(w, k.v[0], true, c);
     else if (w->helper_depth == 0 && strchr(o, '&') && !clang_Cursor_isNull(operand) && tracked(w, operand)) {
       char *name = fe_spelling(operand);

@@ -88,7 +88,20 @@ static IrOp *row_op(Row *w, IrRegion *ir, const Stmt *s, IrSize *rows) {
       .args_text = args, .count = ir_size_mul(ir, rows, h), .row = h, .row_roles = roles, .row_loc = w->row_loc,
       .row_threads = w->group == GROUP_WARP ? 32 : w->group == GROUP_THREAD ? 1 : 0,
   };
+  if (!clang_Cursor_isNull(w->row_load_helper)) {
+    // The fused kernel's copy makes the kernel's own __ldg coherent, not a helper's.
+    char *t = az_text_of(&w->az, w->row_load_helper);
+    info.row_fuse_why = ir_printf(ir, "fuse: kernel '%s' reads a row element through a helper's cache-hinted load "
+                                      "(%s); the fused kernel reads rows it has just written, which that cache does "
+                                      "not see: load with __ldg in the kernel itself (the fused copy makes it "
+                                      "coherent), or drop fuse", l->kernel, t);
+    info.row_fuse_loc = fe_loc(az->fe, clang_getCursorLocation(w->row_load_helper));
+    free(t);
+  }
   IrOp *op = ir_op_pointwise(ir, s->range, &info);
+  for (int i = 0; i < w->nscales; i++)
+    ir_region_assume_divides(ir, az_launch_arg(az, w->h), w->scales[i], kernel,
+                             fe_any_loc(az->fe, clang_getCursorLocation(w->scale_at)));
   for (int i = 0; i < n && i < l->nargs; i++) {
     CXCursor p = clang_Cursor_getArgument(az->kernel, (unsigned)i);
     if (roles[i] == 'x' && !az_is_pointer(p)) {
@@ -185,7 +198,8 @@ IrOp *analyze_rowwise(const Frontend *fe, IrRegion *ir, const Stmt *s, bool *row
   Row w = {.az = {.fe = instance ? def->inst_fe : fe, .region_fe = fe, .ir = ir, .launch = l,
                   .kernel = instance ? def->inst : def->cursor},
            .h = clang_getNullCursor(), .rows = clang_getNullCursor(), .stride = clang_getNullCursor(),
-           .row_loop = clang_getNullCursor(), .row_var = clang_getNullCursor()};
+           .row_loop = clang_getNullCursor(), .row_var = clang_getNullCursor(),
+           .row_load_helper = clang_getNullCursor()};
   // A constant the launch's block size equals stands for blockDim.x (a column loop's step).
   w.az.block_x = launch_block_x(fe, s);
   w.az.body_fn = w.az.kernel;

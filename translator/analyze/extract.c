@@ -409,8 +409,9 @@ static int extract_launch(const Frontend *fe, const Program *prog, const Region 
     IrOp *row = analyze_rowwise(fe, ir, s, &rowish, &row_why, &row_loc);
     if (row) {
       free(why);
-      char *fuse_why = needs_pointwise(r) ? rows_copy_why(fe, s, &row->pw.row_fuse_loc) : NULL;
-      row->pw.row_fuse_why = ir_strdup(ir, fuse_why);
+      char *fuse_why = needs_pointwise(r) && !row->pw.row_fuse_why ? rows_copy_why(fe, s, &row->pw.row_fuse_loc)
+                                                                     : NULL;
+      if (fuse_why) row->pw.row_fuse_why = ir_strdup(ir, fuse_why);
       free(fuse_why);
       return 0;
     }

@@ -407,7 +407,11 @@ static int generate(Cg *cg, const Scope *sc) {
                 c->stream, cg->r->name, a->launcher);
       }
       continue;
-    } else if (a->other)
+    } else if (a->divisor)
+      cg_line(cg, "// coconet: kernel '%s' reads its rows %d elements at a time (%s:%u:%u): the schedule is for "
+               "%s; the region runs as written otherwise", a->kernel, a->divisor, text_base_name(at.file), at.line,
+               at.col, a->test);
+    else if (a->other)
       cg_line(cg, "// coconet: kernel '%s' steps from slice to slice by '%s' (passed '%s') and its count is '%s' "
                "(%s:%u:%u): the schedule is for %s == %s; the region runs as written otherwise", a->kernel, a->param,
                a->var, a->other, text_base_name(at.file), at.line, at.col, a->var, a->other);

@@ -210,6 +210,10 @@ static int report_region(const Verified *v, char **reports, int ran) {
       printf("verify %s: run with %s ('%s' launches '%s' then: the schedule's branch, taken in %ld of %d runs; the "
              "others run the region as written)\n", r->name, a->test, a->launcher, a->kernel, taken < 0 ? 0 : taken,
              ran * TRIALS);
+    else if (a->divisor)
+      printf("verify %s: run with %s (kernel '%s' reads its rows %d elements at a time: the schedule's branch, taken "
+             "in %ld of %d runs; the others run the region as written)\n", r->name, a->test, a->kernel, a->divisor,
+             taken < 0 ? 0 : taken, ran * TRIALS);
     else
       printf("verify %s: run with %s (the schedule's branch; the other runs the region as written)\n", r->name,
              a->test);

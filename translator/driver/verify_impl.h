@@ -2,7 +2,8 @@
 //   verify_exec.c     --verify: the harness program built with coconet-cc
 //                     --target=host, run under mpirun for 1..N ranks, its report
 //                     read back and summed up
-//   verify_harness.c  one region's harness function
+//   verify_harness.c  one region's harness function (verify_harness.h maps it;
+//                     verify_inputs.c: its inputs)
 //   verify_globals.c  the file's variables, set back between a region's two runs
 //   verify_members.c  the objects of the user's structs: pointers read only through `->`, and
 //                     the members that hold the rank count or the rank

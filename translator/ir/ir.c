@@ -113,20 +113,30 @@ static void link_same(IrRegion *r, const char *var, const char *other) {
   if (a && b && a != b && !b->same) a->same = b;
 }
 
-// The precondition var (!= nullptr, or == other), added once.
-static IrAssume *add_assume(IrRegion *r, const char *var, const char *other, const char *kernel, SrcLoc loc) {
+// The precondition test (var != nullptr, or == other, or another), added once.
+static IrAssume *add_assume_test(IrRegion *r, const char *var, const char *other, const char *test,
+                                 const char *kernel, SrcLoc loc) {
   IrAssume **tail = &r->assumes;
   for (; *tail; tail = &(*tail)->next)
-    if (strcmp((*tail)->var, var) == 0 && !(*tail)->other == !other && (!other || !strcmp((*tail)->other, other)))
-      return NULL;
+    if (strcmp((*tail)->test, test) == 0) return NULL;
   IrAssume *a = ir_alloc(r, sizeof *a);
   a->var = ir_strdup(r, var);
   a->other = other ? ir_strdup(r, other) : NULL;
-  a->test = other ? ir_printf(r, "(size_t)(%s) == (size_t)(%s)", var, other) : ir_printf(r, "%s != nullptr", var);
+  a->test = ir_strdup(r, test);
   a->kernel = ir_strdup(r, kernel);
   a->loc = loc;
   *tail = a;
   return a;
+}
+
+static IrAssume *add_assume(IrRegion *r, const char *var, const char *other, const char *kernel, SrcLoc loc) {
+  char *test = other ? ir_printf(r, "(size_t)(%s) == (size_t)(%s)", var, other) : ir_printf(r, "%s != nullptr", var);
+  return add_assume_test(r, var, other, test, kernel, loc);
+}
+
+void ir_region_assume_divides(IrRegion *r, const char *length, int k, const char *kernel, SrcLoc loc) {
+  IrAssume *a = add_assume_test(r, length, NULL, ir_printf(r, "(%s) %% %d == 0", length, k), kernel, loc);
+  if (a) a->divisor = k;
 }
 
 void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc loc) {
@@ -134,10 +144,8 @@ void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc l
 }
 
 void ir_region_assume_path(IrRegion *r, const char *when, const char *kernel, const char *launcher, SrcLoc loc) {
-  IrAssume *a = add_assume(r, when, NULL, kernel, loc);
-  if (!a) return;
-  a->test = a->var;
-  a->launcher = ir_strdup(r, launcher);
+  IrAssume *a = add_assume_test(r, when, NULL, when, kernel, loc);
+  if (a) a->launcher = ir_strdup(r, launcher);
 }
 
 // Words of C++ a condition names that are no variable.
@@ -153,7 +161,7 @@ static bool keyword(const char *w, size_t n) {
 
 int ir_assume_names(const IrAssume *a, char names[][256], int max) {
   int n = 0;
-  if (!a->launcher) {
+  if (!a->launcher && !a->divisor) {
     for (int k = 0; k < (a->other ? 2 : 1) && n < max; k++) {
       const char *name = k ? a->other : a->var;
       size_t len = strcspn(name, ".-[ ");

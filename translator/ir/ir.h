@@ -648,6 +648,8 @@ typedef struct IrAssume {
                         // where the program may pass NULL, and the schedule would reach it always
   const char *launcher; // the launcher that picks the kernel at run time: the schedule is for the
                         // kernel it launches when var (the path's conditions, = test) holds; else NULL
+  int divisor;          // > 1: a row-wise kernel reads its rows `divisor` elements at a time, and var,
+                        // the row length as passed, must be a multiple ("(var) % divisor == 0"); else 0
 } IrAssume;
 
 // What a text of the IR stands for in the source: the hoisted argument's
@@ -695,7 +697,8 @@ void ir_region_note(IrRegion *r, const char *what);  // appended to r->notes
 // Records that the schedule needs `var != nullptr` (once per variable).
 void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc loc);
 // The variables a run-time precondition reads (at most max, each at most 255
-// characters, each once): var's and other's bases; for a launcher's path conditions every
+// characters, each once): var's and other's bases; for a launcher's path conditions and
+// a divisor's row length every
 // name not after '.', '->' or '::', not before '(' or '::' and not a word of C++ (`n`, not
 // `std`, `min`, `float`); -1 when there are more than max.
 int ir_assume_names(const IrAssume *a, char names[][256], int max);
@@ -703,6 +706,9 @@ int ir_assume_names(const IrAssume *a, char names[][256], int max);
 void ir_region_assume_path(IrRegion *r, const char *when, const char *kernel, const char *launcher, SrcLoc loc);
 // ... because the kernel reaches var's buffer only under a condition (IrAssume.sometimes).
 void ir_region_assume_reached(IrRegion *r, const char *var, const char *kernel, SrcLoc loc);
+// A row-wise kernel reads rows of `length` elements (as the launch passes it) k at a
+// time: the schedule is for (length) % k == 0 (IrAssume.divisor).
+void ir_region_assume_divides(IrRegion *r, const char *length, int k, const char *kernel, SrcLoc loc);
 // A kernel steps from slice to slice by param, passed var, read as its count, passed
 // other: the schedule is for var == other (the region as written otherwise).
 void ir_region_assume_equal(IrRegion *r, const char *var, const char *other, const char *kernel, const char *param,

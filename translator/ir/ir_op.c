@@ -126,6 +126,8 @@ IrOp *ir_op_pointwise(IrRegion *r, SrcRange range, const IrPointwise *info) {
   pw->row_roles = ir_strdup(r, info->row_roles);
   pw->row_loc = info->row_loc;
   pw->row_threads = info->row_threads;
+  pw->row_fuse_why = ir_strdup(r, info->row_fuse_why);
+  pw->row_fuse_loc = info->row_fuse_loc;
   return op;
 }
 

@@ -356,6 +356,10 @@ void ir_explain(FILE *f, const IrRegion *r, const IrCostModel *model) {
       fprintf(f, "  - analysis: '%s' picks its kernel at run time: the schedule is for kernel '%s', which it launches "
                  "when %s (%s:%u:%u), tested at the top of the region; the region runs as written otherwise\n",
               a->launcher, a->kernel, a->test, a->loc.file ? a->loc.file : "?", a->loc.line, a->loc.col);
+    else if (a->divisor)
+      fprintf(f, "  - analysis: kernel '%s' reads its rows %d elements at a time (%s:%u:%u), rows of '%s' elements: "
+                 "the schedule is for %s, tested at the top of the region; the region runs as written otherwise\n",
+              a->kernel, a->divisor, a->loc.file ? a->loc.file : "?", a->loc.line, a->loc.col, a->var, a->test);
     else if (a->other)
       fprintf(f, "  - analysis: kernel '%s' steps from slice to slice by '%s' (%s:%u:%u), passed '%s', and its count is "
                  "passed '%s': the schedule is for %s == %s, tested at the top of the region; the region runs as "
