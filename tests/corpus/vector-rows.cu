@@ -5,7 +5,8 @@
 // blockIdx.x * n / 2, columns from loops to n / 2, bias and gamma through the
 // library's ldg helper), launched through a template wrapper, fused with the
 // AllReduce; an RMSNorm reading four floats at a time through float4 pointers
-// to the block's row and a cast of its weight pointer.
+// to the block's row (through a load helper returning *p) and a cast of its
+// weight pointer.
 // The call sites have pragma lines only. A row of n / 2 pairs is the row of n
 // halves only when n is even: the schedule runs when (n) % 2 == 0 and the
 // region as written otherwise; --verify runs both. Refused: a half2 pointer
@@ -73,4 +74,4 @@ void narrow(float *x, int rows, int hidden, ncclComm_t comm, cudaStream_t stream
 
 // UNITS: norm_kernels.h:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'engine::addBiasResidualLayerNorm2' adds a row offset in units of 1 element and a column in units of 2 (int id = blockIdx.x * n + idx); a row read k elements at a time is indexed by row * H / k + j, j from a loop to H / k
 // NARROW: norm_kernels.h:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'engine::scaleRowsHalf' reads 'x' through 'h', whose elements are not a whole number of 'x''s; coconet follows a buffer through pointers to its elements or to k of them at a time (half2 over half, float4 over float)
-// LDG: error: fuse: kernel 'engine::addBiasResidualLayerNorm2' reads a row element through a helper's cache-hinted load (ldg(&input_ptr[id])); the fused kernel reads rows it has just written, which that cache does not see: load with __ldg in the kernel itself (the fused copy makes it coherent), or drop fuse
+// LDG: error: fuse: kernel 'engine::addBiasResidualLayerNorm2' reads a row element through a helper's cache-hinted load (ldg(&input_ptr[id])); the fused kernel reads rows it has just written, which that cache does not see, and its copy makes only the kernel's own __ldg coherent (coconet does not tell which buffers a helper's load may meet): load with __ldg in the kernel itself, or drop fuse

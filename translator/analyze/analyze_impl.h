@@ -341,9 +341,9 @@ typedef struct Row {
   CXCursor rowelems[ROW_MAX];  // integer locals holding row * H + j, j a column (`int id = blockIdx.x * n + idx;`)
   int rowelem_scale[ROW_MAX], nrowelems;
   CXCursor aliases[ROW_MAX], alias_of[ROW_MAX];  // pointer locals at the row, and their parameter
-  int alias_scale[ROW_MAX], naliases;
+  int naliases;
   CXCursor views[ROW_MAX], view_of[ROW_MAX];  // pointer locals at a parameter's start (`T2 *p = (T2 *)x;`)
-  int view_scale[ROW_MAX], nviews;
+  int nviews;
   int scales[4], nscales;  // the scales above 1 of the accesses (the schedule's H % k == 0)
   CXCursor scale_at;       // the first such access
   CXCursor row_load_helper;  // a call of a load helper reading a row element (`ldg(&x[row * H + j])`), or null

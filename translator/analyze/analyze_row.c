@@ -158,6 +158,10 @@ static void element_access(Row *w, CXCursor s, CXCursor base, CXCursor index, bo
   if (element == scale) add_access(w, param, USE_ROW, write, read, s);
   else if (col == scale && !write) add_access(w, param, USE_COL, false, true, s);
   else if (scale == 1 && row_is_row(w, index)) add_access(w, param, USE_OWN, write, read, s);
+  else if (row_is_row(w, index))
+    az_fail(&w->az, s, "kernel '%s' %s %s, the row's own element, through a pointer to %d elements at a time; a "
+                       "row's own element ([row]) is %s through a pointer to the buffer's own elements",
+            w->az.launch->kernel, write ? "writes" : "reads", t, scale, write ? "written" : "read");
   else if (element || (col && !write)) scale_mismatch(w, s, t, scale, element ? element : col);
   else
     az_fail(&w->az, s, "kernel '%s' %s %s; a row-wise kernel %s global memory only at [row * H + j] (its block's row, "
@@ -406,6 +410,9 @@ static bool load_helper(const Row *w, CXCursor callee) {
   Kids body = kind(k.last) == CXCursor_CompoundStmt ? kids(k.last) : (Kids){0};
   if (nparams != 1 || body.n != 1 || kind(body.v[0]) != CXCursor_ReturnStmt || kids(body.v[0]).n != 1) return false;
   CXCursor e = az_strip(kids(body.v[0]).v[0]);
+  // A struct returned by value (float2): its copy constructor around the load.
+  if (kind(e) == CXCursor_CallExpr && kind(clang_getCursorReferenced(e)) == CXCursor_Constructor && kids(e).n == 1)
+    e = az_strip(kids(e).v[0]);
   Kids ek = kids(e);
   if (kind(e) == CXCursor_CallExpr) {
     char *name = fe_spelling(e);

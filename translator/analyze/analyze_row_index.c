@@ -284,60 +284,49 @@ static bool pointer_cast(CXCursor e) {
          clang_getCanonicalType(clang_getCursorType(e)).kind == CXType_Pointer;
 }
 
-// e without its casts of pointers; in *ratio how many of the inner pointer's
-// elements one of e's holds (`(float4 *)x` over float: 4; 0 when not a whole
-// number).
-static CXCursor strip_pointer_casts(CXCursor e, int *ratio) {
-  *ratio = 1;
+static CXCursor strip_pointer_casts(CXCursor e) {
   e = az_strip(e);
-  while (pointer_cast(e) && kids(e).n) {
-    CXCursor inner = az_strip(kids(e).last);
-    int r = width_ratio(clang_getCursorType(e), clang_getCursorType(inner));
-    *ratio = r ? *ratio * r : 0;
-    e = inner;
-  }
+  while (pointer_cast(e) && kids(e).n) e = az_strip(kids(e).last);
   return e;
 }
 
-// A pointer parameter, or a view of one (`T2 *p = (T2 *)x;`): the parameter,
-// with the view's scale (1 for the parameter); null when d is neither.
-static CXCursor view_of(const Row *w, CXCursor d, int *scale) {
-  if (clang_Cursor_isNull(d)) return d;
-  if (row_is_pointer_param(w, d)) return (*scale = 1), d;
+// A pointer parameter, a view of one (`T2 *p = (T2 *)x;`) or a pointer to the row: its parameter; null when d
+// is none.
+static CXCursor param_of(const Row *w, CXCursor d, bool *at_row) {
+  *at_row = false;
+  if (clang_Cursor_isNull(d) || row_is_pointer_param(w, d)) return d;
   for (int i = 0; i < w->nviews; i++)
-    if (same(w->views[i], d)) return (*scale = w->view_scale[i]), w->view_of[i];
+    if (same(w->views[i], d)) return w->view_of[i];
+  *at_row = true;
+  for (int i = 0; i < w->naliases; i++)
+    if (same(w->aliases[i], d)) return w->alias_of[i];
   return clang_getNullCursor();
 }
 
-// A pointer to the block's row (`T *p = x + row * H;`): its parameter and scale; null when d is none.
-static CXCursor alias_of(const Row *w, CXCursor d, int *scale) {
-  for (int i = 0; i < w->naliases && !clang_Cursor_isNull(d); i++)
-    if (same(w->aliases[i], d)) return (*scale = w->alias_scale[i]), w->alias_of[i];
-  return clang_getNullCursor();
-}
+// The scale of a pointer of type t into param's buffer: how many of its elements one of t's holds (0: not a
+// whole number).
+static int scale_of(CXType t, CXCursor param) { return width_ratio(t, clang_getCursorType(param)); }
 
 CXCursor row_pointer(const Row *w, CXCursor e, int *scale, bool *at_row) {
-  int ratio;
-  e = strip_pointer_casts(e, &ratio);
-  CXCursor d = kind(e) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(e) : clang_getNullCursor();
-  CXCursor param = view_of(w, d, scale);
-  *at_row = clang_Cursor_isNull(param);
-  if (*at_row) param = alias_of(w, d, scale);
-  if (!ratio) return clang_getNullCursor();
-  *scale *= ratio;
-  return param;
+  e = az_strip(e);
+  CXCursor inner = strip_pointer_casts(e);
+  CXCursor param = param_of(w, kind(inner) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(inner)
+                                                                   : clang_getNullCursor(), at_row);
+  *scale = clang_Cursor_isNull(param) ? 0 : scale_of(clang_getCursorType(e), param);
+  return *scale ? param : clang_getNullCursor();
 }
 
 // A pointer local's initial value e: a view of a parameter (`(T2 *)x`, `x`),
 // or a pointer to the row (`x + row * H`, `&x[row * H]`, a view of either):
-// true when it is one, recorded.
+// true when it is one, recorded with its scale, its elements' size over the
+// parameter's.
 static bool pointer_local(Row *w, CXCursor var, CXCursor e) {
-  int ratio, scale = 0;
+  int scale = 0;
   bool at_row = false;
   CXCursor a, b, param = clang_getNullCursor();
-  e = strip_pointer_casts(e, &ratio);
+  e = strip_pointer_casts(e);
   if (kind(e) == CXCursor_DeclRefExpr) {
-    param = row_pointer(w, e, &scale, &at_row);
+    param = param_of(w, clang_getCursorReferenced(e), &at_row);
   } else if (az_is_binary(&w->az, e, "+", &a, &b)) {
     bool row_a;
     CXCursor base = row_pointer(w, a, &scale, &row_a), off = b;
@@ -356,8 +345,8 @@ static bool pointer_local(Row *w, CXCursor var, CXCursor e) {
     param = at_row ? base : clang_getNullCursor();
   }
   if (clang_Cursor_isNull(param)) return false;
-  int width = width_ratio(clang_getCursorType(var), clang_getCursorType(e));
-  if (!ratio || !width) {
+  int width = scale_of(clang_getCursorType(var), param);
+  if (!width) {
     char *name = fe_spelling(var), *x = fe_spelling(param);
     az_fail(&w->az, var, "kernel '%s' reads '%s' through '%s', whose elements are not a whole number of '%s''s; "
                          "coconet follows a buffer through pointers to its elements or to k of them at a time "
@@ -369,11 +358,9 @@ static bool pointer_local(Row *w, CXCursor var, CXCursor e) {
   if ((at_row ? w->naliases : w->nviews) == ROW_MAX) return false;
   if (at_row) {
     w->alias_of[w->naliases] = param;
-    w->alias_scale[w->naliases] = scale * width;
     w->aliases[w->naliases++] = var;
   } else {
     w->view_of[w->nviews] = param;
-    w->view_scale[w->nviews] = scale * width;
     w->views[w->nviews++] = var;
   }
   return true;

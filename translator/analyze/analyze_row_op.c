@@ -93,8 +93,9 @@ static IrOp *row_op(Row *w, IrRegion *ir, const Stmt *s, IrSize *rows) {
     char *t = az_text_of(&w->az, w->row_load_helper);
     info.row_fuse_why = ir_printf(ir, "fuse: kernel '%s' reads a row element through a helper's cache-hinted load "
                                       "(%s); the fused kernel reads rows it has just written, which that cache does "
-                                      "not see: load with __ldg in the kernel itself (the fused copy makes it "
-                                      "coherent), or drop fuse", l->kernel, t);
+                                      "not see, and its copy makes only the kernel's own __ldg coherent (coconet does "
+                                      "not tell which buffers a helper's load may meet): load with __ldg in the "
+                                      "kernel itself, or drop fuse", l->kernel, t);
     info.row_fuse_loc = fe_loc(az->fe, clang_getCursorLocation(w->row_load_helper));
     free(t);
   }

@@ -93,6 +93,11 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
                                       "for that kernel, runs when it holds at the top of the region; this statement "
                                       "also uses '%s' and could change it first: move the statement out",
                      r->name, a->launcher, a->kernel, a->test, var);
+        else if (a->divisor)
+          diag_error(&s->range.begin, "region '%s': kernel '%s' reads its rows %d elements at a time, so the schedule "
+                                      "runs when %s at the top of the region; this statement also uses '%s' and could "
+                                      "change it first: move the statement out", r->name, a->kernel, a->divisor,
+                     a->test, var);
         else if (a->other)
           diag_error(&s->range.begin, "region '%s': kernel '%s' steps from slice to slice by '%s' and its count is "
                                       "'%s', so the schedule runs when they are equal at the top of the region; this "
@@ -104,8 +109,10 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
                                       "it before the region, or move the statement out", r->name, a->kernel,
                      a->sometimes ? "reaches" : "tests", var, a->sometimes ? "only under a condition" : "against NULL",
                      a->test, var);
-        diag_note(&a->loc, a->launcher ? "the launch is here" : a->other ? "kernel '%s' uses the stride here"
-                                                                          : "kernel '%s' tests it here", a->kernel);
+        diag_note(&a->loc, a->launcher  ? "the launch is here"
+                           : a->other   ? "kernel '%s' uses the stride here"
+                           : a->divisor ? "kernel '%s' reads its rows here"
+                                        : "kernel '%s' tests it here", a->kernel);
         return -1;
       }
     }
@@ -131,9 +138,14 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
       diag_error(&by->range.begin, "region '%s': the schedule runs when %s at the top of the region (kernel '%s' "
                                    "%s); this statement may change '%s' first (through a call, a reference or a "
                                    "pointer): move the statement out",
-                 r->name, a->test, a->kernel, a->other ? "steps from slice to slice by it" : "tests it against NULL",
+                 r->name, a->test, a->kernel,
+                 a->other     ? "steps from slice to slice by it"
+                 : a->divisor ? "reads its rows a few elements at a time"
+                              : "tests it against NULL",
                  what);
-      diag_note(&a->loc, a->other ? "kernel '%s' uses the stride here" : "kernel '%s' tests it here", a->kernel);
+      diag_note(&a->loc, a->other     ? "kernel '%s' uses the stride here"
+                         : a->divisor ? "kernel '%s' reads its rows here"
+                                      : "kernel '%s' tests it here", a->kernel);
       return -1;
     }
   }

@@ -299,13 +299,17 @@ void harness_print_init(Harness *h, FILE *f, int trial, char *const *members) {
   for (const IrAssume *a = h->r->assumes; a; a = a->next)
     if (a->other && harness_assign_base(h, a->var)) fprintf(f, "      %s = %s;\n", a->var, a->other);
   // A row length the schedule needs a multiple of k (the region as written
-  // otherwise): rounded up to one after the first input, which keeps its value
-  // (so that both run); the locals computed from it again.
+  // otherwise): rounded up to one after the first input; in the first, one
+  // that is not (a multiple of k / 2 when k is even, so that a test of a
+  // smaller divisor would take the schedule and show); the locals computed
+  // from it again.
   bool rounded = false;
-  for (const IrAssume *a = h->r->assumes; a && trial > 0; a = a->next) {
+  for (const IrAssume *a = h->r->assumes; a; a = a->next) {
     const HVar *v = a->divisor ? harness_assign_base(h, a->var) : NULL;
     if (!v || v->init || strcmp(v->name, a->var) != 0) continue;
-    fprintf(f, "      %s = (%s + %d) / %d * %d;\n", v->name, v->name, a->divisor - 1, a->divisor, a->divisor);
+    int k = a->divisor, off = k % 2 ? 1 : k / 2;
+    if (trial > 0) fprintf(f, "      %s = (%s + %d) / %d * %d;\n", v->name, v->name, k - 1, k, k);
+    else fprintf(f, "      %s = %s / %d * %d + %d;\n", v->name, v->name, k, k, off);
     rounded = true;
   }
   for (int i = 0; i < h->n && rounded; i++)

@@ -80,7 +80,7 @@ __global__ void rmsNormVec4(float *out, const float *input, const float *weight,
   __shared__ float s_rms;
   float ss = 0.0f;
   for (int j = threadIdx.x; j < hidden / 4; j += blockDim.x) {
-    float4 v = in4[j];
+    float4 v = load(&in4[j]);
     ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
   }
   ss = blockReduceSum<float>(ss);

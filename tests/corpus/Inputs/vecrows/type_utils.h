@@ -1,6 +1,6 @@
 // type_utils.h: the type helpers of an inference library's vectorized kernels
 // (tests/corpus/vector-rows.cu): a trait giving a type's two-wide vector, a
-// cache-hinted load, paired arithmetic and conversions, a block sum.
+// cache-hinted load, a plain one, paired arithmetic and conversions, a block sum.
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -23,6 +23,11 @@ struct TypeConverter<float> {
 template <typename T>
 inline __device__ T ldg(const T *val) {
   return __ldg(val);
+}
+
+template <typename T>
+inline __device__ T load(const T *p) {
+  return *p;
 }
 
 inline __device__ half2 hadd2(half2 a, half2 b) { return __hadd2(a, b); }
