@@ -6,7 +6,9 @@
 // library's ldg helper), launched through a template wrapper, fused with the
 // AllReduce; an RMSNorm reading four floats at a time through float4 pointers
 // to the block's row (through a load helper returning *p) and a cast of its
-// weight pointer.
+// weight pointer; a residual add + RMSNorm over a packed vector of 8 halves (a
+// struct with operators) through `auto *` views, the row length in vectors
+// in a local (`const int vec_hidden_size = hidden_size / width;`).
 // The call sites have pragma lines only. A row of n / 2 pairs is the row of n
 // halves only when n is even: the schedule runs when (n) % 2 == 0 and the
 // region as written otherwise; --verify runs both. Refused: a half2 pointer
@@ -41,6 +43,15 @@ void final_norm(float *out, float *x, const float *weight, int tokens, int hidde
   }
 }
 
+void decoder_layer_norm(half *hidden, half *residual, const half *weight, int tokens, int hidden_size,
+                        ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(add_rms) split reorder replicated(residual, weight)
+  {
+    ncclAllReduce(hidden, hidden, (size_t)tokens * hidden_size, ncclHalf, ncclSum, comm, stream);
+    engine::fusedAddRmsNormVec<half, 8><<<tokens, 256, 0, stream>>>(hidden, residual, weight, 1e-6f, hidden_size);
+  }
+}
+
 #if defined(NARROW)
 void narrow(float *x, int rows, int hidden, ncclComm_t comm, cudaStream_t stream) {
 #pragma coconet region name(narrow) split reorder
@@ -56,6 +67,8 @@ void narrow(float *x, int rows, int hidden, ncclComm_t comm, cudaStream_t stream
 // EXEC: verify post_attn: ok
 // EXEC: verify rms: run with (hidden) % 4 == 0 (kernel 'engine::rmsNormVec4' reads its rows 4 elements at a time: the schedule's branch, taken in {{[1-9][0-9]*}} of 9 runs; the others run the region as written)
 // EXEC: verify rms: ok
+// EXEC: verify add_rms: run with (hidden_size) % 8 == 0 (kernel 'engine::fusedAddRmsNormVec<half, 8>' reads its rows 8 elements at a time: the schedule's branch, taken in {{[1-9][0-9]*}} of 9 runs; the others run the region as written)
+// EXEC: verify add_rms: ok
 
 // CODE: // coconet: engine::addBiasResidualLayerNorm2 (norm_kernels.h:{{[0-9]+}}) as one block of the grid it is
 // CODE: T2 *out_ptr = (T2 *)out;

@@ -83,11 +83,18 @@ static int divided(Row *w, CXCursor e, CXCursor *num) {
   return (int)k;
 }
 
-// H (1) or H / k (k): the row length in units of k elements; 0 when c is neither.
+// H (1) or H / k (k), also a local of the kernel holding H / k and never
+// assigned (`const int vec_hidden_size = hidden_size / width;`): the row
+// length in units of k elements; 0 when c is none of these.
 static int h_scale(Row *w, CXCursor c) {
-  CXCursor num;
+  CXCursor num, d = row_ref_decl(c);
   int k = divided(w, c, &num);
-  return k ? (is_h(w, num) ? k : 0) : is_h(w, c) ? 1 : 0;
+  if (k) return is_h(w, num) ? k : 0;
+  if (is_h(w, c)) return 1;
+  Kids init = kind(d) == CXCursor_VarDecl && same(clang_getCursorSemanticParent(d), w->az.kernel) ? kids(d)
+                                                                                                  : (Kids){0};
+  k = init.n && never_assigned(w->az.fe, d) ? divided(w, init.last, &num) : 0;
+  return k && is_h(w, num) ? k : 0;
 }
 
 // A row stride parameter other than the row length (vLLM's input_stride):

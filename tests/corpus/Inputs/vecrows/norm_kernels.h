@@ -92,6 +92,55 @@ __global__ void rmsNormVec4(float *out, const float *input, const float *weight,
   }
 }
 
+// A packed vector of `width` elements (a serving engine's style): added,
+// summed in squares, scaled by a weight vector.
+template <typename scalar_t, int width>
+struct __align__(16) PackedVec {
+  scalar_t data[width];
+
+  __device__ void operator+=(const PackedVec &other) {
+    for (int i = 0; i < width; ++i) data[i] = (scalar_t)((float)data[i] + (float)other.data[i]);
+  }
+  __device__ float sum_squares() const {
+    float result = 0.0f;
+    for (int i = 0; i < width; ++i) result += (float)data[i] * (float)data[i];
+    return result;
+  }
+};
+
+// residual += input, then input = RMSNorm(residual) * weight, width elements at
+// a time through views whose type is deduced, the row length in vectors in a
+// local.
+template <typename scalar_t, int width>
+__global__ void fusedAddRmsNormVec(scalar_t *__restrict__ input, scalar_t *__restrict__ residual,
+                                   const scalar_t *__restrict__ weight, const float eps, const int hidden_size) {
+  const int vec_hidden_size = hidden_size / width;
+  __shared__ float s_variance;
+  float variance = 0.0f;
+  auto *__restrict__ input_v = reinterpret_cast<PackedVec<scalar_t, width> *>(input);
+  auto *__restrict__ residual_v = reinterpret_cast<PackedVec<scalar_t, width> *>(residual);
+  auto *__restrict__ weight_v = reinterpret_cast<const PackedVec<scalar_t, width> *>(weight);
+
+  for (int idx = threadIdx.x; idx < vec_hidden_size; idx += blockDim.x) {
+    int id = blockIdx.x * vec_hidden_size + idx;
+    PackedVec<scalar_t, width> temp = input_v[id];
+    temp += residual_v[id];
+    variance += temp.sum_squares();
+    residual_v[id] = temp;
+  }
+  variance = blockReduceSum<float>(variance);
+  if (threadIdx.x == 0) s_variance = rsqrtf(variance / hidden_size + eps);
+  __syncthreads();
+
+  for (int idx = threadIdx.x; idx < vec_hidden_size; idx += blockDim.x) {
+    int id = blockIdx.x * vec_hidden_size + idx;
+    PackedVec<scalar_t, width> temp = residual_v[id];
+    for (int i = 0; i < width; ++i)
+      temp.data[i] = (scalar_t)((float)temp.data[i] * s_variance * (float)weight_v[idx].data[i]);
+    input_v[id] = temp;
+  }
+}
+
 #if defined(NARROW)
 // A float buffer read two halves at a time: not whole elements.
 __global__ void scaleRowsHalf(float *x, int hidden) {
