@@ -132,6 +132,14 @@ static enum CXChildVisitResult find_refs(CXCursor c, CXCursor parent, CXClientDa
     enum CXCursorKind k = clang_getCursorKind(d);
     unsigned at = name_offset(w->h->fe, d);
     if ((k == CXCursor_VarDecl || k == CXCursor_ParmDecl) && in_function(d) && at < w->begin) add_var(w->h, d);
+  } else if (clang_getCursorKind(c) == CXCursor_MemberRefExpr &&
+             clang_getCursorKind(clang_getCursorReferenced(c)) == CXCursor_FieldDecl) {
+    // A member of the object a member function runs on, named alone (`comm`, not `this->comm`): a
+    // variable of the harness of the member's name and type.
+    unsigned start, name;
+    clang_getFileLocation(clang_getRangeStart(clang_getCursorExtent(c)), NULL, NULL, NULL, &start);
+    clang_getFileLocation(clang_getCursorLocation(c), NULL, NULL, NULL, &name);
+    if (start == name) add_var(w->h, clang_getCursorReferenced(c));
   }
   return CXChildVisit_Recurse;
 }
@@ -358,11 +366,65 @@ static void using_namespaces(Harness *h, FILE *f) {
   for (int i = 0; i < n; i++) free(chain[i]);
 }
 
+// A region in a template (a function template, a member of a class
+// template): each type parameter that a buffer's pointer names (`T *x`) stands
+// for the element type the IR gives that buffer (`using T = float;`).
+static const char *c_type(IrType t) {
+  switch (t) {
+  case IR_F32: return "float";
+  case IR_F16: return "__half";
+  case IR_BF16: return "__nv_bfloat16";
+  case IR_F64: return "double";
+  case IR_I32: return "int";
+  case IR_U32: return "unsigned";
+  case IR_U8: return "unsigned char";
+  case IR_I8: return "signed char";
+  case IR_BOOL: return "bool";
+  default: return NULL;
+  }
+}
+
+static enum CXChildVisitResult add_type_param(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  CXCursor *v = data;
+  if (clang_getCursorKind(c) == CXCursor_TemplateTypeParameter && clang_Cursor_isNull(v[0])) v[0] = c;
+  else if (clang_getCursorKind(c) == CXCursor_TemplateTypeParameter && clang_Cursor_isNull(v[1])) v[1] = c;
+  return CXChildVisit_Continue;
+}
+
+static void template_types(const Harness *h, FILE *f) {
+  for (CXCursor p = place_function(h->fe, h->fr->range.begin.offset);
+       !clang_Cursor_isNull(p) && clang_getCursorKind(p) != CXCursor_TranslationUnit; p = clang_getCursorSemanticParent(p)) {
+    enum CXCursorKind k = clang_getCursorKind(p);
+    if (k != CXCursor_FunctionTemplate && k != CXCursor_ClassTemplate &&
+        k != CXCursor_ClassTemplatePartialSpecialization)
+      continue;
+    CXCursor params[2] = {clang_getNullCursor(), clang_getNullCursor()};
+    clang_visitChildren(p, add_type_param, params);
+    for (int j = 0; j < 2 && !clang_Cursor_isNull(params[j]); j++) {
+      char *name = fe_spelling(params[j]);
+      const char *bound = NULL;
+      for (int i = 0; i < h->n && !bound; i++) {
+        CXType t = clang_getCursorType(h->v[i].decl);
+        if (t.kind != CXType_Pointer) continue;
+        CXString s = clang_getTypeSpelling(clang_getUnqualifiedType(clang_getPointeeType(t)));
+        bool names = strcmp(clang_getCString(s), name) == 0;
+        clang_disposeString(s);
+        for (const IrTensor *x = h->r->tensors; x && names && !bound; x = x->next)
+          if (strcmp(ir_text_as_written(h->r, x->text), h->v[i].name) == 0) bound = c_type(x->type);
+      }
+      if (bound) fprintf(f, "  using %s = %s;\n", name, bound);
+      free(name);
+    }
+  }
+}
+
 static void print_region(Harness *h, FILE *f, int index, const char *written, const char *scheduled, long ulp,
                          bool reassociated) {
   fprintf(f, "\n// coconet --verify: region %s as written and as scheduled\n", h->r->name);
   fprintf(f, "static long coconet_verify_region_%d(coconet_verify_ctx &coconet_verify_cx) {\n", index);
   using_namespaces(h, f);
+  template_types(h, f);
   fprintf(f, "  coconet_verify_region_begin(&coconet_verify_cx, %ld, %s);\n", ulp, reassociated ? "true" : "false");
   for (int i = 0; i < h->n; i++) {
     if (h->v[i].alias_of)

@@ -531,6 +531,32 @@ static void see_through(const Frontend *fe, Stmt *s) {
   }
 }
 
+// A call in a template whose function its arguments decide (`wrapper(out, ...)`
+// with `T *out`): coconet reads calls resolved, and this one is not until the
+// template is instantiated. Why the statement is opaque then, or NULL.
+static enum CXChildVisitResult find_dependent_call(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) != CXCursor_CallExpr || clang_getCursorType(c).kind != CXType_Dependent)
+    return CXChildVisit_Recurse;
+  *(CXCursor *)data = c;
+  return CXChildVisit_Break;
+}
+
+static char *dependent_call_why(const Frontend *fe, CXCursor cursor) {
+  CXCursor call = clang_getNullCursor();
+  if (clang_getCursorKind(cursor) == CXCursor_CallExpr) find_dependent_call(cursor, cursor, &call);
+  if (clang_Cursor_isNull(call)) clang_visitChildren(cursor, find_dependent_call, &call);
+  if (clang_Cursor_isNull(call)) return NULL;
+  char *name = fe_cursor_text(fe, call);  // an unresolved call has no name of its own: its text up to '('
+  name[strcspn(name, "(")] = '\0';
+  char *why = xasprintf("its call of '%s' depends on the parameters of the template the region is in, and coconet "
+                        "reads calls as they resolve, which this one does only in an instance: put the region in a "
+                        "function of concrete types (an explicit specialization, or a function the template calls)",
+                        name);
+  free(name);
+  return why;
+}
+
 Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
   Stmt *s = xcalloc(1, sizeof *s);
   s->kind = STMT_OPAQUE;
@@ -540,6 +566,7 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
   int count = known_call(fe, cursor) ? 1 : fe_count_below(fe, cursor, known_call, true, &call);
   if (count != 1) {
     if (count == 0) see_through(fe, s);
+    if (s->kind == STMT_OPAQUE && !s->why_opaque) s->why_opaque = dependent_call_why(fe, cursor);
     return s;
   }
   SrcRange cr = fe_range(fe, clang_getCursorExtent(call));
