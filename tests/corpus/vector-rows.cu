@@ -13,14 +13,16 @@
 // halves only when n is even: the schedule runs when (n) % 2 == 0 and the
 // region as written otherwise; --verify runs both. Refused: a half2 pointer
 // indexed in halves (WRONG_UNITS), a float buffer read through a half pointer
-// (NARROW), and with fuse, a row element read through the ldg helper, whose
-// cache-hinted load the fused kernel cannot make coherent (LDG_ROW).
+// (NARROW), a column loop one column past the row (PAST_ROW), and with fuse, a
+// row element read through the ldg helper, whose cache-hinted load the fused
+// kernel cannot make coherent (LDG_ROW).
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --explain --check %s -- -I%S/Inputs | %FileCheck --check-prefix=EXPLAIN %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DWRONG_UNITS 2>&1 | %FileCheck --check-prefix=UNITS %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DNARROW 2>&1 | %FileCheck --check-prefix=NARROW %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DLDG_ROW 2>&1 | %FileCheck --check-prefix=LDG %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DPAST_ROW 2>&1 | %FileCheck --check-prefix=PAST %s
 #include <nccl.h>
 
 #include "vecrows/norm_kernels.h"
@@ -88,3 +90,4 @@ void narrow(float *x, int rows, int hidden, ncclComm_t comm, cudaStream_t stream
 // UNITS: norm_kernels.h:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'engine::addBiasResidualLayerNorm2' adds a row offset in units of 1 element and a column in units of 2 (int id = blockIdx.x * n + idx); a row read k elements at a time is indexed by row * H / k + j, j from a loop to H / k
 // NARROW: norm_kernels.h:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'engine::scaleRowsHalf' reads 'x' through 'h', whose elements are not a whole number of 'x''s; coconet follows a buffer through pointers to its elements or to k of them at a time (half2 over half, float4 over float)
 // LDG: error: fuse: kernel 'engine::addBiasResidualLayerNorm2' reads a row element through a helper's cache-hinted load (ldg(&input_ptr[id])); the fused kernel reads rows it has just written, which that cache does not see, and its copy makes only the kernel's own __ldg coherent (coconet does not tell which buffers a helper's load may meet): load with __ldg in the kernel itself, or drop fuse
+// PAST: norm_kernels.h:{{[0-9]+}}:{{[0-9]+}}: error: kernel 'engine::rmsNormVec4': the column loop runs while j <= hidden / 4, one column past the row; a row-wise kernel's column loops run below the row length (j < H)

@@ -210,6 +210,13 @@ bool row_column_loop(Row *w, CXCursor f) {
   if (!start) return false;
   CXCursor a, b;
   long long bound;
+  if (az_is_binary(&w->az, k.v[1], "<=", &a, &b) && same(row_ref_decl(a), j) && h_scale(w, b)) {
+    char *t = az_text_of(&w->az, k.v[1]);
+    az_fail(&w->az, k.v[1], "kernel '%s': the column loop runs while %s, one column past the row; a row-wise "
+                            "kernel's column loops run below the row length (j < H)", w->az.launch->kernel, t);
+    free(t);
+    return true;
+  }
   if (!az_is_binary(&w->az, k.v[1], "<", &a, &b) || !same(row_ref_decl(a), j)) return false;
   int scale = h_scale(w, b);
   if (!scale) {

@@ -79,7 +79,11 @@ __global__ void rmsNormVec4(float *out, const float *input, const float *weight,
   float4 *out4 = reinterpret_cast<float4 *>(out + blockIdx.x * hidden);
   __shared__ float s_rms;
   float ss = 0.0f;
+#if defined(PAST_ROW)
+  for (int j = threadIdx.x; j <= hidden / 4; j += blockDim.x) {
+#else
   for (int j = threadIdx.x; j < hidden / 4; j += blockDim.x) {
+#endif
     float4 v = load(&in4[j]);
     ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
   }
