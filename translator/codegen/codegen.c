@@ -209,13 +209,13 @@ static void emit_pipeline(Cg *cg, const Scope *sc, int at) {
     const Rank *rk = cg_rank_for(cg, c->pipe_group);
     cg_line(cg, "// coconet: pipeline(tag=%s): this rank's slice of %s and the tail to its peer", c->pipe_tag, t->name);
     cg_line(cg, "coconet_pipe_send(&coconet_%s_pipe, %s, sizeof(%s), %s, %s, %s, %s, %s, %s, %s, %s, \"%s\", %u);",
-            cg->r->name, c->in->text, cg_ctype(t->type), buf_str(&count), p->name, rk->rank, rk->nranks, c->dtype_text,
+            cg->r->name, c->in->text, codegen_ctype(t->type), buf_str(&count), p->name, rk->rank, rk->nranks, c->dtype_text,
             c->peer, c->comm, stream, c->pipe_tag, op->loc.line);
   } else {
     cg_line(cg, "// coconet: pipeline(tag=%s): the peer's slice of %s and the tail, gathered on %s", c->pipe_tag,
             t->name, c->pipe_group);
     cg_line(cg, "coconet_pipe_recv(&coconet_%s_pipe, %s, sizeof(%s), %s, %s, %s, %s, %s, %s, \"%s\", __FILE__, %u);",
-            cg->r->name, c->out->text, cg_ctype(t->type), buf_str(&count), c->dtype_text, c->peer,
+            cg->r->name, c->out->text, codegen_ctype(t->type), buf_str(&count), c->dtype_text, c->peer,
             c->comm, c->pipe_group, stream, c->pipe_tag, op->loc.line);
   }
   buf_free(&count);

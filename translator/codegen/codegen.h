@@ -35,6 +35,9 @@ typedef struct RegionCode {
                         // the driver (rewrite_runtime_include)
 } RegionCode;
 
+// The C++ type the generated code writes for an IR type ("float", "__half", "int64_t").
+const char *codegen_ctype(IrType t);
+
 // Generate the code of one scheduled region (r->sched; r->ops when
 // --schedule=none). indent is the indentation of the region's first line.
 // Returns -1 after reporting an error.

@@ -78,7 +78,7 @@ void names_free(Names *ns) {
   ns->n = 0;
 }
 
-const char *cg_ctype(IrType t) {
+const char *codegen_ctype(IrType t) {
   switch (t) {
   case IR_F32: return "float";
   case IR_F16: return "__half";

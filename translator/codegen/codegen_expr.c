@@ -167,14 +167,14 @@ static void emit_as(Ex *x, const IrExpr *e, IrType t, int min) {
       buf_puts(x->b, ")");
     } else {  // 16-bit to double or bool: through float (exact)
       bool paren = min > PREC_UNARY;
-      buf_printf(x->b, "%s(%s)", paren ? "(" : "", cg_ctype(t));
+      buf_printf(x->b, "%s(%s)", paren ? "(" : "", codegen_ctype(t));
       emit_float16(x, e, e->type);
       if (paren) buf_puts(x->b, ")");
     }
     return;
   }
   bool paren = min > PREC_UNARY;
-  buf_printf(x->b, "%s(%s)", paren ? "(" : "", cg_ctype(t));
+  buf_printf(x->b, "%s(%s)", paren ? "(" : "", codegen_ctype(t));
   emit_node(x, e, PREC_UNARY);
   if (paren) buf_puts(x->b, ")");
 }

@@ -178,10 +178,10 @@ int cg_emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
       Buf c = {0};
       cg_size(&c, t->count);
       buf_printf(&sb, cg_simple(buf_str(&c)) ? "%s%s * sizeof(%s)" : "%s(%s) * sizeof(%s)", w ? ", " : "", buf_str(&c),
-                 cg_ctype(t->type));
+                 codegen_ctype(t->type));
       buf_free(&c);
     } else {
-      buf_printf(&sb, "%s%s.count * sizeof(%s)", w ? ", " : "", p->name, cg_ctype(t->type));
+      buf_printf(&sb, "%s%s.count * sizeof(%s)", w ? ", " : "", p->name, codegen_ctype(t->type));
     }
   }
   cg_line(cg, "const char *const %s[] = {%s};", names, buf_str(&nb));

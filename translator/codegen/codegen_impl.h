@@ -78,7 +78,6 @@ const char *names_add(Names *ns, const char *want);  // the unique name (owned b
 void names_free(Names *ns);
 
 // The C++ type of an IR element type ("float", "__half", "int64_t", ...).
-const char *cg_ctype(IrType t);
 // A NCCL reduction operator ("ncclSum").
 const char *cg_nccl_red(IrRedOp op);
 // The reduction as fused kernels name it (runtime/include/coconet_fused.h): "COCONET_SUM".

@@ -316,18 +316,18 @@ static void elem_params(Plan *p, Buf *b) {
   }
   for (int i = 0; i < p->ntensors; i++) {
     const KTensor *kt = &p->tensors[i];
-    const char *ct = cg_ctype(kt->t->type);
+    const char *ct = codegen_ctype(kt->t->type);
     if (!elem_takes(kt)) continue;
     if (kt->pointer) buf_printf(b, "%s%s%s *%s", sep, kt->written && !kt->summed ? "" : "const ", ct, kt->name);
     else buf_printf(b, "%s%s %s%s", sep, ct, kt->written ? "&" : "", kt->name);
     sep = ", ";
   }
   for (int i = 0; i < p->nsums; i++) {
-    buf_printf(b, "%s%s &%s", sep, cg_ctype(p->sums[i].t->type), p->sums[i].name);
+    buf_printf(b, "%s%s &%s", sep, codegen_ctype(p->sums[i].t->type), p->sums[i].name);
     sep = ", ";
   }
   for (int i = 0; i < p->nscalars; i++) {
-    buf_printf(b, "%s%s %s", sep, cg_ctype(p->scalars[i].type), p->scalars[i].name);
+    buf_printf(b, "%s%s %s", sep, codegen_ctype(p->scalars[i].type), p->scalars[i].name);
     sep = ", ";
   }
   for (int i = 0; i < p->nsizes; i++) {
@@ -355,7 +355,7 @@ static void emit_philox(Plan *p, Buf *b, int op, const ExprNames *nm) {
 static void emit_stmt(Plan *p, Buf *b, const KStmt *ks, const ExprNames *nm) {
   const IrStmt *s = ks->s;
   if (s->kind == IR_S_LET) {
-    buf_printf(b, "%sconst %s %s = ", p->unit, cg_ctype(s->value->type), ks->name);
+    buf_printf(b, "%sconst %s %s = ", p->unit, codegen_ctype(s->value->type), ks->name);
     cg_expr(b, nm, s->value, s->value->type);
   } else if (s->kind == IR_S_REDUCE) {
     buf_printf(b, "%s%s += ", p->unit, sum_of(p, s)->name);
@@ -496,7 +496,7 @@ static void emit_vector_loop(Plan *p, Buf *b, int n) {
   buf_printf(b, "%s%s%sconst size_t i0 = lo + %d * j;\n", u, u, u, n);
   for (int i = 0; i < p->ntensors; i++) {
     const KTensor *kt = &p->tensors[i];
-    if (!kt->pointer) buf_printf(b, "%s%s%s%s %s[%d];\n", u, u, u, cg_ctype(kt->t->type), kt->vec, n);
+    if (!kt->pointer) buf_printf(b, "%s%s%s%s %s[%d];\n", u, u, u, codegen_ctype(kt->t->type), kt->vec, n);
   }
   for (int i = 0; i < p->ntensors; i++) {
     const KTensor *kt = &p->tensors[i];
@@ -515,9 +515,9 @@ static void emit_vector_loop(Plan *p, Buf *b, int n) {
 static void kernel_params(Plan *p, Buf *b) {
   for (int i = 0; i < p->ntensors; i++) {
     const KTensor *kt = &p->tensors[i];
-    buf_printf(b, "%s%s *%s, ", kt->written ? "" : "const ", cg_ctype(kt->t->type), kt->name);
+    buf_printf(b, "%s%s *%s, ", kt->written ? "" : "const ", codegen_ctype(kt->t->type), kt->name);
   }
-  for (int i = 0; i < p->nscalars; i++) buf_printf(b, "%s %s, ", cg_ctype(p->scalars[i].type), p->scalars[i].name);
+  for (int i = 0; i < p->nscalars; i++) buf_printf(b, "%s %s, ", codegen_ctype(p->scalars[i].type), p->scalars[i].name);
   for (int i = 0; i < p->nsizes; i++) buf_printf(b, "size_t %s, ", p->sizes[i].name);
   buf_puts(b, "size_t lo, size_t hi");
   if (p->nsums) buf_puts(b, ", bool add");
@@ -535,7 +535,7 @@ static void emit_global(Plan *p, Buf *b) {
   buf_puts(b, ")\n{\n");
   buf_printf(b, "%sconst size_t first = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n", u);
   buf_printf(b, "%sconst size_t stride = (size_t)blockDim.x * gridDim.x;\n", u);
-  for (int i = 0; i < p->nsums; i++) buf_printf(b, "%s%s %s = 0;\n", u, cg_ctype(p->sums[i].t->type), p->sums[i].name);
+  for (int i = 0; i < p->nsums; i++) buf_printf(b, "%s%s %s = 0;\n", u, codegen_ctype(p->sums[i].t->type), p->sums[i].name);
   if (n) emit_vector_loop(p, b, n);
   buf_printf(b, "%sfor (size_t i = lo + first; i < hi; i += stride)\n%s%s%s_elem(", u, u, u, p->k->name);
   elem_args(p, b, NULL);
@@ -625,14 +625,14 @@ int kernel_block(const IrRegion *r, const char *unit, Kernel *k, const IrTensor 
     const KTensor *kt = &p->tensors[i];
     const char *n = names_add(names, kt->name);
     bool store = kt->written || kt->t == writable;
-    buf_printf(&decls, ", %s%s *%s", store ? "" : "const ", cg_ctype(kt->t->type), n);
+    buf_printf(&decls, ", %s%s *%s", store ? "" : "const ", codegen_ctype(kt->t->type), n);
     buf_printf(&args, "%s, ", n);
     out->tensors[out->ntensors] = kt->t;
     out->names[out->ntensors++] = n;
   }
   for (int i = 0; i < p->nscalars; i++) {
     const char *n = names_add(names, p->scalars[i].name);
-    buf_printf(&decls, ", %s %s", cg_ctype(p->scalars[i].type), n);
+    buf_printf(&decls, ", %s %s", codegen_ctype(p->scalars[i].type), n);
     buf_printf(&args, "%s, ", n);
   }
   for (int i = 0; i < p->nsizes; i++) {

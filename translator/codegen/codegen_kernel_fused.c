@@ -28,7 +28,7 @@ static const char *reduced_name(const Plan *p, const FusedSpec *f) {
 
 // "T g_v = coconet_reduce<OP, T>(g_win, g_off, dev.lsaSize, i)": element i summed from every peer in rank order.
 static void fused_reduce(const Plan *p, Buf *b, const FusedSpec *f, const char *u, bool tail) {
-  const char *ct = cg_ctype(f->dtype), *in = f->window_names[0];
+  const char *ct = codegen_ctype(f->dtype), *in = f->window_names[0];
   buf_printf(b, "%s%s %s = ", u, ct, reduced_name(p, f));
   if (tail) buf_puts(b, "mine ? ");
   buf_printf(b, "coconet_reduce<%s, %s>(%s_win, %s_off, dev.lsaSize, i)", cg_coconet_red(f->red), ct, in, in);
@@ -49,7 +49,7 @@ static void fused_ops(Plan *p, Buf *b, const FusedSpec *f, const char *u, bool p
     if (!is_gathered(f, kt->t)) continue;
     buf_printf(b, "%sfor (int peer = 0; peer < dev.lsaSize; peer++)\n", u);
     buf_printf(b, "%s%sif (peer != dev.lsaRank) coconet_peer<%s>(%s_win, %s_off, peer)[i] = %s%s;\n", u, p->unit,
-               cg_ctype(kt->t->type), kt->t->name, kt->t->name, kt == red ? rname : kt->name, kt == red ? "" : "[i]");
+               codegen_ctype(kt->t->type), kt->t->name, kt->t->name, kt == red ? rname : kt->name, kt == red ? "" : "[i]");
   }
 }
 
@@ -63,9 +63,9 @@ static void fused_params(Plan *p, Buf *b, const FusedSpec *f) {
     const KTensor *kt = &p->tensors[i];
     if (!fused_passed(kt, f)) continue;
     bool store = kt->written || kt->t == f->reduced;
-    buf_printf(b, ", %s%s *%s", store ? "" : "const ", cg_ctype(kt->t->type), kt->name);
+    buf_printf(b, ", %s%s *%s", store ? "" : "const ", codegen_ctype(kt->t->type), kt->name);
   }
-  for (int i = 0; i < p->nscalars; i++) buf_printf(b, ", %s %s", cg_ctype(p->scalars[i].type), p->scalars[i].name);
+  for (int i = 0; i < p->nscalars; i++) buf_printf(b, ", %s %s", codegen_ctype(p->scalars[i].type), p->scalars[i].name);
   for (int i = 0; i < p->nsizes; i++) buf_printf(b, ", size_t %s", p->sizes[i].name);
   buf_puts(b, f->oneshot ? ", size_t count" : ", size_t lo, size_t hi, size_t tail_lo, size_t tail_hi");
 }
@@ -88,17 +88,17 @@ static void fused_vector_loop(Plan *p, Buf *b, const FusedSpec *f, int n) {
     const IrTensor *t = f->source;
     for (int g = 0; g < f->ngathered; g++)
       if (strcmp(f->gathered[g]->name, f->window_names[w]) == 0) t = f->gathered[g];
-    buf_printf(b, " &&\n%s%scoconet_window_aligned<%d, %s>(%s_off, lo)", u, u, n, cg_ctype(t->type), f->window_names[w]);
+    buf_printf(b, " &&\n%s%scoconet_window_aligned<%d, %s>(%s_off, lo)", u, u, n, codegen_ctype(t->type), f->window_names[w]);
   }
   buf_printf(b, ") {\n%sconst size_t nvec = (hi - lo) / %d;\n", u2, n);
   buf_printf(b, "%sfor (size_t j = first; j < nvec; j += stride) {\n%sconst size_t i0 = lo + %d * j;\n", u2, u3, n);
-  buf_printf(b, "%s%s %s[%d];\n", u3, cg_ctype(f->dtype), reduced_name(p, f), n);
+  buf_printf(b, "%s%s %s[%d];\n", u3, codegen_ctype(f->dtype), reduced_name(p, f), n);
   buf_printf(b, "%scoconet_reduce_vec<%s, %s, %d>(%s_win, %s_off, dev.lsaSize, i0, %s);\n", u3, cg_coconet_red(f->red),
-             cg_ctype(f->dtype), n, f->window_names[0], f->window_names[0], reduced_name(p, f));
+             codegen_ctype(f->dtype), n, f->window_names[0], f->window_names[0], reduced_name(p, f));
   for (int i = 0; i < p->ntensors; i++) {
     const KTensor *kt = &p->tensors[i];
     if (kt->pointer || kt == red) continue;
-    buf_printf(b, "%s%s %s[%d];\n", u3, cg_ctype(kt->t->type), kt->vec, n);
+    buf_printf(b, "%s%s %s[%d];\n", u3, codegen_ctype(kt->t->type), kt->vec, n);
     if (kt->load) buf_printf(b, "%scoconet_load(%s + i0, %s);\n", u3, kt->name, kt->vec);
   }
   buf_printf(b, "%sfor (int k = 0; k < %d; k++)\n%s%s_elem(", u3, n, u4, p->k->name);
@@ -114,7 +114,7 @@ static void fused_vector_loop(Plan *p, Buf *b, const FusedSpec *f, int n) {
     if (!is_gathered(f, kt->t)) continue;
     buf_printf(b, "%sfor (int peer = 0; peer < dev.lsaSize; peer++)\n", u3);
     buf_printf(b, "%s%sif (peer != dev.lsaRank) coconet_store(coconet_peer<%s>(%s_win, %s_off, peer) + i0, %s);\n", u3, u,
-               cg_ctype(kt->t->type), kt->t->name, kt->t->name, kt->vec);
+               codegen_ctype(kt->t->type), kt->t->name, kt->t->name, kt->vec);
   }
   buf_printf(b, "%s}\n%slo += %d * nvec;\n%s}\n", u2, u2, n, u);
 }

@@ -270,7 +270,7 @@ static bool alias_test(const IrRegion *r, Buf *test, Buf *why) {
       cg_size(test, t->count);
       buf_puts(test, " * ");
     }
-    buf_printf(test, "sizeof(%s), %s}", cg_ctype(t->type), t->written ? "true" : "false");
+    buf_printf(test, "sizeof(%s), %s}", codegen_ctype(t->type), t->written ? "true" : "false");
     Buf *list = at_others ? &read : &written;
     buf_printf(list, "%s%s", list->len ? ", " : "", t->text);
   }
@@ -301,7 +301,7 @@ static bool checkable(const IrTensor *t) { return t->count && t->type != IR_VOID
 
 static void element_bytes(Buf *b, const IrTensor *t) {
   cg_size(b, t->count);
-  buf_printf(b, " * sizeof(%s)", cg_ctype(t->type));
+  buf_printf(b, " * sizeof(%s)", codegen_ctype(t->type));
 }
 
 // COCONET_CHECK=clauses at the region's top: each replicated buffer compared across ranks.
@@ -339,11 +339,11 @@ static void poison_after(Cg *cg) {
     Buf n = {0};
     cg_size(&n, t->count);
     if (t->scratch)
-      cg_line(cg, "coconet_poison(%s, sizeof(%s), 0, %s, %s, __FILE__, __LINE__);", t->text, cg_ctype(t->type),
+      cg_line(cg, "coconet_poison(%s, sizeof(%s), 0, %s, %s, __FILE__, __LINE__);", t->text, codegen_ctype(t->type),
               buf_str(&n), c->stream);
     else
       cg_line(cg, "coconet_poison_outside_slice(%s, sizeof(%s), %s, %s, %s, __FILE__, __LINE__);", t->text,
-              cg_ctype(t->type), buf_str(&n), c->comm, c->stream);
+              codegen_ctype(t->type), buf_str(&n), c->comm, c->stream);
     buf_free(&n);
   }
   cg->depth--;
@@ -368,7 +368,7 @@ static int generate(Cg *cg, const Scope *sc) {
   for (const IrHoist *h = cg->r->hoists; h; h = h->next) {
     if (strcmp(names_add(&cg->names, h->name), h->name) != 0)  // effects.c chose a name not in use
       COCONET_BUG("the name '%s' of an argument with side effects is in use", h->name);
-    cg_line(cg, "[[maybe_unused]] const %s %s = %s;", h->type == IR_VOID ? "auto" : cg_ctype(h->type), h->name,
+    cg_line(cg, "[[maybe_unused]] const %s %s = %s;", h->type == IR_VOID ? "auto" : codegen_ctype(h->type), h->name,
             h->text);
   }
   Buf head = cg->out;  // the ops go to a buffer of their own, the (void) lines before them

@@ -237,7 +237,7 @@ static void fused_params(Rows *x, Buf *b) {
     for (int a = 0; rk->l && a < rk->l->nargs; a++) {
       if (!rk->params[a]) continue;
       const IrTensor *t = ir_tensor_find(x->cg->r, rk->l->args[a].text);
-      char *type = t == f->reduced ? xasprintf("%s *", cg_ctype(t->type)) : param_type(rk->l->def, a);
+      char *type = t == f->reduced ? xasprintf("%s *", codegen_ctype(t->type)) : param_type(rk->l->def, a);
       size_t n = strlen(type);
       buf_printf(b, ", %s%s%s", type, n && type[n - 1] == '*' ? "" : " ", rk->params[a]);
       free(type);

@@ -369,21 +369,6 @@ static void using_namespaces(Harness *h, FILE *f) {
 // A region in a template (a function template, a member of a class
 // template): each type parameter that a buffer's pointer names (`T *x`) stands
 // for the element type the IR gives that buffer (`using T = float;`).
-static const char *c_type(IrType t) {
-  switch (t) {
-  case IR_F32: return "float";
-  case IR_F16: return "__half";
-  case IR_BF16: return "__nv_bfloat16";
-  case IR_F64: return "double";
-  case IR_I32: return "int";
-  case IR_U32: return "unsigned";
-  case IR_U8: return "unsigned char";
-  case IR_I8: return "signed char";
-  case IR_BOOL: return "bool";
-  default: return NULL;
-  }
-}
-
 static enum CXChildVisitResult add_type_param(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
   CXCursor *v = data;
@@ -411,7 +396,7 @@ static void template_types(const Harness *h, FILE *f) {
         bool names = strcmp(clang_getCString(s), name) == 0;
         clang_disposeString(s);
         for (const IrTensor *x = h->r->tensors; x && names && !bound; x = x->next)
-          if (strcmp(ir_text_as_written(h->r, x->text), h->v[i].name) == 0) bound = c_type(x->type);
+          if (strcmp(ir_text_as_written(h->r, x->text), h->v[i].name) == 0) bound = codegen_ctype(x->type);
       }
       if (bound) fprintf(f, "  using %s = %s;\n", name, bound);
       free(name);
