@@ -386,14 +386,15 @@ static int generate(Cg *cg, const Scope *sc) {
       cg_line(cg, "// coconet: '%s' picks its kernel at run time: the schedule is for '%s', which it launches "
                "(%s:%u:%u) when %s holds; the region runs as written otherwise", a->launcher, a->kernel,
                text_base_name(at.file), at.line, at.col, path);
-      // One condition a line (they are joined by the top-level &&s).
+      // One condition a line (they are joined by the top-level &&s, or ||s where paths merged).
       const char *from = a->test;
       int depth = 0;
       for (const char *c = a->test;; c++) {
         depth += *c == '(' ? 1 : *c == ')' ? -1 : 0;
-        if (*c && (depth || strncmp(c, " && ", 4) != 0)) continue;
-        if (from == a->test) cg_line(cg, "const bool %s = %.*s%s", path, (int)(c - from), from, *c ? " &&" : ";");
-        else cg_line(cg, "    %.*s%s", (int)(c - from), from, *c ? " &&" : ";");
+        if (*c && (depth || (strncmp(c, " && ", 4) != 0 && strncmp(c, " || ", 4) != 0))) continue;
+        const char *op = !*c ? ";" : c[1] == '&' ? " &&" : " ||";
+        if (from == a->test) cg_line(cg, "const bool %s = %.*s%s", path, (int)(c - from), from, op);
+        else cg_line(cg, "    %.*s%s", (int)(c - from), from, op);
         if (!*c) break;
         from = c + 4;
         c += 3;

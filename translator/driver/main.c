@@ -417,11 +417,72 @@ static bool schedules_alone(const Frontend *fe, const Program *prog, const Regio
   return ok;
 }
 
+static bool same_text(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
+
+// Two paths of a launcher launching one kernel alike but for its block.
+static bool alike_but_block(const Launch *a, const Launch *b) {
+  bool same_def = a->def && b->def ? clang_equalCursors(a->def->cursor, b->def->cursor) : a->def == b->def;
+  bool alike = a->when && b->when && same_def && same_text(a->kernel, b->kernel) &&
+               same_text(a->template_args, b->template_args) && same_text(a->grid.text, b->grid.text) &&
+               same_text(a->shmem.text, b->shmem.text) && same_text(a->stream.text, b->stream.text) &&
+               a->nargs == b->nargs && a->block.text && b->block.text;
+  for (int i = 0; i < a->nargs && alike; i++) alike = same_text(a->args[i].text, b->args[i].text);
+  return alike;
+}
+
+// b is the negation of a, as the paths write it: `!(c)` of `(c)` or of `c`.
+static bool negates(const char *a, const char *b) {
+  size_t n = strlen(a);
+  if (b[0] != '!') return false;
+  if (strcmp(b + 1, a) == 0 && a[0] == '(' && a[n - 1] == ')') return true;
+  return b[1] == '(' && strncmp(b + 2, a, n) == 0 && strcmp(b + 2 + n, ")") == 0;
+}
+
+// The chosen launch l (s's first) and another path launching its kernel alike
+// but with another block (a launcher that picks only a block size:
+// `if (n % 32 != 0) block.x = 1024;`): one schedule for both when the region
+// schedules so, its condition either path's, its block the one the path taken
+// launches with; the other path is then no longer an alternative.
+static void merge_alike(const Frontend *fe, const Program *prog, const Region *r, Stmt *s, const IrCostModel *model) {
+  Launch *l = s->launch;
+  for (Launch **at = &l->other; *at;) {
+    Launch *o = *at;
+    if (!alike_but_block(l, o)) {
+      at = &o->other;
+      continue;
+    }
+    char *when = l->when, *block = l->block.text, *why = NULL;
+    bool pure = l->block.pure;
+    // Two paths, one the other's negation: the launch is always made (no condition).
+    l->when = !l->other->other && l == s->launch && o == l->other && negates(when, o->when)
+                  ? NULL
+                  : xasprintf("(%s) || (%s)", when, o->when);
+    l->block.text = strcmp(block, o->block.text) ? xasprintf("(%s) ? (%s) : (%s)", when, block, o->block.text)
+                                                 : strdup(block);
+    l->block.pure = pure && o->block.pure;
+    if (schedules_alone(fe, prog, r, model, &why)) {
+      free(when);
+      free(block);
+      *at = o->other;
+      o->other = NULL;
+      launch_free(o);
+    } else {
+      free(l->when);
+      free(l->block.text);
+      l->when = when;
+      l->block.text = block;
+      l->block.pure = pure;
+      at = &o->other;
+    }
+    free(why);
+  }
+}
+
 // A launcher that picks its kernel at run time (front.h's Launch.when): the
 // schedule is for the first kernel, in the order written, with which the region
-// schedules; it runs when that kernel's path is taken, the region as written
-// otherwise (extract.c). When none does, the first stays, and the region's
-// errors are its.
+// schedules (and for the paths launching it alike but for the block); it runs
+// when those paths are taken, the region as written otherwise (extract.c). When
+// none does, the first stays, and the region's errors are its.
 static void choose_paths(const Options *o, const Frontend *fe, Program *prog, const IrCostModel *model) {
   if (o->schedule_none) return;
   for (Region *r = prog->regions; r; r = r->next)
@@ -439,7 +500,10 @@ static void choose_paths(const Options *o, const Frontend *fe, Program *prog, co
         else if (ok) order[i]->why_not = strdup("the schedule is for one of its kernels, the first written that it fits");
       }
       for (int i = n - 1; i >= 0; i--) stmt_put_first(s, order[i]);
-      if (chosen) stmt_put_first(s, chosen);
+      if (chosen) {
+        stmt_put_first(s, chosen);
+        merge_alike(fe, prog, r, s, model);
+      }
     }
 }
 
