@@ -19,9 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static AzPlace row_kind(const Row *w) { return w->group == GROUP_WARP ? PLACE_WARP_ROW : PLACE_THREAD_ROW; }
-
-AzPlace row_place(const Row *w) { return row_kind(w); }
+AzPlace row_place(const Row *w) { return w->group == GROUP_WARP ? PLACE_WARP_ROW : PLACE_THREAD_ROW; }
 
 // A local the kernel's grid position rests on (the lane, the warp, the row).
 bool row_derived_local(const Row *w, CXCursor d) {
@@ -32,7 +30,7 @@ bool row_derived_local(const Row *w, CXCursor d) {
 bool row_is_row(Row *w, CXCursor c) {
   if (!clang_Cursor_isNull(w->row_var)) {
     if (!w->in_row_loop || !same(row_ref_decl(c), w->row_var)) return false;
-  } else if (w->group == GROUP_BLOCK ? az_builtin(&w->az, c) != B_BLOCKIDX_X : az_place(&w->az, c) != row_kind(w)) {
+  } else if (w->group == GROUP_BLOCK ? az_builtin(&w->az, c) != B_BLOCKIDX_X : az_place(&w->az, c) != row_place(w)) {
     return false;
   }
   if (!w->saw_row) w->row_loc = fe_loc(w->az.fe, clang_getCursorLocation(c));
@@ -133,26 +131,12 @@ int row_offset(Row *w, CXCursor c) {
   return is_stride(w, b) ? 1 : h_scale(w, b);
 }
 
-// An index into a row: row * H + j (either order), or off + j, the offset's
-// scale the column's: that scale (0: not one); also a local holding one.
-int row_element(Row *w, CXCursor c) {
-  int local = in_list(w->rowelems, w->rowelem_scale, w->nrowelems, row_ref_decl(c));
-  if (local) return local;
+// c = off + j (either order), j a column: the scales of the row offset (0 if
+// off is none) and of the column (0: c is not such a sum).
+static void offset_plus_column(Row *w, CXCursor c, int *off, int *col) {
   CXCursor a, b;
-  if (!az_is_binary(&w->az, c, "+", &a, &b)) return 0;
-  int col = row_col(w, b), off = col ? row_offset(w, a) : 0;
-  if (!col) {
-    col = row_col(w, a);
-    off = col ? row_offset(w, b) : 0;
-  }
-  return col && off == col ? col : 0;
-}
-
-// A row offset plus a column of another scale (`blockIdx.x * n + j`, j from a
-// loop to n / 2): true, with the two scales.
-bool row_mixed_units(Row *w, CXCursor c, int *off, int *col) {
-  CXCursor a, b;
-  if (!az_is_binary(&w->az, c, "+", &a, &b)) return false;
+  *off = *col = 0;
+  if (!az_is_binary(&w->az, c, "+", &a, &b)) return;
   if (!(*col = row_col(w, b))) {
     CXCursor t = a;
     a = b;
@@ -160,6 +144,22 @@ bool row_mixed_units(Row *w, CXCursor c, int *off, int *col) {
     *col = row_col(w, b);
   }
   *off = *col ? row_offset(w, a) : 0;
+}
+
+// An index into a row: row * H + j (either order), or off + j, the offset's
+// scale the column's: that scale (0: not one); also a local holding one.
+int row_element(Row *w, CXCursor c) {
+  int local = in_list(w->rowelems, w->rowelem_scale, w->nrowelems, row_ref_decl(c));
+  if (local) return local;
+  int off, col;
+  offset_plus_column(w, c, &off, &col);
+  return col && off == col ? col : 0;
+}
+
+// A row offset plus a column of another scale (`blockIdx.x * n + j`, j from a
+// loop to n / 2): true, with the two scales.
+bool row_mixed_units(Row *w, CXCursor c, int *off, int *col) {
+  offset_plus_column(w, c, off, col);
   return *off && *col && *off != *col;
 }
 

@@ -454,7 +454,7 @@ static void merge_alike(const Frontend *fe, const Program *prog, const Region *r
     char *when = l->when, *block = l->block.text, *why = NULL;
     bool pure = l->block.pure;
     // Two paths, one the other's negation: the launch is always made (no condition).
-    l->when = !l->other->other && l == s->launch && o == l->other && negates(when, o->when)
+    l->when = o == l->other && !o->other && negates(when, o->when)
                   ? NULL
                   : xasprintf("(%s) || (%s)", when, o->when);
     l->block.text = strcmp(block, o->block.text) ? xasprintf("(%s) ? (%s) : (%s)", when, block, o->block.text)

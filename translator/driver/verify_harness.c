@@ -369,11 +369,15 @@ static void using_namespaces(Harness *h, FILE *f) {
 // A region in a template (a function template, a member of a class
 // template): each type parameter that a buffer's pointer names (`T *x`) stands
 // for the element type the IR gives that buffer (`using T = float;`).
+typedef struct TypeParams {
+  CXCursor v[8];
+  int n;
+} TypeParams;
+
 static enum CXChildVisitResult add_type_param(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
-  CXCursor *v = data;
-  if (clang_getCursorKind(c) == CXCursor_TemplateTypeParameter && clang_Cursor_isNull(v[0])) v[0] = c;
-  else if (clang_getCursorKind(c) == CXCursor_TemplateTypeParameter && clang_Cursor_isNull(v[1])) v[1] = c;
+  TypeParams *tp = data;
+  if (clang_getCursorKind(c) == CXCursor_TemplateTypeParameter && tp->n < 8) tp->v[tp->n++] = c;
   return CXChildVisit_Continue;
 }
 
@@ -384,10 +388,10 @@ static void template_types(const Harness *h, FILE *f) {
     if (k != CXCursor_FunctionTemplate && k != CXCursor_ClassTemplate &&
         k != CXCursor_ClassTemplatePartialSpecialization)
       continue;
-    CXCursor params[2] = {clang_getNullCursor(), clang_getNullCursor()};
-    clang_visitChildren(p, add_type_param, params);
-    for (int j = 0; j < 2 && !clang_Cursor_isNull(params[j]); j++) {
-      char *name = fe_spelling(params[j]);
+    TypeParams tp = {.n = 0};
+    clang_visitChildren(p, add_type_param, &tp);
+    for (int j = 0; j < tp.n; j++) {
+      char *name = fe_spelling(tp.v[j]);
       const char *bound = NULL;
       for (int i = 0; i < h->n && !bound; i++) {
         CXType t = clang_getCursorType(h->v[i].decl);
