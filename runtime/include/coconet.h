@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include <initializer_list>
+#include <type_traits>  /* a region in a template: std::is_same picks its instance's code */
 
 #define COCONET_BLOCK_SIZE 256    /* threads per block of generated kernels */
 #define COCONET_BLOCKS_PER_SM 8   /* grid-stride kernels: at most this many blocks per SM */

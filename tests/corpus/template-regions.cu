@@ -2,14 +2,20 @@
 // a trainer's module): the region in a member function of Layer<T>, defined
 // out of the class, using the object's communicator and stream as members;
 // another in a function template. The buffers' element type is the template's
-// parameter; the calls in the regions resolve without an instance (ncclFloat,
-// a kernel of floats), so coconet reads them, and --verify builds its harness
-// with T bound to the element type the IR gives the buffer and the members
-// declared as the harness's variables. Refused, with a note saying why: a call
-// whose function the template's parameter decides (a wrapper template called
-// with `T *`: DEPENDENT), which coconet reads only as an instance would.
+// parameter, so the statements depend on it: the first region is read in each
+// instance the file makes (`template struct Layer<float>;`), as that instance
+// compiles it; the function template's only instance is an explicit
+// instantiation, which coconet does not see, so its region is read as the
+// template's pattern (its calls resolve there: ncclFloat, a kernel of floats)
+// and --verify builds its harness with T bound to the element type the IR
+// gives the buffer and the members declared as the harness's variables. A
+// call whose function the template's parameter decides (a wrapper template
+// called with `T *`: DEPENDENT) resolves only in an instance: read in each
+// (template-instances.cu has more); refused, with a note saying why, when the
+// file makes none (NO_INSTANCE).
 // RUN: %coconet --verify=2 %s | %FileCheck --check-prefix=EXEC %s
-// RUN: %expect 1 %coconet --check %s -- -DDEPENDENT 2>&1 | %FileCheck --check-prefix=DEPENDENT %s
+// RUN: %coconet --verify=2 %s -- -DDEPENDENT | %FileCheck --check-prefix=INSTANCE %s
+// RUN: %expect 1 %coconet --check %s -- -DDEPENDENT -DNO_INSTANCE 2>&1 | %FileCheck --check-prefix=NONE %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -49,7 +55,9 @@ void Layer<T>::forward(T *x, const T *bias, int rows, int cols) {
   }
 }
 
+#if !defined(NO_INSTANCE)
 template struct Layer<float>;
+#endif
 
 template <typename T>
 void all_reduce_mean(T *g, int n, int nranks, ncclComm_t comm, cudaStream_t stream) {
@@ -62,9 +70,12 @@ void all_reduce_mean(T *g, int n, int nranks, ncclComm_t comm, cudaStream_t stre
 
 template void all_reduce_mean<float>(float *, int, int, ncclComm_t, cudaStream_t);
 
-// EXEC: verify layer: ok
 // EXEC: verify mean: ok
+// EXEC: verify layer_float: ok
 
-// DEPENDENT: error: reorder: no pointwise kernel consumes the result of a split AllReduce; there is nothing to move between ReduceScatter and AllGather
-// DEPENDENT: note: the AllReduce is followed by 'invoke_scale_bias(x, bias, scale, rows, cols, stream);', a statement coconet does not see into
-// DEPENDENT: note: its call of 'invoke_scale_bias' depends on the parameters of the template the region is in, and coconet reads calls as they resolve, which this one does only in an instance: put the region in a function of concrete types (an explicit specialization, or a function the template calls)
+// INSTANCE: verify mean: ok
+// INSTANCE: verify layer_float: ok
+
+// NONE: error: reorder: no pointwise kernel consumes the result of a split AllReduce; there is nothing to move between ReduceScatter and AllGather
+// NONE: note: the AllReduce is followed by 'invoke_scale_bias(x, bias, scale, rows, cols, stream);', a statement coconet does not see into
+// NONE: note: its call of 'invoke_scale_bias' depends on the parameters of the template the region is in, and coconet reads calls as they resolve, which this one does only in an instance: coconet reads such a region in each instance of its template that this file makes (an explicit instantiation `template class Layer<...>;` or a variable of that class), and this file makes none

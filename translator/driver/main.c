@@ -311,7 +311,9 @@ static void report(const Program *prog, const char *path) {
     printf("  region %s (%s:%u) in %s:", r->name, path, r->pragma_range.begin.line, r->function);
     for (const Stmt *s = r->stmts; s; s = s->next)
       printf(" %s%s%s", stmt_kind_name(s->kind), s->callee ? ":" : "", s->callee ? s->callee : "");
-    putchar('\n');
+    for (int i = 0; i < r->ninstances; i++)
+      printf("%s%s", i ? "; " : " (read in each instance: ", r->instances[i].label);
+    printf("%s\n", r->ninstances ? ")" : "");
   }
   for (const Annotation *a = prog->symmetric; a; a = a->next)
     printf("  symmetric %s (%s:%u)\n", a->target, path, a->pragma_range.begin.line);
@@ -485,7 +487,8 @@ static void merge_alike(const Frontend *fe, const Program *prog, const Region *r
 // none does, the first stays, and the region's errors are its.
 static void choose_paths(const Options *o, const Frontend *fe, Program *prog, const IrCostModel *model) {
   if (o->schedule_none) return;
-  for (Region *r = prog->regions; r; r = r->next)
+  for (Region *r = prog->regions; r; r = r->next) {
+    for (int i = 0; i < r->ninstances; i++) choose_paths(o, &r->instances[i].fe, &r->instances[i].prog, model);
     for (Stmt *s = r->stmts; s; s = s->next) {
       if (s->kind != STMT_LAUNCH || !s->launch->other) continue;
       Launch *order[64];
@@ -505,27 +508,39 @@ static void choose_paths(const Options *o, const Frontend *fe, Program *prog, co
         merge_alike(fe, prog, r, s, model);
       }
     }
+  }
 }
 
-// The IR views the options ask for (--dump=ir, --explain, --emit-dot, --verify=ir).
-static int show_ir(const Options *o, IrProgram *ir, const IrCostModel *model) {
+// The IR views the options ask for (--dump=ir, --explain, --emit-dot, --verify=ir)
+// of the regions, then of the instances' regions.
+static int show_one(const Options *o, const IrRegion *r, const IrCostModel *model, FILE *dot) {
+  if (o->dump == DUMP_IR) {
+    ir_dump(stdout, r, false);
+    if (r->sched) ir_dump(stdout, r, true);
+  }
+  if (o->explain) {
+    ir_explain(stdout, r, model);
+    codegen_explain(stdout, r);
+  }
+  if (dot) ir_emit_dot(dot, r);
+  return o->verify_ranks && ir_verify(r, o->verify_ranks, 3, stdout) != 0 ? EXIT_INPUT : 0;
+}
+
+static int show_ir(const Options *o, IrProgram *ir, const InstanceRuns *runs, const IrCostModel *model) {
   int status = 0;
   FILE *dot = NULL;
   if (o->dot_file && !(dot = fopen(o->dot_file, "w"))) {
     fprintf(stderr, "coconet: error: cannot write '%s'\n", o->dot_file);
     return EXIT_INPUT;
   }
-  for (IrRegion *r = ir->regions; r && status == 0; r = r->next) {
-    if (o->dump == DUMP_IR) {
-      ir_dump(stdout, r, false);
-      if (r->sched) ir_dump(stdout, r, true);
-    }
-    if (o->explain) {
-      ir_explain(stdout, r, model);
-      codegen_explain(stdout, r);
-    }
-    if (dot) ir_emit_dot(dot, r);
-    if (o->verify_ranks && ir_verify(r, o->verify_ranks, 3, stdout) != 0) status = EXIT_INPUT;
+  for (IrRegion *r = ir->regions; r && status == 0; r = r->next) status = show_one(o, r, model, dot);
+  for (int i = 0; i < runs->n && status == 0; i++) {
+    const InstanceRun *run = &runs->v[i];
+    if (o->explain)
+      printf("instance %s: region %s (%s:%u) is in a template, its statements depending on the template's "
+             "parameters: read in its instance %s\n", run->fr->name, run->of->name, o->input,
+             run->of->pragma_range.begin.line, run->label);
+    status = show_one(o, run->ir->regions, model, dot);
   }
   if (dot && fclose(dot) != 0) status = EXIT_INPUT;
   return status;
@@ -578,29 +593,43 @@ static const char *runtime_needed(const RegionCode *codes, int n, bool symmetric
 // apply the edits. Every report option runs it too, so that --check,
 // --explain, --verify, --dump and --emit-dot fail exactly where the
 // translation fails. *out (malloc'd) is the translated file, bodies[i] (malloc'd)
-// what replaces region i.
-static int pipeline(const Options *o, const Frontend *fe, const Program *prog, IrProgram *ir,
-                    const IrCostModel *model, char **out, size_t *len, char **bodies) {
+// what replaces region i of work (prog without the regions read per
+// instance, whose runs go to runs).
+static int pipeline(const Options *o, const Frontend *fe, const Program *prog, const Program *work, IrProgram *ir,
+                    const IrCostModel *model, char **out, size_t *len, char **bodies, InstanceRuns *runs) {
   *out = NULL;
-  int status = schedule_all(o, fe, prog, ir, model);
+  int status = schedule_all(o, fe, work, ir, model);
   RegionCode *codes = xcalloc((size_t)prog->nregions, sizeof *codes);
+  const Region **of = xcalloc((size_t)prog->nregions, sizeof *of);
   int n = 0;
-  const Region *fr = prog->regions;
+  const Region *fr = work->regions;
   for (const IrRegion *r = ir->regions; r && fr && status == 0 && !o->schedule_none; r = r->next, fr = fr->next)
-    if (region_code(o, fe, fr, r, &codes[n], &bodies[n]) == 0) n++;
+    if (region_code(o, fe, fr, r, &codes[n], &bodies[n]) == 0) of[n++] = fr;
     else status = EXIT_INPUT, region_code_free(&codes[n]);
+  for (fr = prog->regions; fr && status == 0 && !o->schedule_none; fr = fr->next) {
+    if (!fr->ninstances) continue;
+    if (instances_code(o, fe, fr, model, &codes[n], runs) == 0) of[n++] = fr;
+    else status = EXIT_INPUT, region_code_free(&codes[n]);
+  }
+  for (fr = prog->regions; fr && !o->schedule_none; fr = fr->next)
+    if (fr->instance_why) {
+      diag_error(&fr->pragma_range.begin, "region '%s' is in a template and its statements depend on the "
+                 "template's parameters, so coconet reads it in each instance this file makes, and it cannot: %s",
+                 fr->name, fr->instance_why);
+      status = EXIT_INPUT;
+    }
   Edit *edits = NULL, *sym = NULL;
   unsigned sym_first = 0, before;
   if (status == 0 && !o->schedule_none && symmetric_edits(fe, prog, &sym, &sym_first)) status = EXIT_INPUT;
   const char *header = runtime_needed(codes, n, prog->symmetric && !o->schedule_none, sym_first, &before);
   // The runtime's #include first: it goes before what is inserted at the same place.
   if (status == 0 && header) rewrite_runtime_include(fe, &edits, header, before);
-  fr = prog->regions;
-  for (int i = 0; i < n; i++, fr = fr->next) {
-    if (status == 0) region_edits(fe, fr, &codes[i], &edits);
+  for (int i = 0; i < n; i++) {
+    if (status == 0) region_edits(fe, of[i], &codes[i], &edits);
     region_code_free(&codes[i]);
   }
   free(codes);
+  free(of);
   edits_append(&edits, sym);
   // Host lowering comes last: it leaves alone what the region edits replace.
   if (status == 0 && o->target == TARGET_HOST && host_lower(fe, &edits)) status = EXIT_INPUT;
@@ -608,6 +637,19 @@ static int pipeline(const Options *o, const Frontend *fe, const Program *prog, I
   else status = EXIT_INPUT;
   edits_free(edits);
   return status;
+}
+
+// The regions --verify runs: work's (bodies[i] the code of its region i), then the instances'.
+static VerifyItem *verify_items(const Frontend *fe, const Program *work, const IrProgram *ir, char **bodies,
+                                const InstanceRuns *runs, int *n) {
+  VerifyItem *v = xcalloc((size_t)work->nregions + (size_t)runs->n + 1, sizeof *v);
+  *n = 0;
+  const Region *fr = work->regions;
+  for (const IrRegion *r = ir->regions; r && fr; r = r->next, fr = fr->next, ++*n)
+    v[*n] = (VerifyItem){fe, fr, r, bodies[*n]};
+  for (int i = 0; i < runs->n; i++) v[(*n)++] = (VerifyItem){runs->v[i].fe, runs->v[i].fr, runs->v[i].ir->regions,
+                                                             runs->v[i].body};
+  return v;
 }
 
 static int translate(const Options *o, SourceFile src) {
@@ -620,6 +662,7 @@ static int translate(const Options *o, SourceFile src) {
   IrCostModel model;
   int status = directives_collect(&fe, &prog) ? EXIT_INPUT : 0;
   if (status == 0) instantiate_program(&fe, &prog);
+  if (status == 0 && !o->schedule_none) instance_regions(&fe, &prog);
   if (status == 0 && load_model(o, &model)) status = EXIT_INPUT;
   if (status == 0) choose_paths(o, &fe, &prog, &model);
   IrProgram *ir = ir_program_new();
@@ -628,20 +671,34 @@ static int translate(const Options *o, SourceFile src) {
   // --verify runs the translation for the host backend whatever the target.
   Options eff = *o;
   if (o->verify_exec) eff.target = TARGET_HOST;
-  char **bodies = calloc((size_t)prog.nregions + 1, sizeof *bodies);
-  if (!bodies) COCONET_BUG("out of memory");
-  if (status == 0) status = pipeline(&eff, &fe, &prog, ir, &model, &out, &len, bodies);
+  Program work = instances_work(&prog);
+  int ninstances = 0;
+  for (const Region *r = prog.regions; r; r = r->next) ninstances += r->ninstances;
+  InstanceRuns runs = {xcalloc((size_t)ninstances + 1, sizeof *runs.v), 0};
+  char **bodies = xcalloc((size_t)prog.nregions + 1, sizeof *bodies);
+  if (status == 0) status = pipeline(&eff, &fe, &prog, &work, ir, &model, &out, &len, bodies, &runs);
   if (status == 0 && o->make_depfile && write_depfile(o, &fe)) status = EXIT_INPUT;
   if (status == 0) {
-    if (o->dump == DUMP_JSON) status = dump_json_to(o, &fe, &prog);
-    else if (wants_ir(o)) status = show_ir(o, ir, &model);
-    else if (o->verify_exec) status = verify_exec(o, &fe, &prog, ir, out, (const char *const *)bodies) ? EXIT_INPUT : 0;
-    else if (o->check) report(&prog, o->input);
-    else status = emit(o, &fe.src, out, len) ? EXIT_INPUT : 0;
+    if (o->dump == DUMP_JSON) {
+      status = dump_json_to(o, &fe, &prog);
+    } else if (wants_ir(o)) {
+      status = show_ir(o, ir, &runs, &model);
+    } else if (o->verify_exec) {
+      int n;
+      VerifyItem *items = verify_items(&fe, &work, ir, bodies, &runs, &n);
+      status = verify_exec(o, &fe, items, n, out) ? EXIT_INPUT : 0;
+      free(items);
+    } else if (o->check) {
+      report(&prog, o->input);
+    } else {
+      status = emit(o, &fe.src, out, len) ? EXIT_INPUT : 0;
+    }
   }
   for (int i = 0; i < prog.nregions; i++) free(bodies[i]);
   free(bodies);
   free(out);
+  instances_runs_free(&runs);
+  instances_work_free(&work);
   ir_program_free(ir);
   program_free(&prog);
   frontend_dispose(&fe);

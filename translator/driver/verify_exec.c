@@ -378,8 +378,7 @@ static int run_harness(const Options *o, const char *exe, Verified *vs, int nv, 
   return status;
 }
 
-int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const IrProgram *ir, const char *host_text,
-                const char *const *scheduled) {
+int verify_exec(const Options *o, const Frontend *fe, const VerifyItem *items, int nitems, const char *host_text) {
   const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   char *dir = xasprintf("%s/coconet-verify-XXXXXX", tmp);  // mkdtemp fills in the X's
   if (!mkdtemp(dir)) {
@@ -393,25 +392,22 @@ int verify_exec(const Options *o, const Frontend *fe, const Program *prog, const
   // A fused kernel runs only on symmetric buffers: the harness allocates them so, and
   // run_harness also runs the NCCL path (ranks in LSA domains of one).
   bool fused = false;
-  int k = 0;
-  for (const IrRegion *r = ir->regions; r; r = r->next, k++) fused |= scheduled[k] && strstr(scheduled[k], "coconet_fused_ready(");
+  for (int k = 0; k < nitems; k++) fused |= items[k].scheduled && strstr(items[k].scheduled, "coconet_fused_ready(");
   if (fused) fputs("#define COCONET_VERIFY_SYMMETRIC 1\n", f);
   fputs("#include <coconet_verify.h>\n#include <type_traits>\n#define main coconet_verify_user_main\n", f);
   fputs(host_text, f);
   harness_write_globals(f, fe);
   Edit *lowered = NULL;
   int status = host_lower(fe, &lowered) ? 1 : 0;
-  int nv = 0, n = 0;
-  for (const IrRegion *r = ir->regions; r; r = r->next) nv++;
+  int nv = nitems, n = 0;
   Verified *vs = calloc((size_t)nv + 1, sizeof *vs);
   if (!vs) COCONET_BUG("out of memory");
   for (int k = 0; k < nv; k++) vs[k].index = -1;  // a region after one the harness cannot run is not written
-  const Region *fr = prog->regions;
-  int i = 0;
-  for (const IrRegion *r = ir->regions; r && fr && status == 0; r = r->next, fr = fr->next, i++) {
+  for (int i = 0; i < nitems && status == 0; i++) {
+    const IrRegion *r = items[i].r;
     vs[i] = (Verified){.r = r, .index = n, .ulp = r->overlap_chunks > 1 ? 16 : 0,  // chunked GEMMs may round differently
                        .reassociated = ir_sched_reassociates(r)};
-    if (harness_write_region(f, fe, fr, r, lowered, scheduled[i], &vs[i])) {
+    if (harness_write_region(f, items[i].fe, items[i].fr, r, lowered, items[i].scheduled, &vs[i])) {
       vs[i].index = -1;
       status = 1;
     } else {

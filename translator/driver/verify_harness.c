@@ -382,6 +382,10 @@ static enum CXChildVisitResult add_type_param(CXCursor c, CXCursor parent, CXCli
 }
 
 static void template_types(const Harness *h, FILE *f) {
+  if (h->fr->bind) {  // an instance's region: its parameters as the instance binds them
+    fprintf(f, "  %s\n", h->fr->bind);
+    return;
+  }
   for (CXCursor p = place_function(h->fe, h->fr->range.begin.offset);
        !clang_Cursor_isNull(p) && clang_getCursorKind(p) != CXCursor_TranslationUnit; p = clang_getCursorSemanticParent(p)) {
     enum CXCursorKind k = clang_getCursorKind(p);

@@ -549,11 +549,19 @@ static char *dependent_call_why(const Frontend *fe, CXCursor cursor) {
   if (clang_Cursor_isNull(call)) return NULL;
   char *name = fe_cursor_text(fe, call);  // an unresolved call has no name of its own: its text up to '('
   name[strcspn(name, "(")] = '\0';
+  CXCursor fn = place_function(fe, fe_range(fe, clang_getCursorExtent(call)).begin.offset);
+  bool member = clang_getCursorKind(fn) != CXCursor_FunctionTemplate;
+  char *tmpl = fe_spelling(member ? clang_getCursorSemanticParent(fn) : fn);
+  char *instance = member ? xasprintf("an explicit instantiation `template class %s<...>;` or a variable of "
+                                      "that class", tmpl)
+                          : xasprintf("a call of '%s'", tmpl);
   char *why = xasprintf("its call of '%s' depends on the parameters of the template the region is in, and coconet "
-                        "reads calls as they resolve, which this one does only in an instance: put the region in a "
-                        "function of concrete types (an explicit specialization, or a function the template calls)",
-                        name);
+                        "reads calls as they resolve, which this one does only in an instance: coconet reads such a "
+                        "region in each instance of its template that this file makes (%s), and this file makes "
+                        "none", name, instance);
   free(name);
+  free(tmpl);
+  free(instance);
   return why;
 }
 

@@ -8,6 +8,7 @@
 #include "front/front.h"
 #include "common/text.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -506,7 +507,7 @@ static int attach(const Frontend *fe, Program *prog, Region ***tail, const Ancho
   return 0;
 }
 
-int directives_collect(const Frontend *fe, Program *prog) {
+static int collect(const Frontend *fe, Program *prog, unsigned only) {
   memset(prog, 0, sizeof *prog);
   Anchors anchors = {fe, NULL, 0, 0, clang_getNullCursor()};
   clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), collect_anchors, &anchors);
@@ -521,6 +522,8 @@ int directives_collect(const Frontend *fe, Program *prog) {
     if (pragma_parse(text, strlen(text), &p, &err) != 0) {
       report_parse_error(fe, &found[i], &err);
       status = -1;
+    } else if (only != UINT_MAX && found[i].hash != only && p->directive == PRAGMA_REGION) {
+      pragma_free(p);  // another region, read in the main parse
     } else if (attach(fe, prog, &tail, &anchors, &found[i], p)) {
       status = -1;
     }
@@ -530,6 +533,10 @@ int directives_collect(const Frontend *fe, Program *prog) {
   free(anchors.v);
   return status;
 }
+
+int directives_collect(const Frontend *fe, Program *prog) { return collect(fe, prog, UINT_MAX); }
+
+int directives_collect_one(const Frontend *fe, Program *prog, unsigned pragma_at) { return collect(fe, prog, pragma_at); }
 
 static void annotations_free(Annotation *a) {
   while (a) {
@@ -550,6 +557,7 @@ void program_free(Program *prog) {
       s = sn;
     }
     pragma_free(r->pragma);
+    region_instances_free(r);
     free(r->name);
     free(r->function);
     free(r);

@@ -93,6 +93,9 @@ void frontend_dispose(Frontend *fe);
 // not printed: the first is returned in *error (malloc'd) with -1.
 int frontend_parse_appended(const Frontend *base, const char *extra, FeCopy *copies, int ncopies, Frontend *out,
                             char **error);
+// Parse text (len bytes) as base's main file with out's flags (base's when it
+// has none) into out->index, tu and file (the rest of out is the caller's).
+enum CXErrorCode frontend_parse_text(const Frontend *base, const char *text, size_t len, Frontend *out);
 
 // The CUDA installation used for parsing (CUDA_HOME, nvcc on PATH, /usr/local/cuda).
 const char *frontend_cuda_home(void);
@@ -335,6 +338,15 @@ void instance_describe(const Frontend *fe, CXCursor decl, CXCursor tmpl, KernelD
 char *template_args_of(CXCursor decl);
 // Template argument i of a specialization as written in code ("float", "256"), or NULL.
 char *template_arg_spelling(CXCursor decl, unsigned i);
+// Template parameter param declared as specialization decl's argument i:
+// "typedef float T;\n", "constexpr int B = 256;\n" (malloc'd), or NULL when
+// the argument is neither a type nor an integer.
+char *template_param_binding(CXCursor decl, unsigned i, CXCursor param);
+// The type and non-type parameters of template tmpl, at most max of them
+// (-1: it has a template template parameter).
+int template_params(CXCursor tmpl, CXCursor *out, int max);
+// The offset just after the template parameter list's closing '>' (last: its last parameter).
+unsigned template_head_end(const SourceFile *src, CXCursor last);
 
 //
 // places.c: where generated text goes, and the names it must not declare
@@ -383,6 +395,10 @@ typedef struct Region {
   SrcRange range;        // the statement the pragma applies to
   SrcLoc function_start; // where the enclosing function's definition begins
   CXCursor cursor;
+  struct RegionInstance *instances;  // in a template, its statements depending on the parameters:
+  int ninstances;                    // the region read in each instance (instance_region.c)
+  char *instance_why;    // ... or why it is read in none (NULL: not such a region)
+  char *bind;            // in an instance parse: its parameters declared ("typedef half T; ")
   Stmt *stmts;           // the statements inside (the block's children)
   int nstmts;
   struct Region *next;
@@ -408,6 +424,8 @@ typedef struct Program {
 // Find, parse, attach and validate every directive of the main file. Errors
 // are reported through diag; returns -1 when there were any.
 int directives_collect(const Frontend *fe, Program *prog);
+// The same for the one region whose pragma's '#' is at offset pragma_at (an instance parse).
+int directives_collect_one(const Frontend *fe, Program *prog, unsigned pragma_at);
 // A region that is rewritten holds no preprocessor line but #if ... #endif and
 // coconet's own (-1 after reporting one).
 int directives_check_region_lines(const Frontend *fe, const Region *r);
@@ -417,6 +435,21 @@ void program_free(Program *prog);
 // region launches, and point each launch's KernelDef at its instance (or
 // say in its `why` why there is none). Never fails: the analysis reports.
 void instantiate_program(const Frontend *fe, Program *prog);
+
+// instance_region.c: a region in a template (a function template, a member
+// of a class template) whose statements depend on the template's parameters
+// is read in each instance the main file makes; the generated code picks the
+// instance's schedule with `if constexpr`. Never fails: a region that has no
+// instance says why in its instance_why, and is analyzed as its pattern.
+typedef struct RegionInstance {
+  char *label;      // "T = half": the instance, in messages and comments
+  char *test;       // "std::is_same<T, half>::value": the generated code's branch
+  SourceFile text;  // the main file, the template's head replaced in place (same offsets)
+  Frontend fe;      // its parse
+  Program prog;     // the region read there: its only region, named REGION_ARGS
+} RegionInstance;
+void instance_regions(const Frontend *fe, Program *prog);
+void region_instances_free(Region *r);
 
 //
 // edit.c: byte-range edits of the main file; the output = the input with them, nothing else

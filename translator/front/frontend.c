@@ -460,6 +460,35 @@ int frontend_parse(const Options *opts, SourceFile src, Frontend *fe) {
 // with or without the precompiled prelude (whose record it would otherwise inherit).
 enum { APPENDED_PARSE = CXTranslationUnit_DetailedPreprocessingRecord };
 
+enum CXErrorCode frontend_parse_text(const Frontend *base, const char *text, size_t len, Frontend *out) {
+  char *const *flags = out->nargs ? out->args : base->args;
+  int nargs = out->nargs ? out->nargs : base->nargs;
+  char **args = xcalloc((size_t)nargs + 1, sizeof *args);
+  memcpy(args, flags, sizeof *args * (size_t)nargs);
+  out->index = clang_createIndex(0, 0);
+  struct CXUnsavedFile unsaved = {base->src.path, text, (unsigned long)len};
+  enum CXErrorCode err = clang_parseTranslationUnit2(out->index, base->src.path, (const char *const *)args, nargs,
+                                                     &unsaved, 1, APPENDED_PARSE, &out->tu);
+  // The precompiled prelude the base parse used may be gone since (another coconet's cache evicted it):
+  // once more with the prelude itself.
+  for (int i = 0; err != CXError_Success && base->tmpdir && i + 1 < nargs; i++) {
+    if (strcmp(args[i], "-include-pch") != 0) continue;
+    char *prelude = xasprintf("%s/coconet_prelude.h", base->tmpdir);
+    args[i] = "-include";
+    args[i + 1] = prelude;
+    if (out->tu) clang_disposeTranslationUnit(out->tu);
+    out->tu = NULL;
+    err = clang_parseTranslationUnit2(out->index, base->src.path, (const char *const *)args, nargs, &unsaved, 1,
+                                      APPENDED_PARSE, &out->tu);
+    free(prelude);
+    break;
+  }
+  free(args);
+  if (err == CXError_Success && !out->tu) err = CXError_Failure;
+  if (err == CXError_Success) out->file = clang_getFile(out->tu, base->src.path);
+  return err;
+}
+
 int frontend_parse_appended(const Frontend *base, const char *extra, FeCopy *copies, int ncopies, Frontend *out,
                             char **error) {
   memset(out, 0, sizeof *out);
@@ -472,37 +501,21 @@ int frontend_parse_appended(const Frontend *base, const char *extra, FeCopy *cop
   if (!text) COCONET_BUG("out of memory");
   memcpy(text, base->src.buf, base->src.len);
   memcpy(text + base->src.len, extra, n + 1);
-  out->index = clang_createIndex(0, 0);
-  struct CXUnsavedFile unsaved = {base->src.path, text, (unsigned long)(base->src.len + n)};
-  enum CXErrorCode err = clang_parseTranslationUnit2(out->index, base->src.path, (const char *const *)base->args,
-                                                     base->nargs, &unsaved, 1, APPENDED_PARSE, &out->tu);
-  // The precompiled prelude the base parse used may be gone since (another coconet's cache evicted it):
-  // once more with the prelude itself.
-  for (int i = 0; err != CXError_Success && base->tmpdir && i + 1 < base->nargs; i++) {
-    if (strcmp(base->args[i], "-include-pch") != 0) continue;
-    char **args = xcalloc((size_t)base->nargs, sizeof *args);
-    memcpy(args, base->args, sizeof *args * (size_t)base->nargs);
-    char *prelude = xasprintf("%s/coconet_prelude.h", base->tmpdir);
-    args[i] = "-include";
-    args[i + 1] = prelude;
-    if (out->tu) clang_disposeTranslationUnit(out->tu);
-    out->tu = NULL;
-    err = clang_parseTranslationUnit2(out->index, base->src.path, (const char *const *)args, base->nargs, &unsaved, 1,
-                                      APPENDED_PARSE, &out->tu);
-    free(prelude);
-    free(args);
-    break;
-  }
+  enum CXErrorCode err = frontend_parse_text(base, text, base->src.len + n, out);
   free(text);
-  if (err != CXError_Success || !out->tu) {
+  if (err != CXError_Success) {
     if (asprintf(error, "libclang could not parse it (error %d)", err) < 0) COCONET_BUG("out of memory");
     return -1;
   }
-  out->file = clang_getFile(out->tu, base->src.path);
+  // The main file's own bytes parsed in base (a shadow's errors outside the region are not the copies').
   unsigned nd = clang_getNumDiagnostics(out->tu);
   for (unsigned i = 0; i < nd && !*error; i++) {
     CXDiagnostic d = clang_getDiagnostic(out->tu, i);
-    if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
+    CXFile file;
+    unsigned offset;
+    clang_getFileLocation(clang_getDiagnosticLocation(d), &file, NULL, NULL, &offset);
+    bool before = file && clang_File_isEqual(file, out->file) && offset < base->src.len;
+    if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error && !before) {
       CXString s = clang_getDiagnosticSpelling(d);
       *error = strdup(clang_getCString(s));
       clang_disposeString(s);

@@ -51,8 +51,7 @@ static enum CXChildVisitResult add_param(CXCursor c, CXCursor parent, CXClientDa
   return CXChildVisit_Continue;
 }
 
-// The offset just after the template parameter list's closing '>'.
-static unsigned after_parameters(const SourceFile *src, CXCursor last) {
+unsigned template_head_end(const SourceFile *src, CXCursor last) {
   unsigned o;
   clang_getFileLocation(clang_getRangeEnd(clang_getCursorExtent(last)), NULL, NULL, NULL, &o);
   const char *b = src->buf;
@@ -117,26 +116,29 @@ char *template_args_of(CXCursor decl) {
   return args.s;
 }
 
-// One parameter declared as its argument: `typedef float T;` or `constexpr int B = 256;`.
-static bool describe_arg(CXCursor decl, unsigned i, CXCursor param, Text *header) {
+char *template_param_binding(CXCursor decl, unsigned i, CXCursor param) {
   enum CXCursorKind pk = clang_getCursorKind(param);
   enum CXTemplateArgumentKind ak = clang_Cursor_getTemplateArgumentKind(decl, i);
   if (!(pk == CXCursor_TemplateTypeParameter && ak == CXTemplateArgumentKind_Type) &&
       !(pk == CXCursor_NonTypeTemplateParameter && ak == CXTemplateArgumentKind_Integral))
-    return false;
+    return NULL;
   char *name = spelled(clang_getCursorSpelling(param)), *arg = template_arg_spelling(decl, i), *line = NULL;
   char *type = pk == CXCursor_TemplateTypeParameter
                    ? NULL
                    : spelled(clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(param))));
-  int r = type ? asprintf(&line, "constexpr %s %s = %s;\n", type, name, arg)
-               : asprintf(&line, "typedef %s %s;\n", arg, name);
-  if (r < 0) COCONET_BUG("out of memory");
-  text_add(header, line);
+  line = type ? xasprintf("constexpr %s %s = %s;\n", type, name, arg) : xasprintf("typedef %s %s;\n", arg, name);
   free(name);
   free(arg);
   free(type);
-  free(line);
-  return true;
+  return line;
+}
+
+int template_params(CXCursor tmpl, CXCursor *out, int max) {
+  Params ps = {.n = 0};
+  clang_visitChildren(tmpl, add_param, &ps);
+  if (ps.other) return -1;
+  for (int i = 0; i < ps.n && i < max; i++) out[i] = ps.v[i];
+  return ps.n < max ? ps.n : max;
 }
 
 void instance_describe(const Frontend *fe, CXCursor decl, CXCursor tmpl, KernelDef *k) {
@@ -160,8 +162,13 @@ void instance_describe(const Frontend *fe, CXCursor decl, CXCursor tmpl, KernelD
   Text header = {0};
   text_add(&header, "");
   bool ok = true;
-  for (int i = 0; i < ps.n && ok; i++) ok = describe_arg(decl, (unsigned)i, ps.v[i], &header);
-  unsigned from = ok ? after_parameters(k->hsrc ? k->hsrc : &fe->src, ps.v[ps.n - 1]) : 0;
+  for (int i = 0; i < ps.n && ok; i++) {
+    char *line = template_param_binding(decl, (unsigned)i, ps.v[i]);
+    ok = line != NULL;
+    if (line) text_add(&header, line);
+    free(line);
+  }
+  unsigned from = ok ? template_head_end(k->hsrc ? k->hsrc : &fe->src, ps.v[ps.n - 1]) : 0;
   char *args = from ? template_args_of(decl) : NULL;
   if (!args) {
     set_why(k, "kernel template '%s': a template argument is neither a type nor an integer", k->name);

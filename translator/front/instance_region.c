@@ -1,0 +1,343 @@
+// instance_region.c: a region in a template whose statements depend on the
+// template's parameters, read in each instance the main file makes.
+//
+// libclang shows a template's pattern only: there a call of a function
+// template with `T *`, a datatype from a trait of T, a kernel template
+// launched with <T> are unresolved, and coconet reads calls resolved. For each
+// instance of the template that the main file makes (an explicit
+// instantiation `template class Decoder<half>;`, a variable or member of type
+// `Decoder<float>`, a call `all_reduce_mean(grad, ...)` deducing T), the file
+// is parsed again with the template's head replaced, in place and padded to
+// its length, by a macro that declares the parameters:
+//
+//   template <typename T>                       _Coconet_bind
+//   void Decoder<T>::forward(T *out, ...)  ->   void Decoder<T>::forward(T *out, ...)
+//   with -D'_Coconet_bind=typedef __half T; template <>'
+//
+// A member defined outside its class becomes the instance's explicit
+// specialization; a function template, or a class template whose member is
+// defined in the class, a plain function or class of the bound types. Every
+// offset is the original's, and the analysis reads the region as that
+// instance compiles it. The parse's errors outside the region's function are
+// the template's other uses, which no longer fit it: not the region's.
+#include "front/front.h"
+
+#include "common/text.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_INSTANCES = 8, MAX_PARAMS = 8 };
+
+#define BIND_MACRO "_Coconet_bind"
+
+static enum CXCursorKind kind_of(CXCursor c) { return clang_getCursorKind(c); }
+
+static bool is_class(CXCursor c) {
+  enum CXCursorKind k = kind_of(c);
+  return k == CXCursor_StructDecl || k == CXCursor_ClassDecl || k == CXCursor_UnionDecl;
+}
+
+// What the region's function is in: the template whose instances the file
+// makes, and the declaration whose head an instance replaces.
+typedef struct Shape {
+  CXCursor tmpl;        // the template: a function template or a class template
+  CXCursor head_of;     // whose `template <...>` is replaced: tmpl, or a member defined out of its class
+  bool specialize;      // the head becomes `template <>` too (a member defined out of its class)
+  CXCursor params[MAX_PARAMS];
+  int nparams;
+  unsigned begin, end;  // the head's bytes
+} Shape;
+
+static char *shape_why(const Frontend *fe, CXCursor fn, Shape *sh) {
+  CXCursor parent = clang_getCursorSemanticParent(fn);
+  bool out_of_class = !clang_equalCursors(clang_getCursorLexicalParent(fn), parent);
+  if (kind_of(fn) == CXCursor_FunctionTemplate) {
+    if (kind_of(parent) == CXCursor_ClassTemplate || kind_of(parent) == CXCursor_ClassTemplatePartialSpecialization)
+      return strdup("it is in a member template of a class template");
+    sh->tmpl = sh->head_of = fn;
+    sh->specialize = is_class(parent) && out_of_class;
+  } else if (kind_of(parent) == CXCursor_ClassTemplate) {
+    CXCursor outer = clang_getCursorSemanticParent(parent);
+    if (kind_of(outer) == CXCursor_ClassTemplate || is_class(outer))
+      return strdup("its class template is nested in a class");
+    sh->tmpl = parent;
+    sh->head_of = out_of_class ? fn : parent;
+    sh->specialize = out_of_class;
+  } else {
+    return strdup("it is in a partial specialization of a class template");
+  }
+  sh->nparams = template_params(sh->head_of, sh->params, MAX_PARAMS);
+  if (sh->nparams <= 0) return strdup("its template has a template template parameter");
+  SrcRange r = fe_range(fe, clang_getCursorExtent(sh->head_of));
+  sh->begin = r.begin.offset;
+  sh->end = template_head_end(&fe->src, sh->params[sh->nparams - 1]);
+  if (!r.begin.file || sh->end <= sh->begin || sh->end - sh->begin < sizeof BIND_MACRO ||
+      strncmp(fe->src.buf + sh->begin, "template", 8) != 0)
+    return strdup("its template's head is not written in this file as 'template <...>'");
+  return NULL;
+}
+
+// What in the region depends on the template's parameters: nothing, only
+// types (`T *x` passed to a kernel of floats: the pattern reads as the
+// instance would), or a call the parameters decide (an overloaded or
+// templated name called with `T`: the pattern does not resolve it).
+enum { DEPENDS_NOT, DEPENDS_TYPES, DEPENDS_CALLS };
+
+static enum CXChildVisitResult find_dependent(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  int *level = data;
+  enum CXTypeKind k = clang_getCursorType(c).kind;
+  bool unresolved = kind_of(c) == CXCursor_OverloadedDeclRef ||
+                    (kind_of(c) == CXCursor_CallExpr && k == CXType_Dependent &&
+                     clang_Cursor_isNull(clang_getCursorReferenced(c)));
+  if (unresolved) *level = DEPENDS_CALLS;
+  else if (clang_isExpression(kind_of(c)) && (k == CXType_Dependent || k == CXType_Overload) && !*level)
+    *level = DEPENDS_TYPES;
+  return *level == DEPENDS_CALLS ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+static int depends(const Region *r) {
+  int level = DEPENDS_NOT;
+  for (const Stmt *s = r->stmts; s && level != DEPENDS_CALLS; s = s->next) {
+    find_dependent(s->cursor, s->cursor, &level);
+    if (level != DEPENDS_CALLS) clang_visitChildren(s->cursor, find_dependent, &level);
+  }
+  return level;
+}
+
+// The instances the main file makes: specialization declarations of the template.
+typedef struct Found {
+  const Frontend *fe;
+  const Shape *sh;
+  CXCursor decl[MAX_INSTANCES];
+  char *args[MAX_INSTANCES];
+  int n;
+} Found;
+
+static bool is_specialization_of(CXCursor d, CXCursor tmpl) {
+  return !clang_Cursor_isNull(d) && clang_equalCursors(clang_getSpecializedCursorTemplate(d), tmpl);
+}
+
+static void add_instance(Found *f, CXCursor decl) {
+  int n = clang_Cursor_getNumTemplateArguments(decl);
+  if (n != f->sh->nparams) return;
+  char *args = template_args_of(decl);
+  // A use in a template (`Decoder<T>`) is no instance.
+  if (!args || strstr(args, "type-parameter")) {
+    free(args);
+    return;
+  }
+  for (int i = 0; i < f->n; i++)
+    if (strcmp(f->args[i], args) == 0) {
+      free(args);
+      return;
+    }
+  if (f->n == MAX_INSTANCES) {
+    free(args);
+    return;
+  }
+  f->decl[f->n] = decl;
+  f->args[f->n++] = args;
+}
+
+static enum CXChildVisitResult find_instances(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Found *f = data;
+  if (!fe_in_main_file(f->fe, clang_getCursorLocation(c)) && kind_of(c) != CXCursor_Namespace)
+    return CXChildVisit_Continue;
+  if (kind_of(f->sh->tmpl) == CXCursor_FunctionTemplate) {
+    CXCursor d = clang_getCursorReferenced(c);
+    if ((kind_of(c) == CXCursor_CallExpr || kind_of(c) == CXCursor_DeclRefExpr) && is_specialization_of(d, f->sh->tmpl))
+      add_instance(f, d);
+    return CXChildVisit_Recurse;
+  }
+  if (is_class(c) && is_specialization_of(c, f->sh->tmpl)) add_instance(f, c);  // an explicit instantiation
+  CXType t = clang_getCursorType(c);
+  while (t.kind == CXType_Pointer || t.kind == CXType_LValueReference || t.kind == CXType_RValueReference)
+    t = clang_getPointeeType(t);
+  CXCursor d = clang_getTypeDeclaration(t);
+  if (t.kind != CXType_Invalid && is_specialization_of(d, f->sh->tmpl)) add_instance(f, d);
+  return CXChildVisit_Recurse;
+}
+
+// The shadow text: the main file with the head replaced by the macro, padded
+// with blanks to its length (its line breaks kept).
+static SourceFile shadow_of(const Frontend *fe, const Shape *sh) {
+  SourceFile t = {strdup(fe->src.path), malloc(fe->src.len + 1), fe->src.len};
+  if (!t.path || !t.buf) COCONET_BUG("out of memory");
+  memcpy(t.buf, fe->src.buf, fe->src.len + 1);
+  for (unsigned i = sh->begin; i < sh->end; i++)
+    if (t.buf[i] != '\n') t.buf[i] = ' ';
+  memcpy(t.buf + sh->begin, BIND_MACRO, sizeof BIND_MACRO - 1);
+  return t;
+}
+
+// The first error of the shadow parse inside [from, to) of the main file, or NULL.
+static char *error_within(const Frontend *fe, unsigned from, unsigned to) {
+  char *error = NULL;
+  unsigned nd = clang_getNumDiagnostics(fe->tu);
+  for (unsigned i = 0; i < nd && !error; i++) {
+    CXDiagnostic d = clang_getDiagnostic(fe->tu, i);
+    CXFile file;
+    unsigned offset;
+    clang_getFileLocation(clang_getDiagnosticLocation(d), &file, NULL, NULL, &offset);
+    bool here = file && clang_File_isEqual(file, fe->file) && offset >= from && offset < to;
+    if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error && (here || !file)) {
+      CXString s = clang_getDiagnosticSpelling(d);
+      error = strdup(clang_getCString(s));
+      clang_disposeString(s);
+    }
+    clang_disposeDiagnostic(d);
+  }
+  return error;
+}
+
+// "typedef __half T; constexpr int N = 4; " and its test "std::is_same<T, __half>::value && N == 4".
+static bool bind_of(CXCursor decl, const Shape *sh, Text *bind, Text *test, Text *label) {
+  for (int i = 0; i < sh->nparams; i++) {
+    char *line = template_param_binding(decl, (unsigned)i, sh->params[i]);
+    char *name = fe_spelling(sh->params[i]), *arg = template_arg_spelling(decl, (unsigned)i);
+    bool ok = line && arg;
+    if (ok) {
+      line[strcspn(line, "\n")] = ' ';
+      text_add(bind, line);
+      char *t = kind_of(sh->params[i]) == CXCursor_TemplateTypeParameter
+                    ? xasprintf("%sstd::is_same<%s, %s>::value", i ? " && " : "", name, arg)
+                    : xasprintf("%s%s == %s", i ? " && " : "", name, arg);
+      text_add(test, t);
+      free(t);
+      t = xasprintf("%s%s = %s", i ? ", " : "", name, arg);
+      text_add(label, t);
+      free(t);
+    }
+    free(line);
+    free(name);
+    free(arg);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+static void instance_free(RegionInstance *ri) {
+  program_free(&ri->prog);
+  if (ri->fe.tu) clang_disposeTranslationUnit(ri->fe.tu);
+  if (ri->fe.index) clang_disposeIndex(ri->fe.index);
+  if (ri->fe.names) free(ri->fe.names->text);
+  free(ri->fe.names);
+  for (int i = 0; i < ri->fe.nargs; i++) free(ri->fe.args[i]);
+  free(ri->fe.args);
+  source_free(&ri->text);
+  free(ri->label);
+  free(ri->test);
+}
+
+// The instance's region's name, which generated names hold: the region's and
+// the arguments' ("layer_half" for <__half>, "mean_float_4" for <float, 4>).
+static char *instance_name(const char *region, const char *args) {
+  char *name = xasprintf("%s_%s", region, args), *out = name;
+  for (const char *p = name; *p; p++) {
+    bool word = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
+    if (word) *out++ = *p;
+    else if (out > name && out[-1] != '_') *out++ = '_';
+  }
+  while (out > name && out[-1] == '_') out--;
+  *out = '\0';
+  return name;
+}
+
+// The region read in instance decl; NULL with *why when it cannot be.
+static RegionInstance *read_instance(const Frontend *fe, const Region *r, const Shape *sh, CXCursor fn, CXCursor decl,
+                                     const char *args, char **why) {
+  Text bind = {0}, test = {0}, label = {0};
+  text_add(&bind, "");
+  text_add(&test, "");
+  text_add(&label, "");
+  RegionInstance *ri = xcalloc(1, sizeof *ri);
+  if (!bind_of(decl, sh, &bind, &test, &label)) {
+    *why = xasprintf("an argument of its instance <%s> is neither a type nor an integer", label.s);
+    free(bind.s), free(test.s), free(label.s), free(ri);
+    return NULL;
+  }
+  ri->label = label.s;
+  ri->test = test.s;
+  ri->text = shadow_of(fe, sh);
+  ri->fe.src = ri->text;
+  ri->fe.tmpdir = fe->tmpdir;  // borrowed: instance_free leaves it
+  ri->fe.args = xcalloc((size_t)fe->nargs + 1, sizeof *ri->fe.args);
+  for (int i = 0; i < fe->nargs; i++) ri->fe.args[i] = strdup(fe->args[i]);
+  ri->fe.args[fe->nargs] = xasprintf("-D" BIND_MACRO "=%s%s", bind.s, sh->specialize ? "template <>" : "");
+  ri->fe.nargs = fe->nargs + 1;
+  enum CXErrorCode err = frontend_parse_text(fe, ri->text.buf, ri->text.len, &ri->fe);
+  SrcRange fr = fe_range(fe, clang_getCursorExtent(fn));
+  char *error = err != CXError_Success ? xasprintf("libclang could not parse it (error %d)", err)
+                                       : error_within(&ri->fe, sh->begin, fr.end.offset);
+  if (!error) {
+    ri->fe.names = xcalloc(1, sizeof *ri->fe.names);
+    diag_mute(true);
+    int bad = directives_collect_one(&ri->fe, &ri->prog, r->pragma_range.begin.offset);
+    error = bad || !ri->prog.regions ? strdup(diag_muted_first() ? diag_muted_first() : "its region was not found")
+                                     : NULL;
+    diag_mute(false);
+  }
+  if (error) {
+    *why = xasprintf("in its instance %s, %s", ri->label, error);
+    free(error);
+    free(bind.s);
+    instance_free(ri);
+    free(ri);
+    return NULL;
+  }
+  Region *in = ri->prog.regions;
+  free(in->name);
+  in->name = instance_name(r->name, args);
+  in->bind = bind.s;
+  instantiate_program(&ri->fe, &ri->prog);
+  return ri;
+}
+
+static void region_instances(const Frontend *fe, Region *r) {
+  CXCursor fn = place_function(fe, r->range.begin.offset);
+  Shape sh = {0};
+  int level = clang_Cursor_isNull(fn) ? DEPENDS_NOT : depends(r);
+  if (!level) return;
+  if (kind_of(fn) != CXCursor_FunctionTemplate && kind_of(clang_getCursorSemanticParent(fn)) != CXCursor_ClassTemplate &&
+      kind_of(clang_getCursorSemanticParent(fn)) != CXCursor_ClassTemplatePartialSpecialization)
+    return;
+  char *why = shape_why(fe, fn, &sh);
+  if (why && level == DEPENDS_TYPES) {  // the pattern reads as its instances would
+    free(why);
+    return;
+  }
+  Found f = {fe, &sh, {{0}}, {0}, 0};
+  // No instance in this file: the region is read as its pattern (the calls that depend on the
+  // parameters say so, classify.c).
+  if (!why) clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_instances, &f);
+  RegionInstance *v = xcalloc((size_t)f.n + 1, sizeof *v);
+  int n = 0;
+  for (int i = 0; i < f.n && !why; i++) {
+    RegionInstance *ri = read_instance(fe, r, &sh, fn, f.decl[i], f.args[i], &why);
+    if (ri) v[n++] = *ri;
+    free(ri);
+  }
+  for (int i = 0; i < f.n; i++) free(f.args[i]);
+  r->instances = v;
+  r->ninstances = n;
+  if (why) region_instances_free(r);
+  r->instance_why = why;
+}
+
+void instance_regions(const Frontend *fe, Program *prog) {
+  for (Region *r = prog->regions; r; r = r->next) region_instances(fe, r);
+}
+
+void region_instances_free(Region *r) {
+  for (int i = 0; i < r->ninstances; i++) instance_free(&r->instances[i]);
+  free(r->instances);
+  free(r->instance_why);
+  free(r->bind);
+  r->instances = NULL;
+  r->ninstances = 0;
+  r->instance_why = NULL;
+  r->bind = NULL;
+}
