@@ -37,6 +37,9 @@
 //                   macros (CEIL_DIV), the ceiling-division form of a grid macro
 //   instantiate.c   kernel templates: an instance parse with a copy of each
 //                   launched template as a plain function of its arguments
+//   instance_region.c  a region in a template whose statements depend on its
+//                   parameters: a parse per instance the file makes, the
+//                   template's head bound in place (same offsets)
 //   places.c        where generated text goes: above the declaration that holds
 //                   a region, or beside its function inside its namespaces; the
 //                   runtime's #include after the file's own
@@ -89,6 +92,8 @@
 //
 // driver/     the command line and the steps in order
 //   main.c          options, exit codes, the stages run in order
+//   instances.c     a region read per instance: each scheduled and generated on
+//                   its own parse, the region an `if constexpr` choosing among them
 //   verify_exec.c   --verify: the region as written and as scheduled, run on
 //                   the host backend by a generated harness, compared (driver.h;
 //                   verify_impl.h maps it, verify_harness.c, the harness's text

@@ -1,4 +1,4 @@
-// driver.h: the driver's own (main.c runs the stages in order): --verify.
+// driver.h: the driver's own (main.c runs the stages in order): --verify, regions read per instance.
 #ifndef COCONET_DRIVER_H
 #define COCONET_DRIVER_H
 

@@ -1,7 +1,8 @@
 // front.h: the front end, what later stages may use of it: the source file,
 // the libclang parse (frontend*.c; frontend_impl.h is their own map), the
 // statements of a region classified (classify.c, wrapper.c), kernel templates'
-// instances (instantiate.c), the directives (directives.c), where generated
+// instances (instantiate.c), regions in templates read per instance
+// (instance_region.c), the directives (directives.c), where generated
 // text goes (places.c) and the byte-range edits of the file (edit.c).
 #ifndef COCONET_FRONT_H
 #define COCONET_FRONT_H
