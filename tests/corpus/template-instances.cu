@@ -7,7 +7,8 @@
 // element type and the block size, called for two instances. Every statement
 // of these regions depends on the template's parameters, so coconet reads each
 // region in each instance the file makes (the file parsed again with the
-// template's head bound to the instance's arguments), schedules each on its
+// template's head bound to the instance's arguments; an explicit instantiation
+// of a function template read from its text), schedules each on its
 // own, and the region becomes an `if constexpr` on the parameters choosing the
 // instance's code, the region as written for any other instance. Shapes: a
 // member defined out of its class (attn_out), one defined in it (mlp_act), a
@@ -76,6 +77,7 @@ void allReduceMean(T *grad, size_t count, NcclParam param, cudaStream_t stream) 
 
 template class Decoder<float>;
 template class Decoder<__half>;
+template void allReduceMean<float, 512>(float *, size_t, NcclParam, cudaStream_t);
 
 void trainStep(float *grads, __half *half_grads, size_t count, NcclParam param, cudaStream_t stream) {
   allReduceMean<float, 256>(grads, count, param, stream);
@@ -88,10 +90,11 @@ void trainStep(float *grads, __half *half_grads, size_t count, NcclParam param, 
 // EXEC: verify attn_out_half: ok
 // EXEC: verify mean_float_256: ok
 // EXEC: verify mean_half_128: ok
+// EXEC: verify mean_float_512: ok
 
 // CHECK: region mlp_act ({{.*}}:{{[0-9]+}}) in mlp: opaque launch:gelu (read in each instance: T = float; T = __half)
 // CHECK: region attn_out ({{.*}}:{{[0-9]+}}) in attentionOut: opaque opaque (read in each instance: T = float; T = __half)
-// CHECK: region mean ({{.*}}:{{[0-9]+}}) in allReduceMean: opaque launch:scaleGrads (read in each instance: T = float, BLOCK = 256; T = __half, BLOCK = 128)
+// CHECK: region mean ({{.*}}:{{[0-9]+}}) in allReduceMean: opaque launch:scaleGrads (read in each instance: T = float, BLOCK = 256; T = __half, BLOCK = 128; T = float, BLOCK = 512)
 
 // CODE: // coconet: begin generated code for region mlp_act_float
 // CODE: // coconet: begin generated code for region mlp_act_half
@@ -124,6 +127,7 @@ void trainStep(float *grads, __half *half_grads, size_t count, NcclParam param, 
 // CODE-LABEL: void allReduceMean(T *grad, size_t count, NcclParam param, cudaStream_t stream) {
 // CODE: if constexpr (std::is_same<T, float>::value && BLOCK == 256) {
 // CODE: } else if constexpr (std::is_same<T, __half>::value && BLOCK == 128) {
+// CODE: } else if constexpr (std::is_same<T, float>::value && BLOCK == 512) {
 // CODE: } else {
 // CODE-NEXT: allReduceSum(grad, grad, count, param, stream);
 // CODE: template class Decoder<float>;

@@ -1,18 +1,18 @@
 // Style: a model's layers as class templates (an inference library's decoder,
 // a trainer's module): the region in a member function of Layer<T>, defined
 // out of the class, using the object's communicator and stream as members;
-// another in a function template. The buffers' element type is the template's
-// parameter, so the statements depend on it: the first region is read in each
-// instance the file makes (`template struct Layer<float>;`), as that instance
-// compiles it; the function template's only instance is an explicit
-// instantiation, which coconet does not see, so its region is read as the
-// template's pattern (its calls resolve there: ncclFloat, a kernel of floats)
-// and --verify builds its harness with T bound to the element type the IR
-// gives the buffer and the members declared as the harness's variables. A
-// call whose function the template's parameter decides (a wrapper template
-// called with `T *`: DEPENDENT) resolves only in an instance: read in each
-// (template-instances.cu has more); refused, with a note saying why, when the
-// file makes none (NO_INSTANCE).
+// another in a function template, instantiated explicitly; a third in a
+// function template this file makes no instance of (a library's, instantiated
+// by its users). The buffers' element type is the template's parameter, so the
+// statements depend on it: the first two regions are read in each instance the
+// file makes (`template struct Layer<float>;`, `template void
+// all_reduce_mean<float>(...);`), as that instance compiles it; the third is
+// read as the template's pattern (its calls resolve there: ncclFloat, a kernel
+// of floats), and --verify builds its harness with T bound to the element type
+// the IR gives the buffer. A call whose function the template's parameter
+// decides (a wrapper template called with `T *`: DEPENDENT) resolves only in an
+// instance: read in each (template-instances.cu has more); refused, with a
+// note saying why, when the file makes none (NO_INSTANCE).
 // RUN: %coconet --verify=2 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --verify=2 %s -- -DDEPENDENT | %FileCheck --check-prefix=INSTANCE %s
 // RUN: %expect 1 %coconet --check %s -- -DDEPENDENT -DNO_INSTANCE 2>&1 | %FileCheck --check-prefix=NONE %s
@@ -70,11 +70,22 @@ void all_reduce_mean(T *g, int n, int nranks, ncclComm_t comm, cudaStream_t stre
 
 template void all_reduce_mean<float>(float *, int, int, ncclComm_t, cudaStream_t);
 
-// EXEC: verify mean: ok
-// EXEC: verify layer_float: ok
+template <typename T>
+void scale_all(T *g, int n, ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(pattern) split reorder
+  {
+    ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, stream);
+    scale<<<(n + 255) / 256, 256, 0, stream>>>(g, 0.5f, n);
+  }
+}
 
-// INSTANCE: verify mean: ok
+// EXEC: verify pattern: ok
+// EXEC: verify layer_float: ok
+// EXEC: verify mean_float: ok
+
+// INSTANCE: verify pattern: ok
 // INSTANCE: verify layer_float: ok
+// INSTANCE: verify mean_float: ok
 
 // NONE: error: reorder: no pointwise kernel consumes the result of a split AllReduce; there is nothing to move between ReduceScatter and AllGather
 // NONE: note: the AllReduce is followed by 'invoke_scale_bias(x, bias, scale, rows, cols, stream);', a statement coconet does not see into

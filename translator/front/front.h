@@ -339,10 +339,6 @@ void instance_describe(const Frontend *fe, CXCursor decl, CXCursor tmpl, KernelD
 char *template_args_of(CXCursor decl);
 // Template argument i of a specialization as written in code ("float", "256"), or NULL.
 char *template_arg_spelling(CXCursor decl, unsigned i);
-// Template parameter param declared as specialization decl's argument i:
-// "typedef float T;\n", "constexpr int B = 256;\n" (malloc'd), or NULL when
-// the argument is neither a type nor an integer.
-char *template_param_binding(CXCursor decl, unsigned i, CXCursor param);
 // The type and non-type parameters of template tmpl, at most max of them
 // (-1: it has a template template parameter).
 int template_params(CXCursor tmpl, CXCursor *out, int max);

@@ -106,12 +106,16 @@ static int depends(const Region *r) {
   return level;
 }
 
-// The instances the main file makes: specialization declarations of the template.
+// One instance the main file makes: its arguments as code spells them.
+typedef struct Inst {
+  char *args[MAX_PARAMS];
+  char *name;  // instance_name's suffix: what tells instances apart
+} Inst;
+
 typedef struct Found {
   const Frontend *fe;
   const Shape *sh;
-  CXCursor decl[MAX_INSTANCES];
-  char *args[MAX_INSTANCES];
+  Inst v[MAX_INSTANCES];
   int n;
 } Found;
 
@@ -119,26 +123,109 @@ static bool is_specialization_of(CXCursor d, CXCursor tmpl) {
   return !clang_Cursor_isNull(d) && clang_equalCursors(clang_getSpecializedCursorTemplate(d), tmpl);
 }
 
+// The name of instance <args> in generated symbols: "half" for <__half>, "float_4" for <float, 4>.
+static char *args_name(char *const *args, int n) {
+  Text t = {0};
+  text_add(&t, "");
+  for (int i = 0; i < n; i++) {
+    if (i) text_add(&t, "_");
+    text_add(&t, args[i]);
+  }
+  char *out = t.s;
+  for (const char *p = t.s; *p; p++) {
+    bool word = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
+    if (word) *out++ = *p;
+    else if (out > t.s && out[-1] != '_') *out++ = '_';
+  }
+  while (out > t.s && out[-1] == '_') out--;
+  *out = '\0';
+  return t.s;
+}
+
+// Add the instance of these arguments (taken), unless the file's other uses made it already.
+static void add_args(Found *f, char **args) {
+  char *name = args_name(args, f->sh->nparams);
+  bool seen = f->n == MAX_INSTANCES;
+  for (int i = 0; i < f->n && !seen; i++) seen = strcmp(f->v[i].name, name) == 0;
+  if (seen) {
+    for (int i = 0; i < f->sh->nparams; i++) free(args[i]);
+    free(name);
+    return;
+  }
+  memcpy(f->v[f->n].args, args, sizeof *args * (size_t)f->sh->nparams);
+  f->v[f->n++].name = name;
+}
+
 static void add_instance(Found *f, CXCursor decl) {
-  int n = clang_Cursor_getNumTemplateArguments(decl);
-  if (n != f->sh->nparams) return;
-  char *args = template_args_of(decl);
-  // A use in a template (`Decoder<T>`) is no instance.
-  if (!args || strstr(args, "type-parameter")) {
-    free(args);
+  if (clang_Cursor_getNumTemplateArguments(decl) != f->sh->nparams) return;
+  char *args[MAX_PARAMS] = {0};
+  bool ok = true;
+  for (int i = 0; i < f->sh->nparams && ok; i++) {
+    args[i] = template_arg_spelling(decl, (unsigned)i);
+    // A use in a template (`Decoder<T>`) is no instance.
+    ok = args[i] && !strstr(args[i], "type-parameter");
+  }
+  if (ok) {
+    add_args(f, args);
     return;
   }
-  for (int i = 0; i < f->n; i++)
-    if (strcmp(f->args[i], args) == 0) {
-      free(args);
-      return;
+  for (int i = 0; i < f->sh->nparams; i++) free(args[i]);
+}
+
+static bool spelled_as(CXTranslationUnit tu, CXToken t, const char *want) {
+  CXString s = clang_getTokenSpelling(tu, t);
+  bool same = strcmp(clang_getCString(s), want) == 0;
+  clang_disposeString(s);
+  return same;
+}
+
+// An explicit instantiation of a function template, which libclang does not show:
+// `template void NAME<ARGS>(...);` read from the file's tokens.
+static void add_explicit(Found *f, CXToken *t, unsigned n, unsigned at) {
+  CXTranslationUnit tu = f->fe->tu;
+  char *name = fe_spelling(f->sh->tmpl);
+  unsigned i = at + 1;
+  for (; i + 1 < n && !spelled_as(tu, t[i], ";"); i++)
+    if (clang_getTokenKind(t[i]) == CXToken_Identifier && spelled_as(tu, t[i], name) && spelled_as(tu, t[i + 1], "<"))
+      break;
+  free(name);
+  if (i + 1 >= n || spelled_as(tu, t[i], ";")) return;
+  char *args[MAX_PARAMS] = {0};
+  int nargs = 0, depth = 0;
+  Text arg = {0};
+  for (i += 2; i < n && nargs < MAX_PARAMS; i++) {
+    bool close = spelled_as(tu, t[i], ">"), comma = spelled_as(tu, t[i], ",");
+    if ((close || comma) && depth == 0) {
+      args[nargs++] = arg.s ? arg.s : strdup("");
+      arg = (Text){0};
+      if (close) break;
+      continue;
     }
-  if (f->n == MAX_INSTANCES) {
-    free(args);
-    return;
+    depth += spelled_as(tu, t[i], "<") || spelled_as(tu, t[i], "(");
+    depth -= spelled_as(tu, t[i], ">") || spelled_as(tu, t[i], ")");
+    CXString s = clang_getTokenSpelling(tu, t[i]);
+    if (arg.s && clang_getTokenKind(t[i]) != CXToken_Punctuation) text_add(&arg, " ");
+    text_add(&arg, clang_getCString(s));
+    clang_disposeString(s);
   }
-  f->decl[f->n] = decl;
-  f->args[f->n++] = args;
+  free(arg.s);
+  if (nargs == f->sh->nparams && i < n) add_args(f, args);
+  else
+    for (int k = 0; k < nargs; k++) free(args[k]);
+}
+
+static void find_explicit(Found *f) {
+  CXTranslationUnit tu = f->fe->tu;
+  CXSourceRange all = clang_getRange(clang_getLocationForOffset(tu, f->fe->file, 0),
+                                     clang_getLocationForOffset(tu, f->fe->file, (unsigned)f->fe->src.len));
+  CXToken *t = NULL;
+  unsigned n = 0;
+  clang_tokenize(tu, all, &t, &n);
+  for (unsigned i = 0; i + 1 < n; i++)
+    if (clang_getTokenKind(t[i]) == CXToken_Keyword && spelled_as(tu, t[i], "template") &&
+        !spelled_as(tu, t[i + 1], "<"))
+      add_explicit(f, t, n, i);
+  clang_disposeTokens(tu, t, n);
 }
 
 static enum CXChildVisitResult find_instances(CXCursor c, CXCursor parent, CXClientData data) {
@@ -194,29 +281,28 @@ static char *error_within(const Frontend *fe, unsigned from, unsigned to) {
 }
 
 // "typedef __half T; constexpr int N = 4; " and its test "std::is_same<T, __half>::value && N == 4".
-static bool bind_of(CXCursor decl, const Shape *sh, Text *bind, Text *test, Text *label) {
+static void bind_of(const Inst *in, const Shape *sh, Text *bind, Text *test, Text *label) {
   for (int i = 0; i < sh->nparams; i++) {
-    char *line = template_param_binding(decl, (unsigned)i, sh->params[i]);
-    char *name = fe_spelling(sh->params[i]), *arg = template_arg_spelling(decl, (unsigned)i);
-    bool ok = line && arg;
-    if (ok) {
-      line[strcspn(line, "\n")] = ' ';
-      text_add(bind, line);
-      char *t = kind_of(sh->params[i]) == CXCursor_TemplateTypeParameter
-                    ? xasprintf("%sstd::is_same<%s, %s>::value", i ? " && " : "", name, arg)
-                    : xasprintf("%s%s == %s", i ? " && " : "", name, arg);
-      text_add(test, t);
-      free(t);
-      t = xasprintf("%s%s = %s", i ? ", " : "", name, arg);
-      text_add(label, t);
-      free(t);
+    char *name = fe_spelling(sh->params[i]), *line, *t, *l;
+    const char *arg = in->args[i], *and = i ? " && " : "";
+    if (kind_of(sh->params[i]) == CXCursor_TemplateTypeParameter) {
+      line = xasprintf("typedef %s %s; ", arg, name);
+      t = xasprintf("%sstd::is_same<%s, %s>::value", and, name, arg);
+    } else {
+      CXString ts = clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(sh->params[i])));
+      line = xasprintf("constexpr %s %s = %s; ", clang_getCString(ts), name, arg);
+      t = xasprintf("%s%s == %s", and, name, arg);
+      clang_disposeString(ts);
     }
-    free(line);
+    l = xasprintf("%s%s = %s", i ? ", " : "", name, arg);
+    text_add(bind, line);
+    text_add(test, t);
+    text_add(label, l);
     free(name);
-    free(arg);
-    if (!ok) return false;
+    free(line);
+    free(t);
+    free(l);
   }
-  return true;
 }
 
 static void instance_free(RegionInstance *ri) {
@@ -232,33 +318,12 @@ static void instance_free(RegionInstance *ri) {
   free(ri->test);
 }
 
-// The instance's region's name, which generated names hold: the region's and
-// the arguments' ("layer_half" for <__half>, "mean_float_4" for <float, 4>).
-static char *instance_name(const char *region, const char *args) {
-  char *name = xasprintf("%s_%s", region, args), *out = name;
-  for (const char *p = name; *p; p++) {
-    bool word = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
-    if (word) *out++ = *p;
-    else if (out > name && out[-1] != '_') *out++ = '_';
-  }
-  while (out > name && out[-1] == '_') out--;
-  *out = '\0';
-  return name;
-}
-
 // The region read in instance decl; NULL with *why when it cannot be.
-static RegionInstance *read_instance(const Frontend *fe, const Region *r, const Shape *sh, CXCursor fn, CXCursor decl,
-                                     const char *args, char **why) {
+static RegionInstance *read_instance(const Frontend *fe, const Region *r, const Shape *sh, CXCursor fn, const Inst *in,
+                                     char **why) {
   Text bind = {0}, test = {0}, label = {0};
-  text_add(&bind, "");
-  text_add(&test, "");
-  text_add(&label, "");
+  bind_of(in, sh, &bind, &test, &label);
   RegionInstance *ri = xcalloc(1, sizeof *ri);
-  if (!bind_of(decl, sh, &bind, &test, &label)) {
-    *why = xasprintf("an argument of its instance <%s> is neither a type nor an integer", label.s);
-    free(bind.s), free(test.s), free(label.s), free(ri);
-    return NULL;
-  }
   ri->label = label.s;
   ri->test = test.s;
   ri->text = shadow_of(fe, sh);
@@ -288,10 +353,10 @@ static RegionInstance *read_instance(const Frontend *fe, const Region *r, const 
     free(ri);
     return NULL;
   }
-  Region *in = ri->prog.regions;
-  free(in->name);
-  in->name = instance_name(r->name, args);
-  in->bind = bind.s;
+  Region *read = ri->prog.regions;
+  free(read->name);
+  read->name = xasprintf("%s_%s", r->name, in->name);
+  read->bind = bind.s;
   instantiate_program(&ri->fe, &ri->prog);
   return ri;
 }
@@ -309,18 +374,22 @@ static void region_instances(const Frontend *fe, Region *r) {
     free(why);
     return;
   }
-  Found f = {fe, &sh, {{0}}, {0}, 0};
+  Found f = {.fe = fe, .sh = &sh};
   // No instance in this file: the region is read as its pattern (the calls that depend on the
   // parameters say so, classify.c).
   if (!why) clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_instances, &f);
+  if (!why && kind_of(sh.tmpl) == CXCursor_FunctionTemplate) find_explicit(&f);
   RegionInstance *v = xcalloc((size_t)f.n + 1, sizeof *v);
   int n = 0;
   for (int i = 0; i < f.n && !why; i++) {
-    RegionInstance *ri = read_instance(fe, r, &sh, fn, f.decl[i], f.args[i], &why);
+    RegionInstance *ri = read_instance(fe, r, &sh, fn, &f.v[i], &why);
     if (ri) v[n++] = *ri;
     free(ri);
   }
-  for (int i = 0; i < f.n; i++) free(f.args[i]);
+  for (int i = 0; i < f.n; i++) {
+    for (int k = 0; k < sh.nparams; k++) free(f.v[i].args[k]);
+    free(f.v[i].name);
+  }
   r->instances = v;
   r->ninstances = n;
   if (why) region_instances_free(r);

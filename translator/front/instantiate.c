@@ -116,7 +116,10 @@ char *template_args_of(CXCursor decl) {
   return args.s;
 }
 
-char *template_param_binding(CXCursor decl, unsigned i, CXCursor param) {
+// Template parameter param declared as specialization decl's argument i:
+// "typedef float T;\n", "constexpr int B = 256;\n" (malloc'd), or NULL when
+// the argument is neither a type nor an integer.
+static char *template_param_binding(CXCursor decl, unsigned i, CXCursor param) {
   enum CXCursorKind pk = clang_getCursorKind(param);
   enum CXTemplateArgumentKind ak = clang_Cursor_getTemplateArgumentKind(decl, i);
   if (!(pk == CXCursor_TemplateTypeParameter && ak == CXTemplateArgumentKind_Type) &&
