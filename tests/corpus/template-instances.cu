@@ -1,7 +1,8 @@
 // Style: a tensor-parallel engine's decoder (FasterTransformer's
 // ParallelGptDecoder<T> and the like): a class template over the element type,
 // explicitly instantiated for float and half at the end of its file; its
-// AllReduce behind a wrapper template whose datatype comes from a trait of T
+// AllReduce, run only with more than one rank (guarded-collective.cu), behind a
+// wrapper template whose datatype comes from a trait of T
 // (tinst/nccl_param.h), its kernels templates launched through invoke wrapper
 // templates (tinst/decoder_kernels.h); a trainer's function template over the
 // element type and the block size, called for two instances. Every statement
@@ -49,7 +50,9 @@ template <typename T>
 void Decoder<T>::attentionOut(T *attn_out, const T *residual, const T *bias, int m, int n) {
 #pragma coconet region name(attn_out) split reorder replicated(residual, bias)
   {
-    allReduceSum(attn_out, attn_out, (size_t)m * n, tensor_para_, stream_);
+    if (tensor_para_.world_size > 1) {
+      allReduceSum(attn_out, attn_out, (size_t)m * n, tensor_para_, stream_);
+    }
     invokeAddBiasResidual(attn_out, residual, bias, m, n, stream_);
   }
 }
@@ -119,7 +122,9 @@ void trainStep(float *grads, __half *half_grads, size_t count, NcclParam param, 
 // CODE: } else if constexpr (std::is_same<T, __half>::value) {
 // CODE: "attn_out_half", "residual", __FILE__, __LINE__);
 // CODE: } else {
+// CODE-NEXT: if (tensor_para_.world_size > 1) {
 // CODE-NEXT: allReduceSum(attn_out, attn_out, (size_t)m * n, tensor_para_, stream_);
+// CODE-NEXT: }
 // CODE-NEXT: invokeAddBiasResidual(attn_out, residual, bias, m, n, stream_);
 // CODE-NEXT: }
 // CODE: // coconet: begin generated code for region mean_float_256

@@ -68,10 +68,12 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
                  r->name, a->test);
       return -1;
     }
-    // A launcher's path: what comes after its call does not change what it chose.
+    // A launcher's path, a collective's guard: what comes after it does not change what it chose.
     const Stmt *end = NULL;
-    for (const Stmt *s = r->stmts; s && a->launcher && !end; s = s->next)
-      if (s->kind == STMT_LAUNCH && s->launch->when && strcmp(s->launch->when, a->test) == 0) end = s;
+    for (const Stmt *s = r->stmts; s && (a->launcher || a->guard) && !end; s = s->next)
+      if ((s->kind == STMT_LAUNCH && s->launch->when && strcmp(s->launch->when, a->test) == 0) ||
+          (s->guard && a->guard && strcmp(s->guard, a->test) == 0))
+        end = s;
     for (int k = 0; k < n; k++) {
       const char *var = names[k];
       for (const Stmt *s = r->stmts; s && s != end; s = s->next) {
@@ -88,7 +90,12 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
         bool reads = clang_getCursorKind(s->cursor) == CXCursor_DeclStmt && !address && !source_assigns(text);
         free(text);
         if (!at || reads || (s->kind == STMT_CUDA && !address)) continue;
-        if (a->launcher)
+        if (a->guard)
+          diag_error(&s->range.begin, "region '%s' runs %s only when %s, so the schedule, which is for it running, "
+                                      "runs when that holds at the top of the region; this statement also uses '%s' "
+                                      "and could change it first: move the statement out", r->name, a->kernel,
+                     a->test, var);
+        else if (a->launcher)
           diag_error(&s->range.begin, "region '%s': '%s' launches kernel '%s' when %s, so the schedule, which is "
                                       "for that kernel, runs when it holds at the top of the region; this statement "
                                       "also uses '%s' and could change it first: move the statement out",
@@ -109,7 +116,8 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
                                       "it before the region, or move the statement out", r->name, a->kernel,
                      a->sometimes ? "reaches" : "tests", var, a->sometimes ? "only under a condition" : "against NULL",
                      a->test, var);
-        diag_note(&a->loc, a->launcher  ? "the launch is here"
+        diag_note(&a->loc, a->guard     ? "the %s is here"
+                           : a->launcher  ? "the launch is here"
                            : a->other   ? "kernel '%s' uses the stride here"
                            : a->divisor ? "kernel '%s' reads its rows here"
                                         : "kernel '%s' tests it here", a->kernel);

@@ -711,6 +711,7 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
       break;
     case STMT_OPAQUE: break;
     }
+    if (done && s->kind == STMT_NCCL && s->guard) ir_region_assume_guard(ir, s->guard, s->callee, s->range.begin);
     if (extract_stmt_has_effects(s)) opaque = true;
     if (!done) {
       opaque = true;

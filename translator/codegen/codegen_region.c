@@ -373,7 +373,6 @@ static int generate(Cg *cg, const Scope *sc) {
   }
   Buf head = cg->out;  // the ops go to a buffer of their own, the (void) lines before them
   cg->out = (Buf){0};
-  check_replicated(cg);
   int consumed, rc = 0;
   // Run-time preconditions (a pointer a kernel tests against NULL): the
   // schedule when they hold, the region as written otherwise.
@@ -408,7 +407,10 @@ static int generate(Cg *cg, const Scope *sc) {
                 c->stream, cg->r->name, a->launcher);
       }
       continue;
-    } else if (a->divisor)
+    } else if (a->guard)
+      cg_line(cg, "// coconet: the region runs %s only when %s (%s:%u:%u): the schedule is for it running; the "
+               "region runs as written otherwise", a->kernel, a->test, text_base_name(at.file), at.line, at.col);
+    else if (a->divisor)
       cg_line(cg, "// coconet: kernel '%s' reads its rows %d elements at a time (%s:%u:%u): the schedule is for "
                "%s; the region runs as written otherwise", a->kernel, a->divisor, text_base_name(at.file), at.line,
                at.col, a->test);
@@ -437,6 +439,8 @@ static int generate(Cg *cg, const Scope *sc) {
     cg_line(cg, "if (%s) {", buf_str(&test));
     cg->depth++;
   }
+  // What the clauses say is checked where the schedule runs (a guard's communicator may exist only there).
+  check_replicated(cg);
   for (int i = 0; i < sc->n && rc == 0; i += consumed) {
     if (sc->ops[i]->span.nchunks > 1) rc = emit_overlap(cg, sc, i, &consumed);
     else rc = cg_emit_op(cg, sc, i, &consumed);

@@ -206,7 +206,11 @@ static int report_region(const Verified *v, char **reports, int ran) {
     if (t >= 0) taken = (taken < 0 ? 0 : taken) + t;
   }
   for (const IrAssume *a = r->assumes; a; a = a->next)
-    if (a->launcher)
+    if (a->guard)
+      printf("verify %s: run with %s (the region runs %s only then: the schedule's branch, taken in %ld of %d runs; "
+             "the others run the region as written)\n", r->name, a->test, a->kernel, taken < 0 ? 0 : taken,
+             ran * TRIALS);
+    else if (a->launcher)
       printf("verify %s: run with %s ('%s' launches '%s' then: the schedule's branch, taken in %ld of %d runs; the "
              "others run the region as written)\n", r->name, a->test, a->launcher, a->kernel, taken < 0 ? 0 : taken,
              ran * TRIALS);

@@ -3,6 +3,7 @@
 // what the IR knows of it), the buffers' contents, and the inputs that take
 // the schedule's run-time preconditions.
 #include "verify_harness.h"
+#include "analyze/analyze.h"
 #include "common/text.h"
 
 #include <ctype.h>
@@ -202,7 +203,7 @@ static void assign_handles(Harness *h, FILE *f, const HVar *base) {
 char *harness_path_test(const Harness *h) {
   char *t = strdup("true");
   for (const IrAssume *a = h->r->assumes; a; a = a->next) {
-    if (!a->launcher && !a->divisor) continue;
+    if (!a->launcher && !a->divisor && !a->guard) continue;
     char *both = strcmp(t, "true") ? xasprintf("%s && (%s)", t, a->test) : xasprintf("(%s)", a->test);
     free(t);
     t = both;
@@ -210,27 +211,78 @@ char *harness_path_test(const Harness *h) {
   return t;
 }
 
-// The path the schedule is for, in the last input: the integer variables its
-// conditions read (two at most) try the values around the numbers they are
-// compared with (c - 1, c, c + 1, 2c + 1; also each rounded up to a multiple
-// of a row length's divisor) until the path is taken, the locals computed from
-// them again each time; the inputs as chosen when none takes it.
-static void print_path_search(const Harness *h, FILE *f) {
+// An integer member `field` of record type t, by name.
+typedef struct FieldFind {
+  const char *name;
+  bool integer;
+} FieldFind;
+
+static enum CXVisitorResult find_field(CXCursor c, CXClientData data) {
+  FieldFind *f = data;
+  CXString s = clang_getCursorSpelling(c);
+  bool same = strcmp(clang_getCString(s), f->name) == 0;
+  clang_disposeString(s);
+  if (!same) return CXVisit_Continue;
+  enum CXTypeKind k = clang_getCanonicalType(clang_getCursorType(c)).kind;
+  f->integer = harness_is_arith(clang_getCursorType(c)) && k != CXType_Float && k != CXType_Double && k != CXType_Bool;
+  return CXVisit_Break;
+}
+
+// The integers a condition reads that the harness may set: a variable of its
+// own (`n`), or an integer member of one of its objects (`tensor_para_.world_size`,
+// `cfg->nranks`), at most 2, into targets.
+static int path_targets(const Harness *h, const IrAssume *a, char targets[][256], int nt) {
   char names[16][256];
-  const HVar *vars[2];
+  for (int k = 0, n = ir_assume_names(a, names, 16); k < n && nt < 2; k++) {
+    const HVar *v = harness_assign_base(h, names[k]);
+    if (!v || v->init || strcmp(v->name, names[k]) != 0) continue;
+    CXType t = clang_getCursorType(v->decl);
+    enum CXTypeKind tk = clang_getCanonicalType(t).kind;
+    if (harness_is_arith(t) && tk != CXType_Float && tk != CXType_Double && tk != CXType_Bool) {
+      bool seen = false;
+      for (int j = 0; j < nt; j++) seen |= strcmp(targets[j], v->name) == 0;
+      if (!seen) snprintf(targets[nt++], 256, "%s", v->name);
+      continue;
+    }
+    // Its members the condition names: `v.m`, `v->m`.
+    bool pointer = tk == CXType_Pointer;
+    CXType record = pointer || tk == CXType_LValueReference ? clang_getPointeeType(t) : t;
+    for (const char *p = extract_find_token(a->test, v->name); p && nt < 2; p = extract_find_token(p + 1, v->name)) {
+      const char *m = p + strlen(v->name);
+      const char *arrow = strncmp(m, "->", 2) == 0 ? "->" : *m == '.' ? "." : NULL;
+      if (!arrow || pointer != (*arrow == '-')) continue;
+      m += strlen(arrow);
+      size_t len = 0;
+      while (isalnum((unsigned char)m[len]) || m[len] == '_') len++;
+      char field[256];
+      snprintf(field, sizeof field, "%.*s", (int)(len < 255 ? len : 255), m);
+      FieldFind ff = {field, false};
+      clang_Type_visitFields(clang_getCanonicalType(record), find_field, &ff);
+      char target[600];
+      snprintf(target, sizeof target, "%s%s%s", v->name, arrow, field);
+      if (strlen(target) > 255) continue;
+      bool seen = false;
+      for (int j = 0; j < nt; j++) seen |= strcmp(targets[j], target) == 0;
+      if (ff.integer && !seen) snprintf(targets[nt++], 256, "%s", target);
+    }
+  }
+  return nt;
+}
+
+// The path the schedule is for, in the last input: the integers its
+// conditions read (two at most: path_targets) try the values around the
+// numbers they are compared with (c - 1, c, c + 1, 2c + 1; also each rounded
+// up to a multiple of a row length's divisor) until the path is taken, the
+// locals computed from them again each time; the inputs as chosen when none
+// takes it.
+static void print_path_search(const Harness *h, FILE *f) {
+  char targets[2][256];
   int nv = 0;
   long values[64];
   int nvalues = 0;
   for (const IrAssume *a = h->r->assumes; a; a = a->next) {
-    if (!a->launcher) continue;
-    for (int k = 0, n = ir_assume_names(a, names, 16); k < n && nv < 2; k++) {
-      const HVar *v = harness_assign_base(h, names[k]);
-      enum CXTypeKind tk = v ? clang_getCanonicalType(clang_getCursorType(v->decl)).kind : CXType_Invalid;
-      bool integer = v && harness_is_arith(clang_getCursorType(v->decl)) && tk != CXType_Float && tk != CXType_Double &&
-                     tk != CXType_Bool && !v->init && strcmp(v->name, names[k]) == 0;
-      for (int j = 0; j < nv && integer; j++) integer = vars[j] != v;
-      if (integer) vars[nv++] = v;
-    }
+    if (!a->launcher && !a->guard) continue;
+    nv = path_targets(h, a, targets, nv);
     for (const char *c = a->test; *c && nvalues < 60; c++) {
       if (!isdigit((unsigned char)*c) || (c > a->test && (isalnum((unsigned char)c[-1]) || c[-1] == '_' || c[-1] == '.')))
         continue;
@@ -255,7 +307,7 @@ static void print_path_search(const Harness *h, FILE *f) {
   for (int j = 0; j < nv; j++)
     fprintf(f, "%*sfor (long coconet_verify_v%d : coconet_verify_values) {\n%*sif (coconet_verify_taken) break;\n"
                "%*s%s = static_cast<decltype(%s)>(coconet_verify_v%d);\n", 8 + 2 * j, "", j, 10 + 2 * j, "",
-            10 + 2 * j, "", vars[j]->name, vars[j]->name, j);
+            10 + 2 * j, "", targets[j], targets[j], j);
   for (int i = 0; i < h->n; i++)
     if (h->v[i].init) fprintf(f, "%*s%s = (%s);\n", 8 + 2 * nv, "", h->v[i].name, h->v[i].init);
   fprintf(f, "%*scoconet_verify_taken = %s;\n", 8 + 2 * nv, "", test);

@@ -565,7 +565,39 @@ static char *dependent_call_why(const Frontend *fe, CXCursor cursor) {
   return why;
 }
 
+// `if (C) { collective; }` with no else and a C without effects (an engine's
+// `if (tensor_para_.world_size_ > 1) ftNcclAllReduceSum(...);`): the
+// collective, guarded by C; else NULL.
+static Stmt *guarded_collective(const Frontend *fe, CXCursor cursor) {
+  FeKids k = fe_kids(cursor);
+  if (clang_getCursorKind(cursor) != CXCursor_IfStmt || k.n != 2) return NULL;
+  CXCursor body = k.last;
+  if (clang_getCursorKind(body) == CXCursor_CompoundStmt) {
+    FeKids b = fe_kids(body);
+    if (b.n != 1) return NULL;
+    body = b.v[0];
+  }
+  char *cond = fe_cursor_text(fe, k.v[0]);
+  if (source_has_effects(cond) || strstr(cond, "coconet_")) {
+    free(cond);
+    return NULL;
+  }
+  Stmt *s = classify_stmt(fe, body);
+  if (s->kind != STMT_NCCL || s->guard || strcmp(s->callee, "ncclGroupStart") == 0 ||
+      strcmp(s->callee, "ncclGroupEnd") == 0) {
+    stmt_free(s);
+    free(cond);
+    return NULL;
+  }
+  s->guard = xasprintf("(%s)", text_unwrap(cond));
+  free(cond);
+  s->range = with_semicolon(fe, fe_range(fe, clang_getCursorExtent(cursor)));
+  return s;
+}
+
 Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
+  Stmt *guarded = guarded_collective(fe, cursor);
+  if (guarded) return guarded;
   Stmt *s = xcalloc(1, sizeof *s);
   s->kind = STMT_OPAQUE;
   s->cursor = cursor;
@@ -674,5 +706,6 @@ void stmt_free(Stmt *s) {
   free(s->why_opaque);
   free(s->seen_through);
   free(s->seen_path);
+  free(s->guard);
   free(s);
 }

@@ -285,6 +285,8 @@ typedef struct Stmt {
   char *seen_through;    // STMT_NCCL: the host function the collective is seen through (wrapper.c), or NULL
   char *seen_path;       // ... and the functions below it, or NULL
   SrcLoc seen_loc;       // ... where the function is
+  char *guard;           // STMT_NCCL written as `if (guard) { collective; }` (no else, a guard without
+                         // effects): the condition, the statement's range the whole if; else NULL
   struct Stmt *next;
 } Stmt;
 

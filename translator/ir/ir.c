@@ -143,6 +143,11 @@ void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc l
   add_assume(r, var, NULL, kernel, loc);
 }
 
+void ir_region_assume_guard(IrRegion *r, const char *test, const char *callee, SrcLoc loc) {
+  IrAssume *a = add_assume_test(r, test, NULL, test, callee, loc);
+  if (a) a->guard = true;
+}
+
 void ir_region_assume_path(IrRegion *r, const char *when, const char *kernel, const char *launcher, SrcLoc loc) {
   IrAssume *a = add_assume_test(r, when, NULL, when, kernel, loc);
   if (a) a->launcher = ir_strdup(r, launcher);
@@ -161,7 +166,7 @@ static bool keyword(const char *w, size_t n) {
 
 int ir_assume_names(const IrAssume *a, char names[][256], int max) {
   int n = 0;
-  if (!a->launcher && !a->divisor) {
+  if (!a->launcher && !a->divisor && !a->guard) {
     for (int k = 0; k < (a->other ? 2 : 1) && n < max; k++) {
       const char *name = k ? a->other : a->var;
       size_t len = strcspn(name, ".-[ ");

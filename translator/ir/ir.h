@@ -650,6 +650,8 @@ typedef struct IrAssume {
                         // kernel it launches when var (the path's conditions, = test) holds; else NULL
   int divisor;          // > 1: a row-wise kernel reads its rows `divisor` elements at a time, and var,
                         // the row length as passed, must be a multiple ("(var) % divisor == 0"); else 0
+  bool guard;           // the region runs the collective `kernel` only under `if (test)`: the schedule
+                        // is for it running
 } IrAssume;
 
 // What a text of the IR stands for in the source: the hoisted argument's
@@ -697,13 +699,16 @@ void ir_region_note(IrRegion *r, const char *what);  // appended to r->notes
 // Records that the schedule needs `var != nullptr` (once per variable).
 void ir_region_assume(IrRegion *r, const char *var, const char *kernel, SrcLoc loc);
 // The variables a run-time precondition reads (at most max, each at most 255
-// characters, each once): var's and other's bases; for a launcher's path conditions and
-// a divisor's row length every
+// characters, each once): var's and other's bases; for a launcher's path conditions, a
+// collective's guard and a divisor's row length every
 // name not after '.', '->' or '::', not before '(' or '::' and not a word of C++ (`n`, not
 // `std`, `min`, `float`); -1 when there are more than max.
 int ir_assume_names(const IrAssume *a, char names[][256], int max);
 // The schedule is for the kernel that launcher launches when `when` holds (loc: the launch).
 void ir_region_assume_path(IrRegion *r, const char *when, const char *kernel, const char *launcher, SrcLoc loc);
+// The region runs collective `callee` under `if (test)` (loc: the if): the
+// schedule is for test holding (IrAssume.guard).
+void ir_region_assume_guard(IrRegion *r, const char *test, const char *callee, SrcLoc loc);
 // ... because the kernel reaches var's buffer only under a condition (IrAssume.sometimes).
 void ir_region_assume_reached(IrRegion *r, const char *var, const char *kernel, SrcLoc loc);
 // A row-wise kernel reads rows of `length` elements (as the launch passes it) k at a

@@ -352,7 +352,11 @@ void ir_explain(FILE *f, const IrRegion *r, const IrCostModel *model) {
   fputs(r->clauses ? "\n" : " no clauses\n", f);
   for (const IrStep *s = r->notes; s; s = s->next) fprintf(f, "  - analysis: %s\n", s->what);
   for (const IrAssume *a = r->assumes; a; a = a->next)
-    if (a->launcher)
+    if (a->guard)
+      fprintf(f, "  - analysis: the region runs %s only when %s (%s:%u:%u): the schedule is for it running, tested "
+                 "at the top of the region; the region runs as written otherwise\n", a->kernel, a->test,
+              a->loc.file ? a->loc.file : "?", a->loc.line, a->loc.col);
+    else if (a->launcher)
       fprintf(f, "  - analysis: '%s' picks its kernel at run time: the schedule is for kernel '%s', which it launches "
                  "when %s (%s:%u:%u), tested at the top of the region; the region runs as written otherwise\n",
               a->launcher, a->kernel, a->test, a->loc.file ? a->loc.file : "?", a->loc.line, a->loc.col);

@@ -1,0 +1,94 @@
+// Style: tensor-parallel code runs its AllReduce only when there is more than
+// one rank (FasterTransformer: `if (tensor_para_.world_size_ > 1) {
+// ftNcclAllReduceSum(...); }`; trainers: `if (world_size > 1)`). The collective
+// under an `if` without an else, whose condition has no effects, is read as the
+// collective; the schedule is for the condition holding, tested at the top of
+// the region, and the region runs as written otherwise (the kernel on the
+// buffer as it is); COCONET_CHECK=clauses checks the clauses where the schedule
+// runs (with one rank, the communicator may not exist). The condition may read a member of a struct (the harness's
+// path search sets it). Refused: a statement before the guard that may change
+// what it reads (CHANGED); an `if` with an else is a statement coconet does not
+// see into (ELSE).
+// RUN: %coconet --verify=3 %s | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
+// RUN: %expect 1 %coconet --check %s -- -DCHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
+// RUN: %expect 1 %coconet --check %s -- -DELSE 2>&1 | %FileCheck --check-prefix=ELSE %s
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+struct TensorParallel {
+  int world_size;
+  int rank;
+  ncclComm_t comm;
+};
+
+__global__ void add_bias_gelu(float *x, const float *bias, int rows, int cols) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < rows * cols) {
+    float v = x[i] + bias[i % cols];
+    x[i] = v / (1.0f + __expf(-1.702f * v));
+  }
+}
+
+static void all_reduce_sum(float *buf, size_t n, const TensorParallel &tp, cudaStream_t stream) {
+  ncclAllReduce((const void *)buf, (void *)buf, n, ncclFloat, ncclSum, tp.comm, stream);
+}
+
+void mlp_out(float *x, const float *bias, int rows, int cols, int world_size, ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(plain) split reorder replicated(bias)
+  {
+#if defined(CHANGED)
+    world_size = world_size / 2;
+#endif
+    if (world_size > 1) {
+      ncclAllReduce(x, x, (size_t)rows * cols, ncclFloat, ncclSum, comm, stream);
+    }
+    add_bias_gelu<<<(rows * cols + 255) / 256, 256, 0, stream>>>(x, bias, rows, cols);
+  }
+}
+
+void attn_out(float *x, const float *bias, int rows, int cols, const TensorParallel &tp, cudaStream_t stream) {
+#pragma coconet region name(member) split reorder replicated(bias)
+  {
+#if defined(ELSE)
+    if (tp.world_size > 1)
+      all_reduce_sum(x, (size_t)rows * cols, tp, stream);
+    else
+      cudaStreamSynchronize(stream);
+#else
+    if (tp.world_size > 1)
+      all_reduce_sum(x, (size_t)rows * cols, tp, stream);
+#endif
+    add_bias_gelu<<<(rows * cols + 255) / 256, 256, 0, stream>>>(x, bias, rows, cols);
+  }
+}
+
+// EXEC: verify plain: run with (world_size > 1) (the region runs ncclAllReduce only then: the schedule's branch, taken in {{[1-9][0-9]*}} of 9 runs; the others run the region as written)
+// EXEC: verify plain: ok
+// EXEC: verify member: run with (tp.world_size > 1) (the region runs ncclAllReduce only then: the schedule's branch, taken in {{[1-9][0-9]*}} of 9 runs; the others run the region as written)
+// EXEC: verify member: ok
+
+// CODE-LABEL: void mlp_out(
+// CODE: // coconet: the region runs ncclAllReduce only when (world_size > 1)
+// CODE-NEXT: // (guarded-collective.cu:{{[0-9]+}}:5): the schedule is for it running; the region runs as written
+// CODE: if ((world_size > 1) && coconet_disjoint(
+// CODE: if (coconet_check_clauses())
+// CODE-NEXT: coconet_check_replicated(bias,
+// CODE: ncclReduceScatter(x, x + coconet_p.slice_lo
+// CODE: } else {
+// CODE-NEXT: if (world_size > 1) {
+// CODE-NEXT: ncclAllReduce(x, x, (size_t)rows * cols, ncclFloat, ncclSum, comm, stream);
+// CODE-NEXT: }
+// CODE-NEXT: add_bias_gelu<<<
+// CODE-LABEL: void attn_out(
+// CODE: if ((tp.world_size > 1) && coconet_disjoint(
+// CODE: ncclReduceScatter(x, x + coconet_p.slice_lo
+// CODE: tp.comm
+// CODE: } else {
+// CODE-NEXT: if (tp.world_size > 1)
+// CODE-NEXT: all_reduce_sum(x, (size_t)rows * cols, tp, stream);
+
+// CHANGED: guarded-collective.cu:{{[0-9]+}}:5: error: region 'plain' runs ncclAllReduce only when (world_size > 1), so the schedule, which is for it running, runs when that holds at the top of the region; this statement also uses 'world_size' and could change it first: move the statement out
+// CHANGED: note: the ncclAllReduce is here
+
+// ELSE: error: split: region 'member' has no ncclAllReduce to split
