@@ -4,8 +4,8 @@
 // under an `if` without an else, whose condition has no effects, is read as the
 // collective; the schedule is for the condition holding, tested at the top of
 // the region, and the region runs as written otherwise (the kernel on the
-// buffer as it is); COCONET_CHECK=clauses checks the clauses where the schedule
-// runs (with one rank, the communicator may not exist). The condition may read a member of a struct (the harness's
+// buffer as it is); COCONET_CHECK=clauses checks the clauses only where the
+// condition holds (with one rank, the communicator may not exist). The condition may read a member of a struct (the harness's
 // path search sets it). Refused: a statement before the guard that may change
 // what it reads (CHANGED); an `if` with an else is a statement coconet does not
 // see into (ELSE).
@@ -69,11 +69,11 @@ void attn_out(float *x, const float *bias, int rows, int cols, const TensorParal
 // EXEC: verify member: ok
 
 // CODE-LABEL: void mlp_out(
+// CODE: if ((world_size > 1) && coconet_check_clauses())
+// CODE-NEXT: coconet_check_replicated(bias,
 // CODE: // coconet: the region runs ncclAllReduce only when (world_size > 1)
 // CODE-NEXT: // (guarded-collective.cu:{{[0-9]+}}:5): the schedule is for it running; the region runs as written
 // CODE: if ((world_size > 1) && coconet_disjoint(
-// CODE: if (coconet_check_clauses())
-// CODE-NEXT: coconet_check_replicated(bias,
 // CODE: ncclReduceScatter(x, x + coconet_p.slice_lo
 // CODE: } else {
 // CODE-NEXT: if (world_size > 1) {

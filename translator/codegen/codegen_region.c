@@ -312,7 +312,12 @@ static void check_replicated(Cg *cg) {
     Buf bytes = {0};
     element_bytes(&bytes, t);
     cg_line(cg, "// coconet: COCONET_CHECK=clauses: replicated(%s) compared across ranks", t->text);
-    cg_line(cg, "if (coconet_check_clauses())");
+    // Only where the region runs its collective (under a guard, the communicator may exist only then).
+    Buf guards = {0};
+    for (const IrAssume *a = cg->r->assumes; a; a = a->next)
+      if (a->guard) buf_printf(&guards, "%s && ", a->test);
+    cg_line(cg, "if (%scoconet_check_clauses())", buf_str(&guards));
+    buf_free(&guards);
     cg_line(cg, "%scoconet_check_replicated(%s, %s, %s, %s, \"%s\", \"%s\", __FILE__, __LINE__);", cg->unit, t->text,
             buf_str(&bytes), c->comm, c->stream, cg->r->name, t->text);
     buf_free(&bytes);
@@ -373,6 +378,7 @@ static int generate(Cg *cg, const Scope *sc) {
   }
   Buf head = cg->out;  // the ops go to a buffer of their own, the (void) lines before them
   cg->out = (Buf){0};
+  check_replicated(cg);
   int consumed, rc = 0;
   // Run-time preconditions (a pointer a kernel tests against NULL): the
   // schedule when they hold, the region as written otherwise.
@@ -439,8 +445,6 @@ static int generate(Cg *cg, const Scope *sc) {
     cg_line(cg, "if (%s) {", buf_str(&test));
     cg->depth++;
   }
-  // What the clauses say is checked where the schedule runs (a guard's communicator may exist only there).
-  check_replicated(cg);
   for (int i = 0; i < sc->n && rc == 0; i += consumed) {
     if (sc->ops[i]->span.nchunks > 1) rc = emit_overlap(cg, sc, i, &consumed);
     else rc = cg_emit_op(cg, sc, i, &consumed);

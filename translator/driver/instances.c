@@ -70,9 +70,13 @@ int instances_code(const Options *o, const Frontend *fe, const Region *r, const 
   char *indent = rewrite_line_indent(&fe->src, r->range.begin.offset);
   Text body = {0};
   text_add(&body, "");
-  char *line = xasprintf("%s// coconet: region %s is in a template: each instance this file makes runs its own "
-                         "schedule, any other the region as written\n",
-                         indent, r->name);
+  char *line = r->instances_more
+                   ? xasprintf("%s// coconet: region %s is in a template: the first %d instances this file makes "
+                               "run their own schedules, any other the region as written\n",
+                               indent, r->name, r->ninstances)
+                   : xasprintf("%s// coconet: region %s is in a template: each instance this file makes runs its "
+                               "own schedule, any other the region as written\n",
+                               indent, r->name);
   char *wrapped = text_wrap(line, 100);
   text_add(&body, wrapped + strlen(indent));  // the statement's first line is indented already
   text_add(&body, indent);

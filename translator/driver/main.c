@@ -313,6 +313,7 @@ static void report(const Program *prog, const char *path) {
       printf(" %s%s%s", stmt_kind_name(s->kind), s->callee ? ":" : "", s->callee ? s->callee : "");
     for (int i = 0; i < r->ninstances; i++)
       printf("%s%s", i ? "; " : " (read in each instance: ", r->instances[i].label);
+    if (r->instances_more) printf("; %d more, which run the region as written", r->instances_more);
     printf("%s\n", r->ninstances ? ")" : "");
   }
   for (const Annotation *a = prog->symmetric; a; a = a->next)

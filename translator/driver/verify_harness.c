@@ -140,6 +140,8 @@ static enum CXChildVisitResult find_refs(CXCursor c, CXCursor parent, CXClientDa
     clang_getFileLocation(clang_getRangeStart(clang_getCursorExtent(c)), NULL, NULL, NULL, &start);
     clang_getFileLocation(clang_getCursorLocation(c), NULL, NULL, NULL, &name);
     if (start == name) add_var(w->h, clang_getCursorReferenced(c));
+    FeKids k = fe_kids(c);
+    if (k.n == 1 && clang_getCursorKind(k.v[0]) == CXCursor_CXXThisExpr) w->h->through_this = true;
   }
   return CXChildVisit_Recurse;
 }
@@ -278,6 +280,9 @@ static const char *find_extras(Harness *h) {
 static const char *unverifiable(Harness *h) {
   static char why[512];
   if (h->overflow) return "the region has more free variables than the harness holds";
+  if (h->through_this)
+    return "it names a member of its object through 'this->', and the harness runs the region at file scope, its "
+           "members as variables of their own: name them alone";
   for (const IrOp *op = h->r->ops; op; op = op->next)
     if (op->kind == IR_OP_COLLECTIVE && (op->coll.kind == IR_SEND || op->coll.kind == IR_RECV))
       return "it sends or receives (ncclSend/ncclRecv), and its peer is a process the harness does not run; "

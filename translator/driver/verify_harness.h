@@ -31,6 +31,7 @@ typedef struct Harness {
   HVar v[MAX_HVARS];
   int n;
   bool overflow;
+  bool through_this;  // the region names a member through `this->`
   char *streams[8];   // distinct stream texts, in order
   int nstreams;
   char *events[8];

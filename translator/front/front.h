@@ -396,6 +396,7 @@ typedef struct Region {
   CXCursor cursor;
   struct RegionInstance *instances;  // in a template, its statements depending on the parameters:
   int ninstances;                    // the region read in each instance (instance_region.c)
+  int instances_more;                // instances past the 8 read (they run the region as written)
   char *instance_why;    // ... or why it is read in none (NULL: not such a region)
   char *bind;            // in an instance parse: its parameters declared ("typedef half T; ")
   Stmt *stmts;           // the statements inside (the block's children)

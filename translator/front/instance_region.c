@@ -47,7 +47,27 @@ typedef struct Shape {
   CXCursor params[MAX_PARAMS];
   int nparams;
   unsigned begin, end;  // the head's bytes
+  SrcRange decls[8];    // a class template made a plain class: its other declarations in the main file
+  int ndecls;           // (`template <typename T> class Decoder;`), blanked too
 } Shape;
+
+// The declarations of class template sh->tmpl but its definition, in the main
+// file (their ';' included), into sh->decls.
+static enum CXChildVisitResult find_decls(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  void **p = data;
+  const Frontend *fe = p[0];
+  Shape *sh = p[1];
+  if (kind_of(c) == CXCursor_Namespace) return CXChildVisit_Recurse;
+  if (kind_of(c) != CXCursor_ClassTemplate || clang_isCursorDefinition(c) || sh->ndecls == 8 ||
+      !clang_equalCursors(clang_getCanonicalCursor(c), clang_getCanonicalCursor(sh->tmpl)) ||
+      !fe_in_main_file(fe, clang_getCursorLocation(c)))
+    return CXChildVisit_Continue;
+  SrcRange r = fe_range(fe, clang_getCursorExtent(c));
+  while (r.end.offset < fe->src.len && fe->src.buf[r.end.offset] != ';') r.end.offset++;
+  sh->decls[sh->ndecls++] = r;
+  return CXChildVisit_Continue;
+}
 
 static char *shape_why(const Frontend *fe, CXCursor fn, Shape *sh) {
   CXCursor parent = clang_getCursorSemanticParent(fn);
@@ -64,6 +84,8 @@ static char *shape_why(const Frontend *fe, CXCursor fn, Shape *sh) {
     sh->tmpl = parent;
     sh->head_of = out_of_class ? fn : parent;
     sh->specialize = out_of_class;
+    void *find[2] = {(void *)fe, sh};
+    if (!out_of_class) clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_decls, find);
   } else {
     return strdup("it is in a partial specialization of a class template");
   }
@@ -117,6 +139,7 @@ typedef struct Found {
   const Shape *sh;
   Inst v[MAX_INSTANCES];
   int n;
+  int more;  // instances past MAX_INSTANCES (they run the region as written)
 } Found;
 
 static bool is_specialization_of(CXCursor d, CXCursor tmpl) {
@@ -142,22 +165,50 @@ static char *args_name(char *const *args, int n) {
   return t.s;
 }
 
-// Add the instance of these arguments (taken), unless the file's other uses made it already.
+// Add the instance of these arguments (taken), unless the file's other uses
+// made it already; its name told apart from the others' (<-1> and <1>: "1", "1_2").
 static void add_args(Found *f, char **args) {
-  char *name = args_name(args, f->sh->nparams);
-  bool seen = f->n == MAX_INSTANCES;
-  for (int i = 0; i < f->n && !seen; i++) seen = strcmp(f->v[i].name, name) == 0;
-  if (seen) {
+  bool seen = false;
+  for (int i = 0; i < f->n && !seen; i++) {
+    seen = true;
+    for (int k = 0; k < f->sh->nparams && seen; k++) seen = strcmp(f->v[i].args[k], args[k]) == 0;
+  }
+  if (seen || f->n == MAX_INSTANCES) {
+    f->more += !seen;
     for (int i = 0; i < f->sh->nparams; i++) free(args[i]);
-    free(name);
     return;
   }
+  char *base = args_name(args, f->sh->nparams), *name = strdup(base);
+  for (int k = 2, taken = 1; taken; k++) {
+    taken = 0;
+    for (int i = 0; i < f->n; i++) taken |= strcmp(f->v[i].name, name) == 0;
+    if (taken) {
+      free(name);
+      name = xasprintf("%s_%d", base, k);
+    }
+  }
+  free(base);
   memcpy(f->v[f->n].args, args, sizeof *args * (size_t)f->sh->nparams);
   f->v[f->n++].name = name;
 }
 
+// An explicit specialization of the class (`template <> class Decoder<int8_t> { ... };`) is
+// a class of its own, not an instance of the template's members.
+static bool explicit_specialization(const Frontend *fe, CXCursor decl) {
+  if (!fe_in_main_file(fe, clang_getCursorLocation(decl)) || !clang_isCursorDefinition(decl)) return false;
+  char *text = fe_cursor_text(fe, decl);
+  const char *p = text;
+  bool spec = strncmp(p, "template", 8) == 0;
+  for (p += 8; spec && (*p == ' ' || *p == '\t' || *p == '\n'); p++) {}
+  spec = spec && *p == '<';
+  for (p++; spec && (*p == ' ' || *p == '\t' || *p == '\n'); p++) {}
+  spec = spec && *p == '>';
+  free(text);
+  return spec;
+}
+
 static void add_instance(Found *f, CXCursor decl) {
-  if (clang_Cursor_getNumTemplateArguments(decl) != f->sh->nparams) return;
+  if (clang_Cursor_getNumTemplateArguments(decl) != f->sh->nparams || explicit_specialization(f->fe, decl)) return;
   char *args[MAX_PARAMS] = {0};
   bool ok = true;
   for (int i = 0; i < f->sh->nparams && ok; i++) {
@@ -240,12 +291,90 @@ static enum CXChildVisitResult find_instances(CXCursor c, CXCursor parent, CXCli
     return CXChildVisit_Recurse;
   }
   if (is_class(c) && is_specialization_of(c, f->sh->tmpl)) add_instance(f, c);  // an explicit instantiation
-  CXType t = clang_getCursorType(c);
+  CXType t = clang_getCanonicalType(clang_getCursorType(c));
   while (t.kind == CXType_Pointer || t.kind == CXType_LValueReference || t.kind == CXType_RValueReference)
-    t = clang_getPointeeType(t);
+    t = clang_getCanonicalType(clang_getPointeeType(t));
   CXCursor d = clang_getTypeDeclaration(t);
   if (t.kind != CXType_Invalid && is_specialization_of(d, f->sh->tmpl)) add_instance(f, d);
   return CXChildVisit_Recurse;
+}
+
+// A name the region calls that the main file declares again after the
+// template: C++ looks a template's dependent calls up where it is instantiated
+// too (an overload found by its arguments' types, a specialization declared
+// later), and the instance parse reads the region where the template is
+// defined, so it could call another function than the instance does.
+typedef struct Called {
+  const Frontend *fe;
+  char *names[64];
+  int n;
+  unsigned after;   // the template's end
+  CXCursor later;   // a declaration after it of a called name
+  bool deep;        // also the calls in the bodies of the templates called
+} Called;
+
+static void add_called(Called *c, const char *name) {
+  for (int i = 0; i < c->n; i++)
+    if (strcmp(c->names[i], name) == 0) return;
+  if (c->n < 64 && *name) c->names[c->n++] = strdup(name);
+}
+
+static enum CXChildVisitResult collect_calls(CXCursor x, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Called *c = data;
+  enum CXCursorKind k = kind_of(x);
+  if (k != CXCursor_OverloadedDeclRef && k != CXCursor_DeclRefExpr) return CXChildVisit_Recurse;
+  CXCursor d = k == CXCursor_OverloadedDeclRef ? clang_getOverloadedDecl(x, 0) : clang_getCursorReferenced(x);
+  enum CXCursorKind dk = kind_of(d);
+  if (dk != CXCursor_FunctionDecl && dk != CXCursor_FunctionTemplate) return CXChildVisit_Recurse;
+  char *name = fe_spelling(d);
+  add_called(c, name);
+  free(name);
+  // One level down: what a function template the region calls calls.
+  for (unsigned i = 0, n = k == CXCursor_OverloadedDeclRef ? clang_getNumOverloadedDecls(x) : 1; c->deep && i < n; i++) {
+    CXCursor o = k == CXCursor_OverloadedDeclRef ? clang_getOverloadedDecl(x, i) : d;
+    if (kind_of(o) != CXCursor_FunctionTemplate) continue;
+    c->deep = false;
+    clang_visitChildren(o, collect_calls, c);
+    c->deep = true;
+  }
+  return CXChildVisit_Recurse;
+}
+
+static enum CXChildVisitResult find_later_decl(CXCursor x, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Called *c = data;
+  enum CXCursorKind k = kind_of(x);
+  if (k == CXCursor_Namespace) return CXChildVisit_Recurse;
+  if (k != CXCursor_FunctionDecl && k != CXCursor_FunctionTemplate) return CXChildVisit_Continue;
+  unsigned offset;
+  CXFile file;
+  clang_getFileLocation(clang_getCursorLocation(x), &file, NULL, NULL, &offset);
+  if (!file || !clang_File_isEqual(file, c->fe->file) || offset < c->after) return CXChildVisit_Continue;
+  char *name = fe_spelling(x);
+  for (int i = 0; i < c->n && clang_Cursor_isNull(c->later); i++)
+    if (strcmp(c->names[i], name) == 0) c->later = x;
+  free(name);
+  return clang_Cursor_isNull(c->later) ? CXChildVisit_Continue : CXChildVisit_Break;
+}
+
+static char *later_decl_why(const Frontend *fe, const Region *r, CXCursor fn) {
+  Called c = {.fe = fe, .deep = true, .later = clang_getNullCursor()};
+  c.after = fe_range(fe, clang_getCursorExtent(fn)).end.offset;
+  for (const Stmt *s = r->stmts; s; s = s->next) clang_visitChildren(s->cursor, collect_calls, &c);
+  clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_later_decl, &c);
+  char *why = NULL;
+  if (!clang_Cursor_isNull(c.later)) {
+    char *name = fe_spelling(c.later);
+    SrcLoc at = fe_loc(fe, clang_getCursorLocation(c.later));
+    why = xasprintf("the region calls '%s', which is declared again after the template (line %u), and an instance "
+                    "may call that one (C++ looks dependent calls up where a template is instantiated too), while "
+                    "coconet reads the region where the template is defined: declare it before the template",
+                    name, at.line);
+    free(name);
+  }
+  for (int i = 0; i < c.n; i++) free(c.names[i]);
+  return why;
 }
 
 // The shadow text: the main file with the head replaced by the macro, padded
@@ -257,11 +386,18 @@ static SourceFile shadow_of(const Frontend *fe, const Shape *sh) {
   for (unsigned i = sh->begin; i < sh->end; i++)
     if (t.buf[i] != '\n') t.buf[i] = ' ';
   memcpy(t.buf + sh->begin, BIND_MACRO, sizeof BIND_MACRO - 1);
+  for (int d = 0; d < sh->ndecls; d++)
+    for (unsigned i = sh->decls[d].begin.offset; i <= sh->decls[d].end.offset && i < t.len; i++)
+      if (t.buf[i] != '\n') t.buf[i] = ' ';
   return t;
 }
 
-// The first error of the shadow parse inside [from, to) of the main file, or NULL.
-static char *error_within(const Frontend *fe, unsigned from, unsigned to) {
+
+
+// The first error of the shadow parse in the template's head or the region's
+// function (fn: its bytes), or NULL; errors elsewhere are the template's other
+// uses, which no longer fit it.
+static char *error_within(const Frontend *fe, const Shape *sh, SrcRange fn) {
   char *error = NULL;
   unsigned nd = clang_getNumDiagnostics(fe->tu);
   for (unsigned i = 0; i < nd && !error; i++) {
@@ -269,10 +405,20 @@ static char *error_within(const Frontend *fe, unsigned from, unsigned to) {
     CXFile file;
     unsigned offset;
     clang_getFileLocation(clang_getDiagnosticLocation(d), &file, NULL, NULL, &offset);
-    bool here = file && clang_File_isEqual(file, fe->file) && offset >= from && offset < to;
-    if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error && (here || !file)) {
+    bool main = file && clang_File_isEqual(file, fe->file);
+    bool head = main && offset >= sh->begin && offset < sh->end;
+    bool body = main && offset >= fn.begin.offset && offset < fn.end.offset;
+    if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error && (head || body || !file)) {
       CXString s = clang_getDiagnosticSpelling(d);
-      error = strdup(clang_getCString(s));
+      const char *text = clang_getCString(s);
+      error = xasprintf("%s%s", text,
+                        head && !body ? " (at the template's head, where coconet declares the instance's arguments: "
+                                        "what they name must be declared before the template)"
+                        : strstr(text, "after instantiation")
+                            ? " (coconet reads a member defined out of its class as the instance's explicit "
+                              "specialization where it is defined: a use of the member before its definition comes "
+                              "first; define it before its first use)"
+                            : "");
       clang_disposeString(s);
     }
     clang_disposeDiagnostic(d);
@@ -280,21 +426,31 @@ static char *error_within(const Frontend *fe, unsigned from, unsigned to) {
   return error;
 }
 
-// "typedef __half T; constexpr int N = 4; " and its test "std::is_same<T, __half>::value && N == 4".
+// "typedef __half T; constexpr int N = 4; " and its test "std::is_same<T, __half>::value && N == 4"
+// (a parameter without a name is left out: the function cannot name it).
 static void bind_of(const Inst *in, const Shape *sh, Text *bind, Text *test, Text *label) {
+  text_add(bind, "");
+  text_add(test, "");
+  text_add(label, "");
   for (int i = 0; i < sh->nparams; i++) {
     char *name = fe_spelling(sh->params[i]), *line, *t, *l;
-    const char *arg = in->args[i], *and = i ? " && " : "";
+    const char *arg = in->args[i], *and = *test->s ? " && " : "";
+    if (!*name) {
+      free(name);
+      continue;
+    }
     if (kind_of(sh->params[i]) == CXCursor_TemplateTypeParameter) {
       line = xasprintf("typedef %s %s; ", arg, name);
       t = xasprintf("%sstd::is_same<%s, %s>::value", and, name, arg);
     } else {
-      CXString ts = clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(sh->params[i])));
+      // Its type as written (`I BLOCK` after `typename I` is bound first), unless that is `auto`.
+      CXType pt = clang_getCursorType(sh->params[i]);
+      CXString ts = clang_getTypeSpelling(pt);
       line = xasprintf("constexpr %s %s = %s; ", clang_getCString(ts), name, arg);
       t = xasprintf("%s%s == %s", and, name, arg);
       clang_disposeString(ts);
     }
-    l = xasprintf("%s%s = %s", i ? ", " : "", name, arg);
+    l = xasprintf("%s%s = %s", *label->s ? ", " : "", name, arg);
     text_add(bind, line);
     text_add(test, t);
     text_add(label, l);
@@ -323,6 +479,11 @@ static RegionInstance *read_instance(const Frontend *fe, const Region *r, const 
                                      char **why) {
   Text bind = {0}, test = {0}, label = {0};
   bind_of(in, sh, &bind, &test, &label);
+  if (!*test.s) {
+    *why = strdup("its template's parameters have no names, so its code cannot tell its instances apart");
+    free(bind.s), free(test.s), free(label.s);
+    return NULL;
+  }
   RegionInstance *ri = xcalloc(1, sizeof *ri);
   ri->label = label.s;
   ri->test = test.s;
@@ -336,7 +497,7 @@ static RegionInstance *read_instance(const Frontend *fe, const Region *r, const 
   enum CXErrorCode err = frontend_parse_text(fe, ri->text.buf, ri->text.len, &ri->fe);
   SrcRange fr = fe_range(fe, clang_getCursorExtent(fn));
   char *error = err != CXError_Success ? xasprintf("libclang could not parse it (error %d)", err)
-                                       : error_within(&ri->fe, sh->begin, fr.end.offset);
+                                       : error_within(&ri->fe, sh, fr);
   if (!error) {
     ri->fe.names = xcalloc(1, sizeof *ri->fe.names);
     diag_mute(true);
@@ -361,29 +522,48 @@ static RegionInstance *read_instance(const Frontend *fe, const Region *r, const 
   return ri;
 }
 
-static void region_instances(const Frontend *fe, Region *r) {
-  CXCursor fn = place_function(fe, r->range.begin.offset);
-  Shape sh = {0};
-  int level = clang_Cursor_isNull(fn) ? DEPENDS_NOT : depends(r);
-  if (!level) return;
-  if (kind_of(fn) != CXCursor_FunctionTemplate && kind_of(clang_getCursorSemanticParent(fn)) != CXCursor_ClassTemplate &&
-      kind_of(clang_getCursorSemanticParent(fn)) != CXCursor_ClassTemplatePartialSpecialization)
-    return;
-  char *why = shape_why(fe, fn, &sh);
-  if (why && level == DEPENDS_TYPES) {  // the pattern reads as its instances would
-    free(why);
-    return;
+// A name for generated symbols no other region of the program has.
+static void unique_name(const Program *prog, const Region *self, Region *read) {
+  for (int k = 2, taken = 1; taken; k++) {
+    taken = 0;
+    for (const Region *o = prog->regions; o; o = o->next) {
+      taken |= o != self && strcmp(o->name, read->name) == 0;
+      for (int i = 0; i < o->ninstances; i++) taken |= strcmp(o->instances[i].prog.regions->name, read->name) == 0;
+    }
+    if (taken) {
+      char *other = xasprintf("%s_%d", read->name, k);
+      free(read->name);
+      read->name = other;
+    }
   }
+}
+
+static void region_instances(const Frontend *fe, const Program *prog, Region *r) {
+  CXCursor fn = place_function(fe, r->range.begin.offset);
+  if (clang_Cursor_isNull(fn)) return;
+  enum CXCursorKind parent = kind_of(clang_getCursorSemanticParent(fn));
+  if (kind_of(fn) != CXCursor_FunctionTemplate && parent != CXCursor_ClassTemplate &&
+      parent != CXCursor_ClassTemplatePartialSpecialization)
+    return;
+  int level = depends(r);
+  Shape sh = {0};
+  char *why = shape_why(fe, fn, &sh);
   Found f = {.fe = fe, .sh = &sh};
-  // No instance in this file: the region is read as its pattern (the calls that depend on the
-  // parameters say so, classify.c).
   if (!why) clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_instances, &f);
   if (!why && kind_of(sh.tmpl) == CXCursor_FunctionTemplate) find_explicit(&f);
+  // No instance in this file: the region is read as its pattern (the calls that depend on the
+  // parameters say so, classify.c).
+  if (!why && f.n == 0) return;
+  if (!why) why = later_decl_why(fe, r, fn);
   RegionInstance *v = xcalloc((size_t)f.n + 1, sizeof *v);
   int n = 0;
   for (int i = 0; i < f.n && !why; i++) {
     RegionInstance *ri = read_instance(fe, r, &sh, fn, &f.v[i], &why);
-    if (ri) v[n++] = *ri;
+    if (ri) {
+      v[n] = *ri;
+      unique_name(prog, r, v[n].prog.regions);
+      n++;
+    }
     free(ri);
   }
   for (int i = 0; i < f.n; i++) {
@@ -392,12 +572,19 @@ static void region_instances(const Frontend *fe, Region *r) {
   }
   r->instances = v;
   r->ninstances = n;
+  r->instances_more = f.more;
   if (why) region_instances_free(r);
+  // A region whose pattern depends on the parameters' types at most reads as its instances would:
+  // read so when they cannot be.
+  if (why && level != DEPENDS_CALLS) {
+    free(why);
+    why = NULL;
+  }
   r->instance_why = why;
 }
 
 void instance_regions(const Frontend *fe, Program *prog) {
-  for (Region *r = prog->regions; r; r = r->next) region_instances(fe, r);
+  for (Region *r = prog->regions; r; r = r->next) region_instances(fe, prog, r);
 }
 
 void region_instances_free(Region *r) {
@@ -406,7 +593,7 @@ void region_instances_free(Region *r) {
   free(r->instance_why);
   free(r->bind);
   r->instances = NULL;
-  r->ninstances = 0;
+  r->ninstances = r->instances_more = 0;
   r->instance_why = NULL;
   r->bind = NULL;
 }

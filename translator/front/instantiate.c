@@ -21,6 +21,7 @@
 
 #include "common/text.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,11 +69,27 @@ unsigned template_head_end(const SourceFile *src, CXCursor last) {
   return o < src->len ? o + 1 : 0;
 }
 
+// A type as code anywhere spells it: a name in a namespace from the global one
+// (`::cfg::Scale`: where a copy or a test is written, `cfg` may be another
+// namespace); NULL for a type no code can name (in an anonymous namespace, a lambda's).
+static char *type_spelling(CXType t) {
+  char *s = spelled(clang_getTypeSpelling(clang_getCanonicalType(t)));
+  if (strstr(s, "(anonymous") || strstr(s, "(lambda") || strstr(s, "(unnamed")) {
+    free(s);
+    return NULL;
+  }
+  size_t word = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+  if (word == 0 || strncmp(s + word, "::", 2) != 0 || isdigit((unsigned char)s[0])) return s;
+  char *global = xasprintf("::%s", s);
+  free(s);
+  return global;
+}
+
 char *template_arg_spelling(CXCursor decl, unsigned i) {
   char *arg = NULL;
   switch (clang_Cursor_getTemplateArgumentKind(decl, i)) {
   case CXTemplateArgumentKind_Type:
-    return spelled(clang_getTypeSpelling(clang_getCanonicalType(clang_Cursor_getTemplateArgumentType(decl, i))));
+    return type_spelling(clang_Cursor_getTemplateArgumentType(decl, i));
   case CXTemplateArgumentKind_Integral: {
     // The parameter's type says how to write the value: a bool's true reads
     // back as -1 (one signed bit), an enumerator needs its type.
@@ -85,7 +102,8 @@ char *template_arg_spelling(CXCursor decl, unsigned i) {
     if (type.kind == CXType_Bool) {
       r = asprintf(&arg, "%s", v ? "true" : "false");
     } else if (type.kind == CXType_Enum) {
-      char *t = spelled(clang_getTypeSpelling(type));
+      char *t = type_spelling(type);
+      if (!t) return NULL;
       r = asprintf(&arg, "static_cast<%s>(%lld)", t, v);
       free(t);
     } else {
