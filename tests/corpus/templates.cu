@@ -138,7 +138,7 @@ void pack(float *x, int n, ncclComm_t comm, cudaStream_t s) {
 // EXPLAIN: explain block_param
 // EXPLAIN-NEXT: - analysis: kernel 'scale_add' ({{.*}}templates.cu:38:17) is a template: analyzed as its instance for <128, float>
 
-// DEPENDENT: templates.cu:38:17: error: the launch of kernel template 'scale_add' has template arguments that depend on the enclosing template; coconet analyzes a launch whose arguments are known types and integers
+// DEPENDENT: templates.cu:38:17: error: the launch of kernel template 'scale_add' has template arguments that depend on the enclosing template; coconet analyzes a launch whose arguments are known types and integers, and reads a region in a template in each instance of it that the file makes, which it could not for this one (no instance, or a template it does not instantiate: see pragmas.md, regions in templates)
 // DEPENDENT: templates.cu:81:5: note: region 'dependent' needs this launch to be pointwise for its schedule
 // PACK: error: kernel template 'first_of' has a template template parameter or a parameter pack
 

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_INSTANCES = 8, MAX_PARAMS = 8 };
+enum { MAX_INSTANCES = 8, MAX_PARAMS = 16 };
 
 #define BIND_MACRO "_Coconet_bind"
 
@@ -44,7 +44,7 @@ typedef struct Shape {
   CXCursor tmpl;        // the template: a function template or a class template
   CXCursor head_of;     // whose `template <...>` is replaced: tmpl, or a member defined out of its class
   bool specialize;      // the head becomes `template <>` too (a member defined out of its class)
-  CXCursor params[MAX_PARAMS];
+  CXCursor params[MAX_PARAMS + 1];
   int nparams;
   unsigned begin, end;  // the head's bytes
   SrcRange decls[8];    // a class template made a plain class: its other declarations in the main file
@@ -86,11 +86,14 @@ static char *shape_why(const Frontend *fe, CXCursor fn, Shape *sh) {
     sh->specialize = out_of_class;
     void *find[2] = {(void *)fe, sh};
     if (!out_of_class) clang_visitChildren(clang_getTranslationUnitCursor(fe->tu), find_decls, find);
-  } else {
+  } else if (kind_of(parent) == CXCursor_ClassTemplatePartialSpecialization) {
     return strdup("it is in a partial specialization of a class template");
+  } else {
+    return strdup("it is in a class nested in a template, or a lambda in one");
   }
-  sh->nparams = template_params(sh->head_of, sh->params, MAX_PARAMS);
+  sh->nparams = template_params(sh->head_of, sh->params, MAX_PARAMS + 1);
   if (sh->nparams <= 0) return strdup("its template has a template template parameter");
+  if (sh->nparams > MAX_PARAMS) return xasprintf("its template has more than %d parameters", MAX_PARAMS);
   SrcRange r = fe_range(fe, clang_getCursorExtent(sh->head_of));
   sh->begin = r.begin.offset;
   sh->end = template_head_end(&fe->src, sh->params[sh->nparams - 1]);
@@ -110,9 +113,11 @@ static enum CXChildVisitResult find_dependent(CXCursor c, CXCursor parent, CXCli
   (void)parent;
   int *level = data;
   enum CXTypeKind k = clang_getCursorType(c).kind;
+  // (A function template named with the parameters, `scaleBy<T>`, is resolved only in an instance too.)
   bool unresolved = kind_of(c) == CXCursor_OverloadedDeclRef ||
                     (kind_of(c) == CXCursor_CallExpr && k == CXType_Dependent &&
-                     clang_Cursor_isNull(clang_getCursorReferenced(c)));
+                     clang_Cursor_isNull(clang_getCursorReferenced(c))) ||
+                    (kind_of(c) == CXCursor_DeclRefExpr && kind_of(clang_getCursorReferenced(c)) == CXCursor_FunctionTemplate);
   if (unresolved) *level = DEPENDS_CALLS;
   else if (clang_isExpression(kind_of(c)) && (k == CXType_Dependent || k == CXType_Overload) && !*level)
     *level = DEPENDS_TYPES;
@@ -143,7 +148,9 @@ typedef struct Found {
 } Found;
 
 static bool is_specialization_of(CXCursor d, CXCursor tmpl) {
-  return !clang_Cursor_isNull(d) && clang_equalCursors(clang_getSpecializedCursorTemplate(d), tmpl);
+  CXCursor of = clang_Cursor_isNull(d) ? d : clang_getSpecializedCursorTemplate(d);
+  return !clang_Cursor_isNull(of) &&
+         clang_equalCursors(clang_getCanonicalCursor(of), clang_getCanonicalCursor(tmpl));
 }
 
 // The name of instance <args> in generated symbols: "half" for <__half>, "float_4" for <float, 4>.
@@ -286,7 +293,9 @@ static enum CXChildVisitResult find_instances(CXCursor c, CXCursor parent, CXCli
     return CXChildVisit_Continue;
   if (kind_of(f->sh->tmpl) == CXCursor_FunctionTemplate) {
     CXCursor d = clang_getCursorReferenced(c);
-    if ((kind_of(c) == CXCursor_CallExpr || kind_of(c) == CXCursor_DeclRefExpr) && is_specialization_of(d, f->sh->tmpl))
+    enum CXCursorKind k = kind_of(c);
+    if ((k == CXCursor_CallExpr || k == CXCursor_DeclRefExpr || k == CXCursor_MemberRefExpr) &&
+        is_specialization_of(d, f->sh->tmpl))
       add_instance(f, d);
     return CXChildVisit_Recurse;
   }
@@ -307,7 +316,8 @@ static enum CXChildVisitResult find_instances(CXCursor c, CXCursor parent, CXCli
 typedef struct Called {
   const Frontend *fe;
   char *names[64];
-  int n;
+  CXCursor decls[64];  // the functions of those names the region calls (their other declarations are no others)
+  int n, ndecls;
   unsigned after;   // the template's end
   CXCursor later;   // a declaration after it of a called name
   bool deep;        // also the calls in the bodies of the templates called
@@ -330,6 +340,10 @@ static enum CXChildVisitResult collect_calls(CXCursor x, CXCursor parent, CXClie
   char *name = fe_spelling(d);
   add_called(c, name);
   free(name);
+  for (unsigned i = 0, n = k == CXCursor_OverloadedDeclRef ? clang_getNumOverloadedDecls(x) : 1; i < n; i++)
+    if (c->ndecls < 64)
+      c->decls[c->ndecls++] =
+          clang_getCanonicalCursor(k == CXCursor_OverloadedDeclRef ? clang_getOverloadedDecl(x, i) : d);
   // One level down: what a function template the region calls calls.
   for (unsigned i = 0, n = k == CXCursor_OverloadedDeclRef ? clang_getNumOverloadedDecls(x) : 1; c->deep && i < n; i++) {
     CXCursor o = k == CXCursor_OverloadedDeclRef ? clang_getOverloadedDecl(x, i) : d;
@@ -351,8 +365,10 @@ static enum CXChildVisitResult find_later_decl(CXCursor x, CXCursor parent, CXCl
   CXFile file;
   clang_getFileLocation(clang_getCursorLocation(x), &file, NULL, NULL, &offset);
   if (!file || !clang_File_isEqual(file, c->fe->file) || offset < c->after) return CXChildVisit_Continue;
+  bool same = false;  // a declaration of a function the region calls (its definition after its declaration)
+  for (int i = 0; i < c->ndecls && !same; i++) same = clang_equalCursors(clang_getCanonicalCursor(x), c->decls[i]);
   char *name = fe_spelling(x);
-  for (int i = 0; i < c->n && clang_Cursor_isNull(c->later); i++)
+  for (int i = 0; i < c->n && clang_Cursor_isNull(c->later) && !same; i++)
     if (strcmp(c->names[i], name) == 0) c->later = x;
   free(name);
   return clang_Cursor_isNull(c->later) ? CXChildVisit_Continue : CXChildVisit_Break;
@@ -540,11 +556,12 @@ static void unique_name(const Program *prog, const Region *self, Region *read) {
 
 static void region_instances(const Frontend *fe, const Program *prog, Region *r) {
   CXCursor fn = place_function(fe, r->range.begin.offset);
-  if (clang_Cursor_isNull(fn)) return;
-  enum CXCursorKind parent = kind_of(clang_getCursorSemanticParent(fn));
-  if (kind_of(fn) != CXCursor_FunctionTemplate && parent != CXCursor_ClassTemplate &&
-      parent != CXCursor_ClassTemplatePartialSpecialization)
-    return;
+  bool in_template = false;
+  for (CXCursor p = fn; !clang_Cursor_isNull(p) && kind_of(p) != CXCursor_TranslationUnit && !in_template;
+       p = clang_getCursorSemanticParent(p))
+    in_template = kind_of(p) == CXCursor_FunctionTemplate || kind_of(p) == CXCursor_ClassTemplate ||
+                  kind_of(p) == CXCursor_ClassTemplatePartialSpecialization;
+  if (!in_template) return;
   int level = depends(r);
   Shape sh = {0};
   char *why = shape_why(fe, fn, &sh);

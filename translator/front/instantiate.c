@@ -165,7 +165,9 @@ int template_params(CXCursor tmpl, CXCursor *out, int max) {
 void instance_describe(const Frontend *fe, CXCursor decl, CXCursor tmpl, KernelDef *k) {
   if (clang_getCursorKind(decl) == CXCursor_FunctionTemplate) {
     set_why(k, "the launch of kernel template '%s' has template arguments that depend on the enclosing template; "
-               "coconet analyzes a launch whose arguments are known types and integers",
+               "coconet analyzes a launch whose arguments are known types and integers, and reads a region in a "
+               "template in each instance of it that the file makes, which it could not for this one (no instance, "
+               "or a template it does not instantiate: see pragmas.md, regions in templates)",
             k->name);
     return;
   }
