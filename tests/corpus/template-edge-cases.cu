@@ -5,7 +5,9 @@
 // defaulted parameter (left out of the instance's test); integer arguments
 // whose names would be the same (<-1> and <1>: `shift_1`, `shift_1_2`); a class
 // template declared before its definition, with a deleted copy constructor
-// naming the template, whose member is defined in the class. Refused, with the
+// naming the template, whose member is defined in the class; a member function
+// template of a class that is not one, its instances from calls (T deduced
+// from a `T *` parameter, or written). Refused, with the
 // reason: a function the region calls declared again after the template, where
 // an instance could call it while coconet reads the region where the template
 // is defined (LATER).
@@ -89,6 +91,25 @@ class Mlp {
 
 template class Mlp<float>;
 
+class Comm {
+ public:
+  NcclParam p;
+  cudaStream_t st;
+  template <typename T>
+  static void mean(T *g, int n, NcclParam p, cudaStream_t st) {
+#pragma coconet region name(member_tmpl) split reorder
+    {
+      allReduceSum(g, g, (size_t)n, p, st);
+      scaleGrads<T><<<(n + 255) / 256, 256, 0, st>>>(g, 0.5f, (size_t)n);
+    }
+  }
+};
+
+void average(Comm &c, float *f, __half *h, int n) {
+  Comm::mean(f, n, c.p, c.st);
+  Comm::mean<__half>(h, n, c.p, c.st);
+}
+
 template <typename T>
 void invokeGelu(T *x, int n, cudaStream_t st) {
   gelu<T><<<(n + 255) / 256, 256, 0, st>>>(x, n);
@@ -121,6 +142,8 @@ template struct Act<__half>;
 // EXEC: verify shift_1: ok
 // EXEC: verify shift_1_2: ok
 // EXEC: verify act_float: ok
+// EXEC: verify member_tmpl_float: ok
+// EXEC: verify member_tmpl_half: ok
 // EXEC: verify later_half: ok
 
 // CODE: if constexpr (std::is_same<C, ::cfg::Scale>::value) {

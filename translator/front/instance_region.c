@@ -24,6 +24,7 @@
 
 #include "common/text.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,21 +238,13 @@ static bool spelled_as(CXTranslationUnit tu, CXToken t, const char *want) {
   return same;
 }
 
-// An explicit instantiation of a function template, which libclang does not show:
-// `template void NAME<ARGS>(...);` read from the file's tokens.
-static void add_explicit(Found *f, CXToken *t, unsigned n, unsigned at) {
-  CXTranslationUnit tu = f->fe->tu;
-  char *name = fe_spelling(f->sh->tmpl);
-  unsigned i = at + 1;
-  for (; i + 1 < n && !spelled_as(tu, t[i], ";"); i++)
-    if (clang_getTokenKind(t[i]) == CXToken_Identifier && spelled_as(tu, t[i], name) && spelled_as(tu, t[i + 1], "<"))
-      break;
-  free(name);
-  if (i + 1 >= n || spelled_as(tu, t[i], ";")) return;
-  char *args[MAX_PARAMS] = {0};
+// The template arguments written from the token after '<' (at) to its '>'
+// (taken: the caller frees them); how many, -1 when there is no '>'.
+static int written_args(CXTranslationUnit tu, CXToken *t, unsigned n, unsigned at, char **args) {
   int nargs = 0, depth = 0;
   Text arg = {0};
-  for (i += 2; i < n && nargs < MAX_PARAMS; i++) {
+  unsigned i = at;
+  for (; i < n && nargs < MAX_PARAMS; i++) {
     bool close = spelled_as(tu, t[i], ">"), comma = spelled_as(tu, t[i], ",");
     if ((close || comma) && depth == 0) {
       args[nargs++] = arg.s ? arg.s : strdup("");
@@ -267,10 +260,93 @@ static void add_explicit(Found *f, CXToken *t, unsigned n, unsigned at) {
     clang_disposeString(s);
   }
   free(arg.s);
-  if (nargs == f->sh->nparams && i < n) add_args(f, args);
+  if (i < n) return nargs;
+  for (int k = 0; k < nargs; k++) free(args[k]);
+  return -1;
+}
+
+// The instance whose arguments follow `NAME <` in tokens [from, n), before a ';'.
+static void add_written(Found *f, CXToken *t, unsigned n, unsigned from) {
+  CXTranslationUnit tu = f->fe->tu;
+  char *name = fe_spelling(f->sh->tmpl);
+  unsigned i = from;
+  for (; i + 1 < n && !spelled_as(tu, t[i], ";"); i++)
+    if (clang_getTokenKind(t[i]) == CXToken_Identifier && spelled_as(tu, t[i], name) && spelled_as(tu, t[i + 1], "<"))
+      break;
+  free(name);
+  if (i + 1 >= n || spelled_as(tu, t[i], ";")) return;
+  char *args[MAX_PARAMS] = {0};
+  int nargs = written_args(tu, t, n, i + 2, args);
+  if (nargs == f->sh->nparams) add_args(f, args);
   else
     for (int k = 0; k < nargs; k++) free(args[k]);
 }
+
+// Identifier name as a whole word in text, or NULL.
+static const char *word_in(const char *text, const char *name) {
+  size_t n = strlen(name);
+  for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
+    bool start = at == text || !(isalnum((unsigned char)at[-1]) || at[-1] == '_');
+    bool end = !(isalnum((unsigned char)at[n]) || at[n] == '_');
+    if (start && end) return at;
+  }
+  return NULL;
+}
+
+// A call of a member function template (libclang gives no template arguments
+// of a method): the arguments written in the call (`c.act<float, 256>(x, n)`),
+// else each type parameter deduced from a parameter whose type names it once
+// (`T *x` called with a `float *`: its type with T's text cut out around).
+static void add_member_call(Found *f, CXCursor call, CXCursor spec) {
+  CXTranslationUnit tu = f->fe->tu;
+  CXToken *t = NULL;
+  unsigned n = 0;
+  clang_tokenize(tu, clang_getCursorExtent(call), &t, &n);
+  int before = f->n + f->more;
+  if (n) add_written(f, t, n, 0);
+  clang_disposeTokens(tu, t, n);
+  if (f->n + f->more > before) return;
+  char *args[MAX_PARAMS] = {0};
+  CXCursor parms[32];
+  int found = 0, nparms = fe_kids_of_kind(f->sh->tmpl, CXCursor_ParmDecl, CXCursor_ParmDecl, CXCursor_ParmDecl, parms, 32);
+  CXType spec_type = clang_getCursorType(spec);
+  for (int k = 0; k < f->sh->nparams; k++) {
+    char *pname = fe_spelling(f->sh->params[k]);
+    for (int j = 0; j < nparms && !args[k] && kind_of(f->sh->params[k]) == CXCursor_TemplateTypeParameter && *pname;
+         j++) {
+      CXString ps = clang_getTypeSpelling(clang_getCursorType(parms[j]));
+      CXString ss = clang_getTypeSpelling(clang_getCanonicalType(clang_getArgType(spec_type, (unsigned)j)));
+      const char *pat = clang_getCString(ps), *got = clang_getCString(ss);
+      const char *at = word_in(pat, pname);
+      size_t pre = at ? (size_t)(at - pat) : 0, post = at ? strlen(at + strlen(pname)) : 0;
+      if (at && !word_in(at + 1, pname) && strlen(got) > pre + post && strncmp(got, pat, pre) == 0 &&
+          strcmp(got + strlen(got) - post, at + strlen(pname)) == 0) {
+        args[k] = strndup(got + pre, strlen(got) - pre - post);
+        found++;
+      }
+      clang_disposeString(ps);
+      clang_disposeString(ss);
+    }
+    free(pname);
+  }
+  if (found == f->sh->nparams) {
+    for (int k = 0; k < found; k++) {  // named from the global namespace, as template_arg_spelling does
+      size_t word = strspn(args[k], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+      if (word && strncmp(args[k] + word, "::", 2) == 0) {
+        char *global = xasprintf("::%s", args[k]);
+        free(args[k]);
+        args[k] = global;
+      }
+    }
+    add_args(f, args);
+    return;
+  }
+  for (int k = 0; k < f->sh->nparams; k++) free(args[k]);
+}
+
+// An explicit instantiation of a function template, which libclang does not show:
+// `template void NAME<ARGS>(...);` read from the file's tokens.
+static void add_explicit(Found *f, CXToken *t, unsigned n, unsigned at) { add_written(f, t, n, at + 1); }
 
 static void find_explicit(Found *f) {
   CXTranslationUnit tu = f->fe->tu;
@@ -295,8 +371,10 @@ static enum CXChildVisitResult find_instances(CXCursor c, CXCursor parent, CXCli
     CXCursor d = clang_getCursorReferenced(c);
     enum CXCursorKind k = kind_of(c);
     if ((k == CXCursor_CallExpr || k == CXCursor_DeclRefExpr || k == CXCursor_MemberRefExpr) &&
-        is_specialization_of(d, f->sh->tmpl))
-      add_instance(f, d);
+        is_specialization_of(d, f->sh->tmpl)) {
+      if (kind_of(d) == CXCursor_FunctionDecl) add_instance(f, d);
+      else if (k == CXCursor_CallExpr) add_member_call(f, c, d);
+    }
     return CXChildVisit_Recurse;
   }
   if (is_class(c) && is_specialization_of(c, f->sh->tmpl)) add_instance(f, c);  // an explicit instantiation
