@@ -22,8 +22,9 @@
 //                   whether an expression's text has side effects
 //   frontend.c      the CUDA 13 flag set, user flags (-p DIR, after `--`), clang's
 //                   errors, the cursor helpers, a file's #include lines as the
-//                   parse saw them (frontend_impl.h maps it and
-//                   frontend_pch.c, the cache of precompiled include lines and prelude)
+//                   parse saw them (frontend_impl.h maps it,
+//                   frontend_pch.c, the cache of precompiled include lines and prelude,
+//                   and frontend_reparse.c, the main file parsed again)
 //   directives.c    every `#pragma coconet` found by tokens, parsed (pragmas/),
 //                   attached to the statement that follows, validated
 //   classify.c      each statement of a region: NCCL call, kernel launch, cuBLAS

@@ -1,8 +1,10 @@
-// frontend_impl.h: the front end's libclang parse, private to its two files (its
+// frontend_impl.h: the front end's libclang parse, private to its three files (its
 // public side is front.h's frontend_* and fe_*).
 //   frontend.c      the CUDA 13 flag set, the prelude and stand-in files (TMP),
 //                   -p DIR, clang's errors, the cursor helpers
 //   frontend_pch.c  the cache: the stand-in files and the precompiled preludes
+//   frontend_reparse.c  the main file parsed again with the same flags: with
+//                   copies appended, or with bytes changed in place
 #ifndef COCONET_FRONTEND_IMPL_H
 #define COCONET_FRONTEND_IMPL_H
 
