@@ -6,12 +6,16 @@
 // the region, and the region runs as written otherwise (the kernel on the
 // buffer as it is); COCONET_CHECK=clauses checks the clauses only where the
 // condition holds (with one rank, the communicator may not exist). The condition may read a member of a struct (the harness's
-// path search sets it). Refused: a statement before the guard that may change
-// what it reads (CHANGED); an `if` with an else is a statement coconet does not
-// see into (ELSE).
+// path search sets it). Before the guarded collective may come launches,
+// collectives and declarations without effects (`const size_t count = ...;`);
+// refused: any other statement before it, which could change what the guard
+// reads through any alias (CHANGED), also before a second collective under the
+// same guard (BETWEEN); an `if` with an else is a statement coconet does not see
+// into, with a note saying what it reads (ELSE).
 // RUN: %coconet --verify=3 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DCHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
+// RUN: %expect 1 %coconet --check %s -- -DBETWEEN 2>&1 | %FileCheck --check-prefix=BETWEEN %s
 // RUN: %expect 1 %coconet --check %s -- -DELSE 2>&1 | %FileCheck --check-prefix=ELSE %s
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -37,13 +41,18 @@ static void all_reduce_sum(float *buf, size_t n, const TensorParallel &tp, cudaS
 void mlp_out(float *x, const float *bias, int rows, int cols, int world_size, ncclComm_t comm, cudaStream_t stream) {
 #pragma coconet region name(plain) split reorder replicated(bias)
   {
+    const size_t count = (size_t)rows * cols;
 #if defined(CHANGED)
     world_size = world_size / 2;
 #endif
     if (world_size > 1) {
-      ncclAllReduce(x, x, (size_t)rows * cols, ncclFloat, ncclSum, comm, stream);
+      ncclAllReduce(x, x, count, ncclFloat, ncclSum, comm, stream);
     }
     add_bias_gelu<<<(rows * cols + 255) / 256, 256, 0, stream>>>(x, bias, rows, cols);
+#if defined(BETWEEN)
+    world_size = 1;
+    if (world_size > 1) ncclAllReduce(x, x, count, ncclFloat, ncclSum, comm, stream);
+#endif
   }
 }
 
@@ -77,7 +86,7 @@ void attn_out(float *x, const float *bias, int rows, int cols, const TensorParal
 // CODE: ncclReduceScatter(x, x + coconet_p.slice_lo
 // CODE: } else {
 // CODE-NEXT: if (world_size > 1) {
-// CODE-NEXT: ncclAllReduce(x, x, (size_t)rows * cols, ncclFloat, ncclSum, comm, stream);
+// CODE-NEXT: ncclAllReduce(x, x, count, ncclFloat, ncclSum, comm, stream);
 // CODE-NEXT: }
 // CODE-NEXT: add_bias_gelu<<<
 // CODE-LABEL: void attn_out(
@@ -88,7 +97,11 @@ void attn_out(float *x, const float *bias, int rows, int cols, const TensorParal
 // CODE-NEXT: if (tp.world_size > 1)
 // CODE-NEXT: all_reduce_sum(x, (size_t)rows * cols, tp, stream);
 
-// CHANGED: guarded-collective.cu:{{[0-9]+}}:5: error: region 'plain' runs ncclAllReduce only when (world_size > 1), so the schedule, which is for it running, runs when that holds at the top of the region; this statement also uses 'world_size' and could change it first: move the statement out
+// CHANGED: guarded-collective.cu:{{[0-9]+}}:5: error: region 'plain' runs ncclAllReduce only when (world_size > 1), so the schedule, which is for it running, runs when that holds at the top of the region; this statement comes before it, and coconet does not follow what it may change (through a reference, a pointer or a call): move the statement out of the region, or after the guarded ncclAllReduce
 // CHANGED: note: the ncclAllReduce is here
 
+// BETWEEN: guarded-collective.cu:{{[0-9]+}}:5: error: region 'plain' runs ncclAllReduce only when (world_size > 1), so the schedule, which is for it running, runs when that holds at the top of the region; this statement comes before it, and coconet does not follow what it may change (through a reference, a pointer or a call): move the statement out of the region, or after the guarded ncclAllReduce
+// BETWEEN-NEXT: world_size = 1;
+
 // ELSE: error: split: region 'member' has no ncclAllReduce to split
+// ELSE: note: it is an 'if' around a collective, which coconet reads as the collective under a run-time test only written `if (C) collective;` (or a call of a wrapper it sees through): no else, a condition without effects, the collective alone in its body

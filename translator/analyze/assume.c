@@ -54,6 +54,61 @@ static const char *changed_by_call(const Frontend *fe, const Region *r, const Ir
   return what;
 }
 
+// A collective's guard (`if (world_size > 1) ncclAllReduce(...)`) is tested at
+// the region's top, so nothing before the last collective it guards may change
+// what it reads. Coconet does not follow a statement it does not see into
+// (through a reference, a pointer, a call, a lambda: any alias of what the
+// condition reads), so only these may come first: a launch, a collective or a
+// GEMM (they write device memory: not when the condition reads memory itself,
+// `hflag[0]`, `cfg->n`, `*p`), a CUDA call that writes no host memory, and a
+// declaration without effects of a name the condition does not read.
+static const char *const GUARD_SAFE_CUDA[] = {"cudaGetLastError", "cudaPeekAtLastError", "cudaStreamSynchronize",
+                                             "cudaDeviceSynchronize", "cudaEventRecord", "cudaMemsetAsync",
+                                             "cudaMemset", NULL};
+
+static int check_guard(const Frontend *fe, const Region *r, const IrAssume *a, char names[][256], int nnames) {
+  const Stmt *end = NULL;
+  for (const Stmt *s = r->stmts; s; s = s->next)
+    if (s->guard && strcmp(s->guard, a->test) == 0) end = s;
+  bool memory = strchr(a->test, '[') || strstr(a->test, "->") || strchr(a->test, '*');
+  for (const Stmt *s = r->stmts; s && s != end; s = s->next) {
+    if (s->guard) continue;
+    const char *why = NULL;
+    if (s->kind == STMT_LAUNCH || s->kind == STMT_NCCL || s->kind == STMT_GEMM) {
+      if (memory) why = "it may write the memory the condition reads";
+    } else if (s->kind == STMT_CUDA) {
+      bool safe = false;
+      for (int i = 0; GUARD_SAFE_CUDA[i] && !safe; i++) safe = s->callee && strcmp(s->callee, GUARD_SAFE_CUDA[i]) == 0;
+      if (!safe || memory) why = "it may write host memory the condition reads";
+    } else {
+      char *text = fe_text(fe, s->range);
+      const char *init = strchr(text, '=');
+      bool decl = clang_getCursorKind(s->cursor) == CXCursor_DeclStmt && (!init || !source_has_effects(init + 1));
+      FeKids vars = fe_kids(s->cursor);
+      for (int v = 0; v < vars.n && v < FE_KIDS && clang_getCursorKind(s->cursor) == CXCursor_DeclStmt; v++) {
+        char *declared = fe_spelling(vars.v[v]);
+        for (int k = 0; k < nnames; k++)
+          if (strcmp(declared, names[k]) == 0) {
+            decl = false;
+            why = "it declares a name the condition reads, which the test at the top of the region does not see";
+          }
+        free(declared);
+      }
+      free(text);
+      if (!decl && !why)
+        why = "coconet does not follow what it may change (through a reference, a pointer or a call)";
+    }
+    if (!why) continue;
+    diag_error(&s->range.begin, "region '%s' runs %s only when %s, so the schedule, which is for it running, runs "
+                                "when that holds at the top of the region; this statement comes before it, and %s: "
+                                "move the statement out of the region, or after the guarded %s",
+               r->name, a->kernel, a->test, why, a->kernel);
+    diag_note(&a->loc, "the %s is here", a->kernel);
+    return -1;
+  }
+  return 0;
+}
+
 // A run-time precondition (`master != nullptr`) is tested at the top of the
 // region: no statement of the region before the launch may change the
 // variable. Statements coconet does not see into may (a call taking its
@@ -68,12 +123,14 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
                  r->name, a->test);
       return -1;
     }
-    // A launcher's path, a collective's guard: what comes after it does not change what it chose.
+    if (a->guard) {
+      if (check_guard(fe, r, a, names, n)) return -1;
+      continue;
+    }
+    // A launcher's path: what comes after its call does not change what it chose.
     const Stmt *end = NULL;
-    for (const Stmt *s = r->stmts; s && (a->launcher || a->guard) && !end; s = s->next)
-      if ((s->kind == STMT_LAUNCH && s->launch->when && strcmp(s->launch->when, a->test) == 0) ||
-          (s->guard && a->guard && strcmp(s->guard, a->test) == 0))
-        end = s;
+    for (const Stmt *s = r->stmts; s && a->launcher && !end; s = s->next)
+      if (s->kind == STMT_LAUNCH && s->launch->when && strcmp(s->launch->when, a->test) == 0) end = s;
     for (int k = 0; k < n; k++) {
       const char *var = names[k];
       for (const Stmt *s = r->stmts; s && s != end; s = s->next) {
@@ -90,12 +147,7 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
         bool reads = clang_getCursorKind(s->cursor) == CXCursor_DeclStmt && !address && !source_assigns(text);
         free(text);
         if (!at || reads || (s->kind == STMT_CUDA && !address)) continue;
-        if (a->guard)
-          diag_error(&s->range.begin, "region '%s' runs %s only when %s, so the schedule, which is for it running, "
-                                      "runs when that holds at the top of the region; this statement also uses '%s' "
-                                      "and could change it first: move the statement out", r->name, a->kernel,
-                     a->test, var);
-        else if (a->launcher)
+        if (a->launcher)
           diag_error(&s->range.begin, "region '%s': '%s' launches kernel '%s' when %s, so the schedule, which is "
                                       "for that kernel, runs when it holds at the top of the region; this statement "
                                       "also uses '%s' and could change it first: move the statement out",
@@ -116,8 +168,7 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
                                       "it before the region, or move the statement out", r->name, a->kernel,
                      a->sometimes ? "reaches" : "tests", var, a->sometimes ? "only under a condition" : "against NULL",
                      a->test, var);
-        diag_note(&a->loc, a->guard     ? "the %s is here"
-                           : a->launcher  ? "the launch is here"
+        diag_note(&a->loc, a->launcher  ? "the launch is here"
                            : a->other   ? "kernel '%s' uses the stride here"
                            : a->divisor ? "kernel '%s' reads its rows here"
                                         : "kernel '%s' tests it here", a->kernel);
