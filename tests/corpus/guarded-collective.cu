@@ -104,4 +104,4 @@ void attn_out(float *x, const float *bias, int rows, int cols, const TensorParal
 // BETWEEN-NEXT: world_size = 1;
 
 // ELSE: error: split: region 'member' has no ncclAllReduce to split
-// ELSE: note: it is an 'if' around a collective, which coconet reads as the collective under a run-time test only written `if (C) collective;` (or a call of a wrapper it sees through): no else, a condition without effects, the collective alone in its body
+// ELSE: note: it is an 'if' around a collective, which coconet reads as the collective under a run-time test only written `if (C) collective;` (or a call of a wrapper it sees through): no else, a condition without effects or macros, the collective alone in its body

@@ -578,7 +578,10 @@ static Stmt *guarded_collective(const Frontend *fe, CXCursor cursor) {
     body = b.v[0];
   }
   char *cond = fe_cursor_text(fe, k.v[0]);
-  if (source_has_effects(cond) || strstr(cond, "coconet_")) {
+  // A macro in it may stand for what differs where coconet writes the test (`__LINE__`): not read.
+  char *macro = fe_macro_in(fe, fe_range(fe, clang_getCursorExtent(k.v[0])));
+  if (source_has_effects(cond) || strstr(cond, "coconet_") || strstr(cond, "__LINE__") || macro) {
+    free(macro);
     free(cond);
     return NULL;
   }
@@ -623,7 +626,8 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
     free(s->why_opaque);
     s->why_opaque = strdup("it is an 'if' around a collective, which coconet reads as the collective under a "
                            "run-time test only written `if (C) collective;` (or a call of a wrapper it sees "
-                           "through): no else, a condition without effects, the collective alone in its body");
+                           "through): no else, a condition without effects or macros, the collective alone in its "
+                           "body");
   }
   return s;
 }
