@@ -15,12 +15,11 @@
 // needs it. Returns -1 after reporting errors.
 int extract_program(const Frontend *fe, const Program *prog, IrProgram *ir, bool scheduling);
 
-// assume.c, for extract.c: the position of identifier `name` as a whole token in
-// text, or NULL; the schedule's precondition for a launch whose launcher picks
-// its kernel at run time (Launch.when), and --explain's notes on the kernels the
-// schedule is not for; 0, or -1 with the reason reported when a statement of region
-// r that coconet does not see into could change what a precondition reads first.
-const char *extract_find_token(const char *text, const char *name);
+// assume.c, for extract.c: the schedule's precondition for a launch whose
+// launcher picks its kernel at run time (Launch.when), and --explain's notes on
+// the kernels the schedule is not for; 0, or -1 with the reason reported when a
+// statement of region r that coconet does not see into could change what a
+// precondition reads first.
 void extract_launch_paths(const Frontend *fe, IrRegion *ir, const Stmt *s);
 int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegion *ir);
 

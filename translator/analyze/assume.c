@@ -3,21 +3,11 @@
 // the schedule is for, and that no statement of the region before the launch
 // may change what a precondition reads (it is tested at the region's top).
 #include "analyze/analyze.h"
+#include "common/text.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-
-// The position of identifier `name` as a whole token in text, or NULL.
-const char *extract_find_token(const char *text, const char *name) {
-  size_t n = strlen(name);
-  for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
-    bool start = at == text || !(isalnum((unsigned char)at[-1]) || at[-1] == '_');
-    bool end = !(isalnum((unsigned char)at[n]) || at[n] == '_');
-    if (start && end) return at;
-  }
-  return NULL;
-}
 
 // A statement before the launch that calls what may change a variable the
 // launch passes (a lambda capturing it by reference, a function given its
@@ -41,7 +31,7 @@ static const char *changed_by_call(const Frontend *fe, const Region *r, const Ir
       if (!ar.begin.file || ar.end.offset <= ar.begin.offset) continue;
       Piece a = {fe_text(fe, ar), ar, false};
       bool reads = false;  // (only what the precondition reads)
-      for (int k = 0; k < nnames && !reads; k++) reads = extract_find_token(a.text, names[k]) != NULL;
+      for (int k = 0; k < nnames && !reads; k++) reads = text_find_word(a.text, names[k]) != NULL;
       SrcLoc at;
       if (reads) what = call_changes_read(cc, &a, buf, size, &at);
       free(a.text);
@@ -136,9 +126,9 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
       for (const Stmt *s = r->stmts; s && s != end; s = s->next) {
         if (s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) continue;
         char *text = fe_text(fe, s->range);
-        const char *at = extract_find_token(text, var);
+        const char *at = text_find_word(text, var);
         bool address = false;
-        for (const char *p = at; p && !address; p = extract_find_token(p + 1, var)) {
+        for (const char *p = at; p && !address; p = text_find_word(p + 1, var)) {
           const char *q = p;
           while (q > text && q[-1] == ' ') q--;
           address = q > text && q[-1] == '&';

@@ -494,13 +494,13 @@ static void mark_error_checks(IrRegion *ir) {
     if (op->kind != IR_OP_OPAQUE || !op->text) continue;
     bool query = false;
     for (size_t i = 0; i < sizeof queries / sizeof *queries && !query; i++)
-      query = extract_find_token(op->text, queries[i]) != NULL;
+      query = text_find_word(op->text, queries[i]) != NULL;
     for (const IrTensor *t = ir->tensors; t && query; t = t->next) {
       size_t n = 0;
       while (text_ident_char(t->text[n])) n++;
       char base[128];
       snprintf(base, sizeof base, "%.*s", (int)(n < sizeof base ? n : sizeof base - 1), t->text);
-      if (n == 0 || extract_find_token(op->text, base)) query = false;
+      if (n == 0 || text_find_word(op->text, base)) query = false;
     }
     op->error_check = query;
   }
@@ -670,7 +670,7 @@ static bool region_local(const Frontend *fe, const Region *r, const Stmt *s) {
     bool named = false;
     for (const Stmt *b = r->stmts; b && b != s && !named; b = b->next) {
       char *text = fe_text(fe, b->range);
-      named = extract_find_token(text, name) != NULL;
+      named = text_find_word(text, name) != NULL;
       free(text);
     }
     free(name);

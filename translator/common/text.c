@@ -233,3 +233,13 @@ char *text_unwrap(char *s) {
   }
   return s;
 }
+
+const char *text_find_word(const char *text, const char *name) {
+  size_t n = strlen(name);
+  for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
+    bool start = at == text || !text_ident_char(at[-1]);
+    bool end = !text_ident_char(at[n]);
+    if (start && end) return at;
+  }
+  return NULL;
+}

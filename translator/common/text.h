@@ -37,6 +37,8 @@ int text_distance(const char *a, const char *b);
 // also for n == 0.
 void *xcalloc(size_t n, size_t size);
 
+// The position of identifier `name` as a whole word in text, or NULL.
+const char *text_find_word(const char *text, const char *name);
 // s without blanks (TEXT_BLANKS) at either end, in place; returns s.
 char *text_trim(char *s);
 // s without the parentheses around all of it ("((n*m))" -> "n*m"), in place; returns s.

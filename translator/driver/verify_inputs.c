@@ -3,7 +3,6 @@
 // what the IR knows of it), the buffers' contents, and the inputs that take
 // the schedule's run-time preconditions.
 #include "verify_harness.h"
-#include "analyze/analyze.h"
 #include "common/text.h"
 
 #include <ctype.h>
@@ -247,7 +246,7 @@ static int path_targets(const Harness *h, const IrAssume *a, char targets[][256]
     // Its members the condition names: `v.m`, `v->m`.
     bool pointer = tk == CXType_Pointer;
     CXType record = pointer || tk == CXType_LValueReference ? clang_getPointeeType(t) : t;
-    for (const char *p = extract_find_token(a->test, v->name); p && nt < 2; p = extract_find_token(p + 1, v->name)) {
+    for (const char *p = text_find_word(a->test, v->name); p && nt < 2; p = text_find_word(p + 1, v->name)) {
       const char *m = p + strlen(v->name);
       const char *arrow = strncmp(m, "->", 2) == 0 ? "->" : *m == '.' ? "." : NULL;
       if (!arrow || pointer != (*arrow == '-')) continue;

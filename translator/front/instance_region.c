@@ -24,7 +24,6 @@
 
 #include "common/text.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,17 +281,6 @@ static void add_written(Found *f, CXToken *t, unsigned n, unsigned from) {
     for (int k = 0; k < nargs; k++) free(args[k]);
 }
 
-// Identifier name as a whole word in text, or NULL.
-static const char *word_in(const char *text, const char *name) {
-  size_t n = strlen(name);
-  for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
-    bool start = at == text || !(isalnum((unsigned char)at[-1]) || at[-1] == '_');
-    bool end = !(isalnum((unsigned char)at[n]) || at[n] == '_');
-    if (start && end) return at;
-  }
-  return NULL;
-}
-
 // A call of a member function template (libclang gives no template arguments
 // of a method): the arguments written in the call (`c.act<float, 256>(x, n)`),
 // else each type parameter deduced from a parameter whose type names it once
@@ -317,9 +305,9 @@ static void add_member_call(Found *f, CXCursor call, CXCursor spec) {
       CXString ps = clang_getTypeSpelling(clang_getCursorType(parms[j]));
       CXString ss = clang_getTypeSpelling(clang_getCanonicalType(clang_getArgType(spec_type, (unsigned)j)));
       const char *pat = clang_getCString(ps), *got = clang_getCString(ss);
-      const char *at = word_in(pat, pname);
+      const char *at = text_find_word(pat, pname);
       size_t pre = at ? (size_t)(at - pat) : 0, post = at ? strlen(at + strlen(pname)) : 0;
-      if (at && !word_in(at + 1, pname) && strlen(got) > pre + post && strncmp(got, pat, pre) == 0 &&
+      if (at && !text_find_word(at + 1, pname) && strlen(got) > pre + post && strncmp(got, pat, pre) == 0 &&
           strcmp(got + strlen(got) - post, at + strlen(pname)) == 0) {
         args[k] = strndup(got + pre, strlen(got) - pre - post);
         found++;
