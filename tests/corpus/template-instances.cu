@@ -15,7 +15,7 @@
 // member defined out of its class (attn_out), one defined in it (mlp_act), a
 // function template with a non-type parameter (mean). Refused, with the
 // reason: a member template of a class template (MEMBER_TEMPLATE).
-// RUN: %coconet --verify=3 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=2 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --check %s -- -I%S/Inputs | %FileCheck --check-prefix=CHECK %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DMEMBER_TEMPLATE 2>&1 | %FileCheck --check-prefix=MEMBER %s
