@@ -61,7 +61,7 @@ void attn_out(float *x, const float *bias, int rows, int cols, const TensorParal
   {
 #if defined(ELSE)
     if (tp.world_size > 1)
-      all_reduce_sum(x, (size_t)rows * cols, tp, stream);
+      ncclAllReduce(x, x, (size_t)rows * cols, ncclFloat, ncclSum, tp.comm, stream);
     else
       cudaStreamSynchronize(stream);
 #else

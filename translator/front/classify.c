@@ -600,29 +600,22 @@ static Stmt *guarded_collective(const Frontend *fe, CXCursor cursor) {
 
 static Stmt *classify_plain(const Frontend *fe, CXCursor cursor);
 
-// Whether an `if` holds a collective among the statements of its branches (one level down).
-static enum CXChildVisitResult find_collective(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  if (clang_getCursorKind(c) == CXCursor_CompoundStmt) return CXChildVisit_Recurse;
-  if (!clang_isStatement(clang_getCursorKind(c)) && !clang_isExpression(clang_getCursorKind(c)))
-    return CXChildVisit_Continue;
-  void **d = data;
-  Stmt *s = classify_plain(d[0], c);
-  bool nccl = s->kind == STMT_NCCL;
-  stmt_free(s);
-  if (nccl) *(bool *)d[1] = true;
-  return nccl ? CXChildVisit_Break : CXChildVisit_Continue;
+// Whether c is a call of an NCCL collective (not a group call).
+static bool collective_call(const Frontend *fe, CXCursor c) {
+  if (!known_call(fe, c)) return false;
+  char *name = callee_name(c);
+  bool yes = call_kind(c, name) == STMT_NCCL && strcmp(name, "ncclGroupStart") && strcmp(name, "ncclGroupEnd");
+  free(name);
+  return yes;
 }
 
 Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
   Stmt *guarded = guarded_collective(fe, cursor);
   if (guarded) return guarded;
   Stmt *s = classify_plain(fe, cursor);
-  bool holds = false;
-  void *d[2] = {(void *)fe, &holds};
-  if (s->kind == STMT_OPAQUE && clang_getCursorKind(cursor) == CXCursor_IfStmt)
-    clang_visitChildren(cursor, find_collective, d);
-  if (holds) {
+  CXCursor call;
+  if (s->kind == STMT_OPAQUE && clang_getCursorKind(cursor) == CXCursor_IfStmt &&
+      fe_count_below(fe, cursor, collective_call, true, &call) > 0) {
     free(s->why_opaque);
     s->why_opaque = strdup("it is an 'if' around a collective, which coconet reads as the collective under a "
                            "run-time test only written `if (C) collective;` (or a call of a wrapper it sees "
