@@ -614,9 +614,8 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
   if (guarded) return guarded;
   Stmt *s = classify_plain(fe, cursor);
   CXCursor call;
-  if (s->kind == STMT_OPAQUE && clang_getCursorKind(cursor) == CXCursor_IfStmt &&
+  if (s->kind == STMT_OPAQUE && !s->why_opaque && clang_getCursorKind(cursor) == CXCursor_IfStmt &&
       fe_count_below(fe, cursor, collective_call, true, &call) > 0) {
-    free(s->why_opaque);
     s->why_opaque = strdup("it is an 'if' around a collective, which coconet reads as the collective under a "
                            "run-time test only written `if (C) collective;` (or a call of a wrapper it sees "
                            "through): no else, a condition without effects or macros, the collective alone in its "
