@@ -341,6 +341,10 @@ void instance_describe(const Frontend *fe, CXCursor decl, CXCursor tmpl, KernelD
 char *template_args_of(CXCursor decl);
 // Template argument i of a specialization as written in code ("float", "256"), or NULL.
 char *template_arg_spelling(CXCursor decl, unsigned i);
+// Type spelling s (taken) named from the global namespace when it starts with a
+// namespace (`cfg::Scale` -> `::cfg::Scale`: code written in another scope could
+// find another `cfg`); returns the result.
+char *template_global_name(char *s);
 // The type and non-type parameters of template tmpl, at most max of them
 // (-1: it has a template template parameter).
 int template_params(CXCursor tmpl, CXCursor *out, int max);

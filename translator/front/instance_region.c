@@ -318,14 +318,7 @@ static void add_member_call(Found *f, CXCursor call, CXCursor spec) {
     free(pname);
   }
   if (found == f->sh->nparams) {
-    for (int k = 0; k < found; k++) {  // named from the global namespace, as template_arg_spelling does
-      size_t word = strspn(args[k], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
-      if (word && strncmp(args[k] + word, "::", 2) == 0) {
-        char *global = xasprintf("::%s", args[k]);
-        free(args[k]);
-        args[k] = global;
-      }
-    }
+    for (int k = 0; k < found; k++) args[k] = template_global_name(args[k]);
     add_args(f, args);
     return;
   }

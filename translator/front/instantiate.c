@@ -78,6 +78,10 @@ static char *type_spelling(CXType t) {
     free(s);
     return NULL;
   }
+  return template_global_name(s);
+}
+
+char *template_global_name(char *s) {
   size_t word = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
   if (word == 0 || strncmp(s + word, "::", 2) != 0 || isdigit((unsigned char)s[0])) return s;
   char *global = xasprintf("::%s", s);
