@@ -13,6 +13,8 @@
 // how fast, never what, is parsed.
 #include "frontend_impl.h"
 
+#include "common/text.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -300,14 +302,38 @@ static void split_macros(const Args *all, int at, Args *general, Args *names) {
   }
 }
 
-// Whether text names an identifier of names (a whole identifier, not a part).
+// Whether text names an identifier of names: a whole identifier outside comments and
+// string and character literals (a macro named only there cannot change what the
+// header is: cuda.h's comments say LAZY, crt/math_functions.hpp's ONLY). A raw
+// string literal, which this does not read, counts as naming them; a // comment
+// continued with a backslash has its next line read as code (more names, never fewer).
 static bool text_names(const char *text, size_t len, const Args *names) {
-  for (int k = 0; k < names->n; k++) {
-    size_t n = strlen(names->v[k]);
-    for (const char *p = text; n > 0 && (p = memmem(p, len - (size_t)(p - text), names->v[k], n)); p++) {
-      bool before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
-      bool after = p + n < text + len && (isalnum((unsigned char)p[n]) || p[n] == '_');
-      if (!before && !after) return true;
+  const char *p = text, *end = text + len;
+  while (p < end) {
+    char c = *p;
+    if (c == '/' && p + 1 < end && (p[1] == '/' || p[1] == '*')) {
+      const char *close = p[1] == '/' ? memchr(p, '\n', (size_t)(end - p)) : memmem(p + 2, (size_t)(end - p - 2), "*/", 2);
+      p = close ? close + (p[1] == '/' ? 1 : 2) : end;
+    } else if (c == '"' || c == '\'') {  // to its closing quote, or the line's end (`#error don't`)
+      for (p++; p < end && *p != c && *p != '\n'; p++)
+        if (*p == '\\' && p + 1 < end) p++;
+      p++;
+    } else if (isdigit((unsigned char)c) || (c == '.' && p + 1 < end && isdigit((unsigned char)p[1]))) {
+      for (p++; p < end; p++) {  // a number, its digit separators (1'000) and exponent signs in it
+        if (text_ident_char(*p) || *p == '.') continue;
+        if (*p == '\'' && p + 1 < end && text_ident_char(p[1])) continue;
+        if ((*p == '+' || *p == '-') && strchr("eEpP", p[-1])) continue;
+        break;
+      }
+    } else if (text_ident_char(c)) {
+      const char *start = p;
+      while (p < end && text_ident_char(*p)) p++;
+      size_t n = (size_t)(p - start);
+      if (p < end && *p == '"' && p[-1] == 'R') return true;
+      for (int k = 0; k < names->n; k++)
+        if (strlen(names->v[k]) == n && memcmp(start, names->v[k], n) == 0) return true;
+    } else {
+      p++;
     }
   }
   return false;
