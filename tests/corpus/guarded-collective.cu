@@ -6,7 +6,7 @@
 // the region, and the region runs as written otherwise (the kernel on the
 // buffer as it is); COCONET_CHECK=clauses checks the clauses only where the
 // condition holds (with one rank, the communicator may not exist). The condition may read a member of a struct (the harness's
-// path search sets it). Before the guarded collective may come launches,
+// path search sets it); an if around such an if adds its condition (nested). Before the guarded collective may come launches,
 // collectives and declarations without effects (`const size_t count = ...;`);
 // refused: any other statement before it, which could change what the guard
 // reads through any alias (CHANGED), also before a second collective under the
@@ -72,10 +72,25 @@ void attn_out(float *x, const float *bias, int rows, int cols, const TensorParal
   }
 }
 
+// An if around a guarded collective (an engine's `if (do_all_reduce_) { if (world_size_ > 1) ... }`): the collective
+// under both conditions.
+void attn_out_nested(float *x, const float *bias, int rows, int cols, int all_reduce, const TensorParallel &tp,
+                     cudaStream_t stream) {
+#pragma coconet region name(nested) split reorder replicated(bias)
+  {
+    if (all_reduce != 0) {
+      if (tp.world_size > 1) all_reduce_sum(x, (size_t)rows * cols, tp, stream);
+    }
+    add_bias_gelu<<<(rows * cols + 255) / 256, 256, 0, stream>>>(x, bias, rows, cols);
+  }
+}
+
 // EXEC: verify plain: run with (world_size > 1) (the region runs ncclAllReduce only then: the schedule's branch, taken in {{[1-9][0-9]*}} of 6 runs; the others run the region as written)
 // EXEC: verify plain: ok
 // EXEC: verify member: run with (tp.world_size > 1) (the region runs ncclAllReduce only then: the schedule's branch, taken in {{[1-9][0-9]*}} of 6 runs; the others run the region as written)
 // EXEC: verify member: ok
+// EXEC: verify nested: run with ((all_reduce != 0) && (tp.world_size > 1)) (the region runs ncclAllReduce only then: the schedule's branch, taken in {{[1-9][0-9]*}} of 6 runs; the others run the region as written)
+// EXEC: verify nested: ok
 
 // CODE-LABEL: void mlp_out(
 // CODE: if ((world_size > 1) && coconet_check_clauses())
@@ -96,6 +111,9 @@ void attn_out(float *x, const float *bias, int rows, int cols, const TensorParal
 // CODE: } else {
 // CODE-NEXT: if (tp.world_size > 1)
 // CODE-NEXT: all_reduce_sum(x, (size_t)rows * cols, tp, stream);
+// CODE-LABEL: void attn_out_nested(
+// CODE: // coconet: the region runs ncclAllReduce only when ((all_reduce != 0) && (tp.world_size > 1))
+// CODE: if (((all_reduce != 0) && (tp.world_size > 1)) && coconet_disjoint(
 
 // CHANGED: guarded-collective.cu:{{[0-9]+}}:5: error: region 'plain' runs ncclAllReduce only when (world_size > 1), so the schedule, which is for it running, runs when that holds at the top of the region; this statement comes before it, and coconet does not follow what it may change (through a reference, a pointer or a call): move the statement out of the region, or after the guarded ncclAllReduce
 // CHANGED: note: the ncclAllReduce is here

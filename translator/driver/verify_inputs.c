@@ -302,7 +302,13 @@ static void print_path_search(const Harness *h, FILE *f) {
   fprintf(f, "      {  // the path the schedule is for: tried with the numbers its conditions compare with\n");
   fprintf(f, "        static const long coconet_verify_values[] = {");
   for (int i = 0; i < nvalues; i++) fprintf(f, "%s%ld", i ? ", " : "", values[i]);
-  fprintf(f, "};\n        bool coconet_verify_taken = %s;\n", test);
+  fprintf(f, "};\n");
+  // A member the inputs do not set (`tp.world_size`) would start a search where the last one left it:
+  // each starts where the first did, so that the runs as written and as scheduled take one path.
+  for (int j = 0; j < nv; j++)
+    fprintf(f, "        static const auto coconet_verify_start%d = %s;\n        %s = coconet_verify_start%d;\n", j,
+            targets[j], targets[j], j);
+  fprintf(f, "        bool coconet_verify_taken = %s;\n", test);
   for (int j = 0; j < nv; j++)
     fprintf(f, "%*sfor (long coconet_verify_v%d : coconet_verify_values) {\n%*sif (coconet_verify_taken) break;\n"
                "%*s%s = static_cast<decltype(%s)>(coconet_verify_v%d);\n", 8 + 2 * j, "", j, 10 + 2 * j, "",

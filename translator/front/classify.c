@@ -566,8 +566,8 @@ static char *dependent_call_why(const Frontend *fe, CXCursor cursor) {
 }
 
 // `if (C) { collective; }` with no else and a C without effects (an engine's
-// `if (tensor_para_.world_size_ > 1) ftNcclAllReduceSum(...);`): the
-// collective, guarded by C; else NULL.
+// `if (tensor_para_.world_size_ > 1) ftNcclAllReduceSum(...);`), or such an
+// if around another: the collective, guarded by C (and the inner ones); else NULL.
 static Stmt *guarded_collective(const Frontend *fe, CXCursor cursor) {
   FeKids k = fe_kids(cursor);
   if (clang_getCursorKind(cursor) != CXCursor_IfStmt || k.n != 2) return NULL;
@@ -586,13 +586,15 @@ static Stmt *guarded_collective(const Frontend *fe, CXCursor cursor) {
     return NULL;
   }
   Stmt *s = classify_stmt(fe, body);
-  if (s->kind != STMT_NCCL || s->guard || strcmp(s->callee, "ncclGroupStart") == 0 ||
-      strcmp(s->callee, "ncclGroupEnd") == 0) {
+  if (s->kind != STMT_NCCL || strcmp(s->callee, "ncclGroupStart") == 0 || strcmp(s->callee, "ncclGroupEnd") == 0) {
     stmt_free(s);
     free(cond);
     return NULL;
   }
-  s->guard = xasprintf("(%s)", text_unwrap(cond));
+  // (`if (A) { if (B) collective; }` is the collective under A && B)
+  char *inner = s->guard;
+  s->guard = inner ? xasprintf("((%s) && %s)", text_unwrap(cond), inner) : xasprintf("(%s)", text_unwrap(cond));
+  free(inner);
   free(cond);
   s->range = with_semicolon(fe, fe_range(fe, clang_getCursorExtent(cursor)));
   return s;

@@ -737,10 +737,6 @@ void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checke
   if (clang_Cursor_isNull(fn)) return;
   Seen sn = {0};
   Launch *l = see(fe, NULL, call, fn, 1, &sn);
-  if (sn.why && sn.nccl) {
-    stmt_free(sn.nccl);
-    sn.nccl = NULL;
-  }
   // A launch of a kernel template inside a template: its arguments written out as the instance's.
   for (Launch *a = l; a && sn.is_template; a = a->other)
     if (a->def && a->def->is_template && a->def->args) {
@@ -783,9 +779,10 @@ void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checke
     stmt_free(c);
     return;
   }
-  if (sn.why || !l) {
+  if (sn.why || !l) {  // (a collective seen inside, the statement more than its call: not read)
     free(name);
     free(sn.path);
+    stmt_free(sn.nccl);
     if (l) launch_free(l);
     return;
   }
