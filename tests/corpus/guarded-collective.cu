@@ -11,12 +11,13 @@
 // refused: any other statement before it, which could change what the guard
 // reads through any alias (CHANGED), also before a second collective under the
 // same guard (BETWEEN); an `if` with an else is a statement coconet does not see
-// into, with a note saying what it reads (ELSE).
+// into, with a note saying what it reads (ELSE; ELSE_WRAPPER, the collective in a wrapper).
 // RUN: %coconet --verify=2 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DCHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
 // RUN: %expect 1 %coconet --check %s -- -DBETWEEN 2>&1 | %FileCheck --check-prefix=BETWEEN %s
 // RUN: %expect 1 %coconet --check %s -- -DELSE 2>&1 | %FileCheck --check-prefix=ELSE %s
+// RUN: %expect 1 %coconet --check %s -- -DELSE_WRAPPER 2>&1 | %FileCheck --check-prefix=ELSE_WRAPPER %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -62,6 +63,11 @@ void attn_out(float *x, const float *bias, int rows, int cols, const TensorParal
 #if defined(ELSE)
     if (tp.world_size > 1)
       ncclAllReduce(x, x, (size_t)rows * cols, ncclFloat, ncclSum, tp.comm, stream);
+    else
+      cudaStreamSynchronize(stream);
+#elif defined(ELSE_WRAPPER)
+    if (tp.world_size > 1)
+      all_reduce_sum(x, (size_t)rows * cols, tp, stream);
     else
       cudaStreamSynchronize(stream);
 #else
@@ -123,3 +129,6 @@ void attn_out_nested(float *x, const float *bias, int rows, int cols, int all_re
 
 // ELSE: error: split: region 'member' has no ncclAllReduce to split
 // ELSE: note: it is an 'if' around a collective, which coconet reads as the collective under a run-time test only written `if (C) collective;` (or a call of a wrapper it sees through): no else, a condition without effects or macros, the collective alone in its body
+
+// ELSE_WRAPPER: error: split: region 'member' has no ncclAllReduce to split
+// ELSE_WRAPPER: note: the call of 'all_reduce_sum' ({{.*}}guarded-collective.cu:{{[0-9]+}}:13) is not seen through as the kernel launch or collective inside it: it is an 'if' around a collective, which coconet reads as the collective under a run-time test only written `if (C) collective;`

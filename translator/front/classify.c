@@ -602,6 +602,11 @@ static Stmt *guarded_collective(const Frontend *fe, CXCursor cursor) {
 
 static Stmt *classify_plain(const Frontend *fe, CXCursor cursor);
 
+const char CLASSIFY_IF_COLLECTIVE[] = "it is an 'if' around a collective, which coconet reads as the collective under "
+                                      "a run-time test only written `if (C) collective;` (or a call of a wrapper it "
+                                      "sees through): no else, a condition without effects or macros, the collective "
+                                      "alone in its body";
+
 // Whether c is a call of an NCCL collective (not a group call).
 static bool collective_call(const Frontend *fe, CXCursor c) {
   if (!known_call(fe, c)) return false;
@@ -618,10 +623,7 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
   CXCursor call;
   if (s->kind == STMT_OPAQUE && !s->why_opaque && clang_getCursorKind(cursor) == CXCursor_IfStmt &&
       fe_count_below(fe, cursor, collective_call, true, &call) > 0) {
-    s->why_opaque = strdup("it is an 'if' around a collective, which coconet reads as the collective under a "
-                           "run-time test only written `if (C) collective;` (or a call of a wrapper it sees "
-                           "through): no else, a condition without effects or macros, the collective alone in its "
-                           "body");
+    s->why_opaque = strdup(CLASSIFY_IF_COLLECTIVE);
   }
   return s;
 }

@@ -304,6 +304,8 @@ extern const char CLASSIFY_MACRO_ARGS[];
 extern const char CLASSIFY_MACRO_LAUNCH[];
 // ... and one that leaves kernel parameters to their default arguments.
 extern const char CLASSIFY_DEFAULT_ARGS[];
+// An `if` around a collective (or a wrapper's) that is not the guarded form classify reads: why.
+extern const char CLASSIFY_IF_COLLECTIVE[];
 void stmt_free(Stmt *s);
 void launch_free(Launch *l);
 // A launch statement whose launcher picks its kernel at run time: l (one of

@@ -748,8 +748,10 @@ void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checke
   // (an `if` around it that is not a check classify reads: classify's reason)
   char *around = s->why_opaque;
   s->why_opaque = NULL;
-  if (!sn.why && !checked && cr.begin.offset != s->range.begin.offset)
-    sn.why = around ? around : "the statement is more than the call";
+  if (!sn.why && !checked && cr.begin.offset != s->range.begin.offset) {
+    bool guard = sn.nccl && clang_getCursorKind(s->cursor) == CXCursor_IfStmt;
+    sn.why = around ? around : guard ? CLASSIFY_IF_COLLECTIVE : "the statement is more than the call";
+  }
   char *name = function_name(fn);
   SrcLoc at = fe_any_loc(fe, clang_getCursorLocation(fn));
   if (sn.why && sn.launches) {
