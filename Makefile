@@ -48,11 +48,14 @@ OBJ := $(BUILD)/obj
 #   TEST_TARGETS      every level, on the plain build
 #   SANITIZE_TARGETS  the levels that run again built with clang 16 under ASan + UBSan:
 #                     the translator's and the runtime's own code, not nvcc's
+#   SANITIZE_ONLY     of those, the ones `make test` runs only so (the longest: its plain
+#                     run would check the same again; test-quick and check run it plain)
 #   TEST_COST         SECONDS:TARGET, what a level takes on the 2-core machine (a
 #                     sanitizer run's target as sanitize-TARGET): the longest start first
 #   CHECK_TARGETS     the inner loop, `make check`
 TEST_TARGETS :=
 SANITIZE_TARGETS :=
+SANITIZE_ONLY :=
 TEST_COST :=
 CHECK_TARGETS :=
 
@@ -106,10 +109,11 @@ define run_levels
 endef
 
 # `make test`: the dependency check, both builds, every level and the sanitizer
-# levels side by side; at most 30 minutes on the 2-core machine.
+# levels side by side (SANITIZE_ONLY's under the sanitizer only); at most 30 minutes
+# on the 2-core machine.
 test: TEST_START := $(shell date +%s)
 test: deps
-	$(call run_levels,$(TEST_TARGETS) $(SANITIZE_RUNS),$(TEST_START))
+	$(call run_levels,$(filter-out $(SANITIZE_ONLY),$(TEST_TARGETS)) $(SANITIZE_RUNS),$(TEST_START))
 
 test-quick: TEST_START := $(shell date +%s)
 test-quick:

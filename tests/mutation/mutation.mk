@@ -8,7 +8,7 @@ MUTATION_DIR  := $(BUILD)/mutation
 MUTATION_ARGS := $(if $(filter 1,$(SANITIZE)),--mutants 40 --seed 2,--mutants 80 --seed 1)
 TEST_TARGETS += test-mutation
 SANITIZE_TARGETS += test-mutation
-TEST_COST += 220:test-mutation 160:sanitize-test-mutation
+TEST_COST += 115:test-mutation 75:sanitize-test-mutation
 .PHONY: test-mutation
 test-mutation: $(BIN)/coconet
 	@$(RECORD) mutation python3 tests/mutation/run.py $(abspath $(BIN))/coconet $(MUTATION_DIR) $(MUTATION_ARGS)
