@@ -56,6 +56,47 @@ static const char *const GUARD_SAFE_CUDA[] = {"cudaGetLastError", "cudaPeekAtLas
                                              "cudaDeviceSynchronize", "cudaEventRecord", "cudaMemsetAsync",
                                              "cudaMemset", NULL};
 
+static bool kid_is_reference(CXCursor c) {
+  enum CXCursorKind k = clang_getCursorKind(c);
+  return k == CXCursor_TypeRef || k == CXCursor_TemplateRef || k == CXCursor_NamespaceRef;
+}
+
+// Why a statement before a guarded collective is not a declaration without effects of
+// names the condition does not read (NULL: it is): plain variables only (not a structured
+// binding or a type, whose names the test would not see), no macro (it may stand for an
+// assignment), each initialized after `=` without effects, or not at all and of a type
+// that is not a class (whose constructor runs: `Shrink s(world_size);`, `Shrink s{w};`).
+static const char *guard_declaration(const Frontend *fe, const Stmt *s, char names[][256], int nnames) {
+  const char *effects = "coconet does not follow what it may change (through a reference, a pointer or a call)";
+  if (clang_getCursorKind(s->cursor) != CXCursor_DeclStmt) return effects;
+  char *macro = fe_macro_in(fe, s->range);
+  bool expands = macro != NULL;
+  free(macro);
+  if (expands) return effects;
+  char *text = fe_text(fe, s->range);
+  const char *init = strchr(text, '=');
+  const char *why = init && source_has_effects(init + 1) ? effects : NULL;
+  free(text);
+  FeKids vars = fe_kids(s->cursor);
+  for (int v = 0; v < vars.n && v < FE_KIDS && !why; v++) {
+    if (clang_getCursorKind(vars.v[v]) != CXCursor_VarDecl) {
+      why = "it declares what coconet does not read as a variable (a structured binding, a type or its constants)";
+      break;
+    }
+    FeKids parts = fe_kids(vars.v[v]);
+    bool initialized = false;
+    for (int k = 0; k < parts.n; k++) initialized |= !kid_is_reference(parts.v[k]);
+    if (initialized && !init) why = effects;
+    if (!initialized && clang_getCanonicalType(clang_getCursorType(vars.v[v])).kind == CXType_Record) why = effects;
+    char *declared = fe_spelling(vars.v[v]);
+    for (int k = 0; k < nnames && !why; k++)
+      if (strcmp(declared, names[k]) == 0)
+        why = "it declares a name the condition reads, which the test at the top of the region does not see";
+    free(declared);
+  }
+  return why;
+}
+
 static int check_guard(const Frontend *fe, const Region *r, const IrAssume *a, char names[][256], int nnames) {
   const Stmt *end = NULL;
   for (const Stmt *s = r->stmts; s; s = s->next)
@@ -71,22 +112,7 @@ static int check_guard(const Frontend *fe, const Region *r, const IrAssume *a, c
       for (int i = 0; GUARD_SAFE_CUDA[i] && !safe; i++) safe = s->callee && strcmp(s->callee, GUARD_SAFE_CUDA[i]) == 0;
       if (!safe || memory) why = "it may write host memory the condition reads";
     } else {
-      char *text = fe_text(fe, s->range);
-      const char *init = strchr(text, '=');
-      bool decl = clang_getCursorKind(s->cursor) == CXCursor_DeclStmt && (!init || !source_has_effects(init + 1));
-      FeKids vars = fe_kids(s->cursor);
-      for (int v = 0; v < vars.n && v < FE_KIDS && clang_getCursorKind(s->cursor) == CXCursor_DeclStmt; v++) {
-        char *declared = fe_spelling(vars.v[v]);
-        for (int k = 0; k < nnames; k++)
-          if (strcmp(declared, names[k]) == 0) {
-            decl = false;
-            why = "it declares a name the condition reads, which the test at the top of the region does not see";
-          }
-        free(declared);
-      }
-      free(text);
-      if (!decl && !why)
-        why = "coconet does not follow what it may change (through a reference, a pointer or a call)";
+      why = guard_declaration(fe, s, names, nnames);
     }
     if (!why) continue;
     diag_error(&s->range.begin, "region '%s' runs %s only when %s, so the schedule, which is for it running, runs "

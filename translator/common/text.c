@@ -220,7 +220,8 @@ char *text_trim(char *s) {
 
 char *text_unwrap(char *s) {
   size_t n = strlen(s);
-  while (n >= 2 && s[0] == '(' && s[n - 1] == ')') {
+  // (Not where a literal may hold a parenthesis, `mode == '('`: the text stays as it is.)
+  while (n >= 2 && s[0] == '(' && s[n - 1] == ')' && !strpbrk(s, "'\"")) {
     int depth = 0;
     size_t close = 0;
     for (size_t i = 0; i < n && !close; i++) {

@@ -41,7 +41,8 @@ void *xcalloc(size_t n, size_t size);
 const char *text_find_word(const char *text, const char *name);
 // s without blanks (TEXT_BLANKS) at either end, in place; returns s.
 char *text_trim(char *s);
-// s without the parentheses around all of it ("((n*m))" -> "n*m"), in place; returns s.
+// s without the parentheses around all of it ("((n*m))" -> "n*m"), in place (as it is when it
+// holds a quote: a literal may hold a parenthesis); returns s.
 char *text_unwrap(char *s);
 
 // A growing C string: s is NULL until the first add, then always terminated.

@@ -15,7 +15,6 @@
 
 #include "common/text.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -251,15 +250,35 @@ static void evict_pchs(const char *cache) {
 // The precompiled prelude and include lines of the file for these flags
 // (CACHE/KEY.pch, the lines in CACHE/KEY.h), built now when missing; NULL when
 // there is none. The flags' -include of the prelude is at `at`.
+// Whether flag i names a folder of headers by a relative path (`-Iinc`, `-isystem ../x`).
+static bool relative_folder(const Args *all, int i) {
+  static const char *const flags[] = {"-I", "-isystem", "-iquote", "-idirafter", "-isysroot", "--sysroot=", "-F",
+                                      "--cuda-path="};
+  for (size_t k = 0; k < sizeof flags / sizeof *flags; k++) {
+    size_t n = strlen(flags[k]);
+    if (strncmp(all->v[i], flags[k], n) != 0) continue;
+    const char *path = all->v[i][n] ? all->v[i] + n : i + 1 < all->n ? all->v[i + 1] : "/";
+    return path[0] != '/';
+  }
+  return false;
+}
+
 static char *pch_for_flags(CXIndex index, const char *cache, const Args *all, int at, const SourceFile *src) {
   CXString version = clang_getClangVersion();
   uint64_t h = fnv1a(14695981039346656037ull, clang_getCString(version));
   clang_disposeString(version);
+  bool relative = false;
   for (int i = 0; i < all->n; i++) {
     // Another -include would come before the prelude in the precompiled form, after it in the file's parse.
     if (i != at && strncmp(all->v[i], "-include", 8) == 0) return NULL;
     h = fnv1a(h, all->v[i]);
+    relative |= relative_folder(all, i);
   }
+  // What else finds the headers: the folder relative paths start from, the include paths of the environment.
+  char cwd[4096];
+  if (relative) h = fnv1a(h, getcwd(cwd, sizeof cwd) ? cwd : "?");
+  static const char *const env[] = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH"};
+  for (size_t k = 0; k < sizeof env / sizeof *env; k++) h = fnv1a(h, getenv(env[k]) ? getenv(env[k]) : "");
   char *lines = include_prefix(src);
   h = fnv1a(h, lines);
   char pch[4096], header[4096];
@@ -302,39 +321,24 @@ static void split_macros(const Args *all, int at, Args *general, Args *names) {
   }
 }
 
-// Whether text names an identifier of names: a whole identifier outside comments and
-// string and character literals (a macro named only there cannot change what the
-// header is: cuda.h's comments say LAZY, crt/math_functions.hpp's ONLY). A raw
-// string literal, which this does not read, counts as naming them; a // comment
-// continued with a backslash has its next line read as code (more names, never fewer).
-static bool text_names(const char *text, size_t len, const Args *names) {
-  const char *p = text, *end = text + len;
-  while (p < end) {
-    char c = *p;
-    if (c == '/' && p + 1 < end && (p[1] == '/' || p[1] == '*')) {
-      const char *close = p[1] == '/' ? memchr(p, '\n', (size_t)(end - p)) : memmem(p + 2, (size_t)(end - p - 2), "*/", 2);
-      p = close ? close + (p[1] == '/' ? 1 : 2) : end;
-    } else if (c == '"' || c == '\'') {  // to its closing quote, or the line's end (`#error don't`)
-      for (p++; p < end && *p != c && *p != '\n'; p++)
-        if (*p == '\\' && p + 1 < end) p++;
-      p++;
-    } else if (isdigit((unsigned char)c) || (c == '.' && p + 1 < end && isdigit((unsigned char)p[1]))) {
-      for (p++; p < end; p++) {  // a number, its digit separators (1'000) and exponent signs in it
-        if (text_ident_char(*p) || *p == '.') continue;
-        if (*p == '\'' && p + 1 < end && text_ident_char(p[1])) continue;
-        if ((*p == '+' || *p == '-') && strchr("eEpP", p[-1])) continue;
-        break;
-      }
-    } else if (text_ident_char(c)) {
-      const char *start = p;
-      while (p < end && text_ident_char(*p)) p++;
-      size_t n = (size_t)(p - start);
-      if (p < end && *p == '"' && p[-1] == 'R') return true;
-      for (int k = 0; k < names->n; k++)
-        if (strlen(names->v[k]) == n && memcmp(start, names->v[k], n) == 0) return true;
-    } else {
-      p++;
-    }
+// Whether a header's text (len bytes, NUL-terminated) names an identifier of names
+// outside comments and literals (a macro named only there cannot change what the header
+// is: cuda.h's comments say LAZY, crt/math_functions.hpp's ONLY), its backslash-newlines
+// joined first as the preprocessor joins them (`#ifdef US\` newline `ED`). A name with a
+// byte outside ASCII, or a text holding a NUL, counts as named.
+static bool text_names(char *text, size_t len, const Args *names) {
+  if (strlen(text) != len) return true;
+  char *w = text;
+  for (const char *r = text; *r;) {
+    size_t splice = r[0] == '\\' ? (r[1] == '\n' ? 2 : r[1] == '\r' && r[2] == '\n' ? 3 : 0) : 0;
+    if (splice) r += splice;
+    else *w++ = *r++;
+  }
+  *w = '\0';
+  for (int k = 0; k < names->n; k++) {
+    for (const char *c = names->v[k]; *c; c++)
+      if ((unsigned char)*c >= 0x80) return true;
+    if (text_has_ident(text, names->v[k])) return true;
   }
   return false;
 }
@@ -356,6 +360,7 @@ static bool pch_names(const char *pch, const Args *names) {
     }
     FILE *h = fopen(line + at, "rb");
     char *text = h && size >= 0 ? malloc((size_t)size + 1) : NULL;
+    if (text) text[size] = '\0';
     named = !text || fread(text, 1, (size_t)size, h) != (size_t)size || text_names(text, (size_t)size, names);
     free(text);
     if (h) fclose(h);
