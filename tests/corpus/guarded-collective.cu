@@ -6,16 +6,20 @@
 // the region, and the region runs as written otherwise (the kernel on the
 // buffer as it is); COCONET_CHECK=clauses checks the clauses only where the
 // condition holds (with one rank, the communicator may not exist). The condition may read a member of a struct (the harness's
-// path search sets it); an if around such an if adds its condition (nested). Before the guarded collective may come launches,
+// path search sets it); an if around such an if adds its condition (nested), written on one line or several. Before the guarded collective may come launches,
 // collectives and declarations without effects (`const size_t count = ...;`);
 // refused: any other statement before it, which could change what the guard
-// reads through any alias (CHANGED), also before a second collective under the
-// same guard (BETWEEN); an `if` with an else is a statement coconet does not see
+// reads through any alias (CHANGED; CONSTRUCTED, a declaration whose constructor
+// does), also before a second collective under the same guard (BETWEEN); an
+// argument with effects of the guarded collective (EFFECT_ARG; the schedule would
+// evaluate it before the test); an `if` with an else is a statement coconet does not see
 // into, with a note saying what it reads (ELSE; ELSE_WRAPPER, the collective in a wrapper).
 // RUN: %coconet --verify=2 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 // RUN: %expect 1 %coconet --check %s -- -DCHANGED 2>&1 | %FileCheck --check-prefix=CHANGED %s
 // RUN: %expect 1 %coconet --check %s -- -DBETWEEN 2>&1 | %FileCheck --check-prefix=BETWEEN %s
+// RUN: %expect 1 %coconet --check %s -- -DCONSTRUCTED 2>&1 | %FileCheck --check-prefix=CONSTRUCTED %s
+// RUN: %expect 1 %coconet --check %s -- -DEFFECT_ARG 2>&1 | %FileCheck --check-prefix=EFFECT_ARG %s
 // RUN: %expect 1 %coconet --check %s -- -DELSE 2>&1 | %FileCheck --check-prefix=ELSE %s
 // RUN: %expect 1 %coconet --check %s -- -DELSE_WRAPPER 2>&1 | %FileCheck --check-prefix=ELSE_WRAPPER %s
 #include <cuda_runtime.h>
@@ -39,16 +43,30 @@ static void all_reduce_sum(float *buf, size_t n, const TensorParallel &tp, cudaS
   ncclAllReduce((const void *)buf, (void *)buf, n, ncclFloat, ncclSum, tp.comm, stream);
 }
 
+#if defined(CONSTRUCTED)
+struct Halver {
+  explicit Halver(int &n) { n /= 2; }
+};
+#elif defined(EFFECT_ARG)
+ncclComm_t comm_of(int world_size, ncclComm_t comm);  // (aborts with one rank, say)
+#endif
+
 void mlp_out(float *x, const float *bias, int rows, int cols, int world_size, ncclComm_t comm, cudaStream_t stream) {
 #pragma coconet region name(plain) split reorder replicated(bias)
   {
     const size_t count = (size_t)rows * cols;
 #if defined(CHANGED)
     world_size = world_size / 2;
+#elif defined(CONSTRUCTED)
+    Halver halve(world_size);
 #endif
+#if defined(EFFECT_ARG)
+    if (world_size > 1) ncclAllReduce(x, x, count, ncclFloat, ncclSum, comm_of(world_size, comm), stream);
+#else
     if (world_size > 1) {
       ncclAllReduce(x, x, count, ncclFloat, ncclSum, comm, stream);
     }
+#endif
     add_bias_gelu<<<(rows * cols + 255) / 256, 256, 0, stream>>>(x, bias, rows, cols);
 #if defined(BETWEEN)
     world_size = 1;
@@ -84,7 +102,8 @@ void attn_out_nested(float *x, const float *bias, int rows, int cols, int all_re
                      cudaStream_t stream) {
 #pragma coconet region name(nested) split reorder replicated(bias)
   {
-    if (all_reduce != 0) {
+    if (all_reduce != 0 &&
+        rows > 0) {
       if (tp.world_size > 1) all_reduce_sum(x, (size_t)rows * cols, tp, stream);
     }
     add_bias_gelu<<<(rows * cols + 255) / 256, 256, 0, stream>>>(x, bias, rows, cols);
@@ -95,7 +114,7 @@ void attn_out_nested(float *x, const float *bias, int rows, int cols, int all_re
 // EXEC: verify plain: ok
 // EXEC: verify member: run with (tp.world_size > 1) (the region runs ncclAllReduce only then: the schedule's branch, taken in {{[1-9][0-9]*}} of 6 runs; the others run the region as written)
 // EXEC: verify member: ok
-// EXEC: verify nested: run with ((all_reduce != 0) && (tp.world_size > 1)) (the region runs ncclAllReduce only then: the schedule's branch, taken in {{[1-9][0-9]*}} of 6 runs; the others run the region as written)
+// EXEC: verify nested: run with ((all_reduce != 0 && rows > 0) && (tp.world_size > 1)) (the region runs ncclAllReduce only then: the schedule's branch, taken in {{[1-9][0-9]*}} of 6 runs; the others run the region as written)
 // EXEC: verify nested: ok
 
 // CODE-LABEL: void mlp_out(
@@ -118,8 +137,9 @@ void attn_out_nested(float *x, const float *bias, int rows, int cols, int all_re
 // CODE-NEXT: if (tp.world_size > 1)
 // CODE-NEXT: all_reduce_sum(x, (size_t)rows * cols, tp, stream);
 // CODE-LABEL: void attn_out_nested(
-// CODE: // coconet: the region runs ncclAllReduce only when ((all_reduce != 0) && (tp.world_size > 1))
-// CODE: if (((all_reduce != 0) && (tp.world_size > 1)) && coconet_disjoint(
+// CODE: // coconet: the region runs ncclAllReduce only when ((all_reduce != 0 && rows > 0) &&
+// CODE-NEXT: // (tp.world_size > 1))
+// CODE: if (((all_reduce != 0 && rows > 0) && (tp.world_size > 1)) && coconet_disjoint(
 
 // CHANGED: guarded-collective.cu:{{[0-9]+}}:5: error: region 'plain' runs ncclAllReduce only when (world_size > 1), so the schedule, which is for it running, runs when that holds at the top of the region; this statement comes before it, and coconet does not follow what it may change (through a reference, a pointer or a call): move the statement out of the region, or after the guarded ncclAllReduce
 // CHANGED: note: the ncclAllReduce is here
@@ -128,7 +148,12 @@ void attn_out_nested(float *x, const float *bias, int rows, int cols, int all_re
 // BETWEEN-NEXT: world_size = 1;
 
 // ELSE: error: split: region 'member' has no ncclAllReduce to split
-// ELSE: note: it is an 'if' around a collective, which coconet reads as the collective under a run-time test only written `if (C) collective;` (or a call of a wrapper it sees through): no else, a condition without effects or macros, the collective alone in its body
+// ELSE: note: it is an 'if' around a collective, which coconet reads as the collective under a run-time test only written `if (C) collective;` (or a call of a wrapper it sees through): no else, a condition without effects, macros or comments, the collective alone in its body
 
 // ELSE_WRAPPER: error: split: region 'member' has no ncclAllReduce to split
 // ELSE_WRAPPER: note: the call of 'all_reduce_sum' ({{.*}}guarded-collective.cu:{{[0-9]+}}:13) is not seen through as the kernel launch or collective inside it: it is an 'if' around a collective, which coconet reads as the collective under a run-time test only written `if (C) collective;`
+
+// CONSTRUCTED: guarded-collective.cu:{{[0-9]+}}:5: error: region 'plain' runs ncclAllReduce only when (world_size > 1), so the schedule, which is for it running, runs when that holds at the top of the region; this statement comes before it, and coconet does not follow what it may change (through a reference, a pointer or a call)
+// CONSTRUCTED-NEXT: Halver halve(world_size);
+
+// EFFECT_ARG: guarded-collective.cu:{{[0-9]+}}:{{[0-9]+}}: error: 'comm_of(world_size, comm)' has side effects; the schedule evaluates it once at the top of region 'plain', before it tests whether (world_size > 1) holds, and the region runs ncclAllReduce only then: compute it into a local before the region

@@ -305,7 +305,7 @@ static void rename_param(IrRegion *ir, IrOp *op, const char *text, const char *l
 // a variable it may change (captured first). Refused where that would change
 // the program: the same text twice (two evaluations coconet cannot tell
 // apart), after a statement coconet does not see into (which may change what
-// it reads), or a change to what another kind of argument written before it
+// it reads), in a collective under a guard (evaluated only when it holds), or a change to what another kind of argument written before it
 // reads (a count, a buffer, a launch's grid) or the same call reads.
 int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
   // A bug planted on purpose, for the tests of --verify: arguments are copied, not hoisted.
@@ -335,6 +335,13 @@ int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
                                       "evaluates each argument once and cannot tell the two apart: compute it "
                                       "into a local before the region", p->text, r->name);
           diag_note(&args[k].p->range.begin, "it is also written here");
+          rc = -1;
+        }
+        if (rc == 0 && s->guard) {
+          diag_error(&p->range.begin, "'%s' has side effects; the schedule evaluates it once at the top of region "
+                                      "'%s', before it tests whether %s holds, and the region runs %s only then: "
+                                      "compute it into a local before the region", p->text, r->name, s->guard,
+                     s->callee);
           rc = -1;
         }
         if (rc == 0 && opaque) {

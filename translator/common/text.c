@@ -235,6 +235,21 @@ char *text_unwrap(char *s) {
   return s;
 }
 
+char *text_one_line(char *s) {
+  char *w = s;
+  for (const char *r = s; *r;) {
+    if (*r != '\n' && *r != '\r') {
+      *w++ = *r++;
+      continue;
+    }
+    while (w > s && (w[-1] == ' ' || w[-1] == '\t')) w--;
+    while (*r == '\n' || *r == '\r' || *r == ' ' || *r == '\t') r++;
+    *w++ = ' ';
+  }
+  *w = '\0';
+  return s;
+}
+
 const char *text_find_word(const char *text, const char *name) {
   size_t n = strlen(name);
   for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {

@@ -44,6 +44,8 @@ char *text_trim(char *s);
 // s without the parentheses around all of it ("((n*m))" -> "n*m"), in place (as it is when it
 // holds a quote: a literal may hold a parenthesis); returns s.
 char *text_unwrap(char *s);
+// s on one line, in place: each line break and the blanks around it one space; returns s.
+char *text_one_line(char *s);
 
 // A growing C string: s is NULL until the first add, then always terminated.
 typedef struct Text {

@@ -229,10 +229,10 @@ static enum CXVisitorResult find_field(CXCursor c, CXClientData data) {
 
 // The integers a condition reads that the harness may set: a variable of its
 // own (`n`), or an integer member of one of its objects (`tensor_para_.world_size`,
-// `cfg->nranks`), at most 2, into targets.
+// `cfg->nranks`), at most 3, into targets.
 static int path_targets(const Harness *h, const IrAssume *a, char targets[][256], int nt) {
   char names[16][256];
-  for (int k = 0, n = ir_assume_names(a, names, 16); k < n && nt < 2; k++) {
+  for (int k = 0, n = ir_assume_names(a, names, 16); k < n && nt < 3; k++) {
     const HVar *v = harness_assign_base(h, names[k]);
     if (!v || v->init || strcmp(v->name, names[k]) != 0) continue;
     CXType t = clang_getCursorType(v->decl);
@@ -246,7 +246,7 @@ static int path_targets(const Harness *h, const IrAssume *a, char targets[][256]
     // Its members the condition names: `v.m`, `v->m`.
     bool pointer = tk == CXType_Pointer;
     CXType record = pointer || tk == CXType_LValueReference ? clang_getPointeeType(t) : t;
-    for (const char *p = text_find_word(a->test, v->name); p && nt < 2; p = text_find_word(p + 1, v->name)) {
+    for (const char *p = text_find_word(a->test, v->name); p && nt < 3; p = text_find_word(p + 1, v->name)) {
       const char *m = p + strlen(v->name);
       const char *arrow = strncmp(m, "->", 2) == 0 ? "->" : *m == '.' ? "." : NULL;
       if (!arrow || pointer != (*arrow == '-')) continue;
@@ -269,13 +269,13 @@ static int path_targets(const Harness *h, const IrAssume *a, char targets[][256]
 }
 
 // The path the schedule is for, in the last input: the integers its
-// conditions read (two at most: path_targets) try the values around the
+// conditions read (three at most: path_targets) try the values around the
 // numbers they are compared with (c - 1, c, c + 1, 2c + 1; also each rounded
 // up to a multiple of a row length's divisor) until the path is taken, the
 // locals computed from them again each time; the inputs as chosen when none
 // takes it.
 static void print_path_search(const Harness *h, FILE *f) {
-  char targets[2][256];
+  char targets[3][256];
   int nv = 0;
   long values[64];
   int nvalues = 0;

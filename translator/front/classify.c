@@ -579,8 +579,10 @@ static Stmt *guarded_collective(const Frontend *fe, CXCursor cursor) {
   }
   char *cond = fe_cursor_text(fe, k.v[0]);
   // A macro in it may stand for what differs where coconet writes the test (`__LINE__`): not read.
+  // Nor one with a comment, which the test's one line would not end (it is written in comments too).
   char *macro = fe_macro_in(fe, fe_range(fe, clang_getCursorExtent(k.v[0])));
-  if (source_has_effects(cond) || strstr(cond, "coconet_") || strstr(cond, "__LINE__") || macro) {
+  if (source_has_effects(cond) || strstr(cond, "coconet_") || strstr(cond, "__LINE__") || macro ||
+      strstr(cond, "//") || strstr(cond, "/*")) {
     free(macro);
     free(cond);
     return NULL;
@@ -593,6 +595,7 @@ static Stmt *guarded_collective(const Frontend *fe, CXCursor cursor) {
   }
   // (`if (A) { if (B) collective; }` is the collective under A && B)
   char *inner = s->guard;
+  text_one_line(cond);
   s->guard = inner ? xasprintf("((%s) && %s)", text_unwrap(cond), inner) : xasprintf("(%s)", text_unwrap(cond));
   free(inner);
   free(cond);
@@ -604,8 +607,8 @@ static Stmt *classify_plain(const Frontend *fe, CXCursor cursor);
 
 const char CLASSIFY_IF_COLLECTIVE[] = "it is an 'if' around a collective, which coconet reads as the collective under "
                                       "a run-time test only written `if (C) collective;` (or a call of a wrapper it "
-                                      "sees through): no else, a condition without effects or macros, the collective "
-                                      "alone in its body";
+                                      "sees through): no else, a condition without effects, macros or comments, the "
+                                      "collective alone in its body";
 
 // Whether c is a call of an NCCL collective (not a group call).
 static bool collective_call(const Frontend *fe, CXCursor c) {
