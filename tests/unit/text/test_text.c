@@ -107,6 +107,17 @@ static void base_names(void **state) {
   assert_string_equal(text_base_name(NULL), "?");
 }
 
+static void unwrapped_and_one_line(void **state) {
+  (void)state;
+  char a[] = "((n * m))", b[] = "(mode == '(') || (mode == ')')", c[] = "(a) || (b)";
+  assert_string_equal(text_unwrap(a), "n * m");
+  assert_string_equal(text_unwrap(b), "(mode == '(') || (mode == ')')");
+  assert_string_equal(text_unwrap(c), "(a) || (b)");
+  char d[] = "do_all_reduce != 0 &&\n        world_size > 1", e[] = "a  \r\n\t b\n";
+  assert_string_equal(text_one_line(d), "do_all_reduce != 0 && world_size > 1");
+  assert_string_equal(text_one_line(e), "a b ");
+}
+
 static void spelled_identifiers(void **state) {
   (void)state;
   const char *src = "#define coconet_p n\nint x = coconet_rank + 1'000; // coconet_c\n"
@@ -134,6 +145,7 @@ int main(void) {
       cmocka_unit_test(wrapping_twice_changes_nothing),
       cmocka_unit_test(identifiers_and_blanks),
       cmocka_unit_test(spelled_identifiers),
+      cmocka_unit_test(unwrapped_and_one_line),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
