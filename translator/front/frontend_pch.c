@@ -5,9 +5,10 @@
 // every time). In it: standins-HASH/ (the TMP files, named by a hash of their
 // texts), and for each flag set KEY.pch (the prelude's translation unit as
 // libclang saves it, used with -include-pch) and KEY.deps (the headers it
-// holds, for -MD). KEY hashes libclang's version and every flag, but the
-// user's -D and -U when no header of the entry names their macros (see
-// prelude_pch). Files are written under a temporary name and renamed, so
+// holds, for -MD). KEY hashes libclang's version and every flag (with the
+// working folder where an include folder's path is relative, and the
+// environment's include paths), but the user's -D and -U when no header of the
+// entry names their macros (see prelude_pch). Files are written under a temporary name and renamed, so
 // parallel builds share it. A precompiled header clang refuses (a header
 // changed since) is removed and the file parsed without it: the cache changes
 // how fast, never what, is parsed.
@@ -247,9 +248,6 @@ static void evict_pchs(const char *cache) {
   free(v);
 }
 
-// The precompiled prelude and include lines of the file for these flags
-// (CACHE/KEY.pch, the lines in CACHE/KEY.h), built now when missing; NULL when
-// there is none. The flags' -include of the prelude is at `at`.
 // Whether flag i names a folder of headers by a relative path (`-Iinc`, `-isystem ../x`).
 static bool relative_folder(const Args *all, int i) {
   static const char *const flags[] = {"-I", "-isystem", "-iquote", "-idirafter", "-isysroot", "--sysroot=", "-F",
@@ -263,6 +261,9 @@ static bool relative_folder(const Args *all, int i) {
   return false;
 }
 
+// The precompiled prelude and include lines of the file for these flags
+// (CACHE/KEY.pch, the lines in CACHE/KEY.h), built now when missing; NULL when
+// there is none. The flags' -include of the prelude is at `at`.
 static char *pch_for_flags(CXIndex index, const char *cache, const Args *all, int at, const SourceFile *src) {
   CXString version = clang_getClangVersion();
   uint64_t h = fnv1a(14695981039346656037ull, clang_getCString(version));
