@@ -305,8 +305,9 @@ static void rename_param(IrRegion *ir, IrOp *op, const char *text, const char *l
 // a variable it may change (captured first). Refused where that would change
 // the program: the same text twice (two evaluations coconet cannot tell
 // apart), after a statement coconet does not see into (which may change what
-// it reads), in a collective under a guard (evaluated only when it holds), or a change to what another kind of argument written before it
-// reads (a count, a buffer, a launch's grid) or the same call reads.
+// it reads), in a collective under a guard (evaluated only when it holds), or
+// a change to what another kind of argument written before it reads (a count,
+// a buffer, a launch's grid) or the same call reads.
 int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
   // A bug planted on purpose, for the tests of --verify: arguments are copied, not hoisted.
   if (getenv("COCONET_TEST_PLANT_EFFECTS_BUG")) return 0;

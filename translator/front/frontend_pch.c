@@ -8,8 +8,8 @@
 // holds, for -MD). KEY hashes libclang's version and every flag (with the
 // working folder where an include folder's path is relative, and the
 // environment's include paths), but the user's -D and -U when no header of the
-// entry names their macros (see prelude_pch). Files are written under a temporary name and renamed, so
-// parallel builds share it. A precompiled header clang refuses (a header
+// entry names their macros (see prelude_pch). Files are written under a
+// temporary name and renamed, so parallel builds share it. A precompiled header clang refuses (a header
 // changed since) is removed and the file parsed without it: the cache changes
 // how fast, never what, is parsed.
 #include "frontend_impl.h"
