@@ -95,9 +95,23 @@ void paths(float *x, int rows, int cols, int layer, ncclComm_t comm, cudaStream_
     halve<<<(n + 255) / 256, 256, 0, s>>>(x, n);
   }
 }
+
+// A count cast where the collective takes it, `(size_t)n`: the cast keeps n's value, so the
+// collective and the kernel run over the same rows * cols elements.
+void cast(float *x, float by, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
+  const int n = rows * cols;
+#pragma coconet region name(cast) split reorder
+  {
+    ncclAllReduce(x, x, (size_t)n, ncclFloat, ncclSum, comm, s);
+    scale<<<(n + 255) / 256, 256, 0, s>>>(x, by, n);
+  }
+}
 // IR: verify=ir paths: ok
+// IR: verify=ir cast: ok
 // EXEC: verify paths: output 'x' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
 // EXEC: verify paths: ok
+// EXEC: verify cast: output 'x' (f32): max 0 ULP apart over 1..4 ranks x 3 inputs
+// EXEC: verify cast: ok
 // CODE: {{^ *}}// coconet: split reorder: ReduceScatter(x) -> halve on this rank's slice
 // CODE: {{^ *}}COCONET_NCCL_CHECK(ncclReduceScatter(x, x + coconet_p.slice_lo, coconet_p.s,
 // CODE-NEXT: {{^ *}}NcclTypeOf<float>::value, ncclSum, comm, s));

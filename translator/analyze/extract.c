@@ -103,6 +103,18 @@ static char *product_text(const Frontend *fe, CXCursor c, unsigned after) {
   return out;
 }
 
+// An explicit cast to an integer type of 32 bits or more, parentheses or an implicit
+// conversion around one expression.
+static bool integer_cast(CXCursor c) {
+  enum CXCursorKind k = clang_getCursorKind(c);
+  if (k == CXCursor_ParenExpr || k == CXCursor_UnexposedExpr) return fe_kids(c).n == 1;
+  if (k != CXCursor_CStyleCastExpr && k != CXCursor_CXXStaticCastExpr && k != CXCursor_CXXFunctionalCastExpr)
+    return false;
+  enum CXTypeKind t = clang_getCanonicalType(clang_getCursorType(c)).kind;  // 32 bits or more
+  bool wide = (t >= CXType_UInt && t <= CXType_UInt128) || (t >= CXType_Int && t <= CXType_Int128);
+  return wide && fe_kids(c).n >= 1;
+}
+
 // The size a count argument stands for. A local never assigned after its
 // initializer, a product (`const size_t n = (size_t)tokens * hidden;`, const or
 // not; `sh.rows * sh.h`) of variables not assigned after it, is replaced by that
@@ -110,6 +122,13 @@ static char *product_text(const Frontend *fe, CXCursor c, unsigned after) {
 const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) {
   CXSourceLocation at = clang_getLocationForOffset(fe->tu, fe->file, p->range.begin.offset);
   CXCursor c = clang_getCursor(fe->tu, at);
+  // The cursor is the whole argument, or a cast to an integer type of it, `(size_t)n`: the
+  // name's size (a count keeps its value through the cast).
+  bool whole = fe_range(fe, clang_getCursorExtent(c)).end.offset == p->range.end.offset;
+  while (whole && integer_cast(c)) {
+    FeKids ks = fe_kids(c);
+    c = ks.v[ks.n - 1];
+  }
   CXCursor d = clang_getCursorReferenced(c);
   // A member of this named alone (`n_` in a method) is `this->n_`, as the other counts may write it.
   if (clang_getCursorKind(c) == CXCursor_MemberRefExpr && clang_getCursorKind(d) == CXCursor_FieldDecl &&
@@ -118,9 +137,10 @@ const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) 
   if (clang_getCursorKind(c) != CXCursor_DeclRefExpr || clang_getCursorKind(d) != CXCursor_VarDecl ||
       !never_assigned(fe, d))
     return p->text;
-  char *name = fe_spelling(d);
-  bool whole = strcmp(name, p->text) == 0;
+  char *name = fe_spelling(d), *inner = fe_text(fe, fe_range(fe, clang_getCursorExtent(c)));
+  whole = whole && strcmp(name, inner) == 0;
   free(name);
+  free(inner);
   FeKids t = fe_kids(d);
   unsigned from = 0;  // the local's declaration
   clang_getFileLocation(clang_getCursorLocation(d), NULL, NULL, NULL, &from);

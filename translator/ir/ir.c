@@ -413,8 +413,8 @@ static IrSize *parse_factor(IrRegion *r, const char *p, size_t *len) {
   return ir_size_var(r, name);
 }
 
-// Skip leading casts "(size_t)", "(long)" and similar.
-// An integer type's name as squeeze leaves it (a count cast to it keeps its value).
+// An integer type's name of 32 bits or more as squeeze leaves it (a count cast to it keeps its
+// value; one cast to uint8_t, half or float may not).
 static bool integer_type_name(const char *t) {
   static const char *const names[] = {"int", "long", "longlong", "longint", "unsigned", "unsignedint",
                                       "unsignedlong", "unsignedlonglong", "size_t", "std::size_t", "int32_t",
@@ -424,13 +424,14 @@ static bool integer_type_name(const char *t) {
   return false;
 }
 
+// Skip leading casts "(size_t)", "(long)" and similar.
 static const char *skip_casts(IrRegion *r, const char *p) {
   while (*p == '(') {
     const char *close = strchr(p, ')');
     if (!close) return p;
     char *tname = ir_strdup(r, p + 1);
     tname[close - p - 1] = 0;
-    if (ir_type_from_name(tname) == IR_VOID && !integer_type_name(tname)) return p;
+    if (!integer_type_name(tname)) return p;
     p = close + 1;
   }
   return p;
@@ -464,7 +465,11 @@ static bool is_product(IrRegion *r, const char *s) {
 
 IrSize *ir_size_parse(IrRegion *r, const char *text) {
   char *s = text_unwrap(squeeze(r, text));
-  if (!is_product(r, s)) return ir_size_var(r, s);
+  if (!is_product(r, s)) {
+    // `(size_t)(n / 2)` is the size n / 2: a cast to an integer type keeps a count's value.
+    const char *v = skip_casts(r, s);
+    return ir_size_var(r, v != s && *v ? text_unwrap(ir_strdup(r, v)) : s);
+  }
   IrSize *result = NULL;
   for (const char *p = s;;) {
     size_t len;

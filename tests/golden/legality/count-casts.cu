@@ -1,0 +1,56 @@
+// A count cast where it is passed: to an integer type of 32 bits or more it keeps its value,
+// so `(size_t)n`, `static_cast<size_t>(n)` and `(size_t)(n / 2)` are the sizes n and n / 2
+// (the collective and the kernel run over the same elements, written differently). A cast to
+// a narrower or a floating type may change the value: refused (NARROW, FLOATING).
+// RUN: %coconet --verify=ir:3 %s | %FileCheck --check-prefix=IR %s
+// RUN: %expect 1 %coconet --check %s -- -DNARROW 2>&1 | %FileCheck --check-prefix=NARROW %s
+// RUN: %expect 1 %coconet --check %s -- -DFLOATING 2>&1 | %FileCheck --check-prefix=FLOATING %s
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <stdint.h>
+
+__global__ void scale(float *x, float by, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= by;
+}
+
+void cast(float *x, float by, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
+  size_t n = (size_t)rows * cols;
+#pragma coconet region name(cast) split reorder
+  {
+    ncclAllReduce(x, x, n, ncclFloat, ncclSum, comm, s);
+    scale<<<(n + 255) / 256, 256, 0, s>>>(x, by, (int)n);
+  }
+}
+
+void named(float *x, float by, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
+  int n = rows * cols;
+#pragma coconet region name(named) split reorder
+  {
+#if defined(NARROW)
+    ncclAllReduce(x, x, static_cast<uint16_t>(n), ncclFloat, ncclSum, comm, s);
+#else
+    ncclAllReduce(x, x, static_cast<size_t>(n), ncclFloat, ncclSum, comm, s);
+#endif
+    scale<<<(n + 255) / 256, 256, 0, s>>>(x, by, (n));
+  }
+}
+
+void half_of(float *x, float by, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
+  int n = rows * cols;
+#pragma coconet region name(half_of) split reorder
+  {
+#if defined(FLOATING)
+    ncclAllReduce(x, x, (float)(n / 2), ncclFloat, ncclSum, comm, s);
+#else
+    ncclAllReduce(x, x, (size_t)(n / 2), ncclFloat, ncclSum, comm, s);
+#endif
+    scale<<<(n / 2 + 255) / 256, 256, 0, s>>>(x, by, n / 2);
+  }
+}
+
+// IR: verify=ir cast: ok
+// IR: verify=ir named: ok
+// IR: verify=ir half_of: ok
+// NARROW: count-casts.cu:35:5: error: reorder: kernel 'scale' runs over rows * cols elements but 'x' has static_cast<uint16_t>(n); work on a slice needs the same count
+// FLOATING: count-casts.cu:48:5: error: reorder: kernel 'scale' runs over n/2 elements but 'x' has (float)(n/2); work on a slice needs the same count
