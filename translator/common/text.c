@@ -23,8 +23,7 @@ bool text_is_identifier(const char *s) {
   return true;
 }
 
-bool text_has_ident(const char *text, const char *name) {
-  size_t n = strlen(name);
+bool text_each_ident(const char *text, bool (*each)(const char *name, size_t len, void *data), void *data) {
   for (const char *p = text; *p;) {
     if (p[0] == '/' && p[1] == '/') {
       p += strcspn(p, "\n");
@@ -49,12 +48,27 @@ bool text_has_ident(const char *text, const char *name) {
     } else if (text_ident_char(*p)) {
       const char *b = p;
       while (text_ident_char(*p)) p++;
-      if (!(*b >= '0' && *b <= '9') && (size_t)(p - b) == n && memcmp(b, name, n) == 0) return true;  // a number
+      if (!(*b >= '0' && *b <= '9') && each(b, (size_t)(p - b), data)) return true;  // not a number
     } else {
       p++;
     }
   }
   return false;
+}
+
+typedef struct Wanted {
+  const char *name;
+  size_t len;
+} Wanted;
+
+static bool is_wanted(const char *name, size_t len, void *data) {
+  const Wanted *w = data;
+  return len == w->len && memcmp(name, w->name, len) == 0;
+}
+
+bool text_has_ident(const char *text, const char *name) {
+  Wanted w = {name, strlen(name)};
+  return text_each_ident(text, is_wanted, &w);
 }
 
 void text_drop(char *out, const char *in, const char *drop) {
@@ -201,11 +215,16 @@ int text_distance(const char *a, const char *b) {
 }
 
 void text_addn(Text *t, const char *s, size_t k) {
-  char *p = realloc(t->s, t->n + k + 1);
-  if (!p) COCONET_BUG("out of memory");
-  memcpy(p + t->n, s, k);
-  p[t->n + k] = '\0';
-  t->s = p;
+  if (t->n + k + 1 > t->cap) {  // doubling: a text built from many pieces is copied a few times
+    size_t cap = t->cap ? t->cap : 64;
+    while (cap < t->n + k + 1) cap *= 2;
+    char *p = realloc(t->s, cap);
+    if (!p) COCONET_BUG("out of memory");
+    t->s = p;
+    t->cap = cap;
+  }
+  memcpy(t->s + t->n, s, k);
+  t->s[t->n + k] = '\0';
   t->n += k;
 }
 

@@ -17,6 +17,9 @@ bool text_is_identifier(const char *s);
 // Whether C text spells name as a whole identifier outside comments and literals
 // (in preprocessor lines and inactive #if branches too).
 bool text_has_ident(const char *text, const char *name);
+// Calls each(name, len, data) for every identifier of C text outside comments and literals
+// (not a number), in order, until a call returns true; returns whether one did.
+bool text_each_ident(const char *text, bool (*each)(const char *name, size_t len, void *data), void *data);
 // in without any of the characters in drop, into out (which may be in; it
 // holds strlen(in) + 1 bytes).
 void text_drop(char *out, const char *in, const char *drop);
@@ -47,10 +50,11 @@ char *text_unwrap(char *s);
 // s on one line, in place: each line break and the blanks around it one space; returns s.
 char *text_one_line(char *s);
 
-// A growing C string: s is NULL until the first add, then always terminated.
+// A growing C string: s is NULL until the first add, then always terminated (n bytes, room
+// for cap).
 typedef struct Text {
   char *s;
-  size_t n;
+  size_t n, cap;
 } Text;
 void text_add(Text *t, const char *s);
 void text_addn(Text *t, const char *s, size_t k);  // k bytes of s

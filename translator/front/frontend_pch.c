@@ -4,8 +4,9 @@
 // $HOME/.cache/coconet (COCONET_CACHE=off: no cache, a parse from scratch
 // every time). In it: standins-HASH/ (the TMP files, named by a hash of their
 // texts), and for each flag set KEY.pch (the prelude's translation unit as
-// libclang saves it, used with -include-pch) and KEY.deps (the headers it
-// holds, for -MD). KEY hashes libclang's version and every flag (with the
+// libclang saves it, used with -include-pch), KEY.pch.deps (the headers it
+// holds, for -MD) and KEY.pch.idents (the identifiers their code names, see
+// pch_idents). KEY hashes libclang's version and every flag (with the
 // working folder where an include folder's path is relative, and the
 // environment's include paths), but the user's -D and -U when no header of the
 // entry names their macros (see prelude_pch). Files are written under a
@@ -237,8 +238,8 @@ static void evict_pchs(const char *cache) {
     for (int i = 1; i < n; i++)
       if (v[i].t.tv_sec < v[old].t.tv_sec || (v[i].t.tv_sec == v[old].t.tv_sec && v[i].t.tv_nsec < v[old].t.tv_nsec))
         old = i;
-    static const char *const ext[] = {".pch", ".pch.deps", ".h"};
-    for (size_t k = 0; k < 3; k++) {
+    static const char *const ext[] = {".pch", ".pch.deps", ".pch.idents", ".h"};
+    for (size_t k = 0; k < sizeof ext / sizeof *ext; k++) {
       char path[4400];
       snprintf(path, sizeof path, "%.4000s/%.16s%s", cache, v[old].name, ext[k]);
       unlink(path);
@@ -322,51 +323,121 @@ static void split_macros(const Args *all, int at, Args *general, Args *names) {
   }
 }
 
-// Whether a header's text (len bytes, NUL-terminated) names an identifier of names
-// outside comments and literals (a macro named only there cannot change what the header
-// is: cuda.h's comments say LAZY, crt/math_functions.hpp's ONLY), its backslash-newlines
-// joined first as the preprocessor joins them (`#ifdef US\` newline `ED`). A name with a
-// byte outside ASCII, or a text holding a NUL, counts as named.
-static bool text_names(char *text, size_t len, const Args *names) {
-  if (strlen(text) != len) return true;
-  char *w = text;
-  for (const char *r = text; *r;) {
-    size_t splice = r[0] == '\\' ? (r[1] == '\n' ? 2 : r[1] == '\r' && r[2] == '\n' ? 3 : 0) : 0;
-    if (splice) r += splice;
-    else *w++ = *r++;
+// A file's whole text (malloc'd, NUL-terminated; *len its bytes), or NULL.
+static char *read_text(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *text = NULL;
+  long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1))) {
+    *len = fread(text, 1, (size_t)size, f);
+    text[*len] = '\0';
   }
-  *w = '\0';
-  for (int k = 0; k < names->n; k++) {
-    for (const char *c = names->v[k]; *c; c++)
-      if ((unsigned char)*c >= 0x80) return true;
-    if (text_has_ident(text, names->v[k])) return true;
+  fclose(f);
+  return text;
+}
+
+// A set of identifiers, each once (open addressing on their hash).
+typedef struct Idents {
+  char **v;
+  size_t cap, n;
+} Idents;
+
+static bool idents_add(const char *name, size_t len, void *data) {
+  Idents *set = data;
+  if (2 * (set->n + 1) > set->cap) {
+    Idents grown = {xcalloc(set->cap ? 2 * set->cap : 4096, sizeof *grown.v), set->cap ? 2 * set->cap : 4096, 0};
+    for (size_t i = 0; i < set->cap; i++)
+      if (set->v[i]) {
+        idents_add(set->v[i], strlen(set->v[i]), &grown);
+        free(set->v[i]);
+      }
+    free(set->v);
+    *set = grown;
+  }
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+  size_t at = (size_t)(h & (set->cap - 1));
+  while (set->v[at] && !(strlen(set->v[at]) == len && memcmp(set->v[at], name, len) == 0))
+    at = (at + 1) & (set->cap - 1);
+  if (!set->v[at]) {
+    set->v[at] = strndup(name, len);
+    if (!set->v[at]) COCONET_BUG("out of memory");
+    set->n++;
   }
   return false;
 }
 
-// Whether a header of pch.deps names one of names (or cannot be read).
-static bool pch_names(const char *pch, const Args *names) {
-  char path[4200], line[4200];
-  snprintf(path, sizeof path, "%s.deps", pch);
-  FILE *f = fopen(path, "r");
-  if (!f) return true;
-  bool named = false;
-  while (!named && fgets(line, sizeof line, f)) {
+// KEY.pch.idents, written from the headers KEY.pch.deps lists (deps, its text): a first line
+// "coconet-idents HASH" (HASH of deps: an entry built again, or from changed headers, makes
+// it stale), then "*" when a header cannot be read or holds a NUL (every name counts as
+// named), else the identifiers their code names, each once, one per line. Outside comments
+// and literals (a macro named only there cannot change what the header is: cuda.h's
+// comments say LAZY, crt/math_functions.hpp's ONLY), backslash-newlines joined first as
+// the preprocessor joins them (`#ifdef US\` newline `ED`). One scan of the headers serves
+// every later run: under ASan a scan takes most of a second. Returns the file's text.
+static char *pch_idents(const char *pch, const char *deps, uint64_t hash) {
+  char path[4200], first[64];
+  snprintf(path, sizeof path, "%s.idents", pch);
+  snprintf(first, sizeof first, "coconet-idents %016llx\n", (unsigned long long)hash);
+  size_t len = 0;
+  char *text = read_text(path, &len);
+  if (text && strncmp(text, first, strlen(first)) == 0 && text[len - 1] == '\n') return text;
+  free(text);
+  Idents set = {0};
+  bool all = false;
+  char *list = strdup(deps);
+  if (!list) COCONET_BUG("out of memory");
+  char *rest = NULL;
+  for (char *line = strtok_r(list, "\n", &rest); line && !all; line = strtok_r(NULL, "\n", &rest)) {
     int at = 0;
     long long mtime, size;
-    line[strcspn(line, "\n")] = '\0';
-    if (sscanf(line, "%lld %lld %n", &mtime, &size, &at) != 2 || at == 0) {
-      named = true;
-      break;
+    char *header = sscanf(line, "%lld %lld %n", &mtime, &size, &at) == 2 && at ? read_text(line + at, &len) : NULL;
+    all = !header || strlen(header) != len;
+    char *w = header;
+    for (const char *r = header; r && *r;) {
+      size_t splice = r[0] == '\\' ? (r[1] == '\n' ? 2 : r[1] == '\r' && r[2] == '\n' ? 3 : 0) : 0;
+      if (splice) r += splice;
+      else *w++ = *r++;
     }
-    FILE *h = fopen(line + at, "rb");
-    char *text = h && size >= 0 ? malloc((size_t)size + 1) : NULL;
-    if (text) text[size] = '\0';
-    named = !text || fread(text, 1, (size_t)size, h) != (size_t)size || text_names(text, (size_t)size, names);
-    free(text);
-    if (h) fclose(h);
+    if (w) *w = '\0';
+    if (!all) text_each_ident(header, idents_add, &set);
+    free(header);
   }
-  fclose(f);
+  free(list);
+  Text out = {0};
+  text_add(&out, first);
+  if (all) text_add(&out, "*\n");
+  for (size_t i = 0; i < set.cap; i++) {
+    if (set.v[i] && !all) {
+      text_add(&out, set.v[i]);
+      text_add(&out, "\n");
+    }
+    free(set.v[i]);
+  }
+  free(set.v);
+  write_atomic(path, out.s);  // a cache that cannot be written is read from out this time
+  return out.s;
+}
+
+// Whether a header of pch.deps names one of names (or cannot be read); a name with a byte
+// outside ASCII counts as named.
+static bool pch_names(const char *pch, const Args *names) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s.deps", pch);
+  size_t len = 0;
+  char *deps = read_text(path, &len);
+  if (!deps) return true;
+  char *idents = pch_idents(pch, deps, fnv1a(14695981039346656037ull, deps));
+  free(deps);
+  bool named = false;
+  for (int k = 0; k < names->n && !named; k++) {
+    for (const char *c = names->v[k]; *c; c++) named |= (unsigned char)*c >= 0x80;
+    size_t n = strlen(names->v[k]);
+    for (const char *nl = strchr(idents, '\n'); nl && nl[1] && !named; nl = strchr(nl + 1, '\n'))
+      named = (nl[1] == '*' && nl[2] == '\n') || (strncmp(nl + 1, names->v[k], n) == 0 && nl[1 + n] == '\n');
+  }
+  free(idents);
   return named;
 }
 
@@ -448,6 +519,8 @@ bool pch_parse(Frontend *fe, Args *all, int at, const char *cache) {
     char deps[4200];
     snprintf(deps, sizeof deps, "%s.deps", pch);
     unlink(pch);
+    unlink(deps);
+    snprintf(deps, sizeof deps, "%s.idents", pch);
     unlink(deps);
   }
   free(pch);

@@ -195,7 +195,7 @@ static void qualify_kernel(Launch *l) {
     if (*ns) {  // (an anonymous namespace's names are seen from the one around it)
       char *t = xasprintf("%s::%s", ns, full.s);
       free(full.s);
-      full = (Text){t, strlen(t)};
+      full = (Text){t, strlen(t), strlen(t) + 1};
     }
     free(ns);
   }

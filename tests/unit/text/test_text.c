@@ -133,6 +133,38 @@ static void spelled_identifiers(void **state) {
   assert_false(text_has_ident(raw, "coconet_p"));
 }
 
+static bool collect(const char *name, size_t len, void *data) {
+  Text *t = data;
+  text_addn(t, name, len);
+  text_add(t, ",");
+  return len == 4 && memcmp(name, "stop", 4) == 0;
+}
+
+// Every identifier of the code, in order, none of comments, literals or numbers; the walk
+// ends where the callback says.
+static void each_identifier(void **state) {
+  (void)state;
+  Text seen = {0};
+  assert_false(text_each_ident("#ifdef A_1 // B\nint x = 1'000 + y2; /* C */ s(\"D\", 'e');", collect, &seen));
+  assert_string_equal(seen.s, "ifdef,A_1,int,x,y2,s,");
+  free(seen.s);
+  seen = (Text){0};
+  assert_true(text_each_ident("a stop b", collect, &seen));
+  assert_string_equal(seen.s, "a,stop,");
+  free(seen.s);
+}
+
+// A text built from many pieces holds them all, in order.
+static void growing_text(void **state) {
+  (void)state;
+  Text t = {0};
+  for (int i = 0; i < 1000; i++) text_add(&t, i % 2 ? "b" : "aa");
+  assert_int_equal(t.n, 1500);
+  assert_int_equal(strlen(t.s), 1500);
+  assert_true(t.cap > t.n && strncmp(t.s, "aabaab", 6) == 0 && strcmp(t.s + 1497, "aab") == 0);
+  free(t.s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(short_lines_stay),
@@ -146,6 +178,8 @@ int main(void) {
       cmocka_unit_test(identifiers_and_blanks),
       cmocka_unit_test(spelled_identifiers),
       cmocka_unit_test(unwrapped_and_one_line),
+      cmocka_unit_test(each_identifier),
+      cmocka_unit_test(growing_text),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
