@@ -210,59 +210,78 @@ char *harness_path_test(const Harness *h) {
   return t;
 }
 
-// An integer member `field` of record type t, by name.
+// A field of a record type, by name: its type when found.
 typedef struct FieldFind {
   const char *name;
-  bool integer;
+  bool found;
+  CXType type;
 } FieldFind;
 
 static enum CXVisitorResult find_field(CXCursor c, CXClientData data) {
   FieldFind *f = data;
   CXString s = clang_getCursorSpelling(c);
-  bool same = strcmp(clang_getCString(s), f->name) == 0;
+  f->found = strcmp(clang_getCString(s), f->name) == 0;
   clang_disposeString(s);
-  if (!same) return CXVisit_Continue;
-  enum CXTypeKind k = clang_getCanonicalType(clang_getCursorType(c)).kind;
-  f->integer = harness_is_arith(clang_getCursorType(c)) && k != CXType_Float && k != CXType_Double && k != CXType_Bool;
+  if (!f->found) return CXVisit_Continue;
+  f->type = clang_getCursorType(c);
   return CXVisit_Break;
 }
 
+// An integer type (not floating, not bool).
+static bool integer_type(CXType t) {
+  enum CXTypeKind k = clang_getCanonicalType(t).kind;
+  return harness_is_arith(t) && k != CXType_Float && k != CXType_Double && k != CXType_Bool;
+}
+
+// The length of the member chain at m after a variable of type t (`.tp.world_size`,
+// `->cfg.n`, each `.` or `->` as the type before it is an object or a pointer, each name a
+// field of it, none const) that ends at an integer the harness may assign; 0 when there is
+// none.
+static size_t member_chain(CXType t, const char *m) {
+  size_t at = 0, integer = 0;
+  for (;;) {
+    enum CXTypeKind tk = clang_getCanonicalType(t).kind;
+    bool pointer = tk == CXType_Pointer;
+    const char *arrow = strncmp(m + at, "->", 2) == 0 ? "->" : m[at] == '.' ? "." : NULL;
+    if (!arrow || pointer != (*arrow == '-')) return integer;
+    CXType record = pointer || tk == CXType_LValueReference ? clang_getPointeeType(t) : t;
+    size_t b = at + strlen(arrow), len = 0;
+    while (isalnum((unsigned char)m[b + len]) || m[b + len] == '_') len++;
+    char field[256];
+    snprintf(field, sizeof field, "%.*s", (int)(len < 255 ? len : 255), m + b);
+    FieldFind ff = {field, false, {0}};
+    clang_Type_visitFields(clang_getCanonicalType(record), find_field, &ff);
+    if (!len || !ff.found || clang_isConstQualifiedType(ff.type)) return integer;
+    t = ff.type;
+    at = b + len;
+    integer = integer_type(t) ? at : 0;
+  }
+}
+
 // The integers a condition reads that the harness may set: a variable of its
-// own (`n`), or an integer member of one of its objects (`tensor_para_.world_size`,
-// `cfg->nranks`), at most 3, into targets.
+// own (`n`), or an integer member of one of its objects at any depth
+// (`tensor_para_.world_size`, `cfg->nranks`, `o.tp.world_size`), at most 3, into targets.
 static int path_targets(const Harness *h, const IrAssume *a, char targets[][256], int nt) {
   char names[16][256];
   for (int k = 0, n = ir_assume_names(a, names, 16); k < n && nt < 3; k++) {
     const HVar *v = harness_assign_base(h, names[k]);
     if (!v || v->init || strcmp(v->name, names[k]) != 0) continue;
     CXType t = clang_getCursorType(v->decl);
-    enum CXTypeKind tk = clang_getCanonicalType(t).kind;
-    if (harness_is_arith(t) && tk != CXType_Float && tk != CXType_Double && tk != CXType_Bool) {
+    if (integer_type(t)) {
       bool seen = false;
       for (int j = 0; j < nt; j++) seen |= strcmp(targets[j], v->name) == 0;
       if (!seen) snprintf(targets[nt++], 256, "%s", v->name);
       continue;
     }
-    // Its members the condition names: `v.m`, `v->m`.
-    bool pointer = tk == CXType_Pointer;
-    CXType record = pointer || tk == CXType_LValueReference ? clang_getPointeeType(t) : t;
+    // Its members the condition names: `v.m`, `v->m`, `v.o.m`.
     for (const char *p = text_find_word(a->test, v->name); p && nt < 3; p = text_find_word(p + 1, v->name)) {
-      const char *m = p + strlen(v->name);
-      const char *arrow = strncmp(m, "->", 2) == 0 ? "->" : *m == '.' ? "." : NULL;
-      if (!arrow || pointer != (*arrow == '-')) continue;
-      m += strlen(arrow);
-      size_t len = 0;
-      while (isalnum((unsigned char)m[len]) || m[len] == '_') len++;
-      char field[256];
-      snprintf(field, sizeof field, "%.*s", (int)(len < 255 ? len : 255), m);
-      FieldFind ff = {field, false};
-      clang_Type_visitFields(clang_getCanonicalType(record), find_field, &ff);
-      char target[600];
-      snprintf(target, sizeof target, "%s%s%s", v->name, arrow, field);
-      if (strlen(target) > 255) continue;
+      size_t len = member_chain(t, p + strlen(v->name));
+      if (!len || strlen(v->name) + len > 255) continue;
+      char target[256];
+      snprintf(target, sizeof target, "%s%.*s", v->name, (int)len, p + strlen(v->name));
       bool seen = false;
       for (int j = 0; j < nt; j++) seen |= strcmp(targets[j], target) == 0;
-      if (ff.integer && !seen) snprintf(targets[nt++], 256, "%s", target);
+      if (!seen) snprintf(targets[nt++], 256, "%s", target);
     }
   }
   return nt;
@@ -271,7 +290,8 @@ static int path_targets(const Harness *h, const IrAssume *a, char targets[][256]
 // The path the schedule is for, in the last input: the integers its
 // conditions read (three at most: path_targets) try the values around the
 // numbers they are compared with (c - 1, c, c + 1, 2c + 1; also each rounded
-// up to a multiple of a row length's divisor) until the path is taken, the
+// up to a multiple of a row length's divisor; a character 'x' gives x - 1, x
+// and x + 1) until the path is taken, the
 // locals computed from them again each time; the inputs as chosen when none
 // takes it.
 static void print_path_search(const Harness *h, FILE *f) {
@@ -283,6 +303,12 @@ static void print_path_search(const Harness *h, FILE *f) {
     if (!a->launcher && !a->guard) continue;
     nv = path_targets(h, a, targets, nv);
     for (const char *c = a->test; *c && nvalues < 60; c++) {
+      if (c[0] == '\'' && c[1] && c[1] != '\\' && c[1] != '\'' && c[2] == '\'') {  // 'x': its code
+        long x = (unsigned char)c[1];
+        values[nvalues++] = x - 1, values[nvalues++] = x, values[nvalues++] = x + 1;
+        c += 2;
+        continue;
+      }
       if (!isdigit((unsigned char)*c) || (c > a->test && (isalnum((unsigned char)c[-1]) || c[-1] == '_' || c[-1] == '.')))
         continue;
       char *end;

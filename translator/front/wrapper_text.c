@@ -9,14 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-static bool is_name(const char *t) {
-  if (!*t || !(*t == '_' || (*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z'))) return false;
-  for (; *t; t++)
-    if (!(*t == '_' || (*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9'))) return false;
-  return true;
-}
-
 // A number: digits, letters and dots ("256", "0.5f", "1e-8f" is not one: no sign).
 static bool is_number(const char *t) {
   if (!(*t >= '0' && *t <= '9')) return false;
@@ -25,9 +17,24 @@ static bool is_number(const char *t) {
   return true;
 }
 
-// t in parentheses unless it is a name or a number (takes t).
+// A name, or a name and its members (`layer.tp`, `cfg->tp.comm`: a postfix expression,
+// which binds before any operator around it, as a name does).
+static bool is_member_chain(const char *t) {
+  if (!*t || (*t >= '0' && *t <= '9')) return false;
+  for (;;) {
+    const char *b = t;
+    while (text_ident_char(*t)) t++;
+    if (t == b || (*b >= '0' && *b <= '9')) return false;
+    if (!*t) return true;
+    if (*t == '.') t++;
+    else if (t[0] == '-' && t[1] == '>') t += 2;
+    else return false;
+  }
+}
+
+// t in parentheses unless it is a name, a member chain or a number (takes t).
 static char *grouped(char *t) {
-  if (is_name(t) || is_number(t)) return t;
+  if (is_member_chain(t) || is_number(t)) return t;
   char *g;
   if (asprintf(&g, "(%s)", t) < 0) COCONET_BUG("out of memory");
   free(t);
