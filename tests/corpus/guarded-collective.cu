@@ -111,17 +111,20 @@ void attn_out_nested(float *x, const float *bias, int rows, int cols, int all_re
 }
 
 // A member of a member (`layer.tp.world_size`) under a condition whose char literals hold
-// parentheses: the path search sets members at any depth, tried with the characters the
-// conditions compare with too.
+// parentheses, and an enum class: the path search sets members at any depth, tried with the
+// characters the conditions compare with and the enumerators too.
+enum class Kind { kReplicated = 3, kParallel = 7 };
 struct Layer {
   TensorParallel tp;
   char mode;
+  Kind kind;
 };
 void layer_out(float *x, const float *bias, int rows, int cols, const Layer &layer, cudaStream_t stream) {
 #pragma coconet region name(deep) split reorder replicated(bias)
   {
     if ((layer.mode == '(') || (layer.mode == ')')) {
-      if (layer.tp.world_size > 1) all_reduce_sum(x, (size_t)rows * cols, layer.tp, stream);
+      if (layer.tp.world_size > 1 && layer.kind == Kind::kParallel)
+        all_reduce_sum(x, (size_t)rows * cols, layer.tp, stream);
     }
     add_bias_gelu<<<(rows * cols + 255) / 256, 256, 0, stream>>>(x, bias, rows, cols);
   }
@@ -133,7 +136,7 @@ void layer_out(float *x, const float *bias, int rows, int cols, const Layer &lay
 // EXEC: verify member: ok
 // EXEC: verify nested: run with ((all_reduce != 0 && rows > 0) && (tp.world_size > 1)) (the region runs ncclAllReduce only then: the schedule's branch, taken in {{[1-9][0-9]*}} of 6 runs; the others run the region as written)
 // EXEC: verify nested: ok
-// EXEC: verify deep: run with (((layer.mode == '(') || (layer.mode == ')')) && (layer.tp.world_size > 1)) (the region runs ncclAllReduce only then: the schedule's branch, taken in {{[1-9][0-9]*}} of 6 runs; the others run the region as written)
+// EXEC: verify deep: run with (((layer.mode == '(') || (layer.mode == ')')) && (layer.tp.world_size > 1 && layer.kind == Kind::kParallel)) (the region runs ncclAllReduce only then: the schedule's branch, taken in {{[1-9][0-9]*}} of 6 runs; the others run the region as written)
 // EXEC: verify deep: ok
 
 // CODE-LABEL: void mlp_out(

@@ -237,12 +237,13 @@ static bool integer_type(CXType t) {
 // `->cfg.n`, each `.` or `->` as the type before it is an object or a pointer, each name a
 // field of it, none const) that ends at an integer the harness may assign; 0 when there is
 // none.
-static size_t member_chain(CXType t, const char *m) {
+static size_t member_chain(CXType t, const char *m, CXType *last) {
   size_t at = 0, integer = 0;
   for (;;) {
     enum CXTypeKind tk = clang_getCanonicalType(t).kind;
     bool pointer = tk == CXType_Pointer;
     const char *arrow = strncmp(m + at, "->", 2) == 0 ? "->" : m[at] == '.' ? "." : NULL;
+    if (integer) *last = t;
     if (!arrow || pointer != (*arrow == '-')) return integer;
     CXType record = pointer || tk == CXType_LValueReference ? clang_getPointeeType(t) : t;
     size_t b = at + strlen(arrow), len = 0;
@@ -260,8 +261,9 @@ static size_t member_chain(CXType t, const char *m) {
 
 // The integers a condition reads that the harness may set: a variable of its
 // own (`n`), or an integer member of one of its objects at any depth
-// (`tensor_para_.world_size`, `cfg->nranks`, `o.tp.world_size`), at most 3, into targets.
-static int path_targets(const Harness *h, const IrAssume *a, char targets[][256], int nt) {
+// (`tensor_para_.world_size`, `cfg->nranks`, `o.tp.world_size`), at most 3, into targets;
+// their types into types.
+static int path_targets(const Harness *h, const IrAssume *a, char targets[][256], CXType *types, int nt) {
   char names[16][256];
   for (int k = 0, n = ir_assume_names(a, names, 16); k < n && nt < 3; k++) {
     const HVar *v = harness_assign_base(h, names[k]);
@@ -270,38 +272,53 @@ static int path_targets(const Harness *h, const IrAssume *a, char targets[][256]
     if (integer_type(t)) {
       bool seen = false;
       for (int j = 0; j < nt; j++) seen |= strcmp(targets[j], v->name) == 0;
-      if (!seen) snprintf(targets[nt++], 256, "%s", v->name);
+      if (!seen) types[nt] = t, snprintf(targets[nt++], 256, "%s", v->name);
       continue;
     }
     // Its members the condition names: `v.m`, `v->m`, `v.o.m`.
     for (const char *p = text_find_word(a->test, v->name); p && nt < 3; p = text_find_word(p + 1, v->name)) {
-      size_t len = member_chain(t, p + strlen(v->name));
+      CXType last;
+      size_t len = member_chain(t, p + strlen(v->name), &last);
       if (!len || strlen(v->name) + len > 255) continue;
       char target[256];
       snprintf(target, sizeof target, "%s%.*s", v->name, (int)len, p + strlen(v->name));
       bool seen = false;
       for (int j = 0; j < nt; j++) seen |= strcmp(targets[j], target) == 0;
-      if (!seen) snprintf(targets[nt++], 256, "%s", target);
+      if (!seen) types[nt] = last, snprintf(targets[nt++], 256, "%s", target);
     }
   }
   return nt;
+}
+
+typedef struct Values {
+  long *v;
+  int n, cap;
+} Values;
+
+static enum CXChildVisitResult enumerator_value(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Values *vs = data;
+  if (clang_getCursorKind(c) == CXCursor_EnumConstantDecl && vs->n < vs->cap)
+    vs->v[vs->n++] = (long)clang_getEnumConstantDeclValue(c);
+  return CXChildVisit_Continue;
 }
 
 // The path the schedule is for, in the last input: the integers its
 // conditions read (three at most: path_targets) try the values around the
 // numbers they are compared with (c - 1, c, c + 1, 2c + 1; also each rounded
 // up to a multiple of a row length's divisor; a character 'x' gives x - 1, x
-// and x + 1) until the path is taken, the
+// and x + 1; an enumeration's variable tries its enumerators) until the path is taken, the
 // locals computed from them again each time; the inputs as chosen when none
 // takes it.
 static void print_path_search(const Harness *h, FILE *f) {
   char targets[3][256];
+  CXType types[3];
   int nv = 0;
   long values[64];
   int nvalues = 0;
   for (const IrAssume *a = h->r->assumes; a; a = a->next) {
     if (!a->launcher && !a->guard) continue;
-    nv = path_targets(h, a, targets, nv);
+    nv = path_targets(h, a, targets, types, nv);
     for (const char *c = a->test; *c && nvalues < 60; c++) {
       if (c[0] == '\'' && c[1] && c[1] != '\\' && c[1] != '\'' && c[2] == '\'') {  // 'x': its code
         long x = (unsigned char)c[1];
@@ -320,6 +337,13 @@ static void print_path_search(const Harness *h, FILE *f) {
         if (around[i] > 0) values[nvalues++] = around[i];
     }
   }
+  // An enumeration's (`cfg.mode == Mode::kSplit`): its enumerators' values.
+  for (int j = 0; j < nv; j++)
+    if (clang_getCanonicalType(types[j]).kind == CXType_Enum) {
+      Values vs = {values, nvalues, 60};
+      clang_visitChildren(clang_getTypeDeclaration(clang_getCanonicalType(types[j])), enumerator_value, &vs);
+      nvalues = vs.n;
+    }
   for (const IrAssume *a = h->r->assumes; a; a = a->next)
     for (int i = 0, n = a->divisor ? nvalues : 0; i < n && nvalues < 64; i++)
       if (values[i] % a->divisor) values[nvalues++] = values[i] + a->divisor - values[i] % a->divisor;
