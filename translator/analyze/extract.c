@@ -122,9 +122,13 @@ static bool integer_cast(CXCursor c) {
 const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) {
   CXSourceLocation at = clang_getLocationForOffset(fe->tu, fe->file, p->range.begin.offset);
   CXCursor c = clang_getCursor(fe->tu, at);
-  // The cursor is the whole argument, or a cast to an integer type of it, `(size_t)n`: the
-  // name's size (a count keeps its value through the cast).
-  bool whole = fe_range(fe, clang_getCursorExtent(c)).end.offset == p->range.end.offset;
+  // The cursor is the whole argument as written (not a text a wrapper's parameters were
+  // replaced in), or a cast to an integer type of it, `(size_t)n`: the name's size (a count
+  // keeps its value through the cast).
+  SrcRange at_c = fe_range(fe, clang_getCursorExtent(c));
+  char *raw = fe_text(fe, at_c);
+  bool whole = at_c.end.offset == p->range.end.offset && strcmp(raw, p->text) == 0;
+  free(raw);
   while (whole && integer_cast(c)) {
     FeKids ks = fe_kids(c);
     c = ks.v[ks.n - 1];
