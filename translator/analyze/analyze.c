@@ -161,6 +161,19 @@ static bool bound(Az *az, CXCursor cond, const char *op) {
   if (kind(az_strip(b)) == CXCursor_DeclRefExpr && kind(d) == CXCursor_ParmDecl && !az_is_pointer(d) &&
       never_assigned(az->fe, d)) {
     if (az->hint_count && !named(d, az->hint_count)) return false;
+    enum CXTypeKind t = clang_getCanonicalType(clang_getCursorType(d)).kind;
+    // (a template's parameter type is read in its instances)
+    if (!((t >= CXType_UInt && t <= CXType_UInt128) || (t >= CXType_Int && t <= CXType_Int128)) &&
+        t != CXType_Unexposed) {
+      CXString type = clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(d)));
+      char *name = fe_spelling(d);
+      az_fail(az, b, "kernel '%s': the element loop's bound '%s' is a %s; the count must be an integer of 32 bits "
+                     "or more (a narrower or floating one may not be the count the collective moves)",
+              az->launch->kernel, name, clang_getCString(type));
+      free(name);
+      clang_disposeString(type);
+      return false;
+    }
     az->count = d;
     az->bound = b;
     return true;

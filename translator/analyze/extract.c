@@ -76,7 +76,34 @@ static bool kept_from(const Frontend *fe, CXCursor c, unsigned after) {
   return !assigned_after(fe, d, after);
 }
 
-// A product of names, member chains and integer literals, through casts:
+static bool wide_integer(CXType t) {  // 32 bits or more
+  enum CXTypeKind k = clang_getCanonicalType(t).kind;
+  return (k >= CXType_UInt && k <= CXType_UInt128) || (k >= CXType_Int && k <= CXType_Int128);
+}
+
+static bool integer(CXType t) {
+  enum CXTypeKind k = clang_getCanonicalType(t).kind;
+  return k >= CXType_Bool && k <= CXType_Int128;
+}
+
+// Parentheses, an explicit cast to an integer type of 32 bits or more of an integer, or an
+// implicit conversion that keeps the value (so, or an lvalue read): around one expression,
+// whose value it is (`(size_t)n` is n; `(uint8_t)n`, `(size_t)f` of a float are not).
+static bool value_kept(CXCursor c) {
+  enum CXCursorKind k = clang_getCursorKind(c);
+  FeKids ks = fe_kids(c);
+  if (ks.n < 1) return false;
+  if (k == CXCursor_ParenExpr) return ks.n == 1;
+  CXType to = clang_getCursorType(c), from = clang_getCursorType(ks.v[ks.n - 1]);
+  if (k == CXCursor_UnexposedExpr)
+    return ks.n == 1 && (clang_equalTypes(clang_getCanonicalType(to), clang_getCanonicalType(from)) ||
+                         (wide_integer(to) && integer(from)));
+  if (k != CXCursor_CStyleCastExpr && k != CXCursor_CXXStaticCastExpr && k != CXCursor_CXXFunctionalCastExpr)
+    return false;
+  return wide_integer(to) && integer(from);
+}
+
+// A product of names, member chains and integer literals, through casts that keep the value:
 // "tokens * hidden", "sh.rows * sh.h", each keeping its value from `after`
 // (the local's declaration) on; NULL for anything else.
 static char *product_text(const Frontend *fe, CXCursor c, unsigned after) {
@@ -88,7 +115,7 @@ static char *product_text(const Frontend *fe, CXCursor c, unsigned after) {
   if (k == CXCursor_MemberRefExpr) return kept_from(fe, c, after) ? member_chain(fe, c) : NULL;
   if (k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr || k == CXCursor_CStyleCastExpr ||
       k == CXCursor_CXXStaticCastExpr || k == CXCursor_CXXFunctionalCastExpr)
-    return t.n >= 1 ? product_text(fe, t.v[t.n == 1 ? 0 : 1], after) : NULL;
+    return value_kept(c) ? product_text(fe, t.v[t.n - 1], after) : NULL;
   if (k != CXCursor_BinaryOperator || t.n != 2) return NULL;
   SrcRange op = {fe_range(fe, clang_getCursorExtent(t.v[0])).end,
                  fe_range(fe, clang_getCursorExtent(t.v[1])).begin};
@@ -101,18 +128,6 @@ static char *product_text(const Frontend *fe, CXCursor c, unsigned after) {
   free(a);
   free(b);
   return out;
-}
-
-// An explicit cast to an integer type of 32 bits or more, parentheses or an implicit
-// conversion around one expression.
-static bool integer_cast(CXCursor c) {
-  enum CXCursorKind k = clang_getCursorKind(c);
-  if (k == CXCursor_ParenExpr || k == CXCursor_UnexposedExpr) return fe_kids(c).n == 1;
-  if (k != CXCursor_CStyleCastExpr && k != CXCursor_CXXStaticCastExpr && k != CXCursor_CXXFunctionalCastExpr)
-    return false;
-  enum CXTypeKind t = clang_getCanonicalType(clang_getCursorType(c)).kind;  // 32 bits or more
-  bool wide = (t >= CXType_UInt && t <= CXType_UInt128) || (t >= CXType_Int && t <= CXType_Int128);
-  return wide && fe_kids(c).n >= 1;
 }
 
 // The size a count argument stands for. A local never assigned after its
@@ -129,7 +144,7 @@ const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) 
   char *raw = fe_text(fe, at_c);
   bool whole = at_c.end.offset == p->range.end.offset && strcmp(raw, p->text) == 0;
   free(raw);
-  while (whole && integer_cast(c)) {
+  while (whole && value_kept(c)) {
     FeKids ks = fe_kids(c);
     c = ks.v[ks.n - 1];
   }
@@ -139,7 +154,7 @@ const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) 
       fe_kids(c).n == 0 && text_is_identifier(p->text))
     return ir_printf(ir, "this->%s", p->text);
   if (clang_getCursorKind(c) != CXCursor_DeclRefExpr || clang_getCursorKind(d) != CXCursor_VarDecl ||
-      !never_assigned(fe, d))
+      !never_assigned(fe, d) || !wide_integer(clang_getCursorType(d)))  // a uint8_t's value is its own
     return p->text;
   char *name = fe_spelling(d), *inner = fe_text(fe, fe_range(fe, clang_getCursorExtent(c)));
   whole = whole && strcmp(name, inner) == 0;

@@ -337,37 +337,56 @@ static void print_path_search(const Harness *h, FILE *f) {
         if (around[i] > 0) values[nvalues++] = around[i];
     }
   }
-  // An enumeration's (`cfg.mode == Mode::kSplit`): its enumerators' values.
-  for (int j = 0; j < nv; j++)
-    if (clang_getCanonicalType(types[j]).kind == CXType_Enum) {
-      Values vs = {values, nvalues, 60};
-      clang_visitChildren(clang_getTypeDeclaration(clang_getCanonicalType(types[j])), enumerator_value, &vs);
-      nvalues = vs.n;
-    }
   for (const IrAssume *a = h->r->assumes; a; a = a->next)
     for (int i = 0, n = a->divisor ? nvalues : 0; i < n && nvalues < 64; i++)
       if (values[i] % a->divisor) values[nvalues++] = values[i] + a->divisor - values[i] % a->divisor;
-  if (!nv || !nvalues) return;
+  // Each target's values: those numbers, and for an enumeration (`cfg.mode == Mode::kSplit`) its
+  // enumerators' (which may be 0 or negative: only its own). A target with none is not searched.
+  long own[3][128];
+  int nown[3], searched = 0;
+  for (int j = 0; j < nv; j++) {
+    memcpy(own[j], values, (size_t)nvalues * sizeof *values);
+    Values vs = {own[j], nvalues, 128};
+    if (clang_getCanonicalType(types[j]).kind == CXType_Enum)
+      clang_visitChildren(clang_getTypeDeclaration(clang_getCanonicalType(types[j])), enumerator_value, &vs);
+    nown[j] = vs.n;
+    searched += vs.n > 0;
+  }
+  if (!searched) return;
   char *test = harness_path_test(h);
   fprintf(f, "      {  // the path the schedule is for: tried with the numbers its conditions compare with\n");
-  fprintf(f, "        static const long coconet_verify_values[] = {");
-  for (int i = 0; i < nvalues; i++) fprintf(f, "%s%ld", i ? ", " : "", values[i]);
-  fprintf(f, "};\n");
+  for (int j = 0; j < nv; j++) {
+    if (!nown[j]) continue;
+    fprintf(f, "        static const long coconet_verify_values%d[] = {", j);
+    for (int i = 0; i < nown[j]; i++) fprintf(f, "%s%ld", i ? ", " : "", own[j][i]);
+    fprintf(f, "};\n");
+  }
   // A member the inputs do not set (`tp.world_size`) would start a search where the last one left it:
   // each starts where the first did, so that the runs as written and as scheduled take one path.
   for (int j = 0; j < nv; j++)
-    fprintf(f, "        static const auto coconet_verify_start%d = %s;\n        %s = coconet_verify_start%d;\n", j,
-            targets[j], targets[j], j);
+    if (nown[j])
+      fprintf(f, "        static const auto coconet_verify_start%d = %s;\n        %s = coconet_verify_start%d;\n", j,
+              targets[j], targets[j], j);
   fprintf(f, "        bool coconet_verify_taken = %s;\n", test);
-  for (int j = 0; j < nv; j++)
-    fprintf(f, "%*sfor (long coconet_verify_v%d : coconet_verify_values) {\n%*sif (coconet_verify_taken) break;\n"
-               "%*s%s = static_cast<decltype(%s)>(coconet_verify_v%d);\n", 8 + 2 * j, "", j, 10 + 2 * j, "",
-            10 + 2 * j, "", targets[j], targets[j], j);
+  int depth = 0;
+  for (int j = 0; j < nv; j++) {
+    if (!nown[j]) continue;
+    fprintf(f, "%*sfor (long coconet_verify_v%d : coconet_verify_values%d) {\n%*sif (coconet_verify_taken) break;\n"
+               "%*s%s = static_cast<decltype(%s)>(coconet_verify_v%d);\n", 8 + 2 * depth, "", j, j,
+            10 + 2 * depth, "", 10 + 2 * depth, "", targets[j], targets[j], j);
+    depth++;
+  }
   for (int i = 0; i < h->n; i++)
-    if (h->v[i].init) fprintf(f, "%*s%s = (%s);\n", 8 + 2 * nv, "", h->v[i].name, h->v[i].init);
-  fprintf(f, "%*scoconet_verify_taken = %s;\n", 8 + 2 * nv, "", test);
-  for (int j = nv - 1; j >= 0; j--) fprintf(f, "%*s}\n", 8 + 2 * j, "");
-  fprintf(f, "      }\n");
+    if (h->v[i].init) fprintf(f, "%*s%s = (%s);\n", 8 + 2 * depth, "", h->v[i].name, h->v[i].init);
+  fprintf(f, "%*scoconet_verify_taken = %s;\n", 8 + 2 * depth, "", test);
+  for (int d = depth - 1; d >= 0; d--) fprintf(f, "%*s}\n", 8 + 2 * d, "");
+  // None took it: the inputs as chosen (a value tried last, an enumerator of -1, say, is no size).
+  fprintf(f, "        if (!coconet_verify_taken) {\n");
+  for (int j = 0; j < nv; j++)
+    if (nown[j]) fprintf(f, "          %s = coconet_verify_start%d;\n", targets[j], j);
+  for (int i = 0; i < h->n; i++)
+    if (h->v[i].init) fprintf(f, "          %s = (%s);\n", h->v[i].name, h->v[i].init);
+  fprintf(f, "        }\n      }\n");
   free(test);
 }
 
@@ -390,6 +409,8 @@ void harness_print_init(Harness *h, FILE *f, int trial, char *const *members) {
       uint64_t z = mix((uint64_t)trial * 31u + (uint64_t)i + 17u);
       bool fp = clang_getCanonicalType(type).kind == CXType_Float || clang_getCanonicalType(type).kind == CXType_Double;
       if (fp) fprintf(f, "      %s = %.6f;\n", v->name, 0.05 + 0.9 * (double)(z >> 11) / 9007199254740992.0);
+      else if (clang_getCanonicalType(type).kind == CXType_Enum)  // an enum class takes no int
+        fprintf(f, "      %s = static_cast<decltype(%s)>(%d);\n", v->name, v->name, 1 + (int)(z % 8));
       else fprintf(f, "      %s = %d;\n", v->name, block_size_name(h, v->name) ? warps_value(z) : 1 + (int)(z % 8));
     }
     for (const IrVar *x = h->r->vars; x; x = x->next) {

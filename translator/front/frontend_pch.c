@@ -317,9 +317,10 @@ static void split_macros(const Args *all, int at, Args *general, Args *names) {
       continue;
     }
     const char *name = f[2] ? f + 2 : i + 1 < all->n ? all->v[++i] : "";
-    char buf[256];
-    snprintf(buf, sizeof buf, "%.*s", (int)strcspn(name, "=("), name);  // F of -DF(x)=...
-    fe_args_add(names, buf);
+    char *own = strndup(name, strcspn(name, "=("));  // F of -DF(x)=...
+    if (!own) COCONET_BUG("out of memory");
+    fe_args_add(names, own);
+    free(own);
   }
 }
 
@@ -369,17 +370,17 @@ static bool idents_add(const char *name, size_t len, void *data) {
 }
 
 // KEY.pch.idents, written from the headers KEY.pch.deps lists (deps, its text): a first line
-// "coconet-idents HASH" (HASH of deps: an entry built again, or from changed headers, makes
-// it stale), then "*" when a header cannot be read or holds a NUL (every name counts as
-// named), else the identifiers their code names, each once, one per line. Outside comments
-// and literals (a macro named only there cannot change what the header is: cuda.h's
-// comments say LAZY, crt/math_functions.hpp's ONLY), backslash-newlines joined first as
-// the preprocessor joins them (`#ifdef US\` newline `ED`). One scan of the headers serves
-// every later run: under ASan a scan takes most of a second. Returns the file's text.
+// "coconet-idents2 HASH" (2, the list's form; HASH, of deps: an entry built again, or from changed
+// headers, makes it stale), then "*" when a header cannot be read or holds a NUL (every name counts
+// as named), else the identifiers their code names, each once, one per line. Outside comments and
+// literals (a macro named only there cannot change what the header is: cuda.h's comments say LAZY,
+// crt/math_functions.hpp's ONLY), backslash-newlines (blanks between them too) joined first as the
+// preprocessor joins them (`#ifdef US\` newline `ED`). One scan of the headers serves every later
+// run: under ASan a scan takes most of a second. Returns the file's text.
 static char *pch_idents(const char *pch, const char *deps, uint64_t hash) {
   char path[4200], first[64];
   snprintf(path, sizeof path, "%s.idents", pch);
-  snprintf(first, sizeof first, "coconet-idents %016llx\n", (unsigned long long)hash);
+  snprintf(first, sizeof first, "coconet-idents2 %016llx\n", (unsigned long long)hash);
   size_t len = 0;
   char *text = read_text(path, &len);
   if (text && strncmp(text, first, strlen(first)) == 0 && text[len - 1] == '\n') return text;
@@ -396,7 +397,9 @@ static char *pch_idents(const char *pch, const char *deps, uint64_t hash) {
     all = !header || strlen(header) != len;
     char *w = header;
     for (const char *r = header; r && *r;) {
-      size_t splice = r[0] == '\\' ? (r[1] == '\n' ? 2 : r[1] == '\r' && r[2] == '\n' ? 3 : 0) : 0;
+      size_t k = 1, splice = 0;  // a backslash, blanks, a newline: clang joins the lines too
+      while (r[0] == '\\' && (r[k] == ' ' || r[k] == '\t')) k++;
+      if (r[0] == '\\') splice = r[k] == '\n' ? k + 1 : r[k] == '\r' && r[k + 1] == '\n' ? k + 2 : 0;
       if (splice) r += splice;
       else *w++ = *r++;
     }
@@ -421,7 +424,7 @@ static char *pch_idents(const char *pch, const char *deps, uint64_t hash) {
 }
 
 // Whether a header of pch.deps names one of names (or cannot be read); a name with a byte
-// outside ASCII counts as named.
+// outside [A-Za-z0-9_] (`$`, one outside ASCII) counts as named.
 static bool pch_names(const char *pch, const Args *names) {
   char path[4200];
   snprintf(path, sizeof path, "%s.deps", pch);
@@ -432,7 +435,7 @@ static bool pch_names(const char *pch, const Args *names) {
   free(deps);
   bool named = false;
   for (int k = 0; k < names->n && !named; k++) {
-    for (const char *c = names->v[k]; *c; c++) named |= (unsigned char)*c >= 0x80;
+    for (const char *c = names->v[k]; *c; c++) named |= !text_ident_char(*c);  // `$`, a byte outside ASCII
     size_t n = strlen(names->v[k]);
     for (const char *nl = strchr(idents, '\n'); nl && nl[1] && !named; nl = strchr(nl + 1, '\n'))
       named = (nl[1] == '*' && nl[2] == '\n') || (strncmp(nl + 1, names->v[k], n) == 0 && nl[1 + n] == '\n');

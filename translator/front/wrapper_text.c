@@ -32,9 +32,10 @@ static bool is_member_chain(const char *t) {
   }
 }
 
-// t in parentheses unless it is a name, a member chain or a number (takes t).
-static char *grouped(char *t) {
-  if (is_member_chain(t) || is_number(t)) return t;
+// t in parentheses unless it is a name, a member chain or a number without a macro in it
+// (`#define CTX *ctx`: CTX.tp is *ctx.tp) (takes t).
+static char *grouped(char *t, bool macro) {
+  if (!macro && (is_member_chain(t) || is_number(t))) return t;
   char *g;
   if (asprintf(&g, "(%s)", t) < 0) COCONET_BUG("out of memory");
   free(t);
@@ -324,7 +325,9 @@ char *wrapper_substituted(const Frontend *root, const Wrapper *w, SrcRange r, bo
       text_add(&out, "1u");
     } else if (s) {
       *foreign |= s->impure;
-      char *t = grouped(s->fixed ? strdup(s->fixed) : wrapper_substituted(root, s->in, s->range, foreign));
+      char *macro = s->fixed ? NULL : fe_macro_in(s->in ? s->in->fe : root, s->range);
+      char *t = grouped(s->fixed ? strdup(s->fixed) : wrapper_substituted(root, s->in, s->range, foreign), macro != NULL);
+      free(macro);
       // A dim3's lane is unsigned (std::min(n, block.x) must stay a min of unsigned values).
       const char *cast = x ? "unsigned" : s->cast;
       if (cast) {
