@@ -290,19 +290,6 @@ static int path_targets(const Harness *h, const IrAssume *a, char targets[][256]
   return nt;
 }
 
-typedef struct Values {
-  long *v;
-  int n, cap;
-} Values;
-
-static enum CXChildVisitResult enumerator_value(CXCursor c, CXCursor parent, CXClientData data) {
-  (void)parent;
-  Values *vs = data;
-  if (clang_getCursorKind(c) == CXCursor_EnumConstantDecl && vs->n < vs->cap)
-    vs->v[vs->n++] = (long)clang_getEnumConstantDeclValue(c);
-  return CXChildVisit_Continue;
-}
-
 // The path the schedule is for, in the last input: the integers its
 // conditions read (three at most: path_targets) try the values around the
 // numbers they are compared with (c - 1, c, c + 1, 2c + 1; also each rounded
@@ -346,11 +333,14 @@ static void print_path_search(const Harness *h, FILE *f) {
   int nown[3], searched = 0;
   for (int j = 0; j < nv; j++) {
     memcpy(own[j], values, (size_t)nvalues * sizeof *values);
-    Values vs = {own[j], nvalues, 128};
-    if (clang_getCanonicalType(types[j]).kind == CXType_Enum)
-      clang_visitChildren(clang_getTypeDeclaration(clang_getCanonicalType(types[j])), enumerator_value, &vs);
-    nown[j] = vs.n;
-    searched += vs.n > 0;
+    nown[j] = nvalues;
+    CXCursor e[64];
+    int ne = clang_getCanonicalType(types[j]).kind != CXType_Enum
+                 ? 0
+                 : fe_kids_of_kind(clang_getTypeDeclaration(clang_getCanonicalType(types[j])),
+                                   CXCursor_EnumConstantDecl, CXCursor_EnumConstantDecl, CXCursor_EnumConstantDecl, e, 64);
+    for (int i = 0; i < ne; i++) own[j][nown[j]++] = (long)clang_getEnumConstantDeclValue(e[i]);
+    searched += nown[j] > 0;
   }
   if (!searched) return;
   char *test = harness_path_test(h);
