@@ -31,7 +31,7 @@ $(TRANSLATED_DIR)/%.o: $(TRANSLATED_DIR)/%.cu runtime/include/coconet.h
 	$(NVCC) $(TRANSLATED_NVCCFLAGS) $(TRANSLATED_SM90) -c $< -o $@
 
 TEST_TARGETS += test-compile-translated
-TEST_COST += 530:test-compile-translated
+TEST_COST += 460:test-compile-translated
 .PHONY: test-compile-translated
 test-compile-translated:
 	@$(RECORD) compile-translated $(MAKE) --no-print-directory $(TRANSLATED_BINS) $(TRANSLATED_OBJS)

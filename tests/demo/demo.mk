@@ -2,7 +2,7 @@
 # scheduled builds, and the summary says so (build/demo/summary.txt). Not in
 # the sanitizer run: the demo measures speed.
 TEST_TARGETS += test-demo
-TEST_COST += 65:test-demo
+TEST_COST += 95:test-demo
 
 test-demo: all
 	@HOST_MPIRUN="$(HOST_MPIRUN)" HOST_RUN_ENV="$(HOST_RUN_ENV)" $(RECORD) demo bash -c \

@@ -11,7 +11,7 @@ SOAK_SECONDS ?= 600
 
 TEST_TARGETS += test-differential
 CHECK_TARGETS += test-differential-small
-TEST_COST += 140:test-differential 30:test-differential-small
+TEST_COST += 100:test-differential 30:test-differential-small
 .PHONY: test-differential test-differential-small soak
 test-differential: $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB)
 	@$(TRANSLATOR_RUN_ENV) $(RECORD) differential python3 tests/differential/run.py $(abspath $(BIN))/coconet \

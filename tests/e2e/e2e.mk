@@ -3,7 +3,7 @@
 # region (tests/e2e/run.sh). Under SANITIZE=1 a sample: 2 ranks, --verify=2.
 TEST_TARGETS += test-e2e
 SANITIZE_TARGETS += test-e2e
-TEST_COST += 65:test-e2e 125:sanitize-test-e2e
+TEST_COST += 105:test-e2e 145:sanitize-test-e2e
 E2E_SAMPLE := $(if $(filter 1,$(SANITIZE)),E2E_RANKS=2 E2E_VERIFY_RANKS=2)
 
 test-e2e: $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB)

@@ -36,7 +36,7 @@ $(FUSED_DIR)/tp_norm-cuda: $(FUSED_DIR)/tp_norm-cuda.cu runtime/include/coconet.
 FUSED_RANKS := $(if $(filter 1,$(SANITIZE)),2 3,1 2 3 4 5 6 7 8)
 TEST_TARGETS += test-fused test-fused-cuda
 SANITIZE_TARGETS += test-fused
-TEST_COST += 60:test-fused 10:test-fused-cuda 70:sanitize-test-fused
+TEST_COST += 50:test-fused 10:test-fused-cuda 100:sanitize-test-fused
 .PHONY: test-fused test-fused-cuda
 $(FUSED_DIR)/bench-fused: bench/gpu/fused.cu $(BIN)/coconet $(HOST_LIB) runtime/include/coconet_fused.h
 	@mkdir -p $(@D)

@@ -15,7 +15,7 @@ TEST_TARGETS += test-golden
 SANITIZE_TARGETS += test-golden
 SANITIZE_ONLY += test-golden
 CHECK_TARGETS += test-golden
-TEST_COST += 770:test-golden 1000:sanitize-test-golden
+TEST_COST += 410:test-golden 880:sanitize-test-golden
 GOLDEN_VERIFY_CC := $(if $(filter 1,$(SANITIZE)),COCONET_VERIFY_CC=$(abspath $(PLAIN_BUILD))/bin/coconet-cc)
 
 test-golden: $(BIN)/coconet $(BIN)/coconet-cc $(HOST_LIB)

@@ -8,7 +8,7 @@ MUTATION_DIR  := $(BUILD)/mutation
 MUTATION_ARGS := $(if $(filter 1,$(SANITIZE)),--mutants 30 --seed 2,--mutants 50 --seed 1)
 TEST_TARGETS += test-mutation
 SANITIZE_TARGETS += test-mutation
-TEST_COST += 85:test-mutation 60:sanitize-test-mutation
+TEST_COST += 70:test-mutation 60:sanitize-test-mutation
 .PHONY: test-mutation
 test-mutation: $(BIN)/coconet
 	@$(RECORD) mutation python3 tests/mutation/run.py $(abspath $(BIN))/coconet $(MUTATION_DIR) $(MUTATION_ARGS)
