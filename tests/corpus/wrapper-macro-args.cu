@@ -4,8 +4,10 @@
 // the macro's argument in parentheses (`(CTX.tp).comm`: `CTX.tp.comm` would be
 // `*ctx.tp.comm`, which does not compile); a member chain without a macro has none
 // (`layer.tp.comm`). --verify sets the enum parameter with a cast and tries its
-// enumerators on the path to the schedule. (It runs without the macro's region, NO_MACRO:
-// its harness's `ctx.tp` would be a null pointer, and the run stops there.)
+// enumerators on the path to the schedule; a pointer member the region reads through `->`
+// (`ctx.tp->comm`, `ctx.tp->world_size`) points at an object of the harness's. (It runs
+// without the macro's region, NO_MACRO: the harness cannot set `(CTX.tp).comm`, whose text
+// is not a chain of members, and the run would stop there.)
 // RUN: %coconet --verify=2 %s -- -DNO_MACRO | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s | %FileCheck --check-prefix=CODE %s
 #include <cuda_runtime.h>
@@ -51,7 +53,17 @@ void train_only(float *x, float by, int n, const Layer &layer, Mode mode, cudaSt
   }
 }
 
+void pointer_member(float *x, float by, int n, const Ctx &ctx, cudaStream_t s) {
+#pragma coconet region name(pointer_member) split reorder
+  {
+    if (ctx.tp->world_size > 1) ncclAllReduce(x, x, n, ncclFloat, ncclSum, ctx.tp->comm, s);
+    scale<<<(n + 255) / 256, 256, 0, s>>>(x, by, n);
+  }
+}
+
 // EXEC: verify train_only: run with (mode == Mode::kTrain) (the region runs ncclAllReduce only then: the schedule's branch, taken in {{[1-9][0-9]*}} of 6 runs; the others run the region as written)
 // EXEC: verify train_only: ok
+// EXEC: verify pointer_member: run with (ctx.tp->world_size > 1) (the region runs ncclAllReduce only then: the schedule's branch, taken in {{[1-9][0-9]*}} of 6 runs; the others run the region as written)
+// EXEC: verify pointer_member: ok
 // CODE: coconet_comm_info((CTX.tp).comm, &coconet_rank, &coconet_nranks);
 // CODE: coconet_comm_info(layer.tp.comm, &coconet_rank, &coconet_nranks);

@@ -36,6 +36,8 @@ typedef struct Harness {
   int nstreams;
   char *events[8];
   int nevents;
+  char pointees[16][256];  // pointer members given an object (`ctx.tp` of `ctx.tp->comm`), in order
+  int npointees;
 } Harness;
 
 // verify_harness.c

@@ -380,6 +380,55 @@ static void print_path_search(const Harness *h, FILE *f) {
   free(test);
 }
 
+// Each pointer member of v's objects that text reaches through `->` (`ctx.tp` of `ctx.tp->comm`, a
+// pointer to a struct: not v itself, whose object is its own) is given an object of the harness's,
+// one per member, shallower first, before the members are set.
+static void point_members(Harness *h, FILE *f, const HVar *v, const char *text, unsigned *given) {
+  size_t base = strlen(v->name);
+  if (!text || strncmp(text, v->name, base) != 0) return;
+  CXType t = clang_getCursorType(v->decl);
+  for (const char *m = text + base;;) {
+    enum CXTypeKind tk = clang_getCanonicalType(t).kind;
+    bool pointer = tk == CXType_Pointer;
+    const char *arrow = strncmp(m, "->", 2) == 0 ? "->" : *m == '.' ? "." : NULL;
+    if (!arrow || pointer != (*arrow == '-')) return;
+    int len = (int)(m - text), k = 0;
+    if (pointer && (size_t)len > base && len < 256 &&
+        clang_getCanonicalType(clang_getPointeeType(t)).kind == CXType_Record) {
+      while (k < h->npointees && !(strlen(h->pointees[k]) == (size_t)len && !strncmp(h->pointees[k], text, len))) k++;
+      if (k == h->npointees && k < 16) snprintf(h->pointees[h->npointees++], 256, "%.*s", len, text);
+      if (k < 16 && !(*given & 1u << k))
+        fprintf(f, "      %.*s = coconet_verify_pointee<%d>(%.*s);\n", len, text, k, len, text);
+      if (k < 16) *given |= 1u << k;
+    }
+    CXType record = pointer || tk == CXType_LValueReference ? clang_getPointeeType(t) : t;
+    m += strlen(arrow);
+    size_t n = 0;
+    while (isalnum((unsigned char)m[n]) || m[n] == '_') n++;
+    char field[256];
+    snprintf(field, sizeof field, "%.*s", (int)(n < 255 ? n : 255), m);
+    FieldFind ff = {field, false, {0}};
+    clang_Type_visitFields(clang_getCanonicalType(record), find_field, &ff);
+    if (!n || !ff.found) return;
+    t = ff.type;
+    m += n;
+  }
+}
+
+// The texts of the region that v reaches members through: its variables', handles' and conditions'.
+static void point_all_members(Harness *h, FILE *f, const HVar *v) {
+  unsigned given = 0;  // each once
+  for (const IrVar *x = h->r->vars; x; x = x->next) point_members(h, f, v, as_written(h, x->text), &given);
+  for (const IrOp *op = h->r->ops; op; op = op->next)
+    if (op->kind == IR_OP_COLLECTIVE) {
+      point_members(h, f, v, op->coll.comm ? as_written(h, op->coll.comm) : NULL, &given);
+      point_members(h, f, v, op->coll.stream ? as_written(h, op->coll.stream) : NULL, &given);
+    }
+  for (const IrAssume *a = h->r->assumes; a; a = a->next)
+    for (const char *p = text_find_word(a->test, v->name); p; p = text_find_word(p + 1, v->name))
+      point_members(h, f, v, p, &given);
+}
+
 // The assignments of one input: each harness variable in declaration order,
 // recomputed or given its value, then what the IR reaches through it.
 void harness_print_init(Harness *h, FILE *f, int trial, char *const *members) {
@@ -403,6 +452,7 @@ void harness_print_init(Harness *h, FILE *f, int trial, char *const *members) {
         fprintf(f, "      %s = static_cast<decltype(%s)>(%d);\n", v->name, v->name, 1 + (int)(z % 8));
       else fprintf(f, "      %s = %d;\n", v->name, block_size_name(h, v->name) ? warps_value(z) : 1 + (int)(z % 8));
     }
+    if (!v->init) point_all_members(h, f, v);
     for (const IrVar *x = h->r->vars; x; x = x->next) {
       const char *t = as_written(h, x->text);
       if (harness_assign_base(h, t) != v || (v->init && strcmp(t, v->name) == 0)) continue;

@@ -170,6 +170,15 @@ template <typename T> static inline T *coconet_verify_object(T *) {
   return &object;
 }
 
+/* The object a pointer member of the harness's objects points at where the region reads it
+   through `->` (`ctx.tp` of `ctx.tp->comm`): one for each member K, value-initialized for each
+   input (the harness's own objects hold null pointers). */
+template <int K, typename T> static inline T *coconet_verify_pointee(T *) {
+  static std::remove_const_t<T> object{};
+  object = std::remove_const_t<T>{};
+  return &object;
+}
+
 static inline uint64_t coconet_verify_next(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
