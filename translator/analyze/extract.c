@@ -144,6 +144,22 @@ const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) 
   char *raw = fe_text(fe, at_c);
   bool whole = at_c.end.offset == p->range.end.offset && strcmp(raw, p->text) == 0;
   free(raw);
+  // A C-style cast that may change the value but is spelled with a name the sizes skip (a local
+  // `typedef uint8_t uint32_t;`): the type as clang reads it, `(unsigned char)n`, another count.
+  if (whole && clang_getCursorKind(c) == CXCursor_CStyleCastExpr && !value_kept(c) && p->text[0] == '(') {
+    size_t close = strcspn(p->text, ")");
+    char *spelled = strndup(p->text + 1, close - 1);
+    if (!spelled) COCONET_BUG("out of memory");
+    text_drop(spelled, spelled, TEXT_BLANKS);
+    bool skipped = p->text[close] == ')' && ir_size_cast_skipped(spelled);
+    free(spelled);
+    if (skipped) {
+      CXString real = clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(c)));
+      const char *out = ir_printf(ir, "(%s)%s", clang_getCString(real), p->text + close + 1);
+      clang_disposeString(real);
+      return out;
+    }
+  }
   while (whole && value_kept(c)) {
     FeKids ks = fe_kids(c);
     c = ks.v[ks.n - 1];

@@ -415,7 +415,7 @@ static IrSize *parse_factor(IrRegion *r, const char *p, size_t *len) {
 
 // An integer type's name of 32 bits or more as squeeze leaves it (a count cast to it keeps its
 // value; one cast to uint8_t, half or float may not).
-static bool integer_type_name(const char *t) {
+bool ir_size_cast_skipped(const char *t) {
   static const char *const names[] = {"int", "long", "longlong", "longint", "unsigned", "unsignedint",
                                       "unsignedlong", "unsignedlonglong", "size_t", "std::size_t", "int32_t",
                                       "int64_t", "uint32_t", "uint64_t", "ptrdiff_t", NULL};
@@ -431,7 +431,7 @@ static const char *skip_casts(IrRegion *r, const char *p) {
     if (!close) return p;
     char *tname = ir_strdup(r, p + 1);
     tname[close - p - 1] = 0;
-    if (!integer_type_name(tname)) return p;
+    if (!ir_size_cast_skipped(tname)) return p;
     p = close + 1;
   }
   return p;

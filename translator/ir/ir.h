@@ -119,6 +119,9 @@ IrSize *ir_size_mul(IrRegion *r, IrSize *a, IrSize *b);
 // like (size_t) are skipped. Anything else becomes one variable bound to
 // the whole text.
 IrSize *ir_size_parse(IrRegion *r, const char *text);
+// Whether ir_size_parse skips a C-style cast to the type named so (its blanks dropped:
+// "unsignedint"): an integer type of 32 bits or more by its standard name.
+bool ir_size_cast_skipped(const char *type_name);
 // Structural equality up to the order of factors (n*m == m*n; 2*3 == 6).
 bool ir_size_equal(const IrSize *a, const IrSize *b);
 // Evaluate with the given variable values (indexed by IrVar id; vals[0] unused).

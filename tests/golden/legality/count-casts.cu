@@ -4,7 +4,8 @@
 // a narrower or a floating type may change the value: refused (NARROW, FLOATING), and so is
 // a local count of a narrower type or initialized through such a cast (NARROW_LOCAL,
 // NARROW_INIT: a count local is read as its initializer only when that keeps the value), and a
-// kernel whose count parameter is not an integer of 32 bits or more (FLOAT_BOUND, SHORT_BOUND).
+// kernel whose count parameter is not an integer of 32 bits or more (FLOAT_BOUND, SHORT_BOUND);
+// a standard name a local typedef gives a narrower type is that type (SHADOWED).
 // RUN: %coconet --verify=ir:3 %s | %FileCheck --check-prefix=IR %s
 // RUN: %expect 1 %coconet --check %s -- -DNARROW 2>&1 | %FileCheck --check-prefix=NARROW %s
 // RUN: %expect 1 %coconet --check %s -- -DFLOATING 2>&1 | %FileCheck --check-prefix=FLOATING %s
@@ -12,6 +13,7 @@
 // RUN: %expect 1 %coconet --check %s -- -DNARROW_INIT 2>&1 | %FileCheck --check-prefix=LOCAL %s
 // RUN: %expect 1 %coconet --check %s -- -DFLOAT_BOUND 2>&1 | %FileCheck --check-prefix=FLOAT_BOUND %s
 // RUN: %expect 1 %coconet --check %s -- -DSHORT_BOUND 2>&1 | %FileCheck --check-prefix=SHORT_BOUND %s
+// RUN: %expect 1 %coconet --check %s -- -DSHADOWED 2>&1 | %FileCheck --check-prefix=SHADOWED %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <stdint.h>
@@ -52,6 +54,9 @@ void named(float *x, float by, int rows, int cols, ncclComm_t comm, cudaStream_t
 
 void half_of(float *x, float by, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
   int n = rows * cols;
+#if defined(SHADOWED)
+  typedef uint8_t size_t;  // (size_t)(n / 2) is (n / 2) % 256 here: the type clang reads counts
+#endif
 #pragma coconet region name(half_of) split reorder
   {
 #if defined(FLOATING)
@@ -87,3 +92,4 @@ void local(float *x, float by, int rows, int cols, ncclComm_t comm, cudaStream_t
 // LOCAL: count-casts.cu:[[@LINE-10]]:5: error: reorder: kernel 'scale' runs over rows * cols elements but 'x' has n; work on a slice needs the same count
 // FLOAT_BOUND: count-casts.cu:{{[0-9]+}}:11: error: kernel 'scale': the element loop's bound 'n' is a float; the count must be an integer of 32 bits or more (a narrower or floating one may not be the count the collective moves)
 // SHORT_BOUND: count-casts.cu:{{[0-9]+}}:11: error: kernel 'scale': the element loop's bound 'n' is a short; the count must be an integer of 32 bits or more
+// SHADOWED: count-casts.cu:{{[0-9]+}}:5: error: reorder: kernel 'scale' runs over n/2 elements but 'x' has (unsignedchar)(n/2); work on a slice needs the same count
