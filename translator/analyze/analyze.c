@@ -101,6 +101,13 @@ static bool builtin_alias(Az *az, CXCursor s) {
   return vars.n > 0;
 }
 
+// An integer type of 32 bits or more, or a template's type (read in its instances).
+static bool wide_integer(CXType t) {
+  enum CXTypeKind k = clang_getCanonicalType(t).kind;
+  return (k >= CXType_UInt && k <= CXType_UInt128) || (k >= CXType_Int && k <= CXType_Int128) ||
+         k == CXType_Unexposed;
+}
+
 // The host text of a bound written in the kernel's terms: scalar parameters
 // become their launch arguments, members of by-value struct parameters
 // (`p.n`) the argument's member, locals of the kernel never assigned after
@@ -112,8 +119,13 @@ static char *bound_text(Az *az, CXCursor c, int depth) {
   enum CXCursorKind ck = kind(c);
   if (depth > 8) return NULL;
   if (ck == CXCursor_IntegerLiteral) return az_text_of(az, c);
-  if (ck == CXCursor_CStyleCastExpr || ck == CXCursor_CXXStaticCastExpr || ck == CXCursor_CXXFunctionalCastExpr)
-    return k.n ? bound_text(az, k.last, depth + 1) : NULL;
+  if (ck == CXCursor_CStyleCastExpr || ck == CXCursor_CXXStaticCastExpr || ck == CXCursor_CXXFunctionalCastExpr) {
+    // Through a cast that keeps the value only: `i < (uint8_t)n` runs n % 256 elements.
+    enum CXTypeKind from = k.n ? clang_getCanonicalType(clang_getCursorType(az_strip(k.last))).kind : CXType_Invalid;
+    bool kept = wide_integer(clang_getCursorType(c)) &&
+                ((from >= CXType_Bool && from <= CXType_Int128) || from == CXType_Unexposed);
+    return kept ? bound_text(az, k.last, depth + 1) : NULL;
+  }
   if (ck == CXCursor_DeclRefExpr) {
     CXCursor d = clang_getCursorReferenced(c);
     if (kind(d) == CXCursor_ParmDecl && !az_is_pointer(d) && never_assigned(az->fe, d)) {
@@ -127,7 +139,7 @@ static char *bound_text(Az *az, CXCursor c, int depth) {
     }
     Kids init = kids(d);
     bool local = kind(d) == CXCursor_VarDecl && same(clang_getCursorSemanticParent(d), az->body_fn) && init.n &&
-                 never_assigned(az->fe, d);
+                 never_assigned(az->fe, d) && wide_integer(clang_getCursorType(d));  // a short's value is its own
     return local ? bound_text(az, init.last, depth + 1) : NULL;
   }
   if (ck == CXCursor_MemberRefExpr && k.n == 1 && kind(az_strip(k.v[0])) == CXCursor_DeclRefExpr) {
@@ -161,10 +173,7 @@ static bool bound(Az *az, CXCursor cond, const char *op) {
   if (kind(az_strip(b)) == CXCursor_DeclRefExpr && kind(d) == CXCursor_ParmDecl && !az_is_pointer(d) &&
       never_assigned(az->fe, d)) {
     if (az->hint_count && !named(d, az->hint_count)) return false;
-    enum CXTypeKind t = clang_getCanonicalType(clang_getCursorType(d)).kind;
-    // (a template's parameter type is read in its instances)
-    if (!((t >= CXType_UInt && t <= CXType_UInt128) || (t >= CXType_Int && t <= CXType_Int128)) &&
-        t != CXType_Unexposed) {
+    if (!wide_integer(clang_getCursorType(d))) {
       CXString type = clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(d)));
       char *name = fe_spelling(d);
       az_fail(az, b, "kernel '%s': the element loop's bound '%s' is a %s; the count must be an integer of 32 bits "

@@ -3,9 +3,11 @@
 // (the collective and the kernel run over the same elements, written differently). A cast to
 // a narrower or a floating type may change the value: refused (NARROW, FLOATING), and so is
 // a local count of a narrower type or initialized through such a cast (NARROW_LOCAL,
-// NARROW_INIT: a count local is read as its initializer only when that keeps the value), and a
+// NARROW_INIT; a count local is read as its initializer only when that keeps the value), and a
 // kernel whose count parameter is not an integer of 32 bits or more (FLOAT_BOUND, SHORT_BOUND);
-// a standard name a local typedef gives a narrower type is that type (SHADOWED).
+// a standard name a local typedef gives a narrower type is that type (SHADOWED); in a kernel,
+// a bound through a narrowing cast or a narrower local runs fewer elements than its count
+// (refused: KERNEL_CAST, KERNEL_LOCAL).
 // RUN: %coconet --verify=ir:3 %s | %FileCheck --check-prefix=IR %s
 // RUN: %expect 1 %coconet --check %s -- -DNARROW 2>&1 | %FileCheck --check-prefix=NARROW %s
 // RUN: %expect 1 %coconet --check %s -- -DFLOATING 2>&1 | %FileCheck --check-prefix=FLOATING %s
@@ -14,6 +16,8 @@
 // RUN: %expect 1 %coconet --check %s -- -DFLOAT_BOUND 2>&1 | %FileCheck --check-prefix=FLOAT_BOUND %s
 // RUN: %expect 1 %coconet --check %s -- -DSHORT_BOUND 2>&1 | %FileCheck --check-prefix=SHORT_BOUND %s
 // RUN: %expect 1 %coconet --check %s -- -DSHADOWED 2>&1 | %FileCheck --check-prefix=SHADOWED %s
+// RUN: %expect 1 %coconet --check %s -- -DKERNEL_CAST 2>&1 | %FileCheck --check-prefix=KERNEL_CAST %s
+// RUN: %expect 1 %coconet --check %s -- -DKERNEL_LOCAL 2>&1 | %FileCheck --check-prefix=KERNEL_LOCAL %s
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <stdint.h>
@@ -27,7 +31,14 @@ typedef int count_t;
 #endif
 __global__ void scale(float *x, float by, count_t n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
+#if defined(KERNEL_CAST)
+  if (i < (uint8_t)n) x[i] *= by;
+#elif defined(KERNEL_LOCAL)
+  const short m = n;
+  if (i < m) x[i] *= by;
+#else
   if (i < n) x[i] *= by;
+#endif
 }
 
 void cast(float *x, float by, int rows, int cols, ncclComm_t comm, cudaStream_t s) {
@@ -93,3 +104,5 @@ void local(float *x, float by, int rows, int cols, ncclComm_t comm, cudaStream_t
 // FLOAT_BOUND: count-casts.cu:{{[0-9]+}}:11: error: kernel 'scale': the element loop's bound 'n' is a float; the count must be an integer of 32 bits or more (a narrower or floating one may not be the count the collective moves)
 // SHORT_BOUND: count-casts.cu:{{[0-9]+}}:11: error: kernel 'scale': the element loop's bound 'n' is a short; the count must be an integer of 32 bits or more
 // SHADOWED: count-casts.cu:{{[0-9]+}}:5: error: reorder: kernel 'scale' runs over n/2 elements but 'x' has (unsignedchar)(n/2); work on a slice needs the same count
+// KERNEL_CAST: count-casts.cu:{{[0-9]+}}:11: error: kernel 'scale': the element loop's bound '(uint8_t)n' must be a scalar parameter of the kernel
+// KERNEL_LOCAL: count-casts.cu:{{[0-9]+}}:11: error: kernel 'scale': the element loop's bound 'm' must be a scalar parameter of the kernel
