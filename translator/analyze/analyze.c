@@ -103,9 +103,7 @@ static bool builtin_alias(Az *az, CXCursor s) {
 
 // An integer type of 32 bits or more, or a template's type (read in its instances).
 static bool wide_integer(CXType t) {
-  enum CXTypeKind k = clang_getCanonicalType(t).kind;
-  return (k >= CXType_UInt && k <= CXType_UInt128) || (k >= CXType_Int && k <= CXType_Int128) ||
-         k == CXType_Unexposed;
+  return wide_integer_type(t) || clang_getCanonicalType(t).kind == CXType_Unexposed;
 }
 
 // The host text of a bound written in the kernel's terms: scalar parameters
@@ -121,9 +119,9 @@ static char *bound_text(Az *az, CXCursor c, int depth) {
   if (ck == CXCursor_IntegerLiteral) return az_text_of(az, c);
   if (ck == CXCursor_CStyleCastExpr || ck == CXCursor_CXXStaticCastExpr || ck == CXCursor_CXXFunctionalCastExpr) {
     // Through a cast that keeps the value only: `i < (uint8_t)n` runs n % 256 elements.
-    enum CXTypeKind from = k.n ? clang_getCanonicalType(clang_getCursorType(az_strip(k.last))).kind : CXType_Invalid;
-    bool kept = wide_integer(clang_getCursorType(c)) &&
-                ((from >= CXType_Bool && from <= CXType_Int128) || from == CXType_Unexposed);
+    CXType from = k.n ? clang_getCursorType(az_strip(k.last)) : (CXType){0};
+    bool kept = k.n && wide_integer(clang_getCursorType(c)) &&
+                (integer_type(from) || clang_getCanonicalType(from).kind == CXType_Unexposed);
     return kept ? bound_text(az, k.last, depth + 1) : NULL;
   }
   if (ck == CXCursor_DeclRefExpr) {

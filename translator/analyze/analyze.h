@@ -87,6 +87,10 @@ long long launch_block_x(const Frontend *fe, const Stmt *s);
 // or never assigned, ++/--'d, its address taken or passed by non-const
 // reference after its initializer (`int n = rows * cols;`).
 bool never_assigned(const Frontend *fe, CXCursor decl);
+// An integer type (bool and the character types too); one of 32 bits or more, which holds
+// any count a collective or launch passes (a uint8_t holds it modulo 256).
+bool integer_type(CXType t);
+bool wide_integer_type(CXType t);
 // decl may be assigned at or after offset of its file (a global, or a local of another function: true).
 bool assigned_after(const Frontend *fe, CXCursor decl, unsigned offset);
 // Argument i of the kernel call of a launch (in a wrapper seen through, as written there); null if none.

@@ -281,6 +281,16 @@ static enum CXChildVisitResult find_assignment(CXCursor c, CXCursor parent, CXCl
 
 bool never_assigned(const Frontend *fe, CXCursor decl) { return !assigned_after(fe, decl, 0); }
 
+bool integer_type(CXType t) {
+  enum CXTypeKind k = clang_getCanonicalType(t).kind;
+  return k >= CXType_Bool && k <= CXType_Int128;
+}
+
+bool wide_integer_type(CXType t) {
+  enum CXTypeKind k = clang_getCanonicalType(t).kind;
+  return (k >= CXType_UInt && k <= CXType_UInt128) || (k >= CXType_Int && k <= CXType_Int128);
+}
+
 bool assigned_after(const Frontend *fe, CXCursor decl, unsigned offset) {
   CXType t = clang_getCursorType(decl);
   if (clang_isConstQualifiedType(t)) return false;

@@ -76,16 +76,6 @@ static bool kept_from(const Frontend *fe, CXCursor c, unsigned after) {
   return !assigned_after(fe, d, after);
 }
 
-static bool wide_integer(CXType t) {  // 32 bits or more
-  enum CXTypeKind k = clang_getCanonicalType(t).kind;
-  return (k >= CXType_UInt && k <= CXType_UInt128) || (k >= CXType_Int && k <= CXType_Int128);
-}
-
-static bool integer(CXType t) {
-  enum CXTypeKind k = clang_getCanonicalType(t).kind;
-  return k >= CXType_Bool && k <= CXType_Int128;
-}
-
 // Parentheses, an explicit cast to an integer type of 32 bits or more of an integer, or an
 // implicit conversion that keeps the value (so, or an lvalue read): around one expression,
 // whose value it is (`(size_t)n` is n; `(uint8_t)n`, `(size_t)f` of a float are not).
@@ -97,10 +87,10 @@ static bool value_kept(CXCursor c) {
   CXType to = clang_getCursorType(c), from = clang_getCursorType(ks.v[ks.n - 1]);
   if (k == CXCursor_UnexposedExpr)
     return ks.n == 1 && (clang_equalTypes(clang_getCanonicalType(to), clang_getCanonicalType(from)) ||
-                         (wide_integer(to) && integer(from)));
+                         (wide_integer_type(to) && integer_type(from)));
   if (k != CXCursor_CStyleCastExpr && k != CXCursor_CXXStaticCastExpr && k != CXCursor_CXXFunctionalCastExpr)
     return false;
-  return wide_integer(to) && integer(from);
+  return wide_integer_type(to) && integer_type(from);
 }
 
 // A product of names, member chains and integer literals, through casts that keep the value:
@@ -170,7 +160,7 @@ const char *extract_size_text(const Frontend *fe, IrRegion *ir, const Piece *p) 
       fe_kids(c).n == 0 && text_is_identifier(p->text))
     return ir_printf(ir, "this->%s", p->text);
   if (clang_getCursorKind(c) != CXCursor_DeclRefExpr || clang_getCursorKind(d) != CXCursor_VarDecl ||
-      !never_assigned(fe, d) || !wide_integer(clang_getCursorType(d)))  // a uint8_t's value is its own
+      !never_assigned(fe, d) || !wide_integer_type(clang_getCursorType(d)))  // a uint8_t's value is its own
     return p->text;
   char *name = fe_spelling(d), *inner = fe_text(fe, fe_range(fe, clang_getCursorExtent(c)));
   whole = whole && strcmp(name, inner) == 0;
