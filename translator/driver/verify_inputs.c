@@ -233,30 +233,37 @@ static bool integer_type(CXType t) {
   return harness_is_arith(t) && k != CXType_Float && k != CXType_Double && k != CXType_Bool;
 }
 
+// One step of a member chain at m after a value of type *t: `.name` of an object (or a
+// reference to one), `->name` of a pointer, name a field of it. Its length (0: none), *t
+// becoming the field's type.
+static size_t member_step(CXType *t, const char *m) {
+  enum CXTypeKind tk = clang_getCanonicalType(*t).kind;
+  bool pointer = tk == CXType_Pointer;
+  size_t a = strncmp(m, "->", 2) == 0 ? 2 : *m == '.' ? 1 : 0, len = 0;
+  if (!a || pointer != (a == 2)) return 0;
+  while (isalnum((unsigned char)m[a + len]) || m[a + len] == '_') len++;
+  char field[256];
+  snprintf(field, sizeof field, "%.*s", (int)(len < 255 ? len : 255), m + a);
+  FieldFind ff = {field, false, {0}};
+  CXType record = pointer || tk == CXType_LValueReference ? clang_getPointeeType(*t) : *t;
+  clang_Type_visitFields(clang_getCanonicalType(record), find_field, &ff);
+  if (!len || !ff.found) return 0;
+  *t = ff.type;
+  return a + len;
+}
+
 // The length of the member chain at m after a variable of type t (`.tp.world_size`,
 // `->cfg.n`, each `.` or `->` as the type before it is an object or a pointer, each name a
 // field of it, none const) that ends at an integer the harness may assign; 0 when there is
 // none.
 static size_t member_chain(CXType t, const char *m, CXType *last) {
   size_t at = 0, integer = 0;
-  for (;;) {
-    enum CXTypeKind tk = clang_getCanonicalType(t).kind;
-    bool pointer = tk == CXType_Pointer;
-    const char *arrow = strncmp(m + at, "->", 2) == 0 ? "->" : m[at] == '.' ? "." : NULL;
-    if (integer) *last = t;
-    if (!arrow || pointer != (*arrow == '-')) return integer;
-    CXType record = pointer || tk == CXType_LValueReference ? clang_getPointeeType(t) : t;
-    size_t b = at + strlen(arrow), len = 0;
-    while (isalnum((unsigned char)m[b + len]) || m[b + len] == '_') len++;
-    char field[256];
-    snprintf(field, sizeof field, "%.*s", (int)(len < 255 ? len : 255), m + b);
-    FieldFind ff = {field, false, {0}};
-    clang_Type_visitFields(clang_getCanonicalType(record), find_field, &ff);
-    if (!len || !ff.found || clang_isConstQualifiedType(ff.type)) return integer;
-    t = ff.type;
-    at = b + len;
+  for (size_t n; (n = member_step(&t, m + at)) && !clang_isConstQualifiedType(t);) {
+    at += n;
     integer = integer_type(t) ? at : 0;
+    if (integer) *last = t;
   }
+  return integer;
 }
 
 // The integers a condition reads that the harness may set: a variable of its
@@ -388,29 +395,18 @@ static void point_members(Harness *h, FILE *f, const HVar *v, const char *text, 
   if (!text || strncmp(text, v->name, base) != 0) return;
   CXType t = clang_getCursorType(v->decl);
   for (const char *m = text + base;;) {
-    enum CXTypeKind tk = clang_getCanonicalType(t).kind;
-    bool pointer = tk == CXType_Pointer;
-    const char *arrow = strncmp(m, "->", 2) == 0 ? "->" : *m == '.' ? "." : NULL;
-    if (!arrow || pointer != (*arrow == '-')) return;
     int len = (int)(m - text), k = 0;
-    if (pointer && (size_t)len > base && len < 256 &&
-        clang_getCanonicalType(clang_getPointeeType(t)).kind == CXType_Record) {
+    CXType before = t;
+    size_t n = member_step(&t, m);
+    if (!n) return;
+    if (m[0] == '-' && (size_t)len > base && len < 256 &&
+        clang_getCanonicalType(clang_getPointeeType(before)).kind == CXType_Record) {
       while (k < h->npointees && !(strlen(h->pointees[k]) == (size_t)len && !strncmp(h->pointees[k], text, len))) k++;
       if (k == h->npointees && k < 16) snprintf(h->pointees[h->npointees++], 256, "%.*s", len, text);
       if (k < 16 && !(*given & 1u << k))
         fprintf(f, "      %.*s = coconet_verify_pointee<%d>(%.*s);\n", len, text, k, len, text);
       if (k < 16) *given |= 1u << k;
     }
-    CXType record = pointer || tk == CXType_LValueReference ? clang_getPointeeType(t) : t;
-    m += strlen(arrow);
-    size_t n = 0;
-    while (isalnum((unsigned char)m[n]) || m[n] == '_') n++;
-    char field[256];
-    snprintf(field, sizeof field, "%.*s", (int)(n < 255 ? n : 255), m);
-    FieldFind ff = {field, false, {0}};
-    clang_Type_visitFields(clang_getCanonicalType(record), find_field, &ff);
-    if (!n || !ff.found) return;
-    t = ff.type;
     m += n;
   }
 }
