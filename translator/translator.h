@@ -32,8 +32,9 @@
 //   wrapper.c       a launch or an NCCL collective inside small host functions
 //                   (templates too, any depth, in headers too), seen through (wrapper_impl.h maps
 //                   it, wrapper_text.c, their texts in the caller's terms, wrapper_pure.c,
-//                   what a text runs that it does not show, and wrapper_dispatch.c, a
-//                   launcher that picks its kernel at run time)
+//                   what a text runs that it does not show, wrapper_dispatch.c, a
+//                   launcher that picks its kernel at run time, and wrapper_beside.c,
+//                   what a function runs besides its collective, for a copy)
 //   macro.c         a macro's definition read from its tokens: pure function-like
 //                   macros (CEIL_DIV), the ceiling-division form of a grid macro
 //   instantiate.c   kernel templates: an instance parse with a copy of each
@@ -55,6 +56,8 @@
 //                   (assume.c: the schedule's run-time preconditions)
 //   effects.c       arguments with side effects, evaluated once in the order
 //                   written (call_changes.c: what the functions they call change)
+//   beside.c        what a host function seen through runs besides its
+//                   collective, checked for the schedule's copy of it
 //   coverage.c      whether a launch gives every element of its count a thread
 //   analyze*.c      a launch's kernel as a pointwise op (a multi-tensor launch's
 //                   slices: analyze_slice.c; an element loop in a helper the

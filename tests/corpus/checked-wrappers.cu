@@ -6,10 +6,11 @@
 // (NCCLCHECK, CUDA_CHECK) or an `if` whose branch fails (-DIF). Pragma lines
 // only; what the helpers return (the result, checked by the macro) is replaced
 // by coconet's check of what it runs. A helper returning something else than
-// the collective's result is not seen through (-DOTHER_RETURN), nor is one
-// whose local's initializer changes a variable (-DCOUNTED: the change would be dropped)
-// or that counts after the helper it calls (-DCOUNTED_AFTER)
-// or whose default argument does (-DDEFAULT_EFFECTS); a launcher given an
+// the collective's result is not seen through (-DOTHER_RETURN). One whose
+// local's initializer counts its calls (-DCOUNTED) or that counts after the
+// helper it calls (-DCOUNTED_AFTER) is: the schedule runs the count in a copy of
+// its own (what the helper runs besides its collective). One whose default
+// argument counts is not (-DDEFAULT_EFFECTS); a launcher given an
 // argument with side effects is not either, and the note says so (-DCALL_ARG); one
 // calling a function without side effects is (`inverse(nranks)`).
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
@@ -18,8 +19,9 @@
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DOTHER_RETURN 2>&1 | %FileCheck --check-prefix=OTHER %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DDEFAULT_EFFECTS 2>&1 | %FileCheck --check-prefix=DEFAULT %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DCALL_ARG 2>&1 | %FileCheck --check-prefix=CALL_ARG %s
-// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DCOUNTED_AFTER 2>&1 | %FileCheck --check-prefix=NOTED %s
-// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DCOUNTED 2>&1 | %FileCheck --check-prefix=COUNTED %s
+// RUN: %coconet --verify=3 %s -- -I%S/Inputs -DCOUNTED_AFTER | %FileCheck --check-prefix=NOTED %s
+// RUN: %coconet --verify=3 %s -- -I%S/Inputs -DCOUNTED | %FileCheck --check-prefix=COUNTED %s
+// RUN: %coconet %s -- -I%S/Inputs -DCOUNTED | %FileCheck --check-prefix=COUNTED-CODE %s
 #include <cstdio>
 #include <cstdlib>
 
@@ -110,13 +112,21 @@ void train_step(float *w, float *g, float lr, int n, int nranks, ncclComm_t comm
 // CODE: NCCLCHECK(ncclAllGather(
 // EXEC-IF: verify step_if: ok (the region as written and as scheduled agree within 0 ULP)
 // OTHER: error: split: region 'step_folded' has no ncclAllReduce to split
-// OTHER: note: the call of 'all_reduce_folded' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a statement that is not an initialized local, a launch, an NCCL collective or group call, or a call of such a function ('return ncclAllReduce(buf, buf, count, {{.*}}' at comm.h:{{[0-9]+}})
+// OTHER: note: the call of 'all_reduce_folded' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a statement that is not an initialized local, a launch, an NCCL collective or group call, a call of such a function, or one coconet can run beside its collective ('return ncclAllReduce(buf, buf, count, {{.*}}' at comm.h:{{[0-9]+}}: it leaves the function (a return or a goto))
 // DEFAULT: error: split: region 'step_default' has no ncclAllReduce to split
 // DEFAULT: note: the call of 'all_reduce_counted_op' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: the call leaves an argument to a default with side effects (a call, ++, an assignment)
 // CALL_ARG: error: reorder: no pointwise kernel consumes the result of a split AllReduce
 // CALL_ARG: note: the call of 'launch_sgd' ({{.*}}ops.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: an argument of the call has side effects (a call, ++, an assignment)
 // The statement in the way is the outer helper's, after the inner one's call:
-// NOTED: note: the call of 'all_reduce_noted' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a statement that is not an initialized local, a launch, an NCCL collective or group call, or a call of such a function ('g_reduced++' at comm.h:{{[0-9]+}})
+// NOTED: verify step_noted: ok
 // NOTED-NOT: (in 'all_reduce_op')
-// COUNTED: error: split: region 'step_counted' has no ncclAllReduce to split
-// COUNTED: note: the call of 'all_reduce_counted' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a local whose initializer assigns a variable
+// COUNTED: verify step_counted: ok
+// COUNTED-CODE: namespace comm {
+// COUNTED-CODE-NEXT: namespace coconet_step_counted_1 {
+// COUNTED-CODE-NEXT: static void all_reduce_counted()
+// COUNTED-CODE-NEXT: {
+// COUNTED-CODE-NEXT:   {{\[\[}}maybe_unused]] const int call = ++g_all_reduces;
+// COUNTED-CODE-NEXT:   (void)call;
+// COUNTED-CODE-NEXT: }
+// COUNTED-CODE: ::comm::coconet_step_counted_1::all_reduce_counted();
+// COUNTED-CODE-NEXT: int coconet_rank, coconet_nranks;

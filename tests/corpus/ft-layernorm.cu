@@ -5,11 +5,15 @@
 // LayerNorm through invokeAddBiasResidualLayerNorm (layernorm_kernels.h: one
 // block per token, a shared-memory block sum in a __device__ template, dim3
 // locals). The call site has pragma lines only: split reorder runs the norm on
-// this rank's tokens, fp16 and fp32 (-DFP32). The nearest refusal: the bias not
-// declared identical on every rank (NO_REPLICATED).
+// this rank's tokens, fp16 and fp32 (-DFP32). The library logs in its NCCL
+// functions (FT_LOG_DEBUG, logger.h): the schedule runs those lines in a copy of
+// their own, with a warning that __PRETTY_FUNCTION__ there is the copy's (COPY;
+// tests/golden/host/beside-logs.cu runs such a program). The nearest refusal: the
+// bias not declared identical on every rank (NO_REPLICATED).
 // RUN: %coconet --verify=4 %s -- -I%S/Inputs | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --verify=2 %s -- -I%S/Inputs -DFP32 | %FileCheck --check-prefix=EXEC %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DNO_REPLICATED 2>&1 | %FileCheck --check-prefix=REPL %s
+// RUN: %coconet %s -- -I%S/Inputs 2>&1 | %FileCheck --check-prefix=COPY %s
 #include <algorithm>
 
 #include "ft/layernorm_kernels.h"
@@ -37,3 +41,21 @@ void decoder_block_output(T *attention_out, const T *residual, const T *bias, co
 
 // EXEC: verify post_attn: ok
 // REPL: error: reorder: 'attention_out' differs per rank (kernel 'fastertransformer::addBiasResidualPostLayerNorm<__half>' computes it from local 'bias')
+// COPY: warning: region 'post_attn': 'ftNcclAllReduceSum<__half>' runs statements besides its ncclAllReduce that read __PRETTY_FUNCTION__ (nccl_utils.h:{{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}); the schedule runs them in a copy, fastertransformer::coconet_post_attn_1::ftNcclAllReduceSum, and __PRETTY_FUNCTION__ there is the copy's
+// COPY: // coconet: region post_attn runs what 'ftNcclAllReduceSum<__half>' (nccl_utils.h:{{[0-9]+}}) runs besides
+// COPY-NEXT: // its collective, its own statements (nccl_utils.h:[[START:[0-9]+]], [[TYPE:[0-9]+]], [[STOP:[0-9]+]]), in this copy (its
+// COPY-NEXT: // __PRETTY_FUNCTION__ is the copy's)
+// COPY: namespace fastertransformer {
+// COPY-NEXT: namespace coconet_post_attn_1 {
+// COPY-NEXT: typedef __half T;
+// COPY-NEXT: static void ftNcclAllReduceSum()
+// COPY-NEXT: {
+// COPY-NEXT:   FT_LOG_DEBUG("%s start", __PRETTY_FUNCTION__);
+// COPY-NEXT:   {{\[\[}}maybe_unused]] ncclDataType_t nccl_data_type = getNcclDataType<T>();
+// COPY-NEXT:   FT_LOG_DEBUG("%s stop", __PRETTY_FUNCTION__);
+// COPY-NEXT: }
+// COPY-NEXT: }  // namespace coconet_post_attn_1
+// COPY-NEXT: }  // namespace fastertransformer
+// COPY: // coconet: what 'ftNcclAllReduceSum<__half>' runs besides its collective (nccl_utils.h:[[START]],
+// COPY-NEXT: // [[TYPE]], [[STOP]]), in its copy
+// COPY-NEXT: ::fastertransformer::coconet_post_attn_1::ftNcclAllReduceSum();

@@ -31,6 +31,11 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
 int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir);
 bool extract_stmt_has_effects(const Stmt *s);  // an argument it evaluates has side effects
 
+// beside.c: what a host function seen through runs besides its collective (s->beside),
+// for the schedule's copy of it above r's function; NULL, reported, when the copy
+// could mean something else there (NULL too when s has none).
+const IrBeside *extract_beside(const Frontend *fe, const Region *r, IrRegion *ir, const Stmt *s);
+
 // call_changes.c: what the calls of an argument's text may change, read in the
 // bodies of the functions they call (and the bodies those call): variables
 // assigned by name, memory through a pointer, a reference or `this` (which may

@@ -260,6 +260,11 @@ char *az_macro_gone(const Az *az);
 // ... of a body (of fe's translation unit) copied to byte `place` of the translated
 // file, or a name whose value is where it is written (macro_name_is_where), first.
 char *macro_gone_at(const Frontend *fe, CXCursor body, unsigned place);
+// ... of the statements texts[0, n) (a use of a macro: its arguments too); with where, a name
+// whose value is where it is written first. A name a macro's body uses, and the statements do
+// not, is taken for a macro where the body is expanded (the statements compiled there: one
+// #define of it is that macro's).
+char *macro_gone_in(const Frontend *fe, const CXCursor *texts, int ntexts, unsigned place, bool where);
 // analyze_names.c: a name a kernel's text uses (of a declaration at namespace
 // scope) that a declaration of the user's between the kernel and byte `place` of
 // the translated file also has (another overload, a name hiding it): its name

@@ -16,17 +16,20 @@
 typedef struct Names {
   char *v[512];
   bool macro[512];  // a macro where the kernel uses it
+  bool body[512];   // ... or named in a macro's body only
   int n;
 } Names;
 
-static void add_name(Names *ns, const char *name, bool macro) {
+static void add_name(Names *ns, const char *name, bool macro, bool body) {
   for (int i = 0; i < ns->n; i++)
     if (strcmp(ns->v[i], name) == 0) {
       ns->macro[i] |= macro;
+      ns->body[i] &= body;
       return;
     }
   if (ns->n == 512) return;
   ns->macro[ns->n] = macro;
+  ns->body[ns->n] = body;
   ns->v[ns->n++] = strdup(name);
 }
 
@@ -65,6 +68,11 @@ static void add_tokens(Names *ns, CXTranslationUnit tu, CXSourceRange r, int dep
   clang_getFileLocation(clang_getRangeStart(r), &file, NULL, NULL, NULL);
   Skipped sk = body ? (Skipped){NULL, 0} : skipped_of(tu, file);
   for (unsigned i = body ? 1 : 0; i < n; i++) {  // a macro definition's token 0 is its name
+    if (clang_getTokenKind(toks[i]) == CXToken_Keyword) {  // (__func__ and __PRETTY_FUNCTION__ are keywords)
+      CXString sp = clang_getTokenSpelling(tu, toks[i]);
+      if (macro_name_is_where(clang_getCString(sp))) add_name(ns, clang_getCString(sp), false, body);
+      clang_disposeString(sp);
+    }
     if (clang_getTokenKind(toks[i]) != CXToken_Identifier) continue;
     unsigned at = 0;
     clang_getFileLocation(clang_getTokenLocation(tu, toks[i]), NULL, NULL, NULL, &at);
@@ -72,7 +80,7 @@ static void add_tokens(Names *ns, CXTranslationUnit tu, CXSourceRange r, int dep
     CXString sp = clang_getTokenSpelling(tu, toks[i]);
     CXCursor c = body ? clang_getNullCursor() : clang_getCursor(tu, clang_getTokenLocation(tu, toks[i]));
     bool macro = kind(c) == CXCursor_MacroExpansion;
-    add_name(ns, clang_getCString(sp), macro);
+    add_name(ns, clang_getCString(sp), macro, body);
     clang_disposeString(sp);
     CXCursor def = macro ? clang_getCursorReferenced(c) : clang_getNullCursor();
     if (macro && depth < 4 && kind(def) == CXCursor_MacroDefinition)
@@ -173,10 +181,10 @@ bool macro_name_is_where(const char *name) {
 // (Conservative: a header's directive after the place counts too.) With
 // `where`, a name whose value is where it is written (__LINE__, __func__:
 // macro_name_is_where) comes first.
-static char *gone_at(const Frontend *fe, CXTranslationUnit tu, const CXCursor *texts, int ntexts, unsigned place,
-                     bool where) {
+static char *gone_at(const Frontend *fe, CXTranslationUnit tu, const CXSourceRange *texts, int ntexts, unsigned place,
+                     bool where, bool bodies) {
   Names ns = {.n = 0};
-  for (int t = 0; t < ntexts; t++) add_tokens(&ns, tu, clang_getCursorExtent(texts[t]), 0, false);
+  for (int t = 0; t < ntexts; t++) add_tokens(&ns, tu, texts[t], 0, false);
   char *gone = NULL;
   for (int i = 0; i < ns.n && !gone && where; i++)
     if (macro_name_is_where(ns.v[i])) gone = strdup(ns.v[i]);
@@ -186,7 +194,7 @@ static char *gone_at(const Frontend *fe, CXTranslationUnit tu, const CXCursor *t
     int defines = 0, undefs = 0;
     for (int d = 0; d < sc.ds.n; d++)
       if (strcmp(sc.ds.v[d].name, ns.v[i]) == 0) ++*(sc.ds.v[d].undef ? &undefs : &defines);
-    if (undefs > 0 || defines > (ns.macro[i] ? 1 : 0)) gone = strdup(ns.v[i]);
+    if (undefs > 0 || defines > (ns.macro[i] || (bodies && ns.body[i]) ? 1 : 0)) gone = strdup(ns.v[i]);
   }
   for (int i = 0; i < ns.n; i++) free(ns.v[i]);
   for (int d = 0; d < sc.ds.n; d++) free(sc.ds.v[d].name);
@@ -196,13 +204,21 @@ static char *gone_at(const Frontend *fe, CXTranslationUnit tu, const CXCursor *t
 
 char *az_macro_gone(const Az *az) {
   const Frontend *fe = az->region_fe;
-  CXCursor texts[2] = {az->kbody, az->loop_call};
+  CXSourceRange texts[2] = {clang_getCursorExtent(az->kbody), clang_getCursorExtent(az->loop_call)};
   // A template is read in a copy at the end of the file (instantiate.c): the whole file counts.
   bool copy = az->launch->def->is_template;
   return gone_at(fe, az->fe->tu, texts, az->loop_helper ? 2 : 1,
-                 copy ? (unsigned)fe->src.len : place_decl(fe, az->ir->range.begin.offset), false);
+                 copy ? (unsigned)fe->src.len : place_decl(fe, az->ir->range.begin.offset), false, false);
 }
 
 char *macro_gone_at(const Frontend *fe, CXCursor body, unsigned place) {
-  return gone_at(fe, fe->tu, &body, 1, place, true);
+  CXSourceRange r = clang_getCursorExtent(body);
+  return gone_at(fe, fe->tu, &r, 1, place, true, false);
+}
+
+char *macro_gone_in(const Frontend *fe, const CXCursor *texts, int ntexts, unsigned place, bool where) {
+  CXSourceRange r[64];
+  int n = 0;
+  for (int t = 0; t < ntexts && n < 64; t++) r[n++] = fe_file_extent(texts[t]);  // (a macro's use: its arguments too)
+  return gone_at(fe, fe->tu, r, n, place, where, true);
 }

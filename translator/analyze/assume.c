@@ -105,7 +105,10 @@ static int check_guard(const Frontend *fe, const Region *r, const IrAssume *a, c
   for (const Stmt *s = r->stmts; s && s != end; s = s->next) {
     if (s->guard) continue;
     const char *why = NULL;
-    if (s->kind == STMT_LAUNCH || s->kind == STMT_NCCL || s->kind == STMT_GEMM) {
+    if (s->beside) {
+      why = "it runs statements of the function it calls besides its collective, and coconet does not follow what "
+            "they may change (through a reference, a pointer or a call)";
+    } else if (s->kind == STMT_LAUNCH || s->kind == STMT_NCCL || s->kind == STMT_GEMM) {
       if (memory) why = "it may write the memory the condition reads";
     } else if (s->kind == STMT_CUDA) {
       bool safe = false;

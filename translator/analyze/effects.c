@@ -349,7 +349,12 @@ int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
           diag_error(&p->range.begin, "'%s' has side effects; the schedule evaluates it once at the top of region "
                                       "'%s', before a statement coconet does not see into: compute it into a "
                                       "local before the region", p->text, r->name);
-          diag_note(&opaque->range.begin, "this statement comes first");
+          if (opaque->beside)
+            diag_note(&opaque->range.begin, "this statement comes first: '%s' runs statements besides its %s (%s:%u)",
+                      opaque->beside->title, opaque->callee, text_base_name(opaque->beside->at[0].file),
+                      opaque->beside->at[0].line);
+          else
+            diag_note(&opaque->range.begin, "this statement comes first");
           rc = -1;
         }
       }
@@ -367,6 +372,7 @@ int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
       else
         call_changes_free(calls);
     }
+    if (s->beside && !opaque) opaque = s;  // (it runs statements of a host function coconet copies)
   }
   if (rc == 0) rc = capture_reads(r, ir, args, nargs);
   IrHoist **tail = &ir->hoists;

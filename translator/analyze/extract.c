@@ -757,7 +757,12 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
     case STMT_OPAQUE: break;
     }
     if (done && s->kind == STMT_NCCL && s->guard) ir_region_assume_guard(ir, s->guard, s->callee, s->range.begin);
-    if (extract_stmt_has_effects(s)) opaque = true;
+    IrOp *tail = ir->ops;
+    while (tail && tail->next) tail = tail->next;
+    if (done && s->beside && tail && tail->kind != IR_OP_OPAQUE && tail->range.begin.offset == s->range.begin.offset)
+      tail->beside = extract_beside(fe, r, ir, s);
+    // (what a host function runs besides its collective may change what a later local reads)
+    if (extract_stmt_has_effects(s) || s->beside) opaque = true;
     if (!done) {
       opaque = true;
       char *text = fe_text(fe, s->range);

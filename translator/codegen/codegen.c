@@ -558,6 +558,7 @@ static bool edit_inside(const Edit *e, unsigned begin, unsigned end) {
 }
 
 int cg_emit_verbatim(Cg *cg, const IrOp *op) {
+  cg_beside_written(cg, op);
   if (emit_host_launch(cg, op)) return 0;
   unsigned at = op->range.begin.offset, end = op->range.end.offset;
   Edit *edits = NULL;

@@ -164,3 +164,17 @@ void buf_wrap_tail(Buf *b, size_t from) {
   if (text) buf_puts(b, text);
   free(text);
 }
+
+void cg_reindented(Buf *b, const char *text, const char *unit) {
+  size_t common = (size_t)-1;
+  for (const char *l = text; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+    size_t lead = strspn(l, " "), n = strcspn(l, "\n");
+    if (lead < n && lead < common) common = lead;
+  }
+  for (const char *l = text; *l;) {
+    size_t n = strcspn(l, "\n");
+    if (strspn(l, " ") < n) buf_printf(b, "%s%.*s\n", unit, (int)(n - common), l + common);
+    else if (n) buf_puts(b, "\n");
+    l += n + (l[n] == '\n');
+  }
+}

@@ -199,6 +199,9 @@ int cg_emit_fused(Cg *cg, const Scope *sc, int at, int *consumed) {
     snprintf(grid, sizeof grid, "%s.s", p->name);
     snprintf(range, sizeof range, "%s.slice_lo, %s.slice_hi, %s.tail_lo, %s.hi", p->name, p->name, p->name, p->name);
   }
+  // (a collective the NCCL path runs as written runs its function's statements there only)
+  for (int i = at; i < at + n; i++)
+    if (cg_beside_is_written(cg, sc->ops[i])) cg_beside_call(cg, sc->ops[i]);
   if (rows) emit_rows_launch(cg, k, rows_config, cg_stream_of(cg, rs->coll.stream));
   else emit_fused_launch(cg, k, grid, range, cg_stream_of(cg, rs->coll.stream));
   free(rows_config);

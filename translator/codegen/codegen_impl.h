@@ -21,10 +21,12 @@
 //                     the file or the header that defines it, in its
 //                     namespace) and the __global__ that runs it between the
 //                     peers' rows
+//   codegen_beside.c  what a host function seen through runs besides its
+//                     collective, in a copy the block calls
 //   codegen_comment.c the schedule comment and the flow text of fused kernels
 //   codegen_expr.c    IR expressions as CUDA C++ text, with CUDA's conversions
 //   codegen_unused.c  variables only the replaced launches used
-//   codegen_buf.c     a growing text buffer, names made unique
+//   codegen_buf.c     a growing text buffer, names made unique, text reindented
 //   host.c            --target=host: a file's launches and dynamic shared memory
 //                     lowered; host_include.c the user's headers that need it,
 //                     their lowered text in place of their #include
@@ -57,6 +59,8 @@ void buf_puts(Buf *b, const char *s);
 enum { CG_WIDTH = 100 };
 // b's text from offset `from` on wrapped at CG_WIDTH (text before it kept); b is emptied.
 char *buf_take_wrapped(Buf *b, size_t from);
+// Each line of text without the indentation all its lines share, indented by unit, onto b.
+void cg_reindented(Buf *b, const char *text, const char *unit);
 // The same in place: b's text from `from` on wrapped.
 void buf_wrap_tail(Buf *b, size_t from);
 void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -215,7 +219,7 @@ int rows_fused(Cg *cg, const Scope *sc, int at, int n, const FusedSpec *f, Kerne
 // codegen.c: a region's block (shared with codegen_fused.c)
 //
 
-enum { MAX_PARTS = 32, MAX_RANKS = 16, MAX_KERNELS = 32 };
+enum { MAX_PARTS = 32, MAX_RANKS = 16, MAX_KERNELS = 32, CG_BESIDES = 32 };
 
 typedef struct Part {       // a coconet_part variable in scope
   IrSize count;             // key: elements (a copy: GEMM keys are built here)
@@ -265,6 +269,10 @@ struct Cg {
   bool overlap;             // the region needs its static stream state
   bool pipeline;            // the region needs its static pipeline header buffer
   bool runtime;             // the block calls coconet.h
+  // Ops whose host function runs statements besides them (IrBeside): those the block
+  // runs as written (the function runs them), those whose copy it calls.
+  const IrOp *beside_written[CG_BESIDES], *beside_called[CG_BESIDES];
+  int nbeside_written, nbeside_called;
 };
 
 void cg_line(Cg *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));  // one line of the block
@@ -294,6 +302,23 @@ const char *cg_piece(const Cg *cg, const Piece *p);
 // The run-time checks a row-wise launch on this rank's rows needs first (null
 // buffers, a row stride, the rows a warp or thread per row reaches).
 void cg_row_checks(Cg *cg, const IrOp *op, const Launch *l);
+
+//
+// codegen_beside.c: the copies of what host functions seen through run besides
+// their collectives (IrBeside), and their calls
+//
+
+// Op (a scheduled one: its original's) runs as written on the block's path: its function runs them.
+void cg_beside_written(Cg *cg, const IrOp *op);
+bool cg_beside_is_written(const Cg *cg, const IrOp *op);
+// The call of op's copy here, unless the block calls it already.
+void cg_beside_call(Cg *cg, const IrOp *op);
+// After the block emitted sc->ops[at, at + n) from byte pos of cg->out on, at depth: the
+// call of the copy of each of them that nothing ran, inserted at pos (before a split's
+// ReduceScatter, a fused call site, an overlap loop).
+void cg_beside_before(Cg *cg, const Scope *sc, int at, int n, size_t pos, int depth);
+// The copies the block calls, for the text above the region's function.
+void cg_beside_copies(const Cg *cg, Buf *b);
 
 //
 // codegen_fused.c

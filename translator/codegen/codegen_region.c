@@ -160,7 +160,7 @@ static char *kernels_text(Cg *cg) {
     for (int i = 0; i < cg->nkernels && !used; i++) used = strstr(cg->kernels[i].text, headers[j][0]) != NULL;
     if (used) buf_printf(&h, "#include <%s>\n", headers[j][1]);
   }
-  bool any = cg->overlap || cg->pipeline || h.len;
+  bool any = cg->overlap || cg->pipeline || h.len || cg->nbeside_called;
   for (int i = 0; i < cg->nkernels; i++) any = any || !cg->kernels[i].late;
   if (!any) return NULL;
   Buf b = {0};
@@ -172,6 +172,7 @@ static char *kernels_text(Cg *cg) {
   if (cg->pipeline)
     buf_printf(&b, "// coconet: the pipeline header buffer of region %s (allocated once per device)\n"
                    "static coconet_pipe_state coconet_%s_pipe;\n\n", cg->r->name, cg->r->name);
+  cg_beside_copies(cg, &b);
   for (int i = 0; i < cg->nkernels; i++) {
     if (cg->kernels[i].late) continue;
     buf_printf(&b, "%s\n", cg->kernels[i].text);
@@ -446,8 +447,11 @@ static int generate(Cg *cg, const Scope *sc) {
     cg->depth++;
   }
   for (int i = 0; i < sc->n && rc == 0; i += consumed) {
+    size_t pos = cg->out.len;
+    int depth = cg->depth;
     if (sc->ops[i]->span.nchunks > 1) rc = emit_overlap(cg, sc, i, &consumed);
     else rc = cg_emit_op(cg, sc, i, &consumed);
+    if (rc == 0) cg_beside_before(cg, sc, i, consumed, pos, depth);
   }
   if (rc == 0) poison_after(cg);
   if (fallback) {
@@ -492,8 +496,8 @@ int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Targ
   if (rc == 0) {
     out->body = buf_take(&cg->out);
     out->runtime = !cg->runtime ? NULL : cg->nfused ? "coconet_fused.h" : "coconet.h";
-    out->kernels = cg->runtime ? kernels_text(cg) : NULL;
-    out->kernels_at = cg->runtime ? place_decl(fe, fr->range.begin.offset) : 0;
+    out->kernels = cg->runtime || cg->nbeside_called ? kernels_text(cg) : NULL;
+    out->kernels_at = cg->runtime || cg->nbeside_called ? place_decl(fe, fr->range.begin.offset) : 0;
     CXCursor fn;
     out->late = cg->runtime ? late_text(cg) : NULL;
     out->late_at = out->late ? place_fn(fe, fr->range.begin.offset, &fn) : 0;

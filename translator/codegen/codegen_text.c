@@ -78,21 +78,6 @@ static char *edited(const IrText *t, const TextArg *args) {
   return buf_take(&out);
 }
 
-// Each line of text without the indentation all its lines share, indented by unit.
-static void reindented(Buf *b, const char *text, const char *unit) {
-  size_t common = (size_t)-1;
-  for (const char *l = text; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
-    size_t lead = strspn(l, " "), n = strcspn(l, "\n");
-    if (lead < n && lead < common) common = lead;
-  }
-  for (const char *l = text; *l;) {
-    size_t n = strcspn(l, "\n");
-    if (strspn(l, " ") < n) buf_printf(b, "%s%.*s\n", unit, (int)(n - common), l + common);
-    else if (n) buf_puts(b, "\n");
-    l += n + (l[n] == '\n');
-  }
-}
-
 void text_function(Buf *b, const char *name, const IrOp *op, const TextArg *args, const char *unit, bool beside) {
   const IrText *t = op->pw.text;
   buf_printf(b, "// coconet: element i of %s (%s:%u), the kernel's own text (%s:%u)%s\n", op->pw.kernel,
@@ -112,7 +97,7 @@ void text_function(Buf *b, const char *name, const IrOp *op, const TextArg *args
   params(b, t, args);
   buf_puts(b, ")\n{\n");
   char *body = edited(t, args);
-  reindented(b, body, unit);
+  cg_reindented(b, body, unit);
   free(body);
   buf_puts(b, "}\n");
   if (t->scope) buf_printf(b, "}  // namespace %s\n", name);

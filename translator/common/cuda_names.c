@@ -37,6 +37,11 @@ const char *const CUDA_GROUP_QUERIES[] = {
 const char *const CUDA_SYNC_WORDS[] = {"barrier", "arrive", "wait", "pipeline", "memcpy_async",
                                        "latch", "semaphore", NULL};
 const char *const CUDA_BUILTINS[] = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", NULL};
+const char *const CUDA_QUERIES[] = {"cudaGetDevice", "cudaGetDeviceCount", "cudaGetDeviceProperties",
+                                    "cudaDeviceGetAttribute", "cudaRuntimeGetVersion", "cudaDriverGetVersion",
+                                    "cudaMemGetInfo", "cudaPointerGetAttributes", "cudaGetErrorString",
+                                    "cudaGetErrorName", "ncclGetErrorString", "ncclGetVersion", NULL};
+
 const char *const HOST_PURE_MATH[] = {"pow",  "powf",  "sqrt",  "sqrtf",  "exp",  "expf",  "log",  "logf", "log2",
                                       "log2f", "fabs", "fabsf", "ceil",   "ceilf", "floor", "floorf", "fmin",
                                       "fminf", "fmax", "fmaxf", "abs",   "labs",  "llabs", NULL};

@@ -31,6 +31,8 @@ extern const char *const CUDA_GROUP_QUERIES[];
 extern const char *const CUDA_SYNC_WORDS[];
 // The built-in variables a thread's place in the grid is read from.
 extern const char *const CUDA_BUILTINS[];
+// CUDA and NCCL calls that only read state (cudaGetDevice, cudaGetErrorString): they change nothing.
+extern const char *const CUDA_QUERIES[];
 // The C library's math functions a host computes without side effects (powf, sqrt, ceil, ...).
 extern const char *const HOST_PURE_MATH[];
 

@@ -741,5 +741,6 @@ void stmt_free(Stmt *s) {
   free(s->seen_through);
   free(s->seen_path);
   free(s->guard);
+  beside_free(s->beside);
   free(s);
 }

@@ -270,6 +270,28 @@ typedef struct Launch {
   char *why_not;
 } Launch;
 
+// What a host function seen through runs besides its collective (wrapper_beside.c): its
+// statements that read none of its parameters or locals, leave it by no return or goto and
+// reach no kernel, CUDA, NCCL or cuBLAS call (a log line, FT_LOG_DEBUG("%s start",
+// __PRETTY_FUNCTION__)), also a local whose initializer calls such a function. The
+// schedule runs them, as written, in a copy of their own inside the function's namespaces.
+enum { BESIDE_MAX = 16 };
+typedef struct Beside {
+  CXCursor fn;              // the function whose body holds them (a template's instance)
+  char *name;               // its name ("ftNcclAllReduceSum")
+  char *title;              // as explained ("ftNcclAllReduceSum<float>")
+  SrcLoc loc;               // where it is defined (a header's path for one in a header)
+  bool in_main;             // defined in the translated file, at byte offset:
+  unsigned offset;
+  char *text;               // the statements as written, each from its line's start
+  char *ns_open, *ns_close, *ns_prefix;  // its namespaces ("namespace ft {\n", "}  // namespace ft\n", "ft::")
+  char *scope;              // its template's parameters as the instance's arguments ("typedef float T;\n"), or ""
+  CXCursor stmts[BESIDE_MAX];
+  SrcLoc at[BESIDE_MAX];    // where each statement is
+  int n;
+} Beside;
+void beside_free(Beside *b);
+
 typedef struct Stmt {
   StmtKind kind;
   SrcRange range;        // the whole statement, including its ';'
@@ -287,6 +309,7 @@ typedef struct Stmt {
   SrcLoc seen_loc;       // ... where the function is
   char *guard;           // STMT_NCCL written as `if (guard) { collective; }` (no else, a guard without
                          // effects): the condition, the statement's range the whole if; else NULL
+  Beside *beside;        // a host function seen through: what it runs besides the collective, else NULL
   struct Stmt *next;
 } Stmt;
 
@@ -341,6 +364,11 @@ void instance_describe(const Frontend *fe, CXCursor decl, CXCursor tmpl, KernelD
 // The template arguments of a function template specialization as code spells
 // them ("float, 256"; malloc'd), or NULL when one is neither a type nor an integer.
 char *template_args_of(CXCursor decl);
+// The parameters of the template that function decl instantiates, declared as
+// its arguments ("typedef float T;\nconstexpr int B = 256;\n"; malloc'd); "" for a
+// function that is not a template's instance; NULL when an argument is neither a
+// type nor an integer, or a pack.
+char *template_bindings(CXCursor decl);
 // Template argument i of a specialization as written in code ("float", "256"), or NULL.
 char *template_arg_spelling(CXCursor decl, unsigned i);
 // Type spelling s (taken) named from the global namespace when it starts with a

@@ -166,6 +166,27 @@ int template_params(CXCursor tmpl, CXCursor *out, int max) {
   return ps.n < max ? ps.n : max;
 }
 
+char *template_bindings(CXCursor decl) {
+  CXCursor tmpl = clang_getSpecializedCursorTemplate(decl);
+  if (clang_Cursor_isNull(tmpl)) return strdup("");
+  Params ps = {.n = 0};
+  clang_visitChildren(tmpl, add_param, &ps);
+  int nargs = clang_Cursor_getNumTemplateArguments(decl);
+  if (ps.other || nargs != ps.n) return NULL;
+  Text t = {0};
+  text_add(&t, "");
+  for (int i = 0; i < ps.n; i++) {
+    char *line = template_param_binding(decl, (unsigned)i, ps.v[i]);
+    if (!line) {
+      free(t.s);
+      return NULL;
+    }
+    text_add(&t, line);
+    free(line);
+  }
+  return t.s;
+}
+
 void instance_describe(const Frontend *fe, CXCursor decl, CXCursor tmpl, KernelDef *k) {
   if (clang_getCursorKind(decl) == CXCursor_FunctionTemplate) {
     set_why(k, "the launch of kernel template '%s' has template arguments that depend on the enclosing template; "

@@ -33,8 +33,10 @@
 // from the buffer's type. Templates are read as the instance the call uses (libclang
 // gives its body); a launch of a kernel template gets the instance's arguments
 // written out. Functions in the user's headers are read there (never
-// rewritten). Anything else (a second statement, side effects) leaves the call
-// opaque, with a note why.
+// rewritten). Beside a collective, statements that read none of the function's
+// names and reach no kernel, CUDA or NCCL call (a log line) are kept for a copy
+// the generated code runs (wrapper_beside.c). Anything else (a second
+// statement, side effects) leaves the call opaque, with a note why.
 #include "front/wrapper_impl.h"
 
 #include "common/cuda_names.h"
@@ -122,7 +124,7 @@ static SrcRange initializer(const Frontend *fe, CXCursor var, bool *dim3, CXCurs
   return r;
 }
 
-void wrapper_locals(const Frontend *ffe, Wrapper *w, CXCursor st, const char **why, bool *foreign) {
+void wrapper_locals(const Frontend *ffe, Wrapper *w, CXCursor st, const char **why, bool *foreign, bool *calls) {
   const Frontend *root = wrapper_root(ffe);
   FeKids vars = fe_kids(st);
   for (int j = 0; j < vars.n && j < FE_KIDS && !*why; j++) {
@@ -141,14 +143,11 @@ void wrapper_locals(const Frontend *ffe, Wrapper *w, CXCursor st, const char **w
     wrapper_add(w, vars.v[j], r, w, NULL, dim3);
     w->v[w->n - 1].impure = wrapper_effects(root, w, r, wrapper_calls_pure(e), foreign);
     if (!dim3) w->v[w->n - 1].cast = wrapper_conversion(vars.v[j], wrapper_written_type(e));
-    // One that assigns (`const int k = ++g_calls;`): the generated code, which does not run the
-    // function, would drop the change.
+    // One that assigns (`const int k = ++g_calls;`) or calls a function that changes something
+    // (`int t = log_launch();`): the generated code, which does not run the function, runs it only in a
+    // copy of the statement (wrapper_beside.c).
     char *init = fe_text(ffe, r);
-    if (source_assigns(init)) *why = "its body has a local whose initializer assigns a variable";
-    // (`int t = log_launch();`: a call that changes something, which the generated code would not make)
-    else if (w->v[w->n - 1].impure && !wrapper_calls_pure(e))
-      *why = "its body has a local whose initializer calls a function that may change something (the generated "
-             "code, which does not call this one, would not run it)";
+    if (source_assigns(init) || (w->v[w->n - 1].impure && !wrapper_calls_pure(e))) *calls = true;
     free(init);
   }
 }
@@ -222,7 +221,16 @@ Launch *wrapper_launch(const Wrapper *w, Stmt *s, const char **why) {
   // thread's coordinates).
   Piece *conf[] = {&launch->grid, &launch->block, &launch->shmem, &launch->stream};
   for (int c = 0; c < 4; c++) substitute_piece(w, conf[c], why);
-  for (int a = 0; a < launch->nargs; a++) substitute_piece(w, &launch->args[a], why);
+  for (int a = 0; a < launch->nargs; a++) {
+    substitute_piece(w, &launch->args[a], why);
+    // An integer passed down as the region wrote it (`n`): the region's text, which the region's sizes
+    // read through a local never reassigned, as the collective's count is.
+    CXCursor e = clang_Cursor_getArgument(launch->call, (unsigned)a);
+    enum CXTypeKind k = clang_getCanonicalType(clang_getCursorType(e)).kind;
+    SrcRange as_written = k >= CXType_Bool && k <= CXType_Int128 ? wrapper_region_range(wrapper_root(w->fe), w, e)
+                                                                  : (SrcRange){0};
+    if (as_written.begin.file) launch->args[a].range = as_written;
+  }
   return launch;
 }
 
@@ -296,7 +304,38 @@ typedef struct Seen {
   bool is_template;  // a function of the chain is a template's instance
   char *path;        // the functions below the region's call ("invokeB, invokeC"), or NULL
   char *stmt;        // the statement that is not seen through (" ('log(x)' at f.h:12)"), or NULL
+  Beside *beside;    // what a function of the chain runs besides its collective (a log line), or NULL
 } Seen;
+
+// " ('log(x)' at f.h:12)", or with a reason " ('log(x)' at f.h:12: it reads parameter 'n' ...)" (malloc'd).
+static char *stmt_note(const Frontend *ffe, CXCursor st, const char *reason) {
+  char *text = fe_cursor_text(ffe, st);
+  SrcLoc at = fe_any_loc(ffe, clang_getCursorLocation(st));
+  char *note = xasprintf(" ('%.*s%s' at %s:%u%s%s)", 60, text, strlen(text) > 60 ? "..." : "",
+                         text_base_name(at.file), at.line, reason ? ": " : "", reason ? reason : "");
+  free(text);
+  return note;
+}
+
+static const char *const NOT_BESIDE = "its body has a statement that is not an initialized local, a launch, an NCCL "
+                                      "collective or group call, a call of such a function, or one coconet can run "
+                                      "beside its collective";
+static const char *const NOT_BESIDE_AFTER = "its body has a statement after the collective that coconet cannot run "
+                                            "beside it";
+
+// Statement st of fn's body kept to run beside the chain's collective (wrapper_beside.c):
+// true; else false, and with why, sn->why and sn->stmt say why not.
+static bool beside(const Frontend *ffe, CXCursor fn, CXCursor st, Seen *sn, const char *why) {
+  char *title = function_name(fn), *reason = wrapper_beside(ffe, fn, st, title, &sn->beside);
+  free(title);
+  if (reason && why && !sn->why) {
+    sn->why = why;
+    free(sn->stmt);
+    sn->stmt = stmt_note(ffe, st, reason);
+  }
+  free(reason);
+  return reason == NULL;
+}
 
 // A buffer argument through its conversions to `void *` (`(const void *)buf`,
 // `reinterpret_cast<void *>(buf)`): the typed pointer converted, or the argument.
@@ -414,6 +453,10 @@ static void see_collective(const Wrapper *w, CXCursor st, Stmt *s, const char **
       free(s->args[i].text);
       s->args[i].text = text;
     }
+    // The count passed down as the region wrote it (`n`): the region's text, which the region's
+    // sizes read through a local never reassigned as the other statements' counts are.
+    SrcRange as_written = i == (p2p ? 1 : 2) ? wrapper_region_range(wrapper_root(fe), w, a) : (SrcRange){0};
+    if (as_written.begin.file && !*why) s->args[i].range = as_written;
   }
   free(elem);
 }
@@ -600,7 +643,7 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
   }
   FeKids stmts = fe_kids(body);
   Launch *launch = NULL;
-  bool last = false, after_end = false;
+  bool last = false;
   // The chain's path above the call this body makes, and whether that call was seen through: a statement
   // after it in the way (`ncclResult_t r = helper(...); ...`) is this body's, named by the path above.
   char *outer_path = NULL;
@@ -644,12 +687,17 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
       continue;  // the failure's branch: the generated code checks the collectives it runs
     } else if (last && !sn->nccl) {
       sn->why = "its body has a statement after the launch";
-    } else if (sn->nccl && clang_getCursorKind(st) == CXCursor_DeclStmt) {
-      sn->why = "its body has a statement after the collective";
+    } else if (sn->nccl && (clang_getCursorKind(st) == CXCursor_DeclStmt || !clang_Cursor_isNull(inner))) {
+      beside(ffe, fn, st, sn, NOT_BESIDE_AFTER);
     } else if (clang_getCursorKind(st) == CXCursor_DeclStmt) {
-      wrapper_locals(ffe, &w, st, &sn->why, &foreign);
-    } else if (sn->nccl && !clang_Cursor_isNull(inner)) {
-      sn->why = "its body has a statement after the collective";
+      bool calls = false;
+      wrapper_locals(ffe, &w, st, &sn->why, &foreign, &calls);
+      // (`ncclDataType_t t = getNcclDataType<T>();`, a trait that logs: the copy calls it)
+      if (calls && !sn->why)
+        beside(ffe, fn, st, sn, "its body has a local whose initializer calls a function that may change "
+                                "something or assigns a variable, and coconet cannot run it beside a collective");
+    } else if (!clang_Cursor_isNull(inner) && !launches(root, inner, depth + 1)) {
+      beside(ffe, fn, st, sn, NOT_BESIDE);  // (`log_start(name);`: it launches nothing)
     } else if (!clang_Cursor_isNull(inner) && depth >= WRAPPER_DEPTH) {
       sn->why = "it calls host functions more than 8 deep (or itself)";
     } else if (!clang_Cursor_isNull(inner)) {
@@ -662,6 +710,8 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
       launch = see(ffe, &w, st, inner, depth + 1, sn);
       inner_seen = !sn->why;
       // The call must be the whole statement: the body's last statement is the call itself.
+    } else if (clang_getCursorKind(st) == CXCursor_IfStmt && beside(ffe, fn, st, sn, NULL)) {
+      continue;  // (`if (verbose) printf(...);`: it launches nothing)
     } else if ((clang_getCursorKind(st) == CXCursor_IfStmt || assigns(st)) && !launch && !sn->nccl &&
                stmts.n <= FE_KIDS && !checked_call(ffe, st)) {
       // A launcher that picks its kernel at run time (or assigns its locals first, `block.x = ...;`):
@@ -677,7 +727,6 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
         bool start = !strcmp(s->callee, "ncclGroupStart");
         if (start != !sn->nccl || (start ? ++starts : ++ends) > 1) sn->why = "its body has another statement";
         last = !start;
-        if (!start) after_end = true;
       } else if (s->kind == STMT_NCCL && !sn->nccl) {
         see_collective(&w, st, s, &sn->why);
         sn->nccl = s;
@@ -694,17 +743,16 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
         const char *macro = s->why_opaque + strlen(CLASSIFY_MACRO_LAUNCH) + 1;  // "'M' at f.h:3; ..."
         sn->stmt = xasprintf(" (%.*s)", (int)strcspn(macro, ";"), macro);
       } else {
-        sn->why = "its body has a statement that is not an initialized local, a launch, an NCCL collective or "
-                  "group call, or a call of such a function";
-        char *text = fe_cursor_text(ffe, stmts.v[i]);  // (`return ...` whole)
-        SrcLoc at = fe_any_loc(ffe, clang_getCursorLocation(stmts.v[i]));
-        sn->stmt = xasprintf(" ('%.*s%s' at %s:%u)", 60, text, strlen(text) > 60 ? "..." : "", text_base_name(at.file),
-                             at.line);
-        free(text);
+        if (beside(ffe, fn, stmts.v[i], sn, sn->nccl ? NOT_BESIDE_AFTER : NOT_BESIDE))  // (`return ...` whole)
+          last = sn->nccl != NULL;
       }
       stmt_free(s);
     }
-    if (sn->nccl && after_end && i + 1 < stmts.n) sn->why = "its body has a statement after the collective";
+  }
+  // (a launch's chain: the generated code runs it without the function's other statements)
+  if (!sn->why && sn->beside && !sn->nccl && depth == 1) {
+    sn->why = NOT_BESIDE;
+    sn->stmt = stmt_note(ffe, sn->beside->stmts[0], "coconet runs such statements beside a collective, not a launch");
   }
   if (!sn->why && starts != ends) sn->why = "its ncclGroupStart and ncclGroupEnd do not pair";
   if (!sn->why && ((!launch && !sn->nccl) || stmts.n > FE_KIDS))
@@ -758,7 +806,8 @@ void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checke
     s->why_opaque = xasprintf("the call of '%s' (%s:%u:%u) is not seen through as the kernel launch or collective "
                               "inside it: %s%s%s%s%s; coconet sees through a host function whose body is initialized "
                               "locals and then one launch, one NCCL collective (in a group of its own or none), or "
-                              "one call of another such function",
+                              "one call of another such function, and beside a collective, statements that read none "
+                              "of its parameters or locals and reach no kernel, CUDA or NCCL call",
                               name, at.file ? at.file : "?", at.line, at.col, sn.path ? "(in '" : "",
                               sn.path ? sn.path : "", sn.path ? "') " : "", sn.why, sn.stmt ? sn.stmt : "");
   }
@@ -775,12 +824,14 @@ void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checke
     s->seen_through = name;
     s->seen_path = sn.path;
     s->seen_loc = at;
+    s->beside = sn.beside;
     c->callee = NULL;
     c->args = NULL;
     c->nargs = 0;
     stmt_free(c);
     return;
   }
+  beside_free(sn.beside);
   if (sn.why || !l) {  // (a collective seen inside, the statement more than its call: not read)
     free(name);
     free(sn.path);

@@ -300,9 +300,13 @@ static void walk(Paths *p, const CXCursor *v, int n, const char *when) {
       return;
     }
     if (kind_is(st, CXCursor_DeclStmt)) {
-      bool foreign = false;
+      bool foreign = false, calls = false;
       int from = p->w->n;
-      wrapper_locals(p->ffe, p->w, st, p->why, &foreign);
+      wrapper_locals(p->ffe, p->w, st, p->why, &foreign, &calls);
+      if (calls && !*p->why)
+        *p->why = "a path of its choice of kernel has a local whose initializer assigns a variable or calls a "
+                  "function that may change something (the generated code, which does not call this one, would "
+                  "not run it)";
       // Read now: an assignment later on the path must not change what they stand for.
       for (int j = from; j < p->w->n && !*p->why; j++) {
         Subst *s = &p->w->v[j];

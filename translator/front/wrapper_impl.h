@@ -5,6 +5,7 @@
 //   wrapper_text.c  the texts of the chain in the caller's terms
 //   wrapper_pure.c  what a text runs that it does not show: impure calls, default arguments
 //   wrapper_dispatch.c  a launcher that picks its kernel at run time: the launch of each path
+//   wrapper_beside.c    what a function runs besides its collective (a log line): kept for a copy
 #ifndef COCONET_WRAPPER_IMPL_H
 #define COCONET_WRAPPER_IMPL_H
 
@@ -48,11 +49,19 @@ bool wrapper_effects(const Frontend *fe, const Wrapper *w, SrcRange r, bool pure
 // buffer and names nothing of the function's.
 bool wrapper_error_check(const Frontend *fe, CXCursor st);
 // The locals a declaration statement of w's body declares, each standing for its initializer
-// (*why when one cannot).
-void wrapper_locals(const Frontend *ffe, Wrapper *w, CXCursor st, const char **why, bool *foreign);
+// (*why when one cannot; *calls when one calls a function that may change something, which
+// only a copy of the statement would run: wrapper_beside.c).
+void wrapper_locals(const Frontend *ffe, Wrapper *w, CXCursor st, const char **why, bool *foreign, bool *calls);
 // The launch statement s of w's body (classified: STMT_LAUNCH), taken from s, its texts in
 // the region's terms (*why when one cannot move there).
 Launch *wrapper_launch(const Wrapper *w, Stmt *s, const char **why);
+
+// wrapper_beside.c
+
+// Statement st of fn's body (read in ffe, fn's file; title names fn) kept in *into (made
+// on the first) when it may run beside the chain's collective, in a copy; else why not
+// (malloc'd), *into as it was.
+char *wrapper_beside(const Frontend *ffe, CXCursor fn, CXCursor st, const char *title, Beside **into);
 
 // wrapper_dispatch.c
 
@@ -69,6 +78,10 @@ Launch *wrapper_dispatch(const Frontend *ffe, Wrapper *w, const CXCursor *v, int
 // The text of range r of w's body in the region's terms (w NULL: the region's
 // own text, in root's file). *foreign: a name that is not the functions' own was read.
 char *wrapper_substituted(const Frontend *root, const Wrapper *w, SrcRange r, bool *foreign);
+// Expression e of w's body when it is a parameter whose argument is, through the chain of
+// calls, text of the region as written (`n` passed on as `n`, no conversion that changes its
+// value): that text's range in root's file, else a null range (begin.file NULL).
+SrcRange wrapper_region_range(const Frontend *root, const Wrapper *w, CXCursor e);
 // A type as clang spells its canonical form (malloc'd).
 char *wrapper_type_spelling(CXType t);
 bool wrapper_is_dim3(CXType t);

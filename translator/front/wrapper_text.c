@@ -50,6 +50,29 @@ static const Subst *subst_of(const Wrapper *w, CXCursor decl) {
   return NULL;
 }
 
+SrcRange wrapper_region_range(const Frontend *root, const Wrapper *w, CXCursor e) {
+  SrcRange none = {0};
+  for (int depth = 0; w && depth <= WRAPPER_DEPTH; depth++) {
+    while (clang_getCursorKind(e) == CXCursor_UnexposedExpr || clang_getCursorKind(e) == CXCursor_ParenExpr) {
+      FeKids k = fe_kids(e);
+      if (k.n != 1) return none;
+      e = k.v[0];
+    }
+    CXCursor d = clang_getCursorReferenced(e);
+    if (clang_getCursorKind(e) != CXCursor_DeclRefExpr || clang_getCursorKind(d) != CXCursor_ParmDecl) return none;
+    const Subst *s = subst_of(w, d);
+    // (a parameter whose type changes the value, `uint16_t n` given a size_t: another count)
+    if (!s || s->fixed || s->cast || s->dim3 || !s->range.begin.file) return none;
+    if (!s->in) return s->range;
+    w = s->in;
+    CXSourceLocation at = clang_getLocationForOffset(root->tu, clang_getFile(root->tu, s->range.begin.file),
+                                                     s->range.begin.offset);
+    e = clang_getCursor(root->tu, at);
+    if (fe_range(w->fe, clang_getCursorExtent(e)).end.offset != s->range.end.offset) return none;
+  }
+  return none;
+}
+
 // A template parameter by its name: in an instance's body libclang gives a
 // use of one as what it stands for (an integer literal, the type), not a reference.
 static const Subst *template_param_named(const Wrapper *w, const char *name) {

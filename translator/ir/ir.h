@@ -490,6 +490,21 @@ typedef enum {
   IR_OP_OPAQUE,   // any other statement: kept in place, an ordering barrier
 } IrOpKind;
 
+// What a host function seen through runs besides its collective (front.h's
+// Beside): its statements as written, which the schedule runs in a copy of its
+// own inside the function's namespaces (codegen), once, where the op's scheduled
+// work starts; not when the op runs as written (the function runs them).
+typedef struct IrBeside {
+  const char *name, *title;  // "ftNcclAllReduceSum", as explained "ftNcclAllReduceSum<float>"
+  const char *text;          // the statements, each from its line's start
+  const char *ns_open, *ns_close, *ns_prefix;  // the function's namespaces
+  const char *scope;         // its template's parameters as the instance's arguments, or ""
+  SrcLoc loc;                // the function
+  const char *lines;         // where the statements are ("63, 64, 69")
+  const char *space;         // the copy's namespace, inside the function's ("coconet_post_attn_1")
+  const char *where;         // a name they read whose value is where it is written ("__PRETTY_FUNCTION__"), or NULL
+} IrBeside;
+
 struct IrOp {
   IrOpKind kind;
   IrOp *next;           // next op in the list holding it (region->ops or region->sched)
@@ -508,6 +523,7 @@ struct IrOp {
   int fuse_group;       // 0 = none; ops with the same nonzero group become one kernel (ir_fused_form)
   int nccl_group;       // 0, or k: inside the region's k-th ncclGroupStart()/ncclGroupEnd()
                         // (the Start and End statements themselves included)
+  const IrBeside *beside;  // what a host function seen through runs besides the op, else NULL
   union {
     IrCollective coll;  // IR_OP_COLLECTIVE
     IrGemm gemm;        // IR_OP_GEMM

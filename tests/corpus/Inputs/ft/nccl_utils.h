@@ -3,6 +3,8 @@
 #include <cuda_fp16.h>
 #include <nccl.h>
 
+#include "logger.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <type_traits>
@@ -25,9 +27,10 @@ struct NcclParam {
 };
 
 // As the library writes it: the type's branch known in each instance, the others' error
-// path (printf, exit) never taken there.
+// path (printf, exit) never taken there; a debug log line, as in all its NCCL functions.
 template <typename T>
 ncclDataType_t getNcclDataType() {
+  FT_LOG_DEBUG(__PRETTY_FUNCTION__);
   ncclDataType_t nccl_data_type;
   if (std::is_same<T, float>::value) {
     nccl_data_type = ncclFloat;
@@ -43,11 +46,13 @@ ncclDataType_t getNcclDataType() {
 template <typename T>
 void ftNcclAllReduceSum(const T *send_buf, T *recv_buf, const int data_size, NcclParam nccl_param,
                         cudaStream_t stream) {
+  FT_LOG_DEBUG("%s start", __PRETTY_FUNCTION__);
   ncclDataType_t nccl_data_type = getNcclDataType<T>();
   NCCLCHECK(ncclGroupStart());
   NCCLCHECK(ncclAllReduce((const void *)send_buf, (void *)recv_buf, data_size, nccl_data_type, ncclSum,
                           nccl_param.nccl_comm_, stream));
   NCCLCHECK(ncclGroupEnd());
+  FT_LOG_DEBUG("%s stop", __PRETTY_FUNCTION__);
 }
 
 }  // namespace fastertransformer

@@ -1,0 +1,248 @@
+// wrapper_beside.c: what a host function seen through runs besides its
+// collective (front.h's Beside). Project NCCL wrappers log:
+//
+//   template <typename T> void allReduceSum(const T *in, T *out, int n, Param p, cudaStream_t s) {
+//     FT_LOG_DEBUG("%s start", __PRETTY_FUNCTION__);
+//     ncclDataType_t type = getNcclDataType<T>();   // which logs too
+//     NCCLCHECK(ncclAllReduce((const void *)in, (void *)out, n, type, ncclSum, p.comm, s));
+//     FT_LOG_DEBUG("%s stop", __PRETTY_FUNCTION__);
+//   }
+//
+// The schedule does not call the function, so it runs such statements itself,
+// as written, in a copy of their own (codegen). A statement may run there when
+// it reads none of the function's parameters or locals (but the locals of the
+// statements kept before it), leaves the function by no return or goto, and
+// reaches, through the functions it calls (their bodies read, 8 deep, 64 in
+// all), no kernel, no CUDA, NCCL or cuBLAS call (by name, or a function the
+// CUDA toolkit declares) but queries that change nothing (cudaGetDevice:
+// CUDA_QUERIES), no virtual call and no function whose body coconet
+// does not see, but the C and C++ libraries' and a singleton's constructor (the
+// initializer of a function's static local, run once): it then changes nothing
+// the region computes with, on the device or in a buffer, whenever it runs.
+#include "front/wrapper_impl.h"
+
+#include "common/cuda_names.h"
+#include "common/text.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+void beside_free(Beside *b) {
+  if (!b) return;
+  free(b->name);
+  free(b->title);
+  free(b->text);
+  free(b->ns_open);
+  free(b->ns_close);
+  free(b->ns_prefix);
+  free(b->scope);
+  free(b);
+}
+
+typedef struct Walk {
+  const Frontend *fe;   // the translated file's
+  CXCursor fn, st;      // the function and its statement (depth 0)
+  const Beside *kept;   // the statements kept before it (their locals are the copy's)
+  int depth, *budget;
+  bool once;            // inside the initializer of a function's static local (run the first time only)
+  char *why;            // malloc'd
+} Walk;
+
+static bool inside(CXCursor outer, CXCursor c) {
+  CXSourceRange r = clang_getCursorExtent(outer);
+  unsigned b, e, at;
+  CXFile fb, fe, fa;
+  clang_getExpansionLocation(clang_getRangeStart(r), &fb, NULL, NULL, &b);
+  clang_getExpansionLocation(clang_getRangeEnd(r), &fe, NULL, NULL, &e);
+  clang_getExpansionLocation(clang_getCursorLocation(c), &fa, NULL, NULL, &at);
+  return fb && clang_File_isEqual(fb, fa) && clang_File_isEqual(fe, fa) && at >= b && at <= e;
+}
+
+// A name of the CUDA toolkit's libraries that may touch the device (cudaMemcpy, cuMemcpy, ncclSend, cublasSgemm).
+static bool device_api(const char *name) {
+  static const char *const prefixes[] = {"cuda", "nccl", "cublas", "cudnn", "curand", "cusparse", "cufft",
+                                         "cusolver", "cutensor", "nvshmem"};
+  for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return true;
+  return strncmp(name, "cu", 2) == 0 && isupper((unsigned char)name[2]);
+}
+
+static bool in_cuda_toolkit(CXCursor decl) {
+  CXFile f;
+  clang_getExpansionLocation(clang_getCursorLocation(decl), &f, NULL, NULL, NULL);
+  if (!f) return false;
+  CXString name = clang_getFileName(f);
+  const char *home = frontend_cuda_home();
+  bool yes = home && strncmp(clang_getCString(name), home, strlen(home)) == 0;
+  clang_disposeString(name);
+  return yes;
+}
+
+// The reason: before, the name of c quoted, after.
+static void set_why(Walk *w, const char *before, CXCursor c, const char *after) {
+  if (w->why) return;
+  char *name = fe_spelling(c);
+  w->why = xasprintf("%s '%s'%s", before, name, after);
+  free(name);
+}
+
+static enum CXChildVisitResult walk(CXCursor c, CXCursor parent, CXClientData data);
+
+static void walk_call(Walk *w, CXCursor c) {
+  CXCursor callee = clang_getCursorReferenced(c);
+  if (clang_Cursor_isNull(callee)) {
+    // (a call libclang leaves unresolved: through a pointer, or a dependent name)
+    if (!w->why) w->why = strdup("it makes a call coconet cannot resolve (through a pointer to a function)");
+    return;
+  }
+  char *name = fe_spelling(callee);
+  bool builtin = strncmp(name, "__builtin", 9) == 0 || cuda_name_in(name, CUDA_QUERIES);
+  bool api = device_api(name);
+  free(name);
+  if (builtin) return;  // (a compiler's built-in, a query of the device that changes nothing)
+  CXCursor tmpl = clang_getSpecializedCursorTemplate(callee);
+  if (cursor_is_kernel(callee) || (!clang_Cursor_isNull(tmpl) && cursor_is_kernel(tmpl)))
+    return set_why(w, "it launches kernel", callee, "");
+  if (clang_CXXMethod_isVirtual(callee))
+    return set_why(w, "it calls virtual function", callee, ", whose override coconet does not see");
+  CXCursor def = clang_getCursorDefinition(callee);
+  if (!clang_Cursor_isNull(def) && fe_in_user_code(w->fe, clang_getCursorLocation(def))) {
+    if (clang_equalCursors(def, w->fn)) return set_why(w, "it calls", callee, " again");
+    if (w->depth >= WRAPPER_DEPTH || --*w->budget < 0) {
+      if (!w->why) w->why = strdup("it calls functions deeper or more of them than coconet reads (8 deep, 64)");
+      return;
+    }
+    Walk in = *w;
+    in.depth++;
+    clang_visitChildren(def, walk, &in);
+    w->why = in.why;
+    return;
+  }
+  if (api) return set_why(w, "it calls", callee, ", which may touch the device");
+  if (clang_Location_isInSystemHeader(clang_getCursorLocation(callee))) {
+    if (in_cuda_toolkit(callee)) set_why(w, "it calls", callee, " of the CUDA toolkit, which may touch the device");
+    return;
+  }
+  if (clang_CXXMethod_isDefaulted(callee)) return;  // (`= default`: the class's members' own)
+  // A singleton's constructor defined in another file (`static Logger instance;` in `getLogger()`,
+  // FasterTransformer's): it runs once, the first time; taken to change nothing the region computes with.
+  if (w->once) return;
+  set_why(w, "it calls", callee, ", whose body coconet does not see (it may launch a kernel or copy to the device)");
+}
+
+static enum CXChildVisitResult walk(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  Walk *w = data;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  if (w->depth == 0 && (k == CXCursor_ReturnStmt || k == CXCursor_GotoStmt || k == CXCursor_IndirectGotoStmt)) {
+    w->why = strdup("it leaves the function (a return or a goto)");
+  } else if (k == CXCursor_AsmStmt || k == CXCursor_GCCAsmStmt || k == CXCursor_MSAsmStmt) {
+    w->why = strdup("it holds inline assembly");
+  } else if (k == CXCursor_CallExpr) {
+    walk_call(w, c);
+  } else if (w->depth == 0 && k == CXCursor_VarDecl && clang_Cursor_hasVarDeclGlobalStorage(c) == 1) {
+    // (the copy's would count its own calls, the function's those the region makes as written)
+    set_why(w, "it declares static local", c, ", which the copy would keep apart from the function's");
+  } else if (k == CXCursor_VarDecl && clang_Cursor_hasVarDeclGlobalStorage(c) == 1 && !w->once) {
+    Walk in = *w;
+    in.once = true;
+    clang_visitChildren(c, walk, &in);
+    w->why = in.why;
+    return w->why ? CXChildVisit_Break : CXChildVisit_Continue;
+  } else if (w->depth == 0 && (k == CXCursor_DeclRefExpr || k == CXCursor_MemberRefExpr || k == CXCursor_VariableRef)) {
+    CXCursor d = clang_getCursorReferenced(c);
+    enum CXCursorKind dk = clang_getCursorKind(d);
+    bool own = (dk == CXCursor_ParmDecl || dk == CXCursor_VarDecl) &&
+               clang_equalCursors(clang_getCursorSemanticParent(d), w->fn);
+    bool kept = inside(w->st, d);
+    for (int i = 0; w->kept && i < w->kept->n && !kept; i++) kept = inside(w->kept->stmts[i], d);
+    if (own && !kept)
+      set_why(w, dk == CXCursor_ParmDecl ? "it reads parameter" : "it reads local", d, " of the function");
+  }
+  return w->why ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+// The namespaces fn is in, outermost first; false for a member of a class.
+static bool namespaces(CXCursor fn, Beside *b) {
+  Text open = {0}, close = {0}, prefix = {0};
+  text_add(&open, "");
+  text_add(&close, "");
+  text_add(&prefix, "");
+  bool ok = true;
+  for (CXCursor p = clang_getCursorSemanticParent(fn); !clang_Cursor_isNull(p) && ok;
+       p = clang_getCursorSemanticParent(p)) {
+    enum CXCursorKind k = clang_getCursorKind(p);
+    if (k == CXCursor_TranslationUnit) break;
+    if (k != CXCursor_Namespace) {
+      ok = false;
+      break;
+    }
+    char *name = clang_Cursor_isAnonymous(p) ? strdup("") : fe_spelling(p);
+    char *o = xasprintf("namespace %s%s{\n%s", name, *name ? " " : "", open.s);
+    char *c = xasprintf("%s}  // namespace %s\n", close.s, *name ? name : "(anonymous)");
+    char *q = xasprintf("%s%s%s", name, *name ? "::" : "", prefix.s);
+    free(open.s);
+    free(close.s);
+    free(prefix.s);
+    open = (Text){o, strlen(o), strlen(o) + 1};
+    close = (Text){c, strlen(c), strlen(c) + 1};
+    prefix = (Text){q, strlen(q), strlen(q) + 1};
+    free(name);
+  }
+  b->ns_open = open.s;
+  b->ns_close = close.s;
+  b->ns_prefix = prefix.s;
+  return ok;
+}
+
+char *wrapper_beside(const Frontend *ffe, CXCursor fn, CXCursor st, const char *title, Beside **into) {
+  const Frontend *root = wrapper_root(ffe);
+  Beside *b = *into;
+  if (b && !clang_equalCursors(b->fn, fn))
+    return strdup("coconet copies the statements beside the collective of one function of the chain only");
+  if (b && b->n == BESIDE_MAX) return strdup("coconet copies 16 statements beside the collective at most");
+  int budget = 64;
+  Walk w = {root, fn, st, b, 0, &budget, false, NULL};
+  walk(st, clang_getNullCursor(), &w);  // (the statement itself: a `return`)
+  if (!w.why) clang_visitChildren(st, walk, &w);
+  if (w.why) return w.why;
+  char *text = fe_cursor_text(ffe, st);
+  SrcLoc at = fe_any_loc(root, clang_getCursorLocation(st));
+  if (!text || !*text || !at.file) {
+    free(text);
+    return strdup("it is written in a macro's body, which coconet cannot copy");
+  }
+  if (!b) {
+    b = xcalloc(1, sizeof *b);
+    b->fn = fn;
+    b->name = fe_spelling(fn);
+    b->title = strdup(title);
+    b->loc = fe_any_loc(root, clang_getCursorLocation(fn));
+    b->in_main = fe_in_main_file(root, clang_getCursorLocation(fn));
+    b->offset = b->in_main ? fe_loc(root, clang_getCursorLocation(fn)).offset : 0;
+    b->scope = template_bindings(fn);
+    bool ns = namespaces(fn, b);
+    if (!ns || !b->scope) {
+      beside_free(b);
+      free(text);
+      return strdup(ns ? "the function's template has an argument that is neither a type nor an integer, which "
+                         "the copy would declare"
+                       : "the function is a member of a class, whose names a copy outside the class could not use");
+    }
+    *into = b;
+  }
+  // Each statement from its line's start (its indentation kept for the copy), with its ';'.
+  size_t n = strlen(text);
+  bool declaration = clang_getCursorKind(st) == CXCursor_DeclStmt;
+  char *line = xasprintf("%*s%s%s%s\n", (int)(at.col ? at.col - 1 : 0), "", declaration ? "[[maybe_unused]] " : "",
+                         text, text[n - 1] == ';' || text[n - 1] == '}' ? "" : ";");
+  char *all = xasprintf("%s%s", b->text ? b->text : "", line);
+  free(b->text);
+  free(line);
+  free(text);
+  b->text = all;
+  b->stmts[b->n] = st;
+  b->at[b->n++] = at;
+  return NULL;
+}
