@@ -4,7 +4,9 @@
 // parameters and reach no kernel, CUDA or NCCL call: the schedule runs them as
 // written in a copy of their own (a namespace of the region's inside the
 // function's), once, before the ReduceScatter, and runs the region equal to the
-// program as written. The nearest refusals: a log line that reads a parameter
+// program as written. A wrapper this file defines in the namespace of the
+// region's function, before it (region `local`), gets its copy beside that
+// function, inside the namespace. The nearest refusals: a log line that reads a parameter
 // (READS_PARAM), one that synchronizes the device (DEVICE), one calling a
 // function whose body coconet does not see (UNSEEN), a launcher that logs
 // (LAUNCHER_LOGS: the copy is for a collective's function), a debug macro the
@@ -42,7 +44,26 @@ void grad_step(float *g, const float *b, size_t n, ncclComm_t comm, cudaStream_t
   }
 }
 
+namespace trainer {
+
+template <typename T>
+void sum_grads(T *g, size_t n, ncclComm_t comm, cudaStream_t stream) {
+  PROJ_DEBUG("sum_grads");
+  ncclAllReduce(g, g, n, ncclFloat, ncclSum, comm, stream);
+}
+
+void local_step(float *g, const float *b, size_t n, ncclComm_t comm, cudaStream_t stream) {
+#pragma coconet region name(local) split reorder replicated(b)
+  {
+    sum_grads(g, n, comm, stream);
+    proj::invoke_scale_add(g, b, 0.25f, n, stream);
+  }
+}
+
+}  // namespace trainer
+
 // EXEC: verify step: ok
+// EXEC: verify local: ok
 // CODE: // coconet: region step runs what 'all_reduce_sum<float>' (comm.h:{{[0-9]+}}) runs besides its collective,
 // CODE-NEXT: // its own statements (comm.h:{{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}), in this copy
 // CODE: namespace proj {
@@ -60,6 +81,16 @@ void grad_step(float *g, const float *b, size_t n, ncclComm_t comm, cudaStream_t
 // CODE: ::proj::coconet_step_1::all_reduce_sum();
 // CODE-NEXT: int coconet_rank, coconet_nranks;
 // CODE: ncclReduceScatter(
+// CODE: // coconet: begin generated code for region local, beside its function
+// CODE: // coconet: region local runs what 'sum_grads<float>' (logged-wrappers.cu:{{[0-9]+}}) runs besides its
+// CODE: namespace coconet_local_1 {
+// CODE-NEXT: typedef float T;
+// CODE-NEXT: static void sum_grads()
+// CODE-NEXT: {
+// CODE-NEXT:   PROJ_DEBUG("sum_grads");
+// CODE-NEXT: }
+// CODE-NEXT: }  // namespace coconet_local_1
+// CODE: ::trainer::coconet_local_1::sum_grads();
 // PARAM: note: the call of 'all_reduce_sum<float>' ({{.*}}comm.h:{{[0-9]+}}:{{[0-9]+}}) is not seen through as the kernel launch or collective inside it: its body has a statement that is not an initialized local, a launch, an NCCL collective or group call, a call of such a function, or one coconet can run beside its collective ('PROJ_DEBUG("all_reduce_sum of %zu", n)' at comm.h:{{[0-9]+}}: it reads parameter 'n' of the function)
 // DEVICE: ('cudaDeviceSynchronize()' at comm.h:{{[0-9]+}}: it calls 'cudaDeviceSynchronize', which may touch the device)
 // UNSEEN: ('trace_event("all_reduce_sum")' at comm.h:{{[0-9]+}}: it calls 'trace_event', whose body coconet does not see (it may launch a kernel or copy to the device))

@@ -1,8 +1,9 @@
 // beside.c: what a host function seen through runs besides its collective
 // (front.h's Beside, a log line of a project's NCCL wrapper) becomes the op's
 // IrBeside, which the schedule runs in a copy of its own above the region's
-// function. There the statements must mean what they mean in the function:
-// the function defined before that place, the macros they expand not #undef'd
+// function (beside it, inside its namespaces, for a function defined there).
+// There the statements must mean what they mean in the function: the function
+// defined before that place, the macros they expand not #undef'd
 // or #defined again (analyze_macros.c), and no declaration of the user's between
 // the function and the copy with a name its body uses (analyze_names.c). A
 // name whose value is where it is written (__PRETTY_FUNCTION__, __LINE__) then
@@ -25,10 +26,28 @@ const IrBeside *extract_beside(const Frontend *fe, const Region *r, IrRegion *ir
   const Beside *b = s->beside;
   if (!b) return NULL;
   unsigned place = place_decl(fe, r->range.begin.offset);
+  const char *open = b->ns_open, *close = b->ns_close;
+  bool late = false;
   if (b->in_main && b->offset >= place) {
-    fail(r, s, b, "the function is defined after that place: define it before the function of the region", NULL,
-         NULL);
-    return NULL;
+    // Defined in the namespace block of the region's function, before it: the copy goes beside the function.
+    CXCursor fn;
+    unsigned beside = place_fn(fe, r->range.begin.offset, &fn);
+    char *fo = NULL, *fc = NULL, *fp = NULL;
+    size_t no = 0, nc = 0, wc = strlen(close);
+    late = !clang_Cursor_isNull(fn) && b->offset < beside && place_namespaces(fn, &fo, &fc, &fp) &&
+           strncmp(open, fo, no = strlen(fo)) == 0 && wc >= (nc = strlen(fc)) && strcmp(close + wc - nc, fc) == 0;
+    free(fo);
+    free(fc);
+    free(fp);
+    if (!late) {
+      fail(r, s, b, "the function is defined after that place: define it before the top-level declaration that "
+                    "holds the region, or in the namespace of the region's function, before that function", NULL,
+           NULL);
+      return NULL;
+    }
+    place = beside;
+    open += no;
+    close = ir_printf(ir, "%.*s", (int)(wc - nc), close);
   }
   char *gone = macro_gone_in(fe, b->stmts, b->n, place, false);
   if (gone) {
@@ -55,7 +74,7 @@ const IrBeside *extract_beside(const Frontend *fe, const Region *r, IrRegion *ir
     free(n);
   }
   *ib = (IrBeside){.name = ir_strdup(ir, b->name), .title = ir_strdup(ir, b->title), .text = ir_strdup(ir, b->text),
-                   .ns_open = ir_strdup(ir, b->ns_open), .ns_close = ir_strdup(ir, b->ns_close),
+                   .ns_open = ir_strdup(ir, open), .ns_close = ir_strdup(ir, close), .late = late,
                    .ns_prefix = ir_strdup(ir, b->ns_prefix), .scope = ir_strdup(ir, b->scope), .loc = b->loc,
                    .lines = ir_strdup(ir, lines.s), .space = ir_printf(ir, "coconet_%s_%d", r->name, k)};
   free(lines.s);

@@ -79,10 +79,14 @@ void cg_beside_before(Cg *cg, const Scope *sc, int at, int n, size_t pos, int de
   }
 }
 
-void cg_beside_copies(const Cg *cg, Buf *b) {
+int cg_beside_copies(const Cg *cg, Buf *b, bool late) {
+  int n = 0;
   for (int i = 0; i < cg->nbeside_called; i++) {
     const IrOp *o = cg->beside_called[i];
     const IrBeside *s = o->beside;
+    if (s->late != late) continue;
+    n++;
+    if (!b) continue;
     Buf head = {0};
     buf_printf(&head, "// coconet: region %s runs what '%s' (%s:%u) runs besides its %s, its own statements (%s:%s), "
                       "in this copy%s%s%s\n",
@@ -102,4 +106,5 @@ void cg_beside_copies(const Cg *cg, Buf *b) {
     cg_reindented(b, s->text, cg->unit);
     buf_printf(b, "}\n}  // namespace %s\n%s\n", s->space, s->ns_close);
   }
+  return n;
 }

@@ -317,8 +317,9 @@ void cg_beside_call(Cg *cg, const IrOp *op);
 // call of the copy of each of them that nothing ran, inserted at pos (before a split's
 // ReduceScatter, a fused call site, an overlap loop).
 void cg_beside_before(Cg *cg, const Scope *sc, int at, int n, size_t pos, int depth);
-// The copies the block calls, for the text above the region's function.
-void cg_beside_copies(const Cg *cg, Buf *b);
+// The copies the block calls that go above the top-level declaration holding the region, or
+// (late) beside its function: onto b (NULL: none written); how many.
+int cg_beside_copies(const Cg *cg, Buf *b, bool late);
 
 //
 // codegen_fused.c

@@ -133,6 +133,10 @@ static const char *cuda_wrapper(const Region *fr) {
 // The kernels that go beside the region's function (Kernel.late), or NULL.
 static char *late_text(Cg *cg) {
   Buf b = {0};
+  if (cg_beside_copies(cg, NULL, true)) {
+    buf_printf(&b, "// coconet: begin generated code for region %s, beside its function\n\n", cg->r->name);
+    cg_beside_copies(cg, &b, true);
+  }
   for (int i = 0; i < cg->nkernels; i++) {
     const Kernel *k = &cg->kernels[i];
     if (!k->late) continue;
@@ -160,7 +164,7 @@ static char *kernels_text(Cg *cg) {
     for (int i = 0; i < cg->nkernels && !used; i++) used = strstr(cg->kernels[i].text, headers[j][0]) != NULL;
     if (used) buf_printf(&h, "#include <%s>\n", headers[j][1]);
   }
-  bool any = cg->overlap || cg->pipeline || h.len || cg->nbeside_called;
+  bool any = cg->overlap || cg->pipeline || h.len || cg_beside_copies(cg, NULL, false);
   for (int i = 0; i < cg->nkernels; i++) any = any || !cg->kernels[i].late;
   if (!any) return NULL;
   Buf b = {0};
@@ -172,7 +176,7 @@ static char *kernels_text(Cg *cg) {
   if (cg->pipeline)
     buf_printf(&b, "// coconet: the pipeline header buffer of region %s (allocated once per device)\n"
                    "static coconet_pipe_state coconet_%s_pipe;\n\n", cg->r->name, cg->r->name);
-  cg_beside_copies(cg, &b);
+  cg_beside_copies(cg, &b, false);
   for (int i = 0; i < cg->nkernels; i++) {
     if (cg->kernels[i].late) continue;
     buf_printf(&b, "%s\n", cg->kernels[i].text);
@@ -499,7 +503,7 @@ int codegen_region(const Frontend *fe, const Region *fr, const IrRegion *r, Targ
     out->kernels = cg->runtime || cg->nbeside_called ? kernels_text(cg) : NULL;
     out->kernels_at = cg->runtime || cg->nbeside_called ? place_decl(fe, fr->range.begin.offset) : 0;
     CXCursor fn;
-    out->late = cg->runtime ? late_text(cg) : NULL;
+    out->late = cg->runtime || cg->nbeside_called ? late_text(cg) : NULL;
     out->late_at = out->late ? place_fn(fe, fr->range.begin.offset, &fn) : 0;
   }
   buf_free(&cg->out);

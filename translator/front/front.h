@@ -394,6 +394,11 @@ unsigned place_decl(const Frontend *fe, unsigned offset);
 // before it, inside the namespace; else *fn is null and the result is
 // place_decl's.
 unsigned place_fn(const Frontend *fe, unsigned offset, CXCursor *fn);
+// The namespaces declaration c is in, outermost first, as text that reopens them
+// ("namespace ft {\n"), closes them ("}  // namespace ft\n") and qualifies a
+// name ("ft::"; an anonymous one is neither named nor qualified); malloc'd each.
+// False when a class holds c (the texts are those of the namespaces around it).
+bool place_namespaces(CXCursor c, char **ns_open, char **ns_close, char **ns_prefix);
 // The function (method, template) whose definition holds offset, wherever it is
 // written (`void ns::f() {...}` at file scope, a member in its class), or null.
 CXCursor place_function(const Frontend *fe, unsigned offset);

@@ -5,6 +5,7 @@
 #include "front/front.h"
 #include "common/text.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static enum CXCursorKind kind_of(CXCursor c) { return clang_getCursorKind(c); }
@@ -261,4 +262,36 @@ const char *fe_names_in_use(const Frontend *fe) {
     fe->names->text = t.s;
   }
   return fe->names->text;
+}
+
+bool place_namespaces(CXCursor fn, char **ns_open, char **ns_close, char **ns_prefix) {
+  Text open = {0}, close = {0}, prefix = {0};
+  text_add(&open, "");
+  text_add(&close, "");
+  text_add(&prefix, "");
+  bool ok = true;
+  for (CXCursor p = clang_getCursorSemanticParent(fn); !clang_Cursor_isNull(p) && ok;
+       p = clang_getCursorSemanticParent(p)) {
+    enum CXCursorKind k = clang_getCursorKind(p);
+    if (k == CXCursor_TranslationUnit) break;
+    if (k != CXCursor_Namespace) {
+      ok = false;
+      break;
+    }
+    char *name = clang_Cursor_isAnonymous(p) ? strdup("") : fe_spelling(p);
+    char *o = xasprintf("namespace %s%s{\n%s", name, *name ? " " : "", open.s);
+    char *c = xasprintf("%s}  // namespace %s\n", close.s, *name ? name : "(anonymous)");
+    char *q = xasprintf("%s%s%s", name, *name ? "::" : "", prefix.s);
+    free(open.s);
+    free(close.s);
+    free(prefix.s);
+    open = (Text){o, strlen(o), strlen(o) + 1};
+    close = (Text){c, strlen(c), strlen(c) + 1};
+    prefix = (Text){q, strlen(q), strlen(q) + 1};
+    free(name);
+  }
+  *ns_open = open.s;
+  *ns_close = close.s;
+  *ns_prefix = prefix.s;
+  return ok;
 }

@@ -163,39 +163,6 @@ static enum CXChildVisitResult walk(CXCursor c, CXCursor parent, CXClientData da
   return w->why ? CXChildVisit_Break : CXChildVisit_Recurse;
 }
 
-// The namespaces fn is in, outermost first; false for a member of a class.
-static bool namespaces(CXCursor fn, Beside *b) {
-  Text open = {0}, close = {0}, prefix = {0};
-  text_add(&open, "");
-  text_add(&close, "");
-  text_add(&prefix, "");
-  bool ok = true;
-  for (CXCursor p = clang_getCursorSemanticParent(fn); !clang_Cursor_isNull(p) && ok;
-       p = clang_getCursorSemanticParent(p)) {
-    enum CXCursorKind k = clang_getCursorKind(p);
-    if (k == CXCursor_TranslationUnit) break;
-    if (k != CXCursor_Namespace) {
-      ok = false;
-      break;
-    }
-    char *name = clang_Cursor_isAnonymous(p) ? strdup("") : fe_spelling(p);
-    char *o = xasprintf("namespace %s%s{\n%s", name, *name ? " " : "", open.s);
-    char *c = xasprintf("%s}  // namespace %s\n", close.s, *name ? name : "(anonymous)");
-    char *q = xasprintf("%s%s%s", name, *name ? "::" : "", prefix.s);
-    free(open.s);
-    free(close.s);
-    free(prefix.s);
-    open = (Text){o, strlen(o), strlen(o) + 1};
-    close = (Text){c, strlen(c), strlen(c) + 1};
-    prefix = (Text){q, strlen(q), strlen(q) + 1};
-    free(name);
-  }
-  b->ns_open = open.s;
-  b->ns_close = close.s;
-  b->ns_prefix = prefix.s;
-  return ok;
-}
-
 char *wrapper_beside(const Frontend *ffe, CXCursor fn, CXCursor st, const char *title, Beside **into) {
   const Frontend *root = wrapper_root(ffe);
   Beside *b = *into;
@@ -222,7 +189,7 @@ char *wrapper_beside(const Frontend *ffe, CXCursor fn, CXCursor st, const char *
     b->in_main = fe_in_main_file(root, clang_getCursorLocation(fn));
     b->offset = b->in_main ? fe_loc(root, clang_getCursorLocation(fn)).offset : 0;
     b->scope = template_bindings(fn);
-    bool ns = namespaces(fn, b);
+    bool ns = place_namespaces(fn, &b->ns_open, &b->ns_close, &b->ns_prefix);
     if (!ns || !b->scope) {
       beside_free(b);
       free(text);

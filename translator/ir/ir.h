@@ -503,6 +503,9 @@ typedef struct IrBeside {
   const char *lines;         // where the statements are ("63, 64, 69")
   const char *space;         // the copy's namespace, inside the function's ("coconet_post_attn_1")
   const char *where;         // a name they read whose value is where it is written ("__PRETTY_FUNCTION__"), or NULL
+  bool late;                 // the copy goes beside the region's function, inside its namespaces (ns_open and
+                             // ns_close then open the function's others only): it is defined in them, after the
+                             // top-level declaration holding the region begins
 } IrBeside;
 
 struct IrOp {
