@@ -4,7 +4,8 @@
 // parameters and reach no kernel, CUDA or NCCL call: the schedule runs them as
 // written in a copy of their own (a namespace of the region's inside the
 // function's), once, before the ReduceScatter, and runs the region equal to the
-// program as written. A wrapper this file defines in the namespace of the
+// program as written. With fuse alone (-DONESHOT), the one-shot kernel's branch
+// calls the copy, and its fallback calls the function as written. A wrapper this file defines in the namespace of the
 // region's function, before it (region `local`), gets its copy beside that
 // function, inside the namespace. The nearest refusals: a log line that reads a parameter
 // (READS_PARAM), one that synchronizes the device (DEVICE), one calling a
@@ -14,6 +15,8 @@
 // effects after the logging call (HOISTED).
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs 2>&1 | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
+// RUN: %coconet --verify=2 %s -- -I%S/Inputs -DONESHOT 2>&1 | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet %s -- -I%S/Inputs -DONESHOT | %FileCheck --check-prefix=ONESHOT %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DREADS_PARAM 2>&1 | %FileCheck --check-prefix=PARAM %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DDEVICE 2>&1 | %FileCheck --check-prefix=DEVICE %s
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DUNSEEN 2>&1 | %FileCheck --check-prefix=UNSEEN %s
@@ -33,7 +36,11 @@ static float next_scale(int &calls) { return 0.5f + 0.25f * ++calls; }
 void grad_step(float *g, const float *b, size_t n, ncclComm_t comm, cudaStream_t stream) {
   int calls = 0;
   (void)calls;
+#if defined(ONESHOT)
+#pragma coconet region name(step) fuse replicated(b)
+#else
 #pragma coconet region name(step) split reorder replicated(b)
+#endif
   {
     proj::all_reduce_sum(g, n, comm, stream);
 #if defined(HOISTED)
@@ -98,3 +105,7 @@ void local_step(float *g, const float *b, size_t n, ncclComm_t comm, cudaStream_
 // REDEFINED: error: region 'step': 'all_reduce_sum<float>' (comm.h:{{[0-9]+}}) runs statements besides its ncclAllReduce (comm.h:{{[0-9]+}}), which the schedule runs in a copy above the region's function; the copy could mean something else: they use macro 'PROJ_DEBUG'
 // HOISTED: error: 'next_scale(calls)' has side effects; the schedule evaluates it once at the top of region 'step', before a statement coconet does not see into: compute it into a local before the region
 // HOISTED: note: this statement comes first: 'all_reduce_sum<float>' runs statements besides its ncclAllReduce (comm.h:{{[0-9]+}})
+// ONESHOT: if (coconet_fused_ready(
+// ONESHOT: ::proj::coconet_step_1::all_reduce_sum();
+// ONESHOT: } else {
+// ONESHOT-NEXT: proj::all_reduce_sum(g, n, comm, stream);
