@@ -5,14 +5,15 @@
 // written in a copy of their own (a namespace of the region's inside the
 // function's), once, before the ReduceScatter, and runs the region equal to the
 // program as written. With fuse alone (-DONESHOT), the one-shot kernel's branch
-// calls the copy, and its fallback calls the function as written. A wrapper this file defines in the namespace of the
-// region's function, before it (region `local`), gets its copy beside that
-// function, inside the namespace. The nearest refusals: a log line that reads a parameter
-// (READS_PARAM), one that synchronizes the device (DEVICE), one calling a
-// function whose body coconet does not see (UNSEEN), a launcher that logs
-// (LAUNCHER_LOGS: the copy is for a collective's function), a debug macro the
-// file #defines again before the region (REDEFINED), an argument with side
-// effects after the logging call (HOISTED).
+// calls the copy, and its fallback calls the function as written. A wrapper
+// this file defines in the namespace of the region's function, before it
+// (region `local`), gets its copy beside that function, inside the namespace.
+// The nearest refusals: a log line that reads a parameter (READS_PARAM), one
+// that synchronizes the device (DEVICE), one calling a function whose body
+// coconet does not see (UNSEEN), a launcher that logs (LAUNCHER_LOGS: the copy
+// is for a collective's function), a debug macro the file #defines again before
+// the region (REDEFINED), an argument with side effects after the logging call
+// (HOISTED).
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs 2>&1 | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --verify=2 %s -- -I%S/Inputs -DONESHOT 2>&1 | %FileCheck --check-prefix=EXEC %s
