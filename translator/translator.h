@@ -33,8 +33,9 @@
 //                   (templates too, any depth, in headers too), seen through (wrapper_impl.h maps
 //                   it, wrapper_text.c, their texts in the caller's terms, wrapper_pure.c,
 //                   what a text runs that it does not show, wrapper_dispatch.c, a
-//                   launcher that picks its kernel at run time, and wrapper_beside.c,
-//                   what a function runs besides its collective, for a copy)
+//                   launcher that picks its kernel at run time, wrapper_beside.c,
+//                   what a function runs besides its collective, for a copy, and
+//                   wrapper_nccl.c, the collective a chain ends in)
 //   macro.c         a macro's definition read from its tokens: pure function-like
 //                   macros (CEIL_DIV), the ceiling-division form of a grid macro
 //   instantiate.c   kernel templates: an instance parse with a copy of each

@@ -6,6 +6,7 @@
 //   wrapper_pure.c  what a text runs that it does not show: impure calls, default arguments
 //   wrapper_dispatch.c  a launcher that picks its kernel at run time: the launch of each path
 //   wrapper_beside.c    what a function runs besides its collective (a log line): kept for a copy
+//   wrapper_nccl.c      the collective a chain ends in: its texts in the caller's terms, its result
 #ifndef COCONET_WRAPPER_IMPL_H
 #define COCONET_WRAPPER_IMPL_H
 
@@ -55,6 +56,17 @@ void wrapper_locals(const Frontend *ffe, Wrapper *w, CXCursor st, const char **w
 // The launch statement s of w's body (classified: STMT_LAUNCH), taken from s, its texts in
 // the region's terms (*why when one cannot move there).
 Launch *wrapper_launch(const Wrapper *w, Stmt *s, const char **why);
+
+// wrapper_nccl.c
+
+// The collective statement st of w's body (classified: s), its texts in the region's terms
+// (*why when one cannot move there).
+void wrapper_collective(const Wrapper *w, CXCursor st, Stmt *s, const char **why);
+// `ncclResult_t r = ncclAllReduce(...);`: the local r (its one initializer the call, *call) or a
+// null cursor.
+CXCursor wrapper_collective_result(CXCursor st, CXCursor *call);
+// After that: `if (r != ncclSuccess) ...` (or `ncclSuccess != r`, `r != 0`, `r`) with no else.
+bool wrapper_result_check(const Frontend *fe, CXCursor st, CXCursor result);
 
 // wrapper_beside.c
 
