@@ -13,7 +13,11 @@
 // coconet does not see (UNSEEN), a launcher that logs (LAUNCHER_LOGS: the copy
 // is for a collective's function), a debug macro the file #defines again before
 // the region (REDEFINED), an argument with side effects after the logging call
-// (HOISTED).
+// (HOISTED); after the collective, a call through a std::function (-DHOOK), a
+// temporary whose destructor launches (-DDESTRUCTOR), a throw written there
+// (-DTHROWS: in the copy it would come before the collective), a change of the
+// global the region passes as the count (-DGLOBAL_COUNT: the copy runs before
+// the collective reads it), an #ifdef inside the statement (-DDIRECTIVE).
 // RUN: %coconet --verify=3 %s -- -I%S/Inputs 2>&1 | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet %s -- -I%S/Inputs | %FileCheck --check-prefix=CODE %s
 // RUN: %coconet --verify=2 %s -- -I%S/Inputs -DONESHOT 2>&1 | %FileCheck --check-prefix=EXEC %s
@@ -25,6 +29,11 @@
 // RUN: %expect 1 %coconet %s -o %t.cu -- -I%S/Inputs -DREDEFINED 2>&1 | %FileCheck --check-prefix=REDEFINED %s
 // RUN: test ! -e %t.cu
 // RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DHOISTED 2>&1 | %FileCheck --check-prefix=HOISTED %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DHOOK 2>&1 | %FileCheck --check-prefix=HOOK %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DDESTRUCTOR 2>&1 | %FileCheck --check-prefix=DTOR %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DTHROWS 2>&1 | %FileCheck --check-prefix=THROWS %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DGLOBAL_COUNT 2>&1 | %FileCheck --check-prefix=GCOUNT %s
+// RUN: %expect 1 %coconet --check %s -- -I%S/Inputs -DDIRECTIVE 2>&1 | %FileCheck --check-prefix=DIRECTIVE %s
 #include "logged/comm.h"
 
 #if defined(REDEFINED)
@@ -43,7 +52,11 @@ void grad_step(float *g, const float *b, size_t n, ncclComm_t comm, cudaStream_t
 #pragma coconet region name(step) split reorder replicated(b)
 #endif
   {
+#if defined(GLOBAL_COUNT)
+    proj::all_reduce_sum(g, proj::g_count, comm, stream);
+#else
     proj::all_reduce_sum(g, n, comm, stream);
+#endif
 #if defined(HOISTED)
     proj::scale_add<float><<<(n + 255) / 256, 256, 0, stream>>>(g, b, next_scale(calls), n);
 #else
@@ -110,3 +123,8 @@ void local_step(float *g, const float *b, size_t n, ncclComm_t comm, cudaStream_
 // ONESHOT: ::proj::coconet_step_1::all_reduce_sum();
 // ONESHOT: } else {
 // ONESHOT-NEXT: proj::all_reduce_sum(g, n, comm, stream);
+// HOOK: ('if (after_hook) after_hook()' at comm.h:{{[0-9]+}}: it reads 'after_hook', a pointer to a function or a function object, whose target coconet does not see)
+// DTOR: ('Span()' at comm.h:{{[0-9]+}}: it launches kernel 'mark')
+// THROWS: at comm.h:{{[0-9]+}}: it may throw, which in the copy comes before the collective, as written after it)
+// GCOUNT: error: region 'step': 'all_reduce_sum<float>' runs statements besides its ncclAllReduce, which the schedule runs before the collective reads its arguments; the one at comm.h:{{[0-9]+}} may change 'g_count', which this argument reads: compute it into a local before the region
+// DIRECTIVE: it holds a preprocessor directive, which the copy would read again where it goes)

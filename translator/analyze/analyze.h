@@ -48,6 +48,9 @@ CallChanges *call_changes_stmt(const Frontend *fe, CXCursor stmt);
 // The first thing reader's text reads (or a function it calls reads) that those
 // calls may change (its text written into buf), with where the change is (*at), or NULL.
 const char *call_changes_read(const CallChanges *cc, const Piece *reader, char *buf, size_t size, SrcLoc *at);
+// The same for the variables the calls assign by name only (a global count), not what they may
+// change through a pointer, a reference or a call coconet cannot see into.
+const char *call_changes_read_named(const CallChanges *cc, const Piece *reader, char *buf, size_t size, SrcLoc *at);
 // When the change call_changes_read found at `at` is a call coconet cannot see
 // into: *why not, and its function (NULL: a call through a pointer); else *why NULL.
 const char *call_changes_unseen(const CallChanges *cc, SrcLoc at, const char **why);

@@ -166,8 +166,10 @@ static void scan_file(Scan *sc, CXFile f) {
 }
 
 bool macro_name_is_where(const char *name) {
-  static const char *const where[] = {"__LINE__", "__FILE__", "__FILE_NAME__", "__BASE_FILE__", "__COUNTER__",
-                                      "__func__", "__FUNCTION__", "__PRETTY_FUNCTION__"};
+  static const char *const where[] = {"__LINE__",        "__FILE__",           "__FILE_NAME__",   "__BASE_FILE__",
+                                      "__COUNTER__",     "__func__",           "__FUNCTION__",    "__PRETTY_FUNCTION__",
+                                      "__builtin_LINE",  "__builtin_FUNCTION", "__builtin_FILE",  "__builtin_COLUMN",
+                                      "__builtin_FILE_NAME"};
   for (size_t i = 0; i < sizeof where / sizeof *where; i++)
     if (strcmp(name, where[i]) == 0) return true;
   return false;

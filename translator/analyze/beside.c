@@ -63,6 +63,34 @@ const IrBeside *extract_beside(const Frontend *fe, const Region *r, IrRegion *ir
     free(clash);
     return NULL;
   }
+  // The copy runs before the collective reads its arguments, which the call as written evaluates first: the
+  // statements must not assign what they read (`g_n += 50;` after the collective, `g_n` its count). (What
+  // they may change through a pointer or a call coconet does not see into is not followed.)
+  CXCursor call = wrapper_call_in(fe, s->cursor);
+  for (int i = 0; i < b->n && !clang_Cursor_isNull(call); i++) {
+    CallChanges *cc = call_changes_stmt(fe, b->stmts[i]);
+    const char *read = NULL;
+    char buf[256];
+    SrcLoc changed = {0};
+    Piece arg = {0};
+    for (int a = 0; a < clang_Cursor_getNumArguments(call) && !read; a++) {
+      arg.range = fe_range(fe, clang_getCursorExtent(clang_Cursor_getArgument(call, (unsigned)a)));
+      if (!arg.range.begin.file) continue;
+      arg.text = fe_text(fe, arg.range);
+      read = call_changes_read_named(cc, &arg, buf, sizeof buf, &changed);
+      if (!read) free(arg.text);
+    }
+    call_changes_free(cc);
+    if (read) {
+      diag_error(&arg.range.begin, "region '%s': '%s' runs statements besides its %s, which the schedule runs "
+                                   "before the collective reads its arguments; the one at %s:%u may change '%s', "
+                                   "which this argument reads: compute it into a local before the region",
+                 r->name, b->title, s->callee, text_base_name(b->at[i].file), b->at[i].line, read);
+      if (changed.file) diag_note(&changed, "the change may be here");
+      free(arg.text);
+      return NULL;
+    }
+  }
   int k = 1;  // (the copies of a region are told apart by their order)
   for (const IrOp *op = ir->ops; op; op = op->next) k += op->beside != NULL;
   IrBeside *ib = ir_alloc(ir, sizeof *ib);

@@ -635,6 +635,13 @@ const char *call_changes_read(const CallChanges *cc, const Piece *reader, char *
   return buf;
 }
 
+const char *call_changes_read_named(const CallChanges *cc, const Piece *reader, char *buf, size_t size, SrcLoc *at) {
+  CallChanges named = *cc;
+  named.memory = false;
+  named.anything = false;
+  return call_changes_read(&named, reader, buf, size, at);
+}
+
 const char *call_changes_unseen(const CallChanges *cc, SrcLoc at, const char **why) {
   bool here = cc->anything && at.offset == cc->anything_at.offset && at.file && cc->anything_at.file &&
               !strcmp(at.file, cc->anything_at.file);

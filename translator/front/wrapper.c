@@ -228,7 +228,11 @@ Launch *wrapper_launch(const Wrapper *w, Stmt *s, const char **why) {
     enum CXTypeKind k = clang_getCanonicalType(clang_getCursorType(e)).kind;
     SrcRange as_written = k >= CXType_Bool && k <= CXType_Int128 ? wrapper_region_range(wrapper_root(w->fe), w, e)
                                                                   : (SrcRange){0};
-    if (as_written.begin.file) launch->args[a].range = as_written;
+    if (as_written.begin.file) {  // (without a conversion that keeps its value: `(size_t)n`)
+      free(launch->args[a].text);
+      launch->args[a].text = fe_text(wrapper_root(w->fe), as_written);
+      launch->args[a].range = as_written;
+    }
   }
   return launch;
 }
@@ -325,7 +329,7 @@ static const char *const NOT_BESIDE_AFTER = "its body has a statement after the 
 // Statement st of fn's body kept to run beside the chain's collective (wrapper_beside.c):
 // true; else false, and with why, sn->why and sn->stmt say why not.
 static bool beside(const Frontend *ffe, CXCursor fn, CXCursor st, Seen *sn, const char *why) {
-  char *title = function_name(fn), *reason = wrapper_beside(ffe, fn, st, title, &sn->beside);
+  char *title = function_name(fn), *reason = wrapper_beside(ffe, fn, st, title, sn->nccl != NULL, &sn->beside);
   free(title);
   if (reason && why && !sn->why) {
     sn->why = why;

@@ -9,16 +9,22 @@
 //   }
 //
 // The schedule does not call the function, so it runs such statements itself,
-// as written, in a copy of their own (codegen). A statement may run there when
-// it reads none of the function's parameters or locals (but the locals of the
-// statements kept before it), leaves the function by no return or goto, and
+// as written, in a copy of their own (codegen), before the collective. A
+// statement may run there when it reads none of the function's parameters or
+// locals (but the locals of the statements kept before it), holds no
+// preprocessor directive, leaves the function by no return or goto (after the
+// collective, by no throw or exit() written in it either: an error path of a
+// function it calls, FasterTransformer's fmtstr throwing on a bad format, is
+// taken to end the program), calls through no pointer or function object, and
 // reaches, through the functions it calls (their bodies read, 8 deep, 64 in
 // all), no kernel, no CUDA, NCCL or cuBLAS call (by name, or a function the
 // CUDA toolkit declares) but queries that change nothing (cudaGetDevice:
 // CUDA_QUERIES), no virtual call and no function whose body coconet
 // does not see, but the C and C++ libraries' and a singleton's constructor (the
-// initializer of a function's static local, run once): it then changes nothing
-// the region computes with, on the device or in a buffer, whenever it runs.
+// initializer of a function's static local, run once), also through the
+// destructors of the objects it makes: it then changes nothing the region
+// computes with, on the device or in a buffer, whenever it runs (analyze/beside.c
+// checks that it changes nothing the collective's arguments read).
 #include "front/wrapper_impl.h"
 
 #include "common/cuda_names.h"
@@ -46,6 +52,7 @@ typedef struct Walk {
   const Beside *kept;   // the statements kept before it (their locals are the copy's)
   int depth, *budget;
   bool once;            // inside the initializer of a function's static local (run the first time only)
+  bool after;           // the statement comes after the collective: it must not leave before it
   char *why;            // malloc'd
 } Walk;
 
@@ -88,18 +95,89 @@ static void set_why(Walk *w, const char *before, CXCursor c, const char *after) 
 }
 
 static enum CXChildVisitResult walk(CXCursor c, CXCursor parent, CXClientData data);
+static void walk_call(Walk *w, CXCursor c);
 
-static void walk_call(Walk *w, CXCursor c) {
-  CXCursor callee = clang_getCursorReferenced(c);
-  if (clang_Cursor_isNull(callee)) {
-    // (a call libclang leaves unresolved: through a pointer, or a dependent name)
-    if (!w->why) w->why = strdup("it makes a call coconet cannot resolve (through a pointer to a function)");
+static enum CXChildVisitResult find_call_operator(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  if (k != CXCursor_CXXMethod && k != CXCursor_FunctionTemplate) return CXChildVisit_Continue;
+  char *n = fe_spelling(c);
+  *(bool *)data = strcmp(n, "operator()") == 0;
+  free(n);
+  return *(bool *)data ? CXChildVisit_Break : CXChildVisit_Continue;
+}
+
+// A variable or member through which a call goes to what coconet does not see: a pointer to a function or
+// member, an object with an operator() (std::function, a lambda kept in a variable).
+static bool callable(CXCursor d) {
+  CXType t = clang_getCanonicalType(clang_getCursorType(d));
+  while (t.kind == CXType_LValueReference || t.kind == CXType_RValueReference)
+    t = clang_getCanonicalType(clang_getPointeeType(t));
+  if (t.kind == CXType_MemberPointer) return true;
+  if (t.kind == CXType_Pointer) {
+    enum CXTypeKind p = clang_getCanonicalType(clang_getPointeeType(t)).kind;
+    return p == CXType_FunctionProto || p == CXType_FunctionNoProto;
+  }
+  if (t.kind != CXType_Record) return false;
+  bool yes = false;
+  CXCursor decl = clang_getTypeDeclaration(t), tmpl = clang_getSpecializedCursorTemplate(decl);
+  clang_visitChildren(decl, find_call_operator, &yes);
+  if (!yes && !clang_Cursor_isNull(tmpl)) clang_visitChildren(tmpl, find_call_operator, &yes);  // (std::function)
+  return yes;
+}
+
+static enum CXChildVisitResult find_destructor(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  if (clang_getCursorKind(c) != CXCursor_Destructor) return CXChildVisit_Continue;
+  *(CXCursor *)data = c;
+  return CXChildVisit_Break;
+}
+
+// The destructor an object of type t runs when it goes (a temporary, a local, a member): its body walked as a
+// call's; a class without one of its own runs its members' and bases' (a depth of them).
+static void walk_destructor(Walk *w, CXType t, int depth) {
+  t = clang_getCanonicalType(t);
+  while (t.kind == CXType_ConstantArray) t = clang_getCanonicalType(clang_getArrayElementType(t));
+  CXCursor decl = clang_getTypeDeclaration(t);
+  if (t.kind != CXType_Record || clang_Cursor_isNull(decl) || depth > 4 || w->why ||
+      clang_Location_isInSystemHeader(clang_getCursorLocation(decl)))
+    return;
+  CXCursor dtor = clang_getNullCursor();
+  clang_visitChildren(decl, find_destructor, &dtor);
+  if (!clang_Cursor_isNull(dtor)) {
+    walk_call(w, dtor);
     return;
   }
+  FeKids k = fe_kids(decl);
+  for (int i = 0; i < k.n && i < FE_KIDS; i++)
+    if (clang_getCursorKind(k.v[i]) == CXCursor_FieldDecl || clang_getCursorKind(k.v[i]) == CXCursor_CXXBaseSpecifier)
+      walk_destructor(w, clang_getCursorType(k.v[i]), depth + 1);
+}
+
+// Functions that end the program (or jump out of the statement) when called.
+static bool leaves(const char *name) {
+  static const char *const names[] = {"exit", "_exit", "_Exit", "quick_exit", "abort", "terminate", "longjmp",
+                                      "siglongjmp", "__assert_fail", NULL};
+  return cuda_name_in(name, names);
+}
+
+static void walk_call(Walk *w, CXCursor c) {
+  // (a destructor: the callee itself; a call: what it references)
+  CXCursor callee = clang_getCursorKind(c) == CXCursor_Destructor ? c : clang_getCursorReferenced(c);
+  enum CXCursorKind ck = clang_getCursorKind(callee);
+  if (clang_Cursor_isNull(callee) || ck == CXCursor_VarDecl || ck == CXCursor_FieldDecl || ck == CXCursor_ParmDecl) {
+    // (a call libclang leaves unresolved, or through a variable: a pointer to a function, a function object)
+    if (!w->why)
+      w->why = strdup("it calls through a pointer or a function object, whose target coconet does not see");
+    return;
+  }
+  if (clang_getCursorKind(c) == CXCursor_CallExpr) walk_destructor(w, clang_getCursorType(c), 0);  // (its result's)
   char *name = fe_spelling(callee);
   bool builtin = strncmp(name, "__builtin", 9) == 0 || cuda_name_in(name, CUDA_QUERIES);
-  bool api = device_api(name);
+  bool api = device_api(name), gone = leaves(name);
   free(name);
+  if (gone && w->after && w->depth == 0)
+    return set_why(w, "it calls", callee, ", which leaves before the collective in the copy, after it as written");
   if (builtin) return;  // (a compiler's built-in, a query of the device that changes nothing)
   CXCursor tmpl = clang_getSpecializedCursorTemplate(callee);
   if (cursor_is_kernel(callee) || (!clang_Cursor_isNull(tmpl) && cursor_is_kernel(tmpl)))
@@ -139,6 +217,11 @@ static enum CXChildVisitResult walk(CXCursor c, CXCursor parent, CXClientData da
     w->why = strdup("it leaves the function (a return or a goto)");
   } else if (k == CXCursor_AsmStmt || k == CXCursor_GCCAsmStmt || k == CXCursor_MSAsmStmt) {
     w->why = strdup("it holds inline assembly");
+  } else if (w->after && w->depth == 0 && k == CXCursor_CXXThrowExpr) {
+    w->why = strdup("it may throw, which in the copy comes before the collective, as written after it");
+  } else if ((k == CXCursor_DeclRefExpr || k == CXCursor_MemberRefExpr) && callable(clang_getCursorReferenced(c))) {
+    set_why(w, "it reads", clang_getCursorReferenced(c),
+            ", a pointer to a function or a function object, whose target coconet does not see");
   } else if (k == CXCursor_CallExpr) {
     walk_call(w, c);
   } else if (w->depth == 0 && k == CXCursor_VarDecl && clang_Cursor_hasVarDeclGlobalStorage(c) == 1) {
@@ -150,6 +233,8 @@ static enum CXChildVisitResult walk(CXCursor c, CXCursor parent, CXClientData da
     clang_visitChildren(c, walk, &in);
     w->why = in.why;
     return w->why ? CXChildVisit_Break : CXChildVisit_Continue;
+  } else if (k == CXCursor_VarDecl && clang_Cursor_hasVarDeclGlobalStorage(c) != 1) {
+    walk_destructor(w, clang_getCursorType(c), 0);  // (a local of a class: its destructor runs too)
   } else if (w->depth == 0 && (k == CXCursor_DeclRefExpr || k == CXCursor_MemberRefExpr || k == CXCursor_VariableRef)) {
     CXCursor d = clang_getCursorReferenced(c);
     enum CXCursorKind dk = clang_getCursorKind(d);
@@ -163,14 +248,14 @@ static enum CXChildVisitResult walk(CXCursor c, CXCursor parent, CXClientData da
   return w->why ? CXChildVisit_Break : CXChildVisit_Recurse;
 }
 
-char *wrapper_beside(const Frontend *ffe, CXCursor fn, CXCursor st, const char *title, Beside **into) {
+char *wrapper_beside(const Frontend *ffe, CXCursor fn, CXCursor st, const char *title, bool after, Beside **into) {
   const Frontend *root = wrapper_root(ffe);
   Beside *b = *into;
   if (b && !clang_equalCursors(b->fn, fn))
     return strdup("coconet copies the statements beside the collective of one function of the chain only");
   if (b && b->n == BESIDE_MAX) return strdup("coconet copies 16 statements beside the collective at most");
   int budget = 64;
-  Walk w = {root, fn, st, b, 0, &budget, false, NULL};
+  Walk w = {root, fn, st, b, 0, &budget, false, after, NULL};
   walk(st, clang_getNullCursor(), &w);  // (the statement itself: a `return`)
   if (!w.why) clang_visitChildren(st, walk, &w);
   if (w.why) return w.why;
@@ -180,6 +265,11 @@ char *wrapper_beside(const Frontend *ffe, CXCursor fn, CXCursor st, const char *
     free(text);
     return strdup("it is written in a macro's body, which coconet cannot copy");
   }
+  for (const char *l = text; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+    if (l[strspn(l, " \t")] == '#') {
+      free(text);
+      return strdup("it holds a preprocessor directive, which the copy would read again where it goes");
+    }
   if (!b) {
     b = xcalloc(1, sizeof *b);
     b->fn = fn;

@@ -70,10 +70,10 @@ bool wrapper_result_check(const Frontend *fe, CXCursor st, CXCursor result);
 
 // wrapper_beside.c
 
-// Statement st of fn's body (read in ffe, fn's file; title names fn) kept in *into (made
-// on the first) when it may run beside the chain's collective, in a copy; else why not
-// (malloc'd), *into as it was.
-char *wrapper_beside(const Frontend *ffe, CXCursor fn, CXCursor st, const char *title, Beside **into);
+// Statement st of fn's body (read in ffe, fn's file; title names fn; after: it comes after the
+// collective) kept in *into (made on the first) when it may run beside the chain's collective,
+// in a copy; else why not (malloc'd), *into as it was.
+char *wrapper_beside(const Frontend *ffe, CXCursor fn, CXCursor st, const char *title, bool after, Beside **into);
 
 // wrapper_dispatch.c
 

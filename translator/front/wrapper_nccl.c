@@ -131,7 +131,11 @@ void wrapper_collective(const Wrapper *w, CXCursor st, Stmt *s, const char **why
     // The count passed down as the region wrote it (`n`): the region's text, which the region's
     // sizes read through a local never reassigned as the other statements' counts are.
     SrcRange as_written = i == (p2p ? 1 : 2) ? wrapper_region_range(wrapper_root(fe), w, a) : (SrcRange){0};
-    if (as_written.begin.file && !*why) s->args[i].range = as_written;
+    if (as_written.begin.file && !*why) {  // (without a conversion that keeps its value: `(size_t)n`)
+      free(s->args[i].text);
+      s->args[i].text = fe_text(wrapper_root(fe), as_written);
+      s->args[i].range = as_written;
+    }
   }
   free(elem);
 }

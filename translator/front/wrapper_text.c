@@ -50,6 +50,11 @@ static const Subst *subst_of(const Wrapper *w, CXCursor decl) {
   return NULL;
 }
 
+static bool integer(CXType t) {
+  t = clang_getCanonicalType(t);
+  return t.kind >= CXType_Char_U && t.kind <= CXType_Int128 && t.kind != CXType_Bool;
+}
+
 SrcRange wrapper_region_range(const Frontend *root, const Wrapper *w, CXCursor e) {
   SrcRange none = {0};
   for (int depth = 0; w && depth <= WRAPPER_DEPTH; depth++) {
@@ -61,14 +66,19 @@ SrcRange wrapper_region_range(const Frontend *root, const Wrapper *w, CXCursor e
     CXCursor d = clang_getCursorReferenced(e);
     if (clang_getCursorKind(e) != CXCursor_DeclRefExpr || clang_getCursorKind(d) != CXCursor_ParmDecl) return none;
     const Subst *s = subst_of(w, d);
-    // (a parameter whose type changes the value, `uint16_t n` given a size_t: another count)
-    if (!s || s->fixed || s->cast || s->dim3 || !s->range.begin.file) return none;
-    if (!s->in) return s->range;
-    w = s->in;
+    if (!s || s->fixed || s->dim3 || !s->range.begin.file) return none;
+    // The argument, as its function (or the region) writes it.
+    const Frontend *fe = s->in ? s->in->fe : root;
     CXSourceLocation at = clang_getLocationForOffset(root->tu, clang_getFile(root->tu, s->range.begin.file),
                                                      s->range.begin.offset);
     e = clang_getCursor(root->tu, at);
-    if (fe_range(w->fe, clang_getCursorExtent(e)).end.offset != s->range.end.offset) return none;
+    if (fe_range(fe, clang_getCursorExtent(e)).end.offset != s->range.end.offset) return none;
+    // (a parameter whose type may change the value, `uint16_t n` given a size_t: another count; an integer of
+    // 32 bits or more given an integer keeps a count's value, `size_t n` given an int)
+    CXType pt = clang_getCursorType(d);
+    if (s->cast && !(integer(pt) && clang_Type_getSizeOf(pt) >= 4 && integer(clang_getCursorType(e)))) return none;
+    if (!s->in) return s->range;
+    w = s->in;
   }
   return none;
 }

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <stdexcept>
 
 namespace proj {
 
@@ -35,6 +37,16 @@ inline void count_collective() { stats().collectives++; }
 
 #if defined(UNSEEN)
 void trace_event(const char *what);  // defined in another file
+#elif defined(HOOK)
+std::function<void()> after_hook;  // set by the program (it may launch)
+#elif defined(DESTRUCTOR)
+__global__ void mark(float *x) { x[0] = 1.0f; }
+float *g_marks;
+struct Span {  // a trace span whose end marks a buffer on the device
+  ~Span() { mark<<<1, 1>>>(g_marks); }
+};
+#elif defined(GLOBAL_COUNT)
+size_t g_count = 1024;
 #endif
 
 template <typename T>
@@ -57,6 +69,21 @@ void all_reduce_sum(T *buf, size_t n, ncclComm_t comm, cudaStream_t stream) {
   if (ncclAllReduce(buf, buf, n, type, ncclSum, comm, stream) != ncclSuccess) std::abort();
   PROJ_DEBUG("all_reduce_sum stop");
   count_collective();
+#if defined(HOOK)
+  if (after_hook) after_hook();
+#elif defined(DESTRUCTOR)
+  Span();
+#elif defined(THROWS)
+  if (stats().collectives > 1000) throw std::runtime_error("too many collectives");
+#elif defined(GLOBAL_COUNT)
+  g_count += 256;
+#elif defined(DIRECTIVE)
+  {
+#ifdef PROJ_TRACE
+    std::fprintf(stderr, "trace\n");
+#endif
+  }
+#endif
 }
 
 template <typename T>
