@@ -5,11 +5,13 @@
 // reads its own `n` (its initializer), as the launch's is, so the two counts
 // agree. Before, the wrapper's stayed `n` and the region was refused ("runs
 // over rows * cols elements but 'x' has n"). The same through a launcher
-// (LAUNCHER), and through two wrappers (TWO). A wrapper whose parameter is
+// (LAUNCHER), through two wrappers (TWO), and to a `size_t` parameter (SIZE_T: a
+// conversion that keeps a count's value). A wrapper whose parameter is
 // narrower than the count (-DNARROW, `uint16_t n`) reduces another count: refused.
 // RUN: %coconet --verify=3 %s | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --verify=3 %s -- -DLAUNCHER | %FileCheck --check-prefix=EXEC %s
 // RUN: %coconet --verify=3 %s -- -DTWO -DLAUNCHER | %FileCheck --check-prefix=EXEC %s
+// RUN: %coconet --verify=3 %s -- -DSIZE_T | %FileCheck --check-prefix=EXEC %s
 // RUN: %expect 1 %coconet --check %s -- -DNARROW 2>&1 | %FileCheck --check-prefix=NARROW %s
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -30,6 +32,10 @@ void all_reduce16(float *buf, uint16_t n, ncclComm_t comm, cudaStream_t s) {
   ncclAllReduce(buf, buf, n, ncclFloat, ncclSum, comm, s);
 }
 
+void all_reduce_sz(float *buf, size_t n, ncclComm_t comm, cudaStream_t s) {
+  ncclAllReduce(buf, buf, n, ncclFloat, ncclSum, comm, s);
+}
+
 void all_reduce_outer(float *buf, int count, ncclComm_t comm, cudaStream_t s) { all_reduce(buf, count, comm, s); }
 
 void launch_add_bias(float *x, const float *b, int n, cudaStream_t s) {
@@ -44,6 +50,8 @@ void layer(float *x, const float *b, int rows, int cols, ncclComm_t comm, cudaSt
     all_reduce16(x, n, comm, stream);
 #elif defined(TWO)
     all_reduce_outer(x, n, comm, stream);
+#elif defined(SIZE_T)
+    all_reduce_sz(x, n, comm, stream);
 #else
     all_reduce(x, n, comm, stream);
 #endif
