@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
 // CODE: ::engine::coconet_step_1::all_reduce_sum();
 // WRITTEN: step 0
 // WRITTEN-NEXT: all_reduce_sum start
-// WRITTEN-NEXT: pretty void engine::all_reduce_sum(T*, int, ncclComm_t, cudaStream_t) [with T = float;
+// WRITTEN-NEXT: pretty void engine::all_reduce_sum({{.*}}int, ncclComm_t, cudaStream_t) [{{.*}}T = float
 // WRITTEN-NEXT: nccl_type
 // WRITTEN-NEXT: all_reduce_sum stop
 // WRITTEN-NEXT: all_reduce_sum call 1
