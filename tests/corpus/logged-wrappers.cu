@@ -41,11 +41,14 @@
 #define PROJ_DEBUG(...) std::fprintf(stderr, __VA_ARGS__)
 #endif
 
+#if defined(HOISTED)
 static float next_scale(int &calls) { return 0.5f + 0.25f * ++calls; }
+#endif
 
 void grad_step(float *g, const float *b, size_t n, ncclComm_t comm, cudaStream_t stream) {
+#if defined(HOISTED)
   int calls = 0;
-  (void)calls;
+#endif
 #if defined(ONESHOT)
 #pragma coconet region name(step) fuse replicated(b)
 #else

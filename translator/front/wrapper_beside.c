@@ -24,7 +24,7 @@
 // initializer of a function's static local, run once), also through the
 // destructors of the objects it makes: it then changes nothing the region
 // computes with, on the device or in a buffer, whenever it runs (analyze/beside.c
-// checks that it changes nothing the collective's arguments read).
+// checks that it assigns no variable the collective's call reads).
 #include "front/wrapper_impl.h"
 
 #include "common/cuda_names.h"
