@@ -3,7 +3,7 @@
 # report option; exit statuses and diagnostics must agree. Not in the sanitizer
 # run (it runs the golden tests themselves).
 TEST_TARGETS += test-parity
-TEST_COST += 400:test-parity
+TEST_COST += 280:test-parity
 .PHONY: test-parity
 test-parity: $(BIN)/coconet
 	@$(RECORD) parity python3 tests/parity/parity.py $(abspath $(BIN))/coconet $(CURDIR)
