@@ -347,6 +347,10 @@ static void print_path_search(const Harness *h, FILE *f) {
                  : fe_kids_of_kind(clang_getTypeDeclaration(clang_getCanonicalType(types[j])),
                                    CXCursor_EnumConstantDecl, CXCursor_EnumConstantDecl, CXCursor_EnumConstantDecl, e, 64);
     for (int i = 0; i < ne; i++) own[j][nown[j]++] = (long)clang_getEnumConstantDeclValue(e[i]);
+    // A block size, or a number one is computed from, tries whole warps only (the program as
+    // written runs only so: a kernel reducing with shuffles stops on a partial warp).
+    for (int i = 0; i < nown[j] && block_size_name(h, targets[j]); i++)
+      own[j][i] = (own[j][i] + 31) / 32 * 32;
     searched += nown[j] > 0;
   }
   if (!searched) return;
@@ -466,14 +470,25 @@ void harness_print_init(Harness *h, FILE *f, int trial, char *const *members) {
   // otherwise): rounded up to one after the first input; in the first, one
   // that is not (a multiple of k / 2 when k is even, so that a test of a
   // smaller divisor would take the schedule and show); the locals computed
-  // from it again.
+  // from it again. One a block is computed from stays whole warps: a multiple
+  // of k and 32 after the first input, in the first one that is not of k when
+  // there is such a number of warps (else as drawn: the program as written
+  // runs no other).
   bool rounded = false;
   for (const IrAssume *a = h->r->assumes; a; a = a->next) {
     const HVar *v = a->divisor ? harness_assign_base(h, a->var) : NULL;
     if (!v || v->init || strcmp(v->name, a->var) != 0) continue;
     int k = a->divisor, off = k % 2 ? 1 : k / 2;
-    if (trial > 0) fprintf(f, "      %s = (%s + %d) / %d * %d;\n", v->name, v->name, k - 1, k, k);
-    else fprintf(f, "      %s = %s / %d * %d + %d;\n", v->name, v->name, k, k, off);
+    if (block_size_name(h, v->name)) {
+      int m = k;
+      while (m % 32) m += k;
+      if (trial > 0) fprintf(f, "      %s = (%s + %d) / %d * %d;\n", v->name, v->name, m - 1, m, m);
+      else if (32 % k) fprintf(f, "      %s = %s / %d * %d + 32;\n", v->name, v->name, m, m);
+    } else if (trial > 0) {
+      fprintf(f, "      %s = (%s + %d) / %d * %d;\n", v->name, v->name, k - 1, k, k);
+    } else {
+      fprintf(f, "      %s = %s / %d * %d + %d;\n", v->name, v->name, k, k, off);
+    }
     rounded = true;
   }
   for (int i = 0; i < h->n && rounded; i++)
