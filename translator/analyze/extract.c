@@ -779,6 +779,11 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
   if (diag_error_count() > errors) status = -1;  // a call's arguments contradict each other
   if (status || !scheduling) return status;
   if (schedules(r) && directives_check_region_lines(fe, r)) return -1;
+  // No collective (one inside a call not seen through, say): the schedule stage says so, and
+  // why the call was not seen through; what follows checks work moved around a collective.
+  bool collective = false;
+  for (const IrOp *op = ir->ops; op && !collective; op = op->next) collective = op->kind == IR_OP_COLLECTIVE;
+  if (!collective) return 0;
   if (check_overlap(r, ir) || extract_check_assumptions(fe, r, ir)) return -1;
   if (!schedules(r)) return 0;
   if (extract_hoist_effects(fe, r, ir)) return -1;

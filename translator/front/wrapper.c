@@ -320,6 +320,28 @@ static char *stmt_note(const Frontend *ffe, CXCursor st, const char *reason) {
   return note;
 }
 
+// A directive in fn's body whose lines the preprocessor left out, which may hold the launch or
+// collective not found there (`#ifdef BUILD_MULTI_GPU` without -DBUILD_MULTI_GPU):
+// "; '#ifdef BUILD_MULTI_GPU' at f.h:12 leaves out lines 12-17 ..." (malloc'd), or NULL.
+static char *skipped_in(const Frontend *ffe, CXCursor fn) {
+  SrcRange body = fe_range(ffe, clang_getCursorExtent(fn));
+  CXSourceRangeList *skipped = clang_getSkippedRanges(ffe->tu, ffe->file);
+  char *note = NULL;
+  for (unsigned i = 0; skipped && i < skipped->count && !note; i++) {
+    SrcRange r = fe_range(ffe, skipped->ranges[i]);
+    if (r.begin.offset < body.begin.offset || r.begin.offset >= body.end.offset || r.begin.offset >= ffe->src.len)
+      continue;
+    const char *line = ffe->src.buf + r.begin.offset;
+    int len = (int)strcspn(line, "\r\n");
+    while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\\')) len--;
+    note = xasprintf("; '%.*s' at %s:%u leaves out lines %u-%u of it: coconet reads the program as the flags after "
+                     "`--` define it, so give it the macros its build defines", len > 60 ? 60 : len, line,
+                     text_base_name(r.begin.file), r.begin.line, r.begin.line, r.end.line);
+  }
+  clang_disposeSourceRangeList(skipped);
+  return note;
+}
+
 static const char *const NOT_BESIDE = "its body has a statement that is not an initialized local, a launch, an NCCL "
                                       "collective or group call, a call of such a function, or one coconet can run "
                                       "beside its collective";
@@ -588,6 +610,12 @@ static Launch *see(const Frontend *fe, const Wrapper *up, CXCursor call, CXCurso
     }
   }
   // (a launch's chain: the generated code runs it without the function's other statements)
+  char *skipped = !sn->why && !launch && !sn->nccl ? skipped_in(ffe, fn) : NULL;
+  if (skipped) {
+    sn->why = "its body has no kernel launch or NCCL collective as the program is read";
+    free(sn->stmt);
+    sn->stmt = skipped;
+  }
   if (!sn->why && sn->beside && !sn->nccl && depth == 1) {
     sn->why = NOT_BESIDE;
     sn->stmt = stmt_note(ffe, sn->beside->stmts[0], "coconet runs such statements beside a collective, not a launch");

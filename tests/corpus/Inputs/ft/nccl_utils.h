@@ -27,7 +27,9 @@ struct NcclParam {
 };
 
 // As the library writes it: the type's branch known in each instance, the others' error
-// path (printf, exit) never taken there; a debug log line, as in all its NCCL functions.
+// path (printf, exit) never taken there; a debug log line, as in all its NCCL functions;
+// the NCCL calls left out of a build for one GPU (-DSINGLE_GPU), as the library leaves
+// them out of one without its multi-GPU macro.
 template <typename T>
 ncclDataType_t getNcclDataType() {
   FT_LOG_DEBUG(__PRETTY_FUNCTION__);
@@ -47,11 +49,13 @@ template <typename T>
 void ftNcclAllReduceSum(const T *send_buf, T *recv_buf, const int data_size, NcclParam nccl_param,
                         cudaStream_t stream) {
   FT_LOG_DEBUG("%s start", __PRETTY_FUNCTION__);
+#ifndef SINGLE_GPU
   ncclDataType_t nccl_data_type = getNcclDataType<T>();
   NCCLCHECK(ncclGroupStart());
   NCCLCHECK(ncclAllReduce((const void *)send_buf, (void *)recv_buf, data_size, nccl_data_type, ncclSum,
                           nccl_param.nccl_comm_, stream));
   NCCLCHECK(ncclGroupEnd());
+#endif
   FT_LOG_DEBUG("%s stop", __PRETTY_FUNCTION__);
 }
 
