@@ -319,7 +319,7 @@ int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
   for (const Stmt *s = r->stmts; s && op && rc == 0; op = declares_local(ir, s) ? op : op->next, s = s->next, nstmt++) {
     if (declares_local(ir, s)) continue;
     if (op->kind == IR_OP_OPAQUE) {
-      if (!opaque) opaque = s;
+      if (!opaque && !s->error_check) opaque = s;  // (an error check changes nothing: Stmt.error_check)
       continue;
     }
     const Piece *pieces[64];

@@ -531,12 +531,13 @@ static int check_overlap(const Region *r, const IrRegion *ir) {
 
 // A statement coconet does not see into that only checks for errors
 // (`cudaCheck(cudaGetLastError());`, a synchronize) and names no buffer of the
-// region: it reads and writes none.
+// region: it reads and writes none. (A call front read through to the same:
+// Stmt.error_check, already set.)
 static void mark_error_checks(IrRegion *ir) {
   static const char *const queries[] = {"cudaGetLastError", "cudaPeekAtLastError", "cudaDeviceSynchronize",
                                         "cudaStreamSynchronize"};
   for (IrOp *op = ir->ops; op; op = op->next) {
-    if (op->kind != IR_OP_OPAQUE || !op->text) continue;
+    if (op->kind != IR_OP_OPAQUE || !op->text || op->error_check) continue;
     bool query = false;
     for (size_t i = 0; i < sizeof queries / sizeof *queries && !query; i++)
       query = text_find_word(op->text, queries[i]) != NULL;
@@ -762,12 +763,13 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
     if (done && s->beside && tail && tail->kind != IR_OP_OPAQUE && tail->range.begin.offset == s->range.begin.offset)
       tail->beside = extract_beside(fe, r, ir, s);
     // (what a host function runs besides its collective may change what a later local reads)
-    if (extract_stmt_has_effects(s) || s->beside) opaque = true;
+    if ((extract_stmt_has_effects(s) && !s->error_check) || s->beside) opaque = true;
     if (!done) {
-      opaque = true;
+      opaque |= !s->error_check;
       char *text = fe_text(fe, s->range);
       IrOp *op = ir_op_opaque(ir, s->range, text);
       if (s->why_opaque) op->why_opaque = ir_strdup(ir, s->why_opaque);
+      op->error_check = s->error_check;
       free(text);
     }
     IrOp *last = ir->ops;

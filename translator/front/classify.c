@@ -528,6 +528,7 @@ static void see_through(const Frontend *fe, Stmt *s) {
     free(s->wrapper);
     s->wrapper = NULL;
     s->wrap = WRAP_NONE;
+    s->error_check = wrapper_checks_only(fe, s->cursor);
   }
 }
 

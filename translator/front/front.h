@@ -310,6 +310,7 @@ typedef struct Stmt {
   char *guard;           // STMT_NCCL written as `if (guard) { collective; }` (no else, a guard without
                          // effects): the condition, the statement's range the whole if; else NULL
   Beside *beside;        // a host function seen through: what it runs besides the collective, else NULL
+  bool error_check;      // STMT_OPAQUE: a call of the user's that only checks for errors (sync_check_cuda_error())
   struct Stmt *next;
 } Stmt;
 
@@ -344,6 +345,14 @@ void stmt_put_first(Stmt *s, Launch *l);
 // (Launch.wrapper, Stmt.seen_through name the function). The statement is
 // exactly the call, or (checked) a check of its result around it.
 void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checked);
+// wrapper_beside.c: whether statement st only checks for errors: it names no variable of the
+// program (but constants), and the functions it calls (their bodies read, 8 deep, 64 in all)
+// reach no kernel and no CUDA, NCCL or cuBLAS call but the error queries and synchronizes
+// (cudaGetLastError, cudaDeviceSynchronize) and queries that change nothing, use no global of
+// the user's but constants (their own static locals: theirs alone), and call nothing coconet
+// does not see but the C and C++ libraries (FasterTransformer's sync_check_cuda_error(), which
+// synchronizes and throws when FT_DEBUG_LEVEL is DEBUG).
+bool wrapper_checks_only(const Frontend *fe, CXCursor st);
 // The call of a host function of the user's a statement is, or holds as its
 // only one (`NCCLCHECK(allreduce(...))`, `if (allreduce(...) != ncclSuccess)
 // abort();`: checked, when classify reads the rest as a check of its result);

@@ -24,7 +24,9 @@
 // initializer of a function's static local, run once), also through the
 // destructors of the objects it makes: it then changes nothing the region
 // computes with, on the device or in a buffer, whenever it runs (analyze/beside.c
-// checks that it assigns no variable the collective's call reads).
+// checks that it assigns no variable the collective's call reads). The same walk
+// tells a statement of the region that only checks for errors
+// (wrapper_checks_only).
 #include "front/wrapper_impl.h"
 
 #include "common/cuda_names.h"
@@ -53,6 +55,7 @@ typedef struct Walk {
   int depth, *budget;
   bool once;            // inside the initializer of a function's static local (run the first time only)
   bool after;           // the statement comes after the collective: it must not leave before it
+  bool checks;          // a statement of the region that only checks for errors (wrapper_checks_only)
   char *why;            // malloc'd
 } Walk;
 
@@ -173,7 +176,10 @@ static void walk_call(Walk *w, CXCursor c) {
   }
   if (clang_getCursorKind(c) == CXCursor_CallExpr) walk_destructor(w, clang_getCursorType(c), 0);  // (its result's)
   char *name = fe_spelling(callee);
-  bool builtin = strncmp(name, "__builtin", 9) == 0 || cuda_name_in(name, CUDA_QUERIES);
+  static const char *const errors[] = {"cudaGetLastError", "cudaPeekAtLastError", "cudaDeviceSynchronize",
+                                       "cudaStreamSynchronize", NULL};
+  bool builtin = strncmp(name, "__builtin", 9) == 0 || cuda_name_in(name, CUDA_QUERIES) ||
+                 (w->checks && cuda_name_in(name, errors));
   bool api = device_api(name), gone = leaves(name);
   free(name);
   if (gone && w->after && w->depth == 0)
@@ -235,6 +241,19 @@ static enum CXChildVisitResult walk(CXCursor c, CXCursor parent, CXClientData da
     return w->why ? CXChildVisit_Break : CXChildVisit_Continue;
   } else if (k == CXCursor_VarDecl && clang_Cursor_hasVarDeclGlobalStorage(c) != 1) {
     walk_destructor(w, clang_getCursorType(c), 0);  // (a local of a class: its destructor runs too)
+  } else if (w->checks && (k == CXCursor_DeclRefExpr || k == CXCursor_MemberRefExpr)) {
+    // (a check names nothing of the program: not the region's variables, not a global of the user's
+    // but a constant; a check's own static local is its state alone)
+    CXCursor d = clang_getCursorReferenced(c);
+    enum CXCursorKind dk = clang_getCursorKind(d), pk = clang_getCursorKind(clang_getCursorSemanticParent(d));
+    bool variable = dk == CXCursor_VarDecl || dk == CXCursor_ParmDecl || dk == CXCursor_FieldDecl;
+    bool global = variable && clang_Cursor_hasVarDeclGlobalStorage(d) == 1;
+    bool own = pk == CXCursor_FunctionDecl || pk == CXCursor_CXXMethod || pk == CXCursor_FunctionTemplate;
+    bool constant = clang_isConstQualifiedType(clang_getCursorType(d));
+    if (variable && w->depth == 0)
+      set_why(w, "it reads", d, ", a variable of the program, and coconet does not follow what it changes");
+    else if (global && !own && !constant && !clang_Location_isInSystemHeader(clang_getCursorLocation(d)))
+      set_why(w, "it uses global", d, ", which the region's work may use");
   } else if (w->depth == 0 && (k == CXCursor_DeclRefExpr || k == CXCursor_MemberRefExpr || k == CXCursor_VariableRef)) {
     CXCursor d = clang_getCursorReferenced(c);
     enum CXCursorKind dk = clang_getCursorKind(d);
@@ -255,7 +274,7 @@ char *wrapper_beside(const Frontend *ffe, CXCursor fn, CXCursor st, const char *
     return strdup("coconet copies the statements beside the collective of one function of the chain only");
   if (b && b->n == BESIDE_MAX) return strdup("coconet copies 16 statements beside the collective at most");
   int budget = 64;
-  Walk w = {root, fn, st, b, 0, &budget, false, after, NULL};
+  Walk w = {root, fn, st, b, 0, &budget, false, after, false, NULL};
   walk(st, clang_getNullCursor(), &w);  // (the statement itself: a `return`)
   if (!w.why) clang_visitChildren(st, walk, &w);
   if (w.why) return w.why;
@@ -302,4 +321,13 @@ char *wrapper_beside(const Frontend *ffe, CXCursor fn, CXCursor st, const char *
   b->stmts[b->n] = st;
   b->at[b->n++] = at;
   return NULL;
+}
+
+bool wrapper_checks_only(const Frontend *fe, CXCursor st) {
+  int budget = 64;
+  Walk w = {wrapper_root(fe), clang_getNullCursor(), st, NULL, 0, &budget, false, false, true, NULL};
+  if (walk(st, clang_getNullCursor(), &w) == CXChildVisit_Recurse) clang_visitChildren(st, walk, &w);
+  bool yes = w.why == NULL;
+  free(w.why);
+  return yes;
 }

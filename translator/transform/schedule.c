@@ -288,6 +288,44 @@ static void warn_if_slower(const TfCtx *c) {
                r->name, c->model->nranks, before / after, after * 1e6, before * 1e6);
 }
 
+// A run of kernels, memsets and error checks (IrOp.error_check: they read and
+// write nothing) that starts with a check: its kernels and memsets first, then
+// its checks, each in its order, so that the kernels stay next to the collective
+// whose result they use (`ncclAllReduce(...); sync_check_cuda_error();
+// norm<<<...>>>(...);`). A check then checks them too: only when an error is
+// reported changes.
+static bool movable(const IrOp *op) { return op->kind == IR_OP_POINTWISE || op->kind == IR_OP_MEMSET; }
+static bool is_check(const IrOp *op) { return op->kind == IR_OP_OPAQUE && op->error_check; }
+
+static void sink_checks(TfCtx *c) {
+  for (IrOp **pp = &c->list; *pp; pp = &(*pp)->next) {
+    if (!is_check(*pp)) continue;
+    IrOp *end = *pp, *last = NULL, *work = NULL, **wt = &work, *checks = NULL, **ct = &checks;
+    for (; end && (is_check(end) || movable(end)); end = end->next)
+      if (movable(end)) last = end;
+    if (!last) continue;
+    bool before = true;  // (a check after the run's last kernel stays where it is)
+    for (IrOp *op = *pp, *next; op != end; op = next) {
+      next = op->next;
+      before &= op != last;
+      if (!is_check(op)) {
+        *wt = op, wt = &op->next;
+        continue;
+      }
+      if (before)
+        tf_step(c, c->r->clauses ? c->r->clauses->kind : IR_CL_SPLIT, "the error check '%s' (%s:%u:%u) runs "
+                "after the kernels that follow it: it reads and writes no buffer", op->text,
+                op->loc.file ? op->loc.file : "?", op->loc.line, op->loc.col);
+      *ct = op, ct = &op->next;
+    }
+    *wt = checks;
+    *ct = end;
+    *pp = work;
+    while (*pp != end) pp = &(*pp)->next;
+    if (!*pp) return;
+  }
+}
+
 int ir_schedule(IrRegion *r, const IrSchedOptions *opt) {
   reset(r);
   if (ir_infer(r)) return -1;
@@ -296,6 +334,7 @@ int ir_schedule(IrRegion *r, const IrSchedOptions *opt) {
   TfCtx c = {.r = r, .quiet = opt && opt->quiet, .model = opt && opt->model ? opt->model : &defaults};
   if (mark_info(&c) || tf_legal(&c)) return -1;
   c.list = tf_clone_list(&c, r->ops);
+  sink_checks(&c);
   for (const IrClause *cl = r->clauses; cl; cl = cl->next)
     if (tf_apply(&c, cl)) return -1;
   if (tf_finish(&c)) return -1;
