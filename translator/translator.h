@@ -34,8 +34,9 @@
 //                   it, wrapper_text.c, their texts in the caller's terms, wrapper_pure.c,
 //                   what a text runs that it does not show, wrapper_dispatch.c, a
 //                   launcher that picks its kernel at run time, wrapper_beside.c,
-//                   what a function runs besides its collective, for a copy, and
-//                   wrapper_nccl.c, the collective a chain ends in)
+//                   what a function runs besides its collective, for a copy, and a
+//                   statement that only checks for errors, and wrapper_nccl.c,
+//                   the collective a chain ends in)
 //   macro.c         a macro's definition read from its tokens: pure function-like
 //                   macros (CEIL_DIV), the ceiling-division form of a grid macro
 //   instantiate.c   kernel templates: an instance parse with a copy of each
@@ -69,8 +70,9 @@
 //                   analyze_impl.h maps them
 //
 // transform/  the schedule (transform.h; transform_impl.h maps the files)
-//   schedule.c      ir_schedule: the clauses in the order written, the
-//                   information clauses, the final checks, --explain
+//   schedule.c      ir_schedule: error checks after the kernels that follow
+//                   them, the clauses in the order written, the information
+//                   clauses, the final checks, --explain
 //   legal.c         what every schedule needs first
 //   split.c reorder.c fuse.c overlap.c auto.c pipeline.c
 //                   one file per transformation, named for its clause

@@ -5,7 +5,8 @@
 //   wrapper_text.c  the texts of the chain in the caller's terms
 //   wrapper_pure.c  what a text runs that it does not show: impure calls, default arguments
 //   wrapper_dispatch.c  a launcher that picks its kernel at run time: the launch of each path
-//   wrapper_beside.c    what a function runs besides its collective (a log line): kept for a copy
+//   wrapper_beside.c    what a function runs besides its collective (a log line): kept for a copy;
+//                       a statement of the region that only checks for errors
 //   wrapper_nccl.c      the collective a chain ends in: its texts in the caller's terms, its result
 #ifndef COCONET_WRAPPER_IMPL_H
 #define COCONET_WRAPPER_IMPL_H

@@ -5,8 +5,9 @@
 // schedule(auto) probes candidates) and returns -1, or rewrites the list and
 // returns 0.
 //
-//   schedule.c   ir_schedule: the clauses in the order written; the helpers
-//                below; shard/scratch/replicated; the final pass; --explain
+//   schedule.c   ir_schedule: error checks after the kernels that follow them,
+//                then the clauses in the order written; the helpers below;
+//                shard/scratch/replicated; the final pass; --explain
 //   legal.c      what every schedule needs first
 //   split.c      split          reorder.c    reorder (and the chain it moves)
 //   fuse.c       fuse           overlap.c    overlap(chunks=K)
