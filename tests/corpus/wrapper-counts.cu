@@ -64,4 +64,4 @@ void layer(float *x, const float *b, int rows, int cols, ncclComm_t comm, cudaSt
 }
 
 // EXEC: verify step: ok
-// NARROW: error: reorder: kernel 'add_bias' runs over rows * cols elements but 'x' has (unsignedshort)n; work on a slice needs the same count
+// NARROW: error: reorder: kernel 'add_bias' runs over rows * cols elements but 'x' has (unsigned short)n; work on a slice needs the same count

@@ -770,6 +770,7 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
       IrOp *op = ir_op_opaque(ir, s->range, text);
       if (s->why_opaque) op->why_opaque = ir_strdup(ir, s->why_opaque);
       op->error_check = s->error_check;
+      if (s->why_not_check) op->why_not_check = ir_strdup(ir, s->why_not_check);
       free(text);
     }
     IrOp *last = ir->ops;

@@ -557,13 +557,36 @@ static bool edit_inside(const Edit *e, unsigned begin, unsigned end) {
   return e->begin == e->end ? e->begin > begin && e->begin < end : e->begin < end && begin < e->end;
 }
 
+// An op of the region written inside another's text (an error check inside the `if` of a guarded
+// collective, Stmt.error_check): the other, or NULL.
+static const IrOp *written_inside(const IrRegion *r, const IrOp *op) {
+  for (const IrOp *q = r->ops; q; q = q->next)
+    if (q->range.begin.offset <= op->range.begin.offset && op->range.end.offset <= q->range.end.offset &&
+        q->range.end.offset - q->range.begin.offset > op->range.end.offset - op->range.begin.offset)
+      return q;
+  return NULL;
+}
+
 int cg_emit_verbatim(Cg *cg, const IrOp *op) {
+  // (as written, an op inside another's text is in it; else the other's text goes without it: it
+  // is emitted on its own, where the schedule put it)
+  if (cg->written && written_inside(cg->r, op)) return 0;
   cg_beside_written(cg, op);
   if (emit_host_launch(cg, op)) return 0;
   unsigned at = op->range.begin.offset, end = op->range.end.offset;
   Edit *edits = NULL;
   const Stmt *s = stmt_at(cg->fr, at);
   int rc = cg->target == TARGET_HOST && s ? host_lower_in(cg->fe, s->cursor, &edits) : 0;
+  for (const IrOp *q = cg->r->ops; q && !cg->written; q = q->next) {
+    if (q->range.begin.offset <= at || q->range.end.offset > end || !written_inside(cg->r, q)) continue;
+    // (its line with it, when nothing else is on it)
+    const char *src = cg->fe->src.buf;
+    unsigned b = q->range.begin.offset, e = q->range.end.offset;
+    while (b > at && (src[b - 1] == ' ' || src[b - 1] == '\t')) b--;
+    while (e < end && (src[e] == ' ' || src[e] == '\t')) e++;
+    bool line = (b == at || src[b - 1] == '\n') && e < end && src[e] == '\n';
+    edit_add(&edits, line ? b : q->range.begin.offset, line ? e + 1 : q->range.end.offset, "");
+  }
   for (const IrHoist *h = cg->r->hoists; h && rc == 0; h = h->next) {
     if (h->range.begin.offset < at || h->range.end.offset > end) continue;
     for (const Edit *e = edits; e && rc == 0; e = e->next)

@@ -264,6 +264,7 @@ struct Cg {
   const char *last_comm;    // communicator of the latest collective: slices of kernels use its ranks
   int fuse_open;            // the fuse group whose markers are open
   bool fusing;              // emitting a fused group's NCCL path (no markers)
+  bool written;             // emitting the region as written (an op inside another's text is in it)
   bool rows_checked;        // ... whose row-wise launches' checks come before the fused call site
   int nfused;               // fused kernels generated
   bool overlap;             // the region needs its static stream state

@@ -462,11 +462,13 @@ static int generate(Cg *cg, const Scope *sc) {
     cg->depth--;
     cg_line(cg, "} else {");
     cg->depth++;
+    cg->written = true;
     if (cg->r->written) {
       for (int i = 0; i < cg->r->nwritten && rc == 0; i++) rc = cg_emit_verbatim(cg, cg->r->written[i]);
     } else {
       for (const IrOp *op = cg->r->ops; op && rc == 0; op = op->next) rc = cg_emit_verbatim(cg, op);
     }
+    cg->written = false;
     cg->depth--;
     cg_line(cg, "}");
   }

@@ -528,7 +528,6 @@ static void see_through(const Frontend *fe, Stmt *s) {
     free(s->wrapper);
     s->wrapper = NULL;
     s->wrap = WRAP_NONE;
-    s->error_check = wrapper_checks_only(fe, s->cursor);
   }
 }
 
@@ -569,6 +568,9 @@ static char *dependent_call_why(const Frontend *fe, CXCursor cursor) {
 // `if (C) { collective; }` with no else and a C without effects (an engine's
 // `if (tensor_para_.world_size_ > 1) ftNcclAllReduceSum(...);`), or such an
 // if around another: the collective, guarded by C (and the inner ones); else NULL.
+// (body: the statement of its body read as the collective)
+static Stmt *guarded_in(const Frontend *fe, CXCursor cursor, CXCursor body);
+
 static Stmt *guarded_collective(const Frontend *fe, CXCursor cursor) {
   FeKids k = fe_kids(cursor);
   if (clang_getCursorKind(cursor) != CXCursor_IfStmt || k.n != 2) return NULL;
@@ -578,6 +580,11 @@ static Stmt *guarded_collective(const Frontend *fe, CXCursor cursor) {
     if (b.n != 1) return NULL;
     body = b.v[0];
   }
+  return guarded_in(fe, cursor, body);
+}
+
+static Stmt *guarded_in(const Frontend *fe, CXCursor cursor, CXCursor body) {
+  FeKids k = fe_kids(cursor);
   char *cond = fe_cursor_text(fe, k.v[0]);
   // A macro in it may stand for what differs where coconet writes the test (`__LINE__`): not read.
   // Nor one with a comment, which the test's one line would not end (it is written in comments too).
@@ -609,7 +616,7 @@ static Stmt *classify_plain(const Frontend *fe, CXCursor cursor);
 const char CLASSIFY_IF_COLLECTIVE[] = "it is an 'if' around a collective, which coconet reads as the collective under "
                                       "a run-time test only written `if (C) collective;` (or a call of a wrapper it "
                                       "sees through): no else, a condition without effects, macros or comments, the "
-                                      "collective alone in its body";
+                                      "collective alone in its body, or followed by error checks only";
 
 // Whether c is a call of an NCCL collective (not a group call).
 static bool collective_call(const Frontend *fe, CXCursor c) {
@@ -620,10 +627,44 @@ static bool collective_call(const Frontend *fe, CXCursor c) {
   return yes;
 }
 
+Stmt *classify_region_stmt(const Frontend *fe, CXCursor cursor) {
+  Stmt *s = classify_stmt(fe, cursor);
+  FeKids k = fe_kids(cursor);
+  if (s->kind != STMT_OPAQUE || clang_getCursorKind(cursor) != CXCursor_IfStmt || k.n != 2 ||
+      clang_getCursorKind(k.last) != CXCursor_CompoundStmt)
+    return s;
+  FeKids b = fe_kids(k.last);
+  Stmt *checks = NULL, **tail = &checks;
+  bool all = b.n > 1 && b.n < FE_KIDS;
+  for (int i = 1; i < b.n && all; i++) {
+    *tail = classify_stmt(fe, b.v[i]);
+    all = (*tail)->kind == STMT_OPAQUE && (*tail)->error_check;
+    tail = &(*tail)->next;
+  }
+  Stmt *guarded = all ? guarded_in(fe, cursor, b.v[0]) : NULL;
+  if (!guarded) {
+    while (checks) {
+      Stmt *next = checks->next;
+      stmt_free(checks);
+      checks = next;
+    }
+    return s;
+  }
+  stmt_free(s);
+  guarded->next = checks;
+  return guarded;
+}
+
 Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
   Stmt *guarded = guarded_collective(fe, cursor);
   if (guarded) return guarded;
   Stmt *s = classify_plain(fe, cursor);
+  // (an error check written out or in a macro, `CHECK_LAST();` for `do { cudaError_t e = ...; } while (0)`;
+  // not a declaration, whose names the statements after it use)
+  if (s->kind == STMT_OPAQUE && clang_getCursorKind(cursor) != CXCursor_DeclStmt) {
+    s->why_not_check = wrapper_checks_only(fe, cursor);
+    s->error_check = s->why_not_check == NULL;
+  }
   CXCursor call;
   if (s->kind == STMT_OPAQUE && !s->why_opaque && clang_getCursorKind(cursor) == CXCursor_IfStmt &&
       fe_count_below(fe, cursor, collective_call, true, &call) > 0) {
@@ -742,6 +783,7 @@ void stmt_free(Stmt *s) {
   free(s->seen_through);
   free(s->seen_path);
   free(s->guard);
+  free(s->why_not_check);
   beside_free(s->beside);
   free(s);
 }

@@ -351,10 +351,11 @@ typedef struct StmtSink {
 static enum CXChildVisitResult collect_stmts(CXCursor c, CXCursor parent, CXClientData data) {
   (void)parent;
   StmtSink *sink = data;
-  Stmt *s = classify_stmt(sink->fe, c);
-  *sink->tail = s;
-  sink->tail = &s->next;
-  sink->region->nstmts++;
+  for (Stmt *s = classify_region_stmt(sink->fe, c); s; s = s->next) {
+    *sink->tail = s;
+    sink->tail = &s->next;
+    sink->region->nstmts++;
+  }
   return CXChildVisit_Continue;
 }
 

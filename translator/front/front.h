@@ -311,6 +311,7 @@ typedef struct Stmt {
                          // effects): the condition, the statement's range the whole if; else NULL
   Beside *beside;        // a host function seen through: what it runs besides the collective, else NULL
   bool error_check;      // STMT_OPAQUE: a call of the user's that only checks for errors (sync_check_cuda_error())
+  char *why_not_check;   // STMT_OPAQUE: why it is not read as one, else NULL
   struct Stmt *next;
 } Stmt;
 
@@ -322,6 +323,13 @@ bool cursor_is_kernel(CXCursor decl);
 
 // Classify one statement of a region. Never fails: unknown forms are opaque.
 Stmt *classify_stmt(const Frontend *fe, CXCursor stmt);
+// The same for a statement written in the region itself, which may be several:
+// `if (C) { collective; checks... }` (FasterTransformer's `if (tensor_para_.world_size_ >
+// 1) { ftNcclAllReduceSum(...); sync_check_cuda_error(); }`) is the collective guarded by
+// C, then its error checks (Stmt.error_check) as statements of their own, unguarded: they
+// change nothing, so running them when C does not hold changes only when an error is
+// reported. The list, linked through next.
+Stmt *classify_region_stmt(const Frontend *fe, CXCursor stmt);
 // A launch classify_stmt leaves opaque, its why_opaque: a macro in it stands for several arguments.
 extern const char CLASSIFY_MACRO_ARGS[];
 // ... and the start of one whose launch a macro's body writes ("... 'LAUNCH' (f.h:12); ...").
@@ -345,14 +353,17 @@ void stmt_put_first(Stmt *s, Launch *l);
 // (Launch.wrapper, Stmt.seen_through name the function). The statement is
 // exactly the call, or (checked) a check of its result around it.
 void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checked);
-// wrapper_beside.c: whether statement st only checks for errors: it names no variable of the
-// program (but constants), and the functions it calls (their bodies read, 8 deep, 64 in all)
-// reach no kernel and no CUDA, NCCL or cuBLAS call but the error queries and synchronizes
-// (cudaGetLastError, cudaDeviceSynchronize) and queries that change nothing, use no global of
-// the user's but constants (their own static locals: theirs alone), and call nothing coconet
-// does not see but the C and C++ libraries (FasterTransformer's sync_check_cuda_error(), which
-// synchronizes and throws when FT_DEBUG_LEVEL is DEBUG).
-bool wrapper_checks_only(const Frontend *fe, CXCursor st);
+// wrapper_beside.c: NULL when statement st only checks for errors (FasterTransformer's
+// sync_check_cuda_error(), which synchronizes and throws when FT_DEBUG_LEVEL is DEBUG), else
+// why not (malloc'd). A check names no variable of the program but its own locals and
+// constants (not `this`, no method of the program's objects), and the functions it calls
+// (their bodies read, 8 deep, 64 in all) reach no kernel and no CUDA, NCCL or cuBLAS call but
+// the error queries and synchronizes (cudaGetLastError, cudaDeviceSynchronize) and queries
+// that change nothing, use no global of the user's but constants of numbers (their static
+// locals: theirs alone, where they return no pointer or reference), change no environment or
+// random state, and call nothing coconet does not see but the C and C++ libraries, given no
+// type or function of the program (std::invoke(f), a container of the user's type).
+char *wrapper_checks_only(const Frontend *fe, CXCursor st);
 // The call of a host function of the user's a statement is, or holds as its
 // only one (`NCCLCHECK(allreduce(...))`, `if (allreduce(...) != ncclSuccess)
 // abort();`: checked, when classify reads the rest as a check of its result);

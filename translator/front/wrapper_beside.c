@@ -157,6 +157,59 @@ static void walk_destructor(Walk *w, CXType t, int depth) {
       walk_destructor(w, clang_getCursorType(k.v[i]), depth + 1);
 }
 
+// A type of the user's, or one of the libraries' made of one (`std::vector<Layer>`, a lambda's):
+// a library call given or making such a value may run the user's code, which coconet does not see
+// there (a constructor, an operator<, a callable std::invoke calls).
+static bool user_type(CXType t, int depth) {
+  t = clang_getCanonicalType(t);
+  while (t.kind == CXType_Pointer || t.kind == CXType_LValueReference || t.kind == CXType_RValueReference ||
+         t.kind == CXType_ConstantArray || t.kind == CXType_IncompleteArray)
+    t = clang_getCanonicalType(t.kind == CXType_ConstantArray || t.kind == CXType_IncompleteArray
+                                   ? clang_getArrayElementType(t)
+                                   : clang_getPointeeType(t));
+  if (t.kind == CXType_FunctionProto || t.kind == CXType_FunctionNoProto) return true;
+  if (t.kind != CXType_Record || depth > 4) return false;
+  if (!clang_Location_isInSystemHeader(clang_getCursorLocation(clang_getTypeDeclaration(t)))) return true;
+  for (int i = 0, n = clang_Type_getNumTemplateArguments(t); i < n; i++)
+    if (user_type(clang_Type_getTemplateArgumentAsType(t, (unsigned)i), depth + 1)) return true;
+  return false;
+}
+
+// Whether a call of a library function (callee, in a system header) may run the user's code: an
+// argument (a function too: `std::invoke(bump)`), the result, a template argument or the class
+// of a method of a user's type.
+static bool runs_user_code(CXCursor call, CXCursor callee) {
+  if (user_type(clang_getCursorType(call), 0)) return true;
+  for (int i = 0, n = clang_Cursor_getNumArguments(call); i < n; i++)
+    if (user_type(clang_getCursorType(clang_Cursor_getArgument(call, (unsigned)i)), 0)) return true;
+  for (int i = 0, n = clang_Cursor_getNumTemplateArguments(callee); i < n; i++)
+    if (clang_Cursor_getTemplateArgumentKind(callee, (unsigned)i) == CXTemplateArgumentKind_Type &&
+        user_type(clang_Cursor_getTemplateArgumentType(callee, (unsigned)i), 0))
+      return true;
+  enum CXCursorKind ck = clang_getCursorKind(callee);
+  if (ck == CXCursor_CXXMethod || ck == CXCursor_Constructor || ck == CXCursor_Destructor)
+    return user_type(clang_getCursorType(clang_getCursorSemanticParent(callee)), 0);
+  return false;
+}
+
+// Library functions that change what a later call reads: the environment (a kernel's argument may
+// read getenv), the C library's random state.
+static bool changes_process(const char *name) {
+  static const char *const names[] = {"setenv", "putenv", "unsetenv", "clearenv", "srand", "rand", "random",
+                                      "srandom", "drand48", "lrand48", "mrand48", "srand48", NULL};
+  return cuda_name_in(name, names);
+}
+
+// A variable whose value no one may change: const, of a number, an enumeration, or a pointer to
+// such a constant (not a class, whose mutable members may change).
+static bool constant(CXType t) {
+  t = clang_getCanonicalType(t);
+  if (!clang_isConstQualifiedType(t)) return false;
+  while (t.kind == CXType_ConstantArray) t = clang_getCanonicalType(clang_getArrayElementType(t));
+  if (t.kind == CXType_Pointer) return constant(clang_getPointeeType(t));
+  return t.kind != CXType_Record && t.kind != CXType_LValueReference && t.kind != CXType_RValueReference;
+}
+
 // Functions that end the program (or jump out of the statement) when called.
 static bool leaves(const char *name) {
   static const char *const names[] = {"exit", "_exit", "_Exit", "quick_exit", "abort", "terminate", "longjmp",
@@ -180,8 +233,13 @@ static void walk_call(Walk *w, CXCursor c) {
                                        "cudaStreamSynchronize", NULL};
   bool builtin = strncmp(name, "__builtin", 9) == 0 || cuda_name_in(name, CUDA_QUERIES) ||
                  (w->checks && cuda_name_in(name, errors));
-  bool api = device_api(name), gone = leaves(name);
+  bool api = device_api(name), gone = leaves(name), process = changes_process(name);
   free(name);
+  if (process) return set_why(w, "it calls", callee, ", which changes what a later call reads");
+  // (a method of an object of the program, `checkError()` in a method of its class: it may change it)
+  if (w->checks && w->depth == 0 && clang_getCursorKind(callee) == CXCursor_CXXMethod &&
+      !clang_CXXMethod_isStatic(callee))
+    return set_why(w, "it calls method", callee, " of an object of the program, which it may change");
   if (gone && w->after && w->depth == 0)
     return set_why(w, "it calls", callee, ", which leaves before the collective in the copy, after it as written");
   if (builtin) return;  // (a compiler's built-in, a query of the device that changes nothing)
@@ -206,12 +264,15 @@ static void walk_call(Walk *w, CXCursor c) {
   if (api) return set_why(w, "it calls", callee, ", which may touch the device");
   if (clang_Location_isInSystemHeader(clang_getCursorLocation(callee))) {
     if (in_cuda_toolkit(callee)) set_why(w, "it calls", callee, " of the CUDA toolkit, which may touch the device");
+    else if (clang_getCursorKind(c) == CXCursor_CallExpr && runs_user_code(c, callee))
+      set_why(w, "it calls", callee, " of a library with a type or a function of the program, whose code coconet "
+                                     "does not follow there");
     return;
   }
   if (clang_CXXMethod_isDefaulted(callee)) return;  // (`= default`: the class's members' own)
   // A singleton's constructor defined in another file (`static Logger instance;` in `getLogger()`,
   // FasterTransformer's): it runs once, the first time; taken to change nothing the region computes with.
-  if (w->once) return;
+  if (w->once && !w->checks) return;
   set_why(w, "it calls", callee, ", whose body coconet does not see (it may launch a kernel or copy to the device)");
 }
 
@@ -221,6 +282,8 @@ static enum CXChildVisitResult walk(CXCursor c, CXCursor parent, CXClientData da
   enum CXCursorKind k = clang_getCursorKind(c);
   if (w->depth == 0 && (k == CXCursor_ReturnStmt || k == CXCursor_GotoStmt || k == CXCursor_IndirectGotoStmt)) {
     w->why = strdup("it leaves the function (a return or a goto)");
+  } else if (w->depth == 0 && (k == CXCursor_BreakStmt || k == CXCursor_ContinueStmt || k == CXCursor_LabelStmt)) {
+    w->why = strdup("it leaves the loop it is in, or a goto jumps to it");  // (`break;`: the kernels after it)
   } else if (k == CXCursor_AsmStmt || k == CXCursor_GCCAsmStmt || k == CXCursor_MSAsmStmt) {
     w->why = strdup("it holds inline assembly");
   } else if (w->after && w->depth == 0 && k == CXCursor_CXXThrowExpr) {
@@ -241,18 +304,32 @@ static enum CXChildVisitResult walk(CXCursor c, CXCursor parent, CXClientData da
     return w->why ? CXChildVisit_Break : CXChildVisit_Continue;
   } else if (k == CXCursor_VarDecl && clang_Cursor_hasVarDeclGlobalStorage(c) != 1) {
     walk_destructor(w, clang_getCursorType(c), 0);  // (a local of a class: its destructor runs too)
+  } else if (w->checks && k == CXCursor_CXXThisExpr) {
+    w->why = strdup("it is given 'this', and coconet does not follow what it changes there");
   } else if (w->checks && (k == CXCursor_DeclRefExpr || k == CXCursor_MemberRefExpr)) {
-    // (a check names nothing of the program: not the region's variables, not a global of the user's
-    // but a constant; a check's own static local is its state alone)
-    CXCursor d = clang_getCursorReferenced(c);
-    enum CXCursorKind dk = clang_getCursorKind(d), pk = clang_getCursorKind(clang_getCursorSemanticParent(d));
-    bool variable = dk == CXCursor_VarDecl || dk == CXCursor_ParmDecl || dk == CXCursor_FieldDecl;
-    bool global = variable && clang_Cursor_hasVarDeclGlobalStorage(d) == 1;
+    // (a check names nothing of the program: not the region's variables (but its own locals), not a
+    // global of the user's but a constant; a static local is its function's state alone when that
+    // function returns no pointer or reference, through which another could reach it)
+    CXCursor d = clang_getCursorReferenced(c), owner = clang_getCursorSemanticParent(d);
+    enum CXCursorKind dk = clang_getCursorKind(d), pk = clang_getCursorKind(owner);
+    // (anything but a function or a constant is a variable: a structured binding too)
+    bool variable = dk != CXCursor_FunctionDecl && dk != CXCursor_CXXMethod && dk != CXCursor_FunctionTemplate &&
+                    dk != CXCursor_Constructor && dk != CXCursor_ConversionFunction &&
+                    dk != CXCursor_EnumConstantDecl && dk != CXCursor_NonTypeTemplateParameter;
+    bool global = dk == CXCursor_VarDecl && clang_Cursor_hasVarDeclGlobalStorage(d) == 1;
     bool own = pk == CXCursor_FunctionDecl || pk == CXCursor_CXXMethod || pk == CXCursor_FunctionTemplate;
-    bool constant = clang_isConstQualifiedType(clang_getCursorType(d));
-    if (variable && w->depth == 0)
+    enum CXTypeKind rk = clang_getCanonicalType(clang_getCursorResultType(owner)).kind;
+    bool leaks = rk == CXType_Pointer || rk == CXType_LValueReference || rk == CXType_RValueReference;
+    bool fixed = global && (constant(clang_getCursorType(d)) ||
+                            clang_Location_isInSystemHeader(clang_getCursorLocation(d)));  // (stderr)
+    if (!variable || fixed || inside(w->st, d))
+      ;
+    else if (w->depth == 0)
       set_why(w, "it reads", d, ", a variable of the program, and coconet does not follow what it changes");
-    else if (global && !own && !constant && !clang_Location_isInSystemHeader(clang_getCursorLocation(d)))
+    else if (global && own && leaks)
+      set_why(w, "it uses static local", d, " of a function that returns a pointer or a reference, through which "
+                                            "others may change it");
+    else if (global && !own)
       set_why(w, "it uses global", d, ", which the region's work may use");
   } else if (w->depth == 0 && (k == CXCursor_DeclRefExpr || k == CXCursor_MemberRefExpr || k == CXCursor_VariableRef)) {
     CXCursor d = clang_getCursorReferenced(c);
@@ -323,11 +400,9 @@ char *wrapper_beside(const Frontend *ffe, CXCursor fn, CXCursor st, const char *
   return NULL;
 }
 
-bool wrapper_checks_only(const Frontend *fe, CXCursor st) {
+char *wrapper_checks_only(const Frontend *fe, CXCursor st) {
   int budget = 64;
   Walk w = {wrapper_root(fe), clang_getNullCursor(), st, NULL, 0, &budget, false, false, true, NULL};
   if (walk(st, clang_getNullCursor(), &w) == CXChildVisit_Recurse) clang_visitChildren(st, walk, &w);
-  bool yes = w.why == NULL;
-  free(w.why);
-  return yes;
+  return w.why;
 }

@@ -302,9 +302,18 @@ IrLayout ir_layout_join(IrLayout a, IrLayout b) {
 
 // Copy text without whitespace (the identity of a variable or tensor).
 // text without its blanks, in the arena.
+// The text without blanks, but one between two words (`(unsigned short)n`).
 static char *squeeze(IrRegion *r, const char *text) {
-  char *s = ir_alloc(r, strlen(text) + 1);
-  text_drop(s, text, " \t\n\v\f\r");
+  char *s = ir_alloc(r, strlen(text) + 1), *o = s;
+  for (const char *p = text; *p; p++) {
+    if (!isspace((unsigned char)*p)) {
+      *o++ = *p;
+      continue;
+    }
+    while (isspace((unsigned char)p[1])) p++;
+    if (o > s && text_ident_char(o[-1]) && text_ident_char(p[1])) *o++ = ' ';
+  }
+  *o = '\0';
   return s;
 }
 

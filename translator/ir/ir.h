@@ -516,6 +516,7 @@ struct IrOp {
   SrcLoc loc;           // where diagnostics point (range.begin)
   const char *text;     // the statement as written (may be NULL except for OPAQUE)
   const char *why_opaque;  // OPAQUE: why coconet does not see into it, when it nearly did (a host wrapper)
+  const char *why_not_check;  // OPAQUE: why it is not read as an error check (front's walk), or NULL
   bool error_check;     // OPAQUE: an error check (cudaCheck(cudaGetLastError())) naming no buffer: reads and
                         // writes none, still an ordering barrier
   IrUse *reads;         // tensors read, one entry per tensor

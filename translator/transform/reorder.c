@@ -555,7 +555,10 @@ static void note_next(const IrRegion *r) {
       continue;
     }
     if (!after || op->kind == IR_OP_POINTWISE) continue;
-    if (op->kind == IR_OP_OPAQUE)
+    if (op->kind == IR_OP_OPAQUE && op->why_not_check)
+      diag_note(&op->loc, "the AllReduce is followed by '%s', a statement coconet does not see into (nor reads as "
+                          "an error check: %s)", op->text, op->why_not_check);
+    else if (op->kind == IR_OP_OPAQUE)
       diag_note(&op->loc, "the AllReduce is followed by '%s', a statement coconet does not see into", op->text);
     else
       diag_note(&op->loc, "the AllReduce is followed by '%s', not a kernel launch", ir_op_title(op));

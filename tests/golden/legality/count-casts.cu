@@ -103,6 +103,6 @@ void local(float *x, float by, int rows, int cols, ncclComm_t comm, cudaStream_t
 // LOCAL: count-casts.cu:[[@LINE-10]]:5: error: reorder: kernel 'scale' runs over rows * cols elements but 'x' has n; work on a slice needs the same count
 // FLOAT_BOUND: count-casts.cu:{{[0-9]+}}:11: error: kernel 'scale': the element loop's bound 'n' is a float; the count must be an integer of 32 bits or more (a narrower or floating one may not be the count the collective moves)
 // SHORT_BOUND: count-casts.cu:{{[0-9]+}}:11: error: kernel 'scale': the element loop's bound 'n' is a short; the count must be an integer of 32 bits or more
-// SHADOWED: count-casts.cu:{{[0-9]+}}:5: error: reorder: kernel 'scale' runs over n/2 elements but 'x' has (unsignedchar)(n/2); work on a slice needs the same count
+// SHADOWED: count-casts.cu:{{[0-9]+}}:5: error: reorder: kernel 'scale' runs over n/2 elements but 'x' has (unsigned char)(n/2); work on a slice needs the same count
 // KERNEL_CAST: count-casts.cu:{{[0-9]+}}:11: error: kernel 'scale': the element loop's bound '(uint8_t)n' must be a scalar parameter of the kernel
 // KERNEL_LOCAL: count-casts.cu:{{[0-9]+}}:11: error: kernel 'scale': the element loop's bound 'm' must be a scalar parameter of the kernel
