@@ -30,6 +30,11 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
 // coconet_argN, are none of fe_names_in_use.
 int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir);
 bool extract_stmt_has_effects(const Stmt *s);  // an argument it evaluates has side effects
+// An error check using a singleton's static local (Stmt.check_through, `getLogger`): another
+// statement of r that calls that function too (`scale<<<...>>>(x, config().alpha, n)`), or NULL.
+const Stmt *extract_check_reached(const Frontend *fe, const Region *r, const Stmt *check, char *name, size_t size);
+// s is an error check (Stmt.error_check) no other statement of r reaches the state of.
+bool extract_is_check(const Frontend *fe, const Region *r, const Stmt *s);
 
 // beside.c: what a host function seen through runs besides its collective (s->beside),
 // for the schedule's copy of it above r's function; NULL, reported, when the copy

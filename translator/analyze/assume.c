@@ -21,7 +21,7 @@ static const char *changed_by_call(const Frontend *fe, const Region *r, const Ir
   int nargs = clang_Cursor_isNull(call) ? launch->nargs : clang_Cursor_getNumArguments(call);
   const char *what = NULL;
   for (const Stmt *s = r->stmts; s && s != launch && !what; s = s->next) {
-    if ((s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) || s->error_check) continue;
+    if ((s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) || extract_is_check(fe, r, s)) continue;
     Piece p = {fe_text(fe, s->range), s->range, false};
     CallChanges *ccs[2] = {call_changes(fe, &p), call_changes_stmt(fe, s->cursor)};
     for (int i = 0; i < 2 * nargs && !what; i++) {
@@ -103,7 +103,7 @@ static int check_guard(const Frontend *fe, const Region *r, const IrAssume *a, c
     if (s->guard && strcmp(s->guard, a->test) == 0) end = s;
   bool memory = strchr(a->test, '[') || strstr(a->test, "->") || strchr(a->test, '*');
   for (const Stmt *s = r->stmts; s && s != end; s = s->next) {
-    if (s->guard || s->error_check) continue;  // (an error check changes nothing: Stmt.error_check)
+    if (s->guard || extract_is_check(fe, r, s)) continue;  // (an error check changes nothing: Stmt.error_check)
     const char *why = NULL;
     if (s->beside) {
       why = "it runs statements of the function it calls besides its collective, and coconet does not follow what "
@@ -153,7 +153,7 @@ int extract_check_assumptions(const Frontend *fe, const Region *r, const IrRegio
     for (int k = 0; k < n; k++) {
       const char *var = names[k];
       for (const Stmt *s = r->stmts; s && s != end; s = s->next) {
-        if ((s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) || s->error_check) continue;
+        if ((s->kind != STMT_OPAQUE && s->kind != STMT_CUDA) || extract_is_check(fe, r, s)) continue;
         char *text = fe_text(fe, s->range);
         const char *at = text_find_word(text, var);
         bool address = false;

@@ -32,6 +32,52 @@ bool extract_stmt_has_effects(const Stmt *s) {
   return false;
 }
 
+// Whether a call or a reference below c names function `name` (through a macro too).
+typedef struct NameFind {
+  const char *name;
+  bool found;
+} NameFind;
+
+static enum CXChildVisitResult find_name(CXCursor c, CXCursor parent, CXClientData data) {
+  (void)parent;
+  NameFind *f = data;
+  enum CXCursorKind k = clang_getCursorKind(c);
+  if (k == CXCursor_CallExpr || k == CXCursor_DeclRefExpr || k == CXCursor_MemberRefExpr) {
+    CXString s = clang_getCursorSpelling(clang_getCursorReferenced(c));
+    f->found = strcmp(clang_getCString(s), f->name) == 0;
+    clang_disposeString(s);
+  }
+  return f->found ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+const Stmt *extract_check_reached(const Frontend *fe, const Region *r, const Stmt *check, char *name, size_t size) {
+  for (const Stmt *s = r->stmts; s && check->check_through; s = s->next) {
+    if (s == check || s->error_check) continue;
+    char *text = fe_text(fe, s->range);
+    const Piece *pieces[64];
+    int n = stmt_pieces(s, pieces, 64);
+    bool found = false;
+    for (const char *p = check->check_through; *p && !found;) {
+      p += strspn(p, " ");
+      size_t len = strcspn(p, " ");
+      snprintf(name, size, "%.*s", (int)len, p);
+      NameFind nf = {name, text_find_word(text, name) != NULL};
+      if (!nf.found) clang_visitChildren(s->cursor, find_name, &nf);
+      found = nf.found;
+      for (int i = 0; i < n && !found; i++) found = pieces[i]->text && text_find_word(pieces[i]->text, name);
+      p += len;
+    }
+    free(text);
+    if (found) return s;
+  }
+  return NULL;
+}
+
+bool extract_is_check(const Frontend *fe, const Region *r, const Stmt *s) {
+  char name[256];
+  return s->error_check && !extract_check_reached(fe, r, s, name, sizeof name);
+}
+
 // Is s a declaration of the region's locals (extract.c), which has no op?
 static bool declares_local(const IrRegion *ir, const Stmt *s) {
   for (const IrHoist *h = ir->locals; h; h = h->next)
@@ -319,7 +365,7 @@ int extract_hoist_effects(const Frontend *fe, const Region *r, IrRegion *ir) {
   for (const Stmt *s = r->stmts; s && op && rc == 0; op = declares_local(ir, s) ? op : op->next, s = s->next, nstmt++) {
     if (declares_local(ir, s)) continue;
     if (op->kind == IR_OP_OPAQUE) {
-      if (!opaque && !s->error_check) opaque = s;  // (an error check changes nothing: Stmt.error_check)
+      if (!opaque && !extract_is_check(fe, r, s)) opaque = s;  // (an error check changes nothing: Stmt.error_check)
       continue;
     }
     const Piece *pieces[64];

@@ -763,14 +763,20 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
     if (done && s->beside && tail && tail->kind != IR_OP_OPAQUE && tail->range.begin.offset == s->range.begin.offset)
       tail->beside = extract_beside(fe, r, ir, s);
     // (what a host function runs besides its collective may change what a later local reads)
-    if ((extract_stmt_has_effects(s) && !s->error_check) || s->beside) opaque = true;
+    bool check = extract_is_check(fe, r, s);
+    if ((extract_stmt_has_effects(s) && !check) || s->beside) opaque = true;
     if (!done) {
-      opaque |= !s->error_check;
+      opaque |= !check;
       char *text = fe_text(fe, s->range);
       IrOp *op = ir_op_opaque(ir, s->range, text);
       if (s->why_opaque) op->why_opaque = ir_strdup(ir, s->why_opaque);
-      op->error_check = s->error_check;
+      char through[256];
+      const Stmt *reaches = s->error_check ? extract_check_reached(fe, r, s, through, sizeof through) : NULL;
+      op->error_check = s->error_check && !reaches;
       if (s->why_not_check) op->why_not_check = ir_strdup(ir, s->why_not_check);
+      if (reaches)
+        op->why_not_check = ir_printf(ir, "it uses a static local of '%s', which the statement at line %u calls too",
+                                      through, reaches->range.begin.line);
       free(text);
     }
     IrOp *last = ir->ops;

@@ -662,7 +662,7 @@ Stmt *classify_stmt(const Frontend *fe, CXCursor cursor) {
   // (an error check written out or in a macro, `CHECK_LAST();` for `do { cudaError_t e = ...; } while (0)`;
   // not a declaration, whose names the statements after it use)
   if (s->kind == STMT_OPAQUE && clang_getCursorKind(cursor) != CXCursor_DeclStmt) {
-    s->why_not_check = wrapper_checks_only(fe, cursor);
+    s->why_not_check = wrapper_checks_only(fe, cursor, &s->check_through);
     s->error_check = s->why_not_check == NULL;
   }
   CXCursor call;
@@ -784,6 +784,7 @@ void stmt_free(Stmt *s) {
   free(s->seen_path);
   free(s->guard);
   free(s->why_not_check);
+  free(s->check_through);
   beside_free(s->beside);
   free(s);
 }

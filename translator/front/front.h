@@ -312,6 +312,7 @@ typedef struct Stmt {
   Beside *beside;        // a host function seen through: what it runs besides the collective, else NULL
   bool error_check;      // STMT_OPAQUE: a call of the user's that only checks for errors (sync_check_cuda_error())
   char *why_not_check;   // STMT_OPAQUE: why it is not read as one, else NULL
+  char *check_through;   // ... one: the functions returning a static local it uses (" getLogger"), or NULL
   struct Stmt *next;
 } Stmt;
 
@@ -360,10 +361,11 @@ void wrapper_see_through(const Frontend *fe, Stmt *s, CXCursor call, bool checke
 // (their bodies read, 8 deep, 64 in all) reach no kernel and no CUDA, NCCL or cuBLAS call but
 // the error queries and synchronizes (cudaGetLastError, cudaDeviceSynchronize) and queries
 // that change nothing, use no global of the user's but constants of numbers (their static
-// locals: theirs alone, where they return no pointer or reference), change no environment or
+// locals: theirs alone; of a function returning a pointer or a reference to one, a singleton's,
+// that function's name goes into *through, " getLogger", for analyze), change no environment or
 // random state, and call nothing coconet does not see but the C and C++ libraries, given no
 // type or function of the program (std::invoke(f), a container of the user's type).
-char *wrapper_checks_only(const Frontend *fe, CXCursor st);
+char *wrapper_checks_only(const Frontend *fe, CXCursor st, char **through);
 // The call of a host function of the user's a statement is, or holds as its
 // only one (`NCCLCHECK(allreduce(...))`, `if (allreduce(...) != ncclSuccess)
 // abort();`: checked, when classify reads the rest as a check of its result);

@@ -57,6 +57,7 @@ typedef struct Walk {
   bool after;           // the statement comes after the collective: it must not leave before it
   bool checks;          // a statement of the region that only checks for errors (wrapper_checks_only)
   char *why;            // malloc'd
+  char *through;        // checks: the functions returning a static local it uses (" getLogger"), malloc'd
 } Walk;
 
 static bool inside(CXCursor outer, CXCursor c) {
@@ -259,6 +260,7 @@ static void walk_call(Walk *w, CXCursor c) {
     in.depth++;
     clang_visitChildren(def, walk, &in);
     w->why = in.why;
+    w->through = in.through;
     return;
   }
   if (api) return set_why(w, "it calls", callee, ", which may touch the device");
@@ -301,6 +303,7 @@ static enum CXChildVisitResult walk(CXCursor c, CXCursor parent, CXClientData da
     in.once = true;
     clang_visitChildren(c, walk, &in);
     w->why = in.why;
+    w->through = in.through;
     return w->why ? CXChildVisit_Break : CXChildVisit_Continue;
   } else if (k == CXCursor_VarDecl && clang_Cursor_hasVarDeclGlobalStorage(c) != 1) {
     walk_destructor(w, clang_getCursorType(c), 0);  // (a local of a class: its destructor runs too)
@@ -326,9 +329,14 @@ static enum CXChildVisitResult walk(CXCursor c, CXCursor parent, CXClientData da
       ;
     else if (w->depth == 0)
       set_why(w, "it reads", d, ", a variable of the program, and coconet does not follow what it changes");
-    else if (global && own && leaks)
-      set_why(w, "it uses static local", d, " of a function that returns a pointer or a reference, through which "
-                                            "others may change it");
+    else if (global && own && leaks) {
+      // (a singleton's, FasterTransformer's `static Logger instance;` in getLogger(): others may reach it
+      // through that function, which analyze checks no other statement of the region calls)
+      char *fn = fe_spelling(owner), *all = xasprintf("%s %s", w->through ? w->through : "", fn);
+      free(fn);
+      free(w->through);
+      w->through = all;
+    }
     else if (global && !own)
       set_why(w, "it uses global", d, ", which the region's work may use");
   } else if (w->depth == 0 && (k == CXCursor_DeclRefExpr || k == CXCursor_MemberRefExpr || k == CXCursor_VariableRef)) {
@@ -351,7 +359,7 @@ char *wrapper_beside(const Frontend *ffe, CXCursor fn, CXCursor st, const char *
     return strdup("coconet copies the statements beside the collective of one function of the chain only");
   if (b && b->n == BESIDE_MAX) return strdup("coconet copies 16 statements beside the collective at most");
   int budget = 64;
-  Walk w = {root, fn, st, b, 0, &budget, false, after, false, NULL};
+  Walk w = {root, fn, st, b, 0, &budget, false, after, false, NULL, NULL};
   walk(st, clang_getNullCursor(), &w);  // (the statement itself: a `return`)
   if (!w.why) clang_visitChildren(st, walk, &w);
   if (w.why) return w.why;
@@ -400,9 +408,10 @@ char *wrapper_beside(const Frontend *ffe, CXCursor fn, CXCursor st, const char *
   return NULL;
 }
 
-char *wrapper_checks_only(const Frontend *fe, CXCursor st) {
+char *wrapper_checks_only(const Frontend *fe, CXCursor st, char **through) {
   int budget = 64;
-  Walk w = {wrapper_root(fe), clang_getNullCursor(), st, NULL, 0, &budget, false, false, true, NULL};
+  Walk w = {wrapper_root(fe), clang_getNullCursor(), st, NULL, 0, &budget, false, false, true, NULL, NULL};
   if (walk(st, clang_getNullCursor(), &w) == CXChildVisit_Recurse) clang_visitChildren(st, walk, &w);
+  *through = w.through;
   return w.why;
 }
