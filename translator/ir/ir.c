@@ -428,8 +428,13 @@ bool ir_size_cast_skipped(const char *t) {
   static const char *const names[] = {"int", "long", "longlong", "longint", "unsigned", "unsignedint",
                                       "unsignedlong", "unsignedlonglong", "size_t", "std::size_t", "int32_t",
                                       "int64_t", "uint32_t", "uint64_t", "ptrdiff_t", NULL};
+  char bare[64];  // (written with its blanks or without: "unsigned long")
+  size_t k = 0;
+  for (; *t && k + 1 < sizeof bare; t++)
+    if (!isspace((unsigned char)*t)) bare[k++] = *t;
+  bare[k] = '\0';
   for (const char *const *n = names; *n; n++)
-    if (strcmp(t, *n) == 0) return true;
+    if (strcmp(bare, *n) == 0) return true;
   return false;
 }
 
