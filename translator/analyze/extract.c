@@ -770,10 +770,10 @@ static int extract_region(const Frontend *fe, const Program *prog, const Region 
       char *text = fe_text(fe, s->range);
       IrOp *op = ir_op_opaque(ir, s->range, text);
       if (s->why_opaque) op->why_opaque = ir_strdup(ir, s->why_opaque);
-      char through[256];
-      const Stmt *reaches = s->error_check ? extract_check_reached(fe, r, s, through, sizeof through) : NULL;
-      op->error_check = s->error_check && !reaches;
+      op->error_check = check;
       if (s->why_not_check) op->why_not_check = ir_strdup(ir, s->why_not_check);
+      char through[256];
+      const Stmt *reaches = s->error_check && !check ? extract_check_reached(fe, r, s, through, sizeof through) : NULL;
       if (reaches)
         op->why_not_check = ir_printf(ir, "it uses a static local of '%s', which the statement at line %u calls too",
                                       through, reaches->range.begin.line);
